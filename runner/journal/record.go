@@ -1,0 +1,49 @@
+// Package journal is the on-disk truth of a run: one JSON line per finished trial, appended and
+// fsynced before the next trial counts, so nothing finished is ever lost and a run can resume.
+package journal
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// SchemaVersion is bumped whenever a field changes meaning; readers refuse newer majors.
+const SchemaVersion = 1
+
+// Cell names one point of the matrix. ID is stable across runs (derived from the other fields), so
+// baselines and resumes can match cells.
+type Cell struct {
+	ID     string `json:"id"`
+	Target string `json:"target"`
+	Host   string `json:"host"`
+	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
+	Labels string `json:"labels,omitempty"`
+}
+
+// Scenario is the verdict of one spec within a trial.
+type Scenario struct {
+	Name    string           `json:"name"`             // stable spec name, e.g. "network/seed"
+	Labels  []string         `json:"labels,omitempty"` // Ginkgo labels of the spec
+	Outcome classify.Outcome `json:"outcome"`
+	Pass    bool             `json:"pass"`           // outcome was what the spec expects of a healthy sandbox
+	Hint    string           `json:"hint,omitempty"` // one-line root cause
+}
+
+// Record is one finished trial.
+type Record struct {
+	V          int              `json:"v"`
+	RunID      string           `json:"run_id"`
+	Cell       Cell             `json:"cell"`
+	Trial      int              `json:"trial"` // 0-based index within the cell
+	Outcome    classify.Outcome `json:"outcome"`
+	Hint       string           `json:"hint,omitempty"`
+	Scenarios  []Scenario       `json:"scenarios,omitempty"`
+	Evidence   json.RawMessage  `json:"evidence,omitempty"` // the observation, as the spec attached it
+	Start      time.Time        `json:"start"`
+	DurationMS int64            `json:"duration_ms"`
+	HostFP     json.RawMessage  `json:"host_fp,omitempty"` // host fingerprint (doctor), first trial per cell
+	Isolation  string           `json:"isolation,omitempty"`
+	Error      string           `json:"error,omitempty"` // harness trouble, when the trial itself could not run
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what sandcheck needs on a fresh Debian 12 machine; fast and silent the second time.
+# Debian packages system-wide (they are the sandbox's own dependencies), npm packages into the
+# project-local .tools/ dir, never globally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SRT_VERSION="${SRT_VERSION:-0.0.83}"
+APT_PACKAGES=(bubblewrap socat curl ripgrep iproute2 util-linux procps ca-certificates)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v node >/dev/null || { echo "install-deps: node is required (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+
+tools=.tools/npm
+have=$(node -e "try{console.log(require('./$tools/node_modules/@anthropic-ai/sandbox-runtime/package.json').version)}catch(e){}" 2>/dev/null || true)
+if [ "$have" != "$SRT_VERSION" ]; then
+  echo "install-deps: npm install @anthropic-ai/sandbox-runtime@$SRT_VERSION into $tools"
+  mkdir -p "$tools"
+  [ -f "$tools/package.json" ] || echo '{"name":"sandcheck-tools","private":true}' > "$tools/package.json"
+  npm install --silent --no-audit --no-fund --prefix "$tools" "@anthropic-ai/sandbox-runtime@$SRT_VERSION" 2>&1 \
+    | grep -v EBADENGINE | grep -v "^npm warn" || true
+fi
+test -x "$tools/node_modules/.bin/srt" || { echo "install-deps: srt missing after install" >&2; exit 1; }

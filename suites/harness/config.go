@@ -1,0 +1,95 @@
+// Package harness sets up one trial of a scenario against a real sandbox: a private trial
+// directory and workspace, the fixture hosts, the fault, the target's invocation, a deadline and
+// a process-group kill, and the probe's observation read back. Specs call it; it judges nothing.
+package harness
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Config selects what a trial runs against. It comes from the environment so that `go test`,
+// `ginkgo` and `sandcheck trial` all drive the same specs the same way.
+type Config struct {
+	Target     string        // SANDCHECK_TARGET, default srt
+	TargetPath string        // SANDCHECK_TARGET_PATH: the sandbox binary, when not found by default
+	Fault      string        // SANDCHECK_FAULT: NAME[:k=v,...], "" = healthy
+	Settings   string        // SANDCHECK_SETTINGS: the user's own sandbox settings file
+	Hostnames  string        // SANDCHECK_HOSTNAMES: "name" (fixture names via a private /etc/hosts) or "ip"
+	Timeout    time.Duration // SANDCHECK_SANDBOX_TIMEOUT: deadline for one sandboxed run
+	WorkDir    string        // SANDCHECK_WORKDIR: parent of trial directories
+	Keep       bool          // SANDCHECK_KEEP=1 keeps the trial directory for debugging
+}
+
+// Environment variable names, shared with `sandcheck trial`.
+const (
+	EnvTarget     = "SANDCHECK_TARGET"
+	EnvTargetPath = "SANDCHECK_TARGET_PATH"
+	EnvFault      = "SANDCHECK_FAULT"
+	EnvSettings   = "SANDCHECK_SETTINGS"
+	EnvHostnames  = "SANDCHECK_HOSTNAMES"
+	EnvTimeout    = "SANDCHECK_SANDBOX_TIMEOUT"
+	EnvWorkDir    = "SANDCHECK_WORKDIR"
+	EnvKeep       = "SANDCHECK_KEEP"
+)
+
+// FromEnv reads the Config, with defaults.
+func FromEnv() (Config, error) {
+	c := Config{
+		Target:     getenv(EnvTarget, "srt"),
+		TargetPath: os.Getenv(EnvTargetPath),
+		Fault:      os.Getenv(EnvFault),
+		Settings:   os.Getenv(EnvSettings),
+		Hostnames:  getenv(EnvHostnames, "name"),
+		Timeout:    30 * time.Second,
+		WorkDir:    getenv(EnvWorkDir, os.TempDir()),
+		Keep:       os.Getenv(EnvKeep) == "1",
+	}
+	if v := os.Getenv(EnvTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive duration like 30s", EnvTimeout, v)
+		}
+		c.Timeout = d
+	}
+	if c.Hostnames != "name" && c.Hostnames != "ip" {
+		return c, fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)
+	}
+	if c.Settings != "" {
+		if _, err := os.Stat(c.Settings); err != nil {
+			return c, fmt.Errorf("%s: %w", EnvSettings, err)
+		}
+	}
+	return c, nil
+}
+
+// Env renders the Config as environment assignments (for child trial processes).
+func (c Config) Env() []string {
+	e := []string{EnvTarget + "=" + c.Target, EnvFault + "=" + c.Fault, EnvHostnames + "=" + c.Hostnames,
+		EnvTimeout + "=" + c.Timeout.String(), EnvKeep + "=" + boolEnv(c.Keep)}
+	if c.TargetPath != "" {
+		e = append(e, EnvTargetPath+"="+c.TargetPath)
+	}
+	if c.Settings != "" {
+		e = append(e, EnvSettings+"="+c.Settings)
+	}
+	if c.WorkDir != "" {
+		e = append(e, EnvWorkDir+"="+c.WorkDir)
+	}
+	return e
+}
+
+func boolEnv(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func getenv(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

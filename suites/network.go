@@ -1,0 +1,85 @@
+// Package suites holds sandcheck's Ginkgo specs, one file per concern. They run against the
+// target named by SANDCHECK_TARGET (default srt) under `go test`, `ginkgo` and `sandcheck trial`.
+package suites
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+// verdict attaches a spec's outcome, then asserts the healthy expectation. Attaching first means
+// a failing spec still tells the runner what it saw.
+func verdict(name string, o classify.Outcome, hint string) {
+	specreport.Attach(specreport.Verdict{Name: name, Outcome: o, Pass: o == classify.Correct, Hint: hint})
+	Expect(o).To(Equal(classify.Correct), "%s: %s", name, hint)
+}
+
+// derived narrows a trial's outcome to one property: the property's own failure outcome when the
+// trial showed it, outcomes that prevent judging anything (harness trouble, timeouts, a sandbox
+// that refused to start) passed through, and correct otherwise.
+func derived(r classify.Result, bad classify.Outcome) (classify.Outcome, string) {
+	switch r.Outcome {
+	case bad, classify.HarnessError, classify.Timeout, classify.SandboxFailed:
+		return r.Outcome, r.Hint
+	}
+	for _, c := range r.Channels {
+		if c.Outcome == bad {
+			return bad, c.Channel + ": " + c.Hint
+		}
+	}
+	return classify.Correct, ""
+}
+
+var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
+	var nt *harness.NetworkTrial
+
+	BeforeAll(func(ctx SpecContext) {
+		cfg, err := harness.FromEnv()
+		Expect(err).NotTo(HaveOccurred())
+		nt, err = harness.RunNetwork(ctx, cfg)
+		Expect(err).NotTo(HaveOccurred(), "network trial setup")
+		specreport.AttachEvidence(nt)
+	})
+
+	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
+		verdict("network/seed", nt.Result.Outcome, nt.Result.Hint)
+	})
+
+	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
+		o, h := derived(nt.Result, classify.ProxyDead)
+		verdict("network/proxy-alive", o, h)
+	})
+
+	It("enforces the allow-list on every channel (seed outcome 2: proxy up but not enforcing)", Label("seed", "security"), func() {
+		o, h := derived(nt.Result, classify.NonEnforcing)
+		verdict("network/enforcing", o, h)
+	})
+
+	It("lets the allowed host through", Label("policy"), func() {
+		o, h := derived(nt.Result, classify.AllowedBlocked)
+		verdict("network/allowed-reachable", o, h)
+	})
+
+	for _, ch := range probe.AllChannels {
+		It(fmt.Sprintf("over the %s channel", ch), Label("channel", "channel-"+ch), func() {
+			c, ok := nt.Result.Channels[ch]
+			if !ok {
+				// The whole trial failed before channels could be judged: report that.
+				verdict("network/channel/"+ch, nt.Result.Outcome, nt.Result.Hint)
+				return
+			}
+			if c.Outcome == classify.NotApplicable {
+				specreport.Attach(specreport.Verdict{Name: "network/channel/" + ch, Outcome: c.Outcome, Pass: true, Hint: c.Hint})
+				Skip("not applicable: " + c.Hint)
+			}
+			verdict("network/channel/"+ch, c.Outcome, c.Hint)
+		})
+	}
+})

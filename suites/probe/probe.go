@@ -1,0 +1,292 @@
+// Package probe is what runs inside the sandbox. It prints a SANDBOX-RAN marker, tries the
+// allowed and the denied fixture host over every channel a program could use, and prints what it
+// saw as one JSON observation between markers. It judges nothing: tokens are checked outside, by
+// classify, so nothing inside the sandbox can fake a pass.
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Channels a probe can try. Each is one way a program inside a sandbox could reach a host.
+const (
+	ChanHTTP   = "http"   // plain HTTP through the proxy named in the environment (curl)
+	ChanHTTPS  = "https"  // HTTPS through the proxy: CONNECT tunnel (curl --cacert)
+	ChanSOCKS  = "socks"  // through the SOCKS proxy named in the environment (curl --proxy socks5h://)
+	ChanDirect = "direct" // raw TCP to the host's address, ignoring any proxy
+	ChanDNS    = "dns"    // a UDP DNS query straight to the fixture resolver
+)
+
+// AllChannels in the order the probe tries them. The first request is allowed/http, as in the
+// seed's repro; faults that race the proxy's start-up synchronise on it.
+var AllChannels = []string{ChanHTTP, ChanHTTPS, ChanSOCKS, ChanDirect, ChanDNS}
+
+// Host is a fixture host as the probe addresses it.
+type Host struct {
+	Role string `json:"role"`
+	Addr string `json:"addr"` // name or IP literal used in URLs
+	IP   string `json:"ip"`   // used by the direct channel
+}
+
+// Spec tells the probe what to try. It is written to a file the sandbox can read.
+type Spec struct {
+	Nonce    string        `json:"nonce"`
+	Hosts    []Host        `json:"hosts"` // allowed first, then denied
+	Channels []string      `json:"channels"`
+	CAFile   string        `json:"ca_file,omitempty"`
+	Resolver string        `json:"resolver,omitempty"` // ip:port of the fixture DNS server
+	Timeout  time.Duration `json:"timeout"`            // per request
+	Curl     string        `json:"curl,omitempty"`     // curl binary; default "curl"
+	// MarkDir receives a file per finished request (step-N). When SyncAfterFirst is set the probe
+	// waits for step-1.ack before its second request: faults that must act exactly between two
+	// requests (a proxy that comes up late, a bridge that dies) use this to be deterministic.
+	MarkDir        string `json:"mark_dir,omitempty"`
+	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
+}
+
+// Attempt is one request over one channel to one host.
+type Attempt struct {
+	Channel    string   `json:"channel"`
+	Role       string   `json:"role"`
+	Target     string   `json:"target"`                // URL or address tried
+	Via        string   `json:"via,omitempty"`         // proxy used, credentials redacted
+	Skipped    string   `json:"skipped,omitempty"`     // why the channel could not be tried
+	Exit       int      `json:"exit"`                  // curl exit code (0 = transfer done)
+	Err        string   `json:"err,omitempty"`         // curl's error line, or the Go error text
+	Errno      string   `json:"errno,omitempty"`       // e.g. ECONNREFUSED, ENETUNREACH
+	Status     int      `json:"status,omitempty"`      // HTTP status of the final response
+	ProxyError string   `json:"proxy_error,omitempty"` // X-Proxy-Error header, e.g. blocked-by-allowlist
+	Body       string   `json:"body,omitempty"`        // first bytes of the response body
+	Resolved   []string `json:"resolved,omitempty"`    // DNS answers
+	ElapsedMS  int64    `json:"elapsed_ms"`
+}
+
+// Listener is a TCP socket in LISTEN state seen inside the sandbox.
+type Listener struct {
+	Addr string `json:"addr"`
+	Port int    `json:"port"`
+}
+
+// Observation is everything the probe saw.
+type Observation struct {
+	Nonce     string            `json:"nonce"`
+	ProxyEnv  map[string]string `json:"proxy_env,omitempty"` // redacted
+	Listeners []Listener        `json:"listeners"`
+	Attempts  []Attempt         `json:"attempts"`
+	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
+	UID       int               `json:"uid"`
+}
+
+// Markers frame the probe's output so it can be found among whatever the sandbox prints.
+const (
+	RanMarker   = "SANDCHECK-SANDBOX-RAN"
+	BeginMarker = "SANDCHECK-OBSERVATION-BEGIN"
+	EndMarker   = "SANDCHECK-OBSERVATION-END"
+)
+
+// Arg is the argv[1] that turns a sandcheck (or suite test) binary into the probe.
+const Arg = "__sandcheck_probe"
+
+// MaybeRun runs the probe and exits when argv asks for it. Binaries that carry the probe call it
+// first thing in main or TestMain.
+func MaybeRun() {
+	if len(os.Args) < 3 || os.Args[1] != Arg {
+		return
+	}
+	os.Exit(Main(os.Args[2], os.Stdout))
+}
+
+// Main reads the spec file, probes, and writes the framed observation to w.
+func Main(specFile string, w io.Writer) int {
+	raw, err := os.ReadFile(specFile)
+	if err != nil {
+		fmt.Fprintf(w, "%s\nprobe: read spec: %v\n", RanMarker, err)
+		return 2
+	}
+	var s Spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		fmt.Fprintf(w, "%s\nprobe: parse spec %s: %v\n", RanMarker, specFile, err)
+		return 2
+	}
+	fmt.Fprintf(w, "%s %s\n", RanMarker, s.Nonce)
+	obs := Run(s)
+	b, _ := json.Marshal(obs)
+	fmt.Fprintf(w, "%s %s\n%s\n%s %s\n", BeginMarker, s.Nonce, b, EndMarker, s.Nonce)
+	return 0
+}
+
+// Run tries every channel against every host, in order.
+func Run(s Spec) *Observation {
+	if s.Timeout <= 0 {
+		s.Timeout = 4 * time.Second
+	}
+	if s.Curl == "" {
+		s.Curl = "curl"
+	}
+	obs := &Observation{Nonce: s.Nonce, ProxyEnv: proxyEnv(), UID: os.Getuid()}
+	obs.Listeners, _ = listeners()
+	step := 0
+	for _, ch := range s.Channels {
+		for _, h := range s.Hosts {
+			a := attempt(s, ch, h, obs)
+			obs.Attempts = append(obs.Attempts, a)
+			step++
+			mark(s, step)
+		}
+	}
+	return obs
+}
+
+func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
+	start := time.Now()
+	var a Attempt
+	switch ch {
+	case ChanHTTP:
+		a = curlAttempt(s, obs, "http://"+h.Addr+"/"+ch, nil)
+	case ChanHTTPS:
+		var args []string
+		if s.CAFile != "" {
+			args = []string{"--cacert", s.CAFile}
+		}
+		a = curlAttempt(s, obs, "https://"+h.Addr+"/"+ch, args)
+	case ChanSOCKS:
+		p := socksProxy()
+		if p == "" {
+			a = Attempt{Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"}
+			break
+		}
+		a = curlAttempt(s, obs, "http://"+h.Addr+"/"+ch, []string{"--proxy", p})
+		a.Via = redact(p)
+	case ChanDirect:
+		a = directAttempt(s, h)
+	case ChanDNS:
+		a = dnsAttempt(s, h)
+	default:
+		a = Attempt{Skipped: "unknown channel"}
+	}
+	a.Channel, a.Role = ch, h.Role
+	a.ElapsedMS = time.Since(start).Milliseconds()
+	return a
+}
+
+// mark records progress and, after the first request, waits for a fault's ack when asked to.
+func mark(s Spec, step int) {
+	if s.MarkDir == "" {
+		return
+	}
+	f := fmt.Sprintf("%s/step-%d", s.MarkDir, step)
+	_ = os.WriteFile(f, nil, 0o644)
+	if step != 1 || !s.SyncAfterFirst {
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(f + ".ack"); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "NO_PROXY",
+	"http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "no_proxy"}
+
+func proxyEnv() map[string]string {
+	m := map[string]string{}
+	for _, k := range proxyVars {
+		if v, ok := os.LookupEnv(k); ok {
+			m[k] = redact(v)
+		}
+	}
+	return m
+}
+
+// socksProxy returns the SOCKS proxy the environment names, if any. ALL_PROXY may be HTTP (srt
+// sets it so); srt's SOCKS endpoint is the socks5h URL in FTP_PROXY.
+func socksProxy() string {
+	for _, k := range []string{"ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"} {
+		if v := os.Getenv(k); strings.HasPrefix(v, "socks") {
+			return v
+		}
+	}
+	return ""
+}
+
+// redact hides proxy credentials (srt puts a per-session secret in the userinfo).
+func redact(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
+}
+
+// listeners reads /proc/net/tcp{,6} for sockets in LISTEN state, so a report can say whether
+// anything listened on the proxy port inside the sandbox.
+func listeners() ([]Listener, error) {
+	var out []Listener
+	var errs []error
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, ParseProcNetTCP(b)...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
+	return out, errors.Join(errs...)
+}
+
+// ParseProcNetTCP extracts LISTEN sockets from the text of /proc/net/tcp or /proc/net/tcp6.
+func ParseProcNetTCP(b []byte) []Listener {
+	var out []Listener
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || f[3] != "0A" {
+			continue
+		}
+		host, port, ok := strings.Cut(f[1], ":")
+		if !ok {
+			continue
+		}
+		var p int
+		fmt.Sscanf(port, "%X", &p)
+		out = append(out, Listener{Addr: hexAddr(host), Port: p})
+	}
+	return out
+}
+
+// hexAddr renders the kernel's little-endian hex address; only the common cases matter here.
+func hexAddr(h string) string {
+	switch h {
+	case "00000000":
+		return "0.0.0.0"
+	case "0100007F":
+		return "127.0.0.1"
+	case "00000000000000000000000000000000":
+		return "::"
+	case "00000000000000000000000001000000":
+		return "::1"
+	}
+	if len(h) == 8 {
+		var b [4]byte
+		for i := 0; i < 4; i++ {
+			fmt.Sscanf(h[2*i:2*i+2], "%02X", &b[3-i])
+		}
+		return fmt.Sprintf("%d.%d.%d.%d", b[0], b[1], b[2], b[3])
+	}
+	return h
+}

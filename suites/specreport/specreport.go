@@ -1,0 +1,142 @@
+// Package specreport is the contract between specs and the runner: specs attach their verdict
+// and evidence as Ginkgo report entries; the runner reads them back from Ginkgo's JSON report.
+package specreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// Report entry names.
+const (
+	EntryScenario = "sandcheck.scenario"
+	EntryEvidence = "sandcheck.evidence"
+)
+
+// Verdict is what one spec attaches.
+type Verdict struct {
+	Name    string           `json:"name"`
+	Outcome classify.Outcome `json:"outcome"`
+	Pass    bool             `json:"pass"`
+	Hint    string           `json:"hint,omitempty"`
+}
+
+// Attach records a spec's verdict; call it before asserting so a failing spec still reports.
+func Attach(v Verdict) {
+	ginkgo.AddReportEntry(EntryScenario, v, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// AttachEvidence records the trial's evidence once (the runner keeps one per trial).
+func AttachEvidence(v any) {
+	ginkgo.AddReportEntry(EntryEvidence, v, ginkgo.ReportEntryVisibilityNever)
+}
+
+// Trial is what a Ginkgo JSON report says about one trial.
+type Trial struct {
+	Outcome   classify.Outcome
+	Hint      string
+	Scenarios []journal.Scenario
+	Evidence  json.RawMessage
+}
+
+// ReadFile parses a Ginkgo JSON report file.
+func ReadFile(path string) (Trial, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Trial{}, fmt.Errorf("read ginkgo report: %w", err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(b, &reports); err != nil {
+		return Trial{}, fmt.Errorf("parse ginkgo report %s: %w", path, err)
+	}
+	return FromReports(reports), nil
+}
+
+// FromReports turns Ginkgo's report into a trial: one scenario per spec that ran. A spec that
+// failed without attaching a verdict (the harness itself broke) becomes harness-error, or
+// timeout when Ginkgo timed it out.
+func FromReports(reports []types.Report) Trial {
+	var t Trial
+	var failing []classify.Outcome
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType != types.NodeTypeIt {
+				if s.State.Is(types.SpecStateFailureStates) {
+					t.Scenarios = append(t.Scenarios, journal.Scenario{Name: "setup/" + s.LeafNodeType.String(),
+						Outcome: classify.HarnessError, Hint: failureText(s)})
+					failing = append(failing, classify.HarnessError)
+				}
+				continue
+			}
+			if s.State == types.SpecStateSkipped || s.State == types.SpecStatePending {
+				continue
+			}
+			sc := journal.Scenario{Labels: s.Labels()}
+			found := false
+			for _, e := range s.ReportEntries {
+				switch e.Name {
+				case EntryScenario:
+					var v Verdict
+					if json.Unmarshal([]byte(e.Value.AsJSON), &v) == nil {
+						sc.Name, sc.Outcome, sc.Pass, sc.Hint = v.Name, v.Outcome, v.Pass, v.Hint
+						found = true
+					}
+				case EntryEvidence:
+					if t.Evidence == nil {
+						t.Evidence = json.RawMessage(e.Value.AsJSON)
+					}
+				}
+			}
+			if !found {
+				sc.Name = specName(s)
+				sc.Outcome = classify.HarnessError
+				if s.State == types.SpecStateTimedout || s.State == types.SpecStateInterrupted {
+					sc.Outcome = classify.Timeout
+				}
+				sc.Hint = failureText(s)
+			}
+			t.Scenarios = append(t.Scenarios, sc)
+			if !sc.Pass {
+				failing = append(failing, sc.Outcome)
+			}
+		}
+	}
+	switch {
+	case len(t.Scenarios) == 0:
+		t.Outcome, t.Hint = classify.HarnessError, "no spec ran (label filter matched nothing?)"
+	case len(failing) == 0:
+		t.Outcome = classify.Correct
+	default:
+		t.Outcome = classify.Worst(failing...)
+		for _, sc := range t.Scenarios {
+			if !sc.Pass && sc.Outcome == t.Outcome && sc.Hint != "" {
+				t.Hint = sc.Hint
+				break
+			}
+		}
+	}
+	return t
+}
+
+func specName(s types.SpecReport) string {
+	return strings.Join(append(append([]string{}, s.ContainerHierarchyTexts...), s.LeafNodeText), " / ")
+}
+
+func failureText(s types.SpecReport) string {
+	if s.Failure.Message == "" {
+		return s.State.String()
+	}
+	msg := s.Failure.Message
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return strings.ReplaceAll(msg, "\n", " ")
+}

@@ -1,0 +1,211 @@
+// Package srt adapts Anthropic's sandbox-runtime (npm @anthropic-ai/sandbox-runtime, the `srt`
+// CLI): bubblewrap with the network unshared, socat relays on 127.0.0.1:3128 (HTTP) and :1080
+// (SOCKS) inside, bridged to host-side proxies that enforce network.allowedDomains.
+package srt
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Name of the adapter in matrices and on the command line.
+const Name = "srt"
+
+// ToolsBin is where `make` installs the pinned srt, relative to the repository root.
+const ToolsBin = ".tools/npm/node_modules/.bin/srt"
+
+func init() {
+	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+}
+
+// Target is the srt adapter.
+type Target struct {
+	path    string
+	verOnce sync.Once
+	ver     string
+}
+
+// New finds srt: an explicit path, $SANDCHECK_SRT, the project's tools dir (searched upward from
+// the working directory and from this executable), then PATH.
+func New(path string) (*Target, error) {
+	p, err := Locate(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{path: p}, nil
+}
+
+// Locate resolves the srt executable.
+func Locate(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv("SANDCHECK_SRT")
+	}
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("srt at %s: %w", path, err)
+		}
+		return filepath.Abs(path)
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, d := range starts {
+		for {
+			c := filepath.Join(d, ToolsBin)
+			if _, err := os.Stat(c); err == nil {
+				return c, nil
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	if p, err := exec.LookPath("srt"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("srt not found: set SANDCHECK_SRT, run `make tools`, or put srt on PATH")
+}
+
+func (t *Target) Name() string { return Name }
+
+// Path is the srt executable in use.
+func (t *Target) Path() string { return t.path }
+
+func (t *Target) Capabilities() []targets.Capability {
+	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead}
+}
+
+// Reach: srt offers its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
+func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
+
+// Version reads the package manifest beside the CLI (cheaper than starting node).
+func (t *Target) Version() string {
+	t.verOnce.Do(func() {
+		t.ver = "unknown"
+		real, err := filepath.EvalSymlinks(t.path)
+		if err != nil {
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "..", "package.json"))
+		if err != nil {
+			return
+		}
+		var pkg struct{ Name, Version string }
+		if json.Unmarshal(b, &pkg) == nil && pkg.Version != "" {
+			t.ver = pkg.Name + "@" + pkg.Version
+		}
+	})
+	return t.ver
+}
+
+// Settings builds srt's settings for a policy, merged over a user's own settings file: the
+// user's keys are kept, the fixture's allowed hosts are added to theirs, and the workspace is
+// added to their writable paths.
+func Settings(p targets.Policy, userFile string) (map[string]any, error) {
+	s := map[string]any{}
+	if userFile != "" {
+		b, err := os.ReadFile(userFile)
+		if err != nil {
+			return nil, fmt.Errorf("read srt settings %s: %w", userFile, err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("parse srt settings %s: %w", userFile, err)
+		}
+	}
+	net := object(s, "network")
+	net["allowedDomains"] = union(strings_(net["allowedDomains"]), p.AllowedHosts)
+	if _, ok := net["deniedDomains"]; !ok {
+		net["deniedDomains"] = []string{}
+	}
+	fs := object(s, "filesystem")
+	fs["allowWrite"] = union(strings_(fs["allowWrite"]), p.WritablePaths)
+	fs["denyRead"] = union(strings_(fs["denyRead"]), p.DenyRead)
+	if _, ok := fs["denyWrite"]; !ok {
+		fs["denyWrite"] = []string{}
+	}
+	return s, nil
+}
+
+// Prepare writes the settings file and returns `srt --settings FILE -c 'COMMAND'`.
+func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	settings, err := Settings(s.Policy, s.UserSettings)
+	if err != nil {
+		return nil, err
+	}
+	for _, patch := range s.Patches {
+		patch(settings)
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode srt settings: %w", err)
+	}
+	file := filepath.Join(s.Dir, "srt-settings.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return nil, fmt.Errorf("write srt settings: %w", err)
+	}
+	return &targets.Invocation{
+		Argv:     []string{t.path, "--settings", file, "-c", ShellJoin(s.Command)},
+		Env:      s.Env,
+		Dir:      s.Workspace,
+		Settings: string(b),
+	}, nil
+}
+
+// ShellJoin quotes argv for `sh -c`.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+func object(m map[string]any, key string) map[string]any {
+	if o, ok := m[key].(map[string]any); ok {
+		return o
+	}
+	o := map[string]any{}
+	m[key] = o
+	return o
+}
+
+func strings_(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	if l, ok := v.([]string); ok {
+		out = append(out, l...)
+	}
+	return out
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, x := range append(append([]string{}, a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+// Package targets holds one adapter per real sandbox. An adapter translates sandcheck's policy
+// (allowed hosts, writable paths, denied reads) into the sandbox's own settings and wraps the
+// probe command in it. Scenarios never talk to a sandbox any other way.
+package targets
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Capability is something a sandbox can express.
+type Capability string
+
+const (
+	CapProxyAllowList Capability = "proxy-allow-list" // domain allow-list enforced by a proxy
+	CapDenyAllNet     Capability = "deny-all-network"
+	CapWritablePaths  Capability = "writable-paths"
+	CapDenyRead       Capability = "deny-read"
+)
+
+// Policy is what the scenario wants enforced, in sandcheck's own terms.
+type Policy struct {
+	AllowedHosts  []string // names or IP literals reachable through the sandbox's proxy
+	WritablePaths []string
+	DenyRead      []string
+}
+
+// Session is one sandboxed run: the policy, where it runs, and the command to wrap.
+type Session struct {
+	Dir       string   // trial-private directory for generated settings
+	Workspace string   // working directory of the command (each trial gets its own)
+	Policy    Policy   //
+	Command   []string // argv to run inside the sandbox
+	Env       []string // full environment for the sandbox process
+	// UserSettings is a user's own settings file, merged under the generated policy.
+	UserSettings string
+	// Patches let a fault change the generated settings (target-specific keys) before they are
+	// written: e.g. point srt at an external proxy.
+	Patches []func(settings map[string]any)
+}
+
+// Invocation is the command line that runs a Session under the sandbox.
+type Invocation struct {
+	Argv     []string
+	Env      []string
+	Dir      string
+	Settings string // the settings text given to the sandbox, for the report
+}
+
+// Target is one sandbox under test.
+type Target interface {
+	Name() string
+	Capabilities() []Capability
+	// Reach lists the probe channels over which an allowed host must be reachable.
+	Reach() []string
+	Prepare(s *Session) (*Invocation, error)
+	// Version describes the sandbox build under test (for host fingerprints and reports).
+	Version() string
+}
+
+// Factory builds a target from its matrix settings.
+type Factory func(settings map[string]string) (Target, error)
+
+var (
+	mu       sync.Mutex
+	registry = map[string]Factory{}
+)
+
+// Register makes an adapter available by name; adapters call it from init.
+func Register(name string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	registry[name] = f
+}
+
+// New builds the named target.
+func New(name string, settings map[string]string) (Target, error) {
+	mu.Lock()
+	f := registry[name]
+	mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(settings)
+}
+
+// Names lists registered targets, sorted.
+func Names() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Has reports whether a target has a capability.
+func Has(t Target, c Capability) bool {
+	for _, x := range t.Capabilities() {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
