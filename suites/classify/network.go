@@ -146,17 +146,25 @@ func ClassifyNetwork(in Network) Result {
 	}
 	byChan := map[string]map[string]seen{}
 	var order []string
+	var crossed []seen
 	for _, a := range in.Obs.Attempts {
 		v, d := VerdictOf(a, in.Tokens)
-		// A token that is not the addressed host's own would mean crossed wires in the fixture.
-		if v == Reached && d != a.Role && a.Channel != probe.ChanDNS {
-			v, d = Unexplained, fmt.Sprintf("asked %s, got %s's token", a.Role, d)
-		}
 		if byChan[a.Channel] == nil {
 			byChan[a.Channel] = map[string]seen{}
 			order = append(order, a.Channel)
 		}
+		// A token that is not the addressed host's own means traffic was redirected. Whatever
+		// was asked, the denied host's token coming back is egress to the denied host.
+		if v == Reached && d != a.Role && a.Channel != probe.ChanDNS {
+			if d == "denied" {
+				crossed = append(crossed, seen{Reached, "asked the " + a.Role + " host, the denied host answered", a})
+			}
+			v, d = Unexplained, fmt.Sprintf("asked %s, got %s's token", a.Role, d)
+		}
 		byChan[a.Channel][a.Role] = seen{v, d, a}
+	}
+	for _, c := range crossed {
+		byChan[c.a.Channel]["denied"] = c
 	}
 	reach := map[string]bool{}
 	for _, c := range in.Reach {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+
+	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
+)
+
+// testingT is the minimal testing.T Ginkgo needs outside `go test`.
+type testingT struct{ failed bool }
+
+func (t *testingT) Fail() { t.failed = true }
+
+func init() {
+	register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
+}
+
+// trialOptions are shared by trial, run and preflight.
+type trialOptions struct {
+	target, targetPath, fault, settings, hostnames, labels string
+}
+
+func (o *trialOptions) bind(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&o.target, "target", "srt", "sandbox under test")
+	fs.StringVar(&o.targetPath, "target-path", "", "the sandbox's executable (default: found by the adapter)")
+	fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
+	fs.StringVar(&o.settings, "settings", "", "your own sandbox settings file, merged under the fixture's policy")
+	fs.StringVar(&o.hostnames, "hostnames", "name", "address fixture hosts by name (private /etc/hosts) or ip")
+	fs.StringVar(&o.labels, "label-filter", "", "Ginkgo label filter selecting scenarios (e.g. network, 'network && seed')")
+}
+
+// env turns the options into the environment the specs read.
+func (o *trialOptions) config() (harness.Config, error) {
+	for k, v := range map[string]string{
+		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
+		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
+	} {
+		os.Setenv(k, v)
+	}
+	return harness.FromEnv()
+}
+
+func trialCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network --report out/trial.json
+  sandcheck trial --fault bridge-absent -v`, stderr)
+	var o trialOptions
+	o.bind(fs)
+	report := fs.String("report", "", "write Ginkgo's JSON report here")
+	verbose := fs.Bool("v", false, "verbose Ginkgo output")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if _, err := o.config(); err != nil {
+		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+		return 2
+	}
+	ok := runSpecs(o.labels, *report, *verbose, stdout)
+	if *report != "" {
+		t, err := specreport.ReadFile(*report)
+		if err == nil {
+			fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		}
+	}
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+// runSpecs runs the compiled specs once in this process.
+func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	sc, rc := ginkgo.GinkgoConfiguration()
+	sc.LabelFilter = labels
+	sc.RandomizeAllSpecs = false
+	rc.JSONReport = report
+	rc.NoColor = true
+	rc.Succinct = !verbose
+	rc.Verbose = verbose
+	ginkgo.GinkgoWriter.TeeTo(out)
+	return ginkgo.RunSpecs(&testingT{}, "sandcheck", sc, rc)
+}

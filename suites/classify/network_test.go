@@ -1,0 +1,171 @@
+package classify
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/suites/probe"
+)
+
+// recording is the part of a real trial's evidence (harness.NetworkTrial) that classification
+// reads. The files in testdata/ were recorded from real srt 0.0.83 runs on this machine, one per
+// fault (`sandcheck trial --fault NAME --report ...`).
+type recording struct {
+	Allowed struct{ Token string } `json:"allowed"`
+	Denied  struct{ Token string } `json:"denied"`
+	Run     struct {
+		Exit     int    `json:"exit"`
+		Stderr   string `json:"stderr"`
+		TimedOut bool   `json:"timed_out"`
+	} `json:"run"`
+	Ran  bool               `json:"sandbox_ran"`
+	Obs  *probe.Observation `json:"observation"`
+	Hits []struct{ Role, Proto, Path string } `json:"fixture_hits"`
+}
+
+var srtReach = []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS}
+
+func load(t *testing.T, name string) Network {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r recording
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	in := Network{Ran: r.Ran, Obs: r.Obs, Exit: r.Run.Exit, Stderr: r.Run.Stderr, TimedOut: r.Run.TimedOut,
+		Tokens: map[string]string{"allowed": r.Allowed.Token, "denied": r.Denied.Token}, Reach: srtReach}
+	for _, h := range r.Hits {
+		if h.Role == "denied" {
+			in.DeniedHits = append(in.DeniedHits, h.Proto+" "+h.Path)
+		}
+	}
+	return in
+}
+
+func TestRecordedTrials(t *testing.T) {
+	cases := []struct {
+		file     string
+		want     Outcome
+		hint     string             // must appear in the overall hint
+		channels map[string]Outcome // per-channel outcomes to check
+	}{
+		{"none", Correct, "denied refused on every channel",
+			map[string]Outcome{"http": Correct, "https": Correct, "socks": Correct, "direct": Correct, "dns": Correct}},
+		{"bridge-absent", ProxyDead, "not listening on 127.0.0.1:1080,3128",
+			map[string]Outcome{"http": ProxyDead, "socks": ProxyDead, "direct": Correct}},
+		{"bridge-late", ProxyDead, "not listening", map[string]Outcome{"https": ProxyDead}},
+		{"bridge-mid", ProxyDead, "proxy came up late", map[string]Outcome{"http": ProxyDead, "https": Correct}},
+		{"host-bridge-dies", ProxyDead, "host-side bridge died mid-session",
+			map[string]Outcome{"http": ProxyDead, "https": ProxyDead, "socks": ProxyDead}},
+		{"netns-shared", NonEnforcing, "direct: denied host reached",
+			map[string]Outcome{"direct": NonEnforcing, "dns": NonEnforcing, "http": Correct}},
+		{"open-proxy", NonEnforcing, "http: denied host reached",
+			map[string]Outcome{"http": NonEnforcing, "https": NonEnforcing, "socks": NonEnforcing, "direct": Correct}},
+		{"policy-allows-denied", NonEnforcing, "denied host reached", map[string]Outcome{"http": NonEnforcing}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			r := ClassifyNetwork(load(t, c.file))
+			if r.Outcome != c.want {
+				t.Fatalf("outcome = %s (%s), want %s", r.Outcome, r.Hint, c.want)
+			}
+			if !strings.Contains(r.Hint, c.hint) {
+				t.Errorf("hint %q lacks %q", r.Hint, c.hint)
+			}
+			for ch, want := range c.channels {
+				if got := r.Channels[ch].Outcome; got != want {
+					t.Errorf("channel %s = %s (%s), want %s", ch, got, r.Channels[ch].Hint, want)
+				}
+			}
+		})
+	}
+}
+
+// Variations on the healthy recording pin the rules that no fault recording exercises.
+func TestDerivedCases(t *testing.T) {
+	mutate := func(f func(in *Network)) Network {
+		in := load(t, "none")
+		f(&in)
+		return in
+	}
+	cases := []struct {
+		name string
+		in   Network
+		want Outcome
+		hint string
+	}{
+		{"timeout", mutate(func(in *Network) { in.TimedOut = true }), Timeout, "deadline"},
+		{"no marker, loud exit", mutate(func(in *Network) {
+			in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 1, "Error: bwrap: No permissions to create new namespace"
+		}), SandboxFailed, "No permissions"},
+		{"no marker, silent", mutate(func(in *Network) { in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 0, "" }), HarnessError, "marker missing"},
+		{"marker but no observation", mutate(func(in *Network) { in.Obs = nil }), HarnessError, "never reported"},
+		{"curl missing", mutate(func(in *Network) { in.Obs.Problems = []string{"curl not runnable"} }), HarnessError, "curl"},
+		{"allowed refused by policy", mutate(func(in *Network) {
+			for i, a := range in.Obs.Attempts {
+				if a.Role == "allowed" && a.Channel == "http" {
+					in.Obs.Attempts[i] = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist",
+						Body: "Connection blocked by network allowlist\n"}
+				}
+			}
+		}), AllowedBlocked, "allowed host refused by policy"},
+		{"denied host saw a request but no token came back", mutate(func(in *Network) {
+			in.DeniedHits = []string{"http /http"}
+		}), NonEnforcing, "denied host received"},
+		{"wrong token for the addressed host", mutate(func(in *Network) {
+			in.Tokens["allowed"], in.Tokens["denied"] = in.Tokens["denied"], in.Tokens["allowed"]
+		}), NonEnforcing, "denied host reached"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := ClassifyNetwork(c.in)
+			if r.Outcome != c.want || !strings.Contains(r.Hint, c.hint) {
+				t.Fatalf("got %s (%s), want %s with %q", r.Outcome, r.Hint, c.want, c.hint)
+			}
+		})
+	}
+}
+
+func TestVerdictOfCurlSignatures(t *testing.T) {
+	cases := []struct {
+		a    probe.Attempt
+		want Verdict
+	}{
+		{probe.Attempt{Channel: "http", Exit: 7, Err: "curl: (7) Failed to connect to localhost port 3128 after 0 ms: Couldn't connect to server"}, ProxyRefused},
+		{probe.Attempt{Channel: "http", Exit: 52, Err: "curl: (52) Empty reply from server"}, ProxyEmpty},
+		{probe.Attempt{Channel: "https", Exit: 56, Err: "curl: (56) CONNECT tunnel failed, response 403", Status: 403}, PolicyBlocked},
+		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) Can't complete SOCKS5 connection to denied.sandcheck.test. (2)"}, PolicyBlocked},
+		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) connection to proxy closed"}, ProxyEmpty},
+		{probe.Attempt{Channel: "http", Status: 502}, ProxyError},
+		{probe.Attempt{Channel: "direct", Exit: 1, Errno: "ENETUNREACH"}, NoRoute},
+		{probe.Attempt{Channel: "dns", Exit: 1, Err: "network is unreachable"}, NoRoute},
+		{probe.Attempt{Channel: "dns", Resolved: []string{"198.18.0.3"}}, Reached},
+		{probe.Attempt{Channel: "socks", Skipped: "no socks proxy"}, Skipped},
+		{probe.Attempt{Channel: "http", Body: "sandcheck-fixture role=denied token=T2\n", Status: 200}, Reached},
+	}
+	for _, c := range cases {
+		if got, _ := VerdictOf(c.a, map[string]string{"allowed": "T1", "denied": "T2"}); got != c.want {
+			t.Errorf("%+v: got %s, want %s", c.a, got, c.want)
+		}
+	}
+}
+
+func TestWorstPrefersSecurity(t *testing.T) {
+	if w := Worst(Correct, ProxyDead, NonEnforcing, HarnessError); w != NonEnforcing {
+		t.Fatalf("Worst = %s", w)
+	}
+	if w := Worst(); w != NotApplicable {
+		t.Fatalf("Worst() = %s", w)
+	}
+	for _, o := range All {
+		if !o.Valid() {
+			t.Fatalf("%s not valid", o)
+		}
+	}
+}
