@@ -44,6 +44,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "--version" || args[0] == "-version" {
 		args[0] = "version"
 	}
+	reproArgs = args
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "sandcheck: unknown command %q\n\n", args[0])

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,12 +29,12 @@ type trialOptions struct {
 	target, targetPath, fault, settings, hostnames, labels string
 }
 
-func (o *trialOptions) bind(fs interface {
-	StringVar(*string, string, string, string)
-}) {
+func (o *trialOptions) bind(fs *flag.FlagSet, withFault bool) {
 	fs.StringVar(&o.target, "target", "srt", "sandbox under test")
 	fs.StringVar(&o.targetPath, "target-path", "", "the sandbox's executable (default: found by the adapter)")
-	fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
+	if withFault {
+		fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
+	}
 	fs.StringVar(&o.settings, "settings", "", "your own sandbox settings file, merged under the fixture's policy")
 	fs.StringVar(&o.hostnames, "hostnames", "name", "address fixture hosts by name (private /etc/hosts) or ip")
 	fs.StringVar(&o.labels, "label-filter", "", "Ginkgo label filter selecting scenarios (e.g. network, 'network && seed')")
@@ -54,7 +55,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network --report out/trial.json
   sandcheck trial --fault bridge-absent -v`, stderr)
 	var o trialOptions
-	o.bind(fs)
+	o.bind(fs, true)
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
 	if ok, code := parse(fs, args); !ok {

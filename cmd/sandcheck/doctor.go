@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sandcheck/sandcheck/doctor"
+	"github.com/sandcheck/sandcheck/targets/srt"
+)
+
+func init() {
+	register("doctor", "print this host's fingerprint (kernel, WSL, tool versions, userns, proxy env)", doctorCmd)
+}
+
+func doctorCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("doctor", "[--json]", `  sandcheck doctor
+  sandcheck doctor --json > fingerprint.json`, stderr)
+	asJSON := fs.Bool("json", false, "print JSON (the keys reports read) instead of a table")
+	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	opts := doctor.Options{Root: *root}
+	if *root == "/" || *root == "" {
+		if t, err := srt.New(""); err != nil {
+			opts.SandboxVersion = "missing: " + err.Error()
+		} else {
+			opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
+		}
+	}
+	f := doctor.Collect(opts)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(f); err != nil {
+			fmt.Fprintf(stderr, "sandcheck doctor: %v\n", err)
+		}
+		return 0
+	}
+	if err := doctor.WriteTable(stdout, f); err != nil {
+		fmt.Fprintf(stderr, "sandcheck doctor: %v\n", err)
+	}
+	return 0
+}

@@ -1,0 +1,183 @@
+// Package e2e tests sandcheck as a detector, end to end, on the real srt: the healthy sandbox must
+// be `correct` every time, and every injected fault must be classified as the outcome it is known
+// to produce, every time. It drives the built `sandcheck` binary exactly as a user would.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+var (
+	bin string
+	// tmp is the TMPDIR of every sandcheck this test starts, so the leftover check sees only
+	// what these runs created, not other packages' tests running alongside.
+	tmp string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sandcheck-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "sandcheck")
+	tmp = filepath.Join(dir, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	build := exec.Command("go", "build", "-o", bin, "../cmd/sandcheck")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build sandcheck:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireSandbox skips loudly where the real sandbox cannot run; CI installs everything, so there
+// it always runs.
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED LOUDLY: the detector tests need root for fixture network namespaces")
+	}
+	for _, tool := range []string{"bwrap", "socat", "rg", "curl", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("SKIPPED LOUDLY: %s not installed (run `make deps`)", tool)
+		}
+	}
+}
+
+type runJSON struct {
+	Trials   int                      `json:"trials"`
+	Outcomes map[classify.Outcome]int `json:"outcomes"`
+	Cells    []struct {
+		Fault    string                   `json:"fault"`
+		Trials   int                      `json:"trials"`
+		Outcomes map[classify.Outcome]int `json:"outcomes"`
+	} `json:"cells"`
+}
+
+// sandcheckRun runs `sandcheck run ... --json` and decodes its summary.
+func sandcheckRun(t *testing.T, args ...string) runJSON {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"run", "--json", "--plain", "--out", out}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sandcheck run %v: %v\n%s", args, err, stderr.String())
+	}
+	var r runJSON
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode run --json: %v\n%s", err, stdout.String())
+	}
+	return r
+}
+
+const trials = 20
+
+// TestDetector: healthy srt 20/20 correct; each deterministic fault 20/20 its known outcome.
+func TestDetector(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct {
+		fault string
+		want  classify.Outcome
+	}{
+		{"", classify.Correct},
+		{"bridge-flaky:p=0", classify.Correct},   // the shim itself must not disturb srt
+		{"bridge-late:ms=0", classify.Correct},   // nor must a zero delay
+		{"bridge-flaky:p=1", classify.ProxyDead}, // and certain failure is certain
+	}
+	for _, f := range faults.All() {
+		if f.Rate == nil {
+			cases = append(cases, struct {
+				fault string
+				want  classify.Outcome
+			}{f.Name, f.Expect})
+		}
+	}
+	args := []string{"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "network"}
+	for _, c := range cases {
+		args = append(args, "--fault", c.fault)
+	}
+	r := sandcheckRun(t, args...)
+	if len(r.Cells) != len(cases) {
+		t.Fatalf("got %d cells, want %d", len(r.Cells), len(cases))
+	}
+	for i, c := range cases {
+		cell := r.Cells[i]
+		name := c.fault
+		if name == "" {
+			name = "healthy"
+		}
+		t.Run(name, func(t *testing.T) {
+			if cell.Trials != trials || cell.Outcomes[c.want] != trials {
+				t.Errorf("fault %q: outcomes %v over %d trials, want %s in all %d", c.fault, cell.Outcomes, cell.Trials, c.want, trials)
+			}
+		})
+	}
+}
+
+// TestFlakyRateTracksP is the long tier: over 200 trials the measured proxy-dead rate of
+// bridge-flaky:p=0.3 must fall inside the Wilson 95% interval around the measurement, i.e. the
+// interval must cover p. Run with SANDCHECK_LONG=1 (make test-long).
+func TestFlakyRateTracksP(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv("SANDCHECK_LONG") != "1" {
+		t.Skip("long tier: set SANDCHECK_LONG=1 (about 2 minutes)")
+	}
+	const n, p = 200, 0.3
+	r := sandcheckRun(t, "-n", fmt.Sprint(n), "-j", "2", "--label-filter", "network", "--fault", fmt.Sprintf("bridge-flaky:p=%g", p))
+	dead, correct := r.Outcomes[classify.ProxyDead], r.Outcomes[classify.Correct]
+	if dead+correct != n {
+		t.Fatalf("outcomes %v: want only proxy-dead and correct", r.Outcomes)
+	}
+	ci := stats.Wilson(dead, n)
+	t.Logf("bridge-flaky:p=%g: %d/%d proxy-dead = %.3f, Wilson 95%% [%.3f, %.3f]", p, dead, n, float64(dead)/n, ci.Low, ci.High)
+	if p < ci.Low || p > ci.High {
+		t.Fatalf("p=%g outside the measured interval [%.3f, %.3f]", p, ci.Low, ci.High)
+	}
+}
+
+// TestNothingLeftBehind runs last (file order) and checks the machine is as it was.
+func TestNothingLeftBehind(t *testing.T) {
+	requireSandbox(t)
+	// Links of fixtures (scXXXXXXXX / scpXXXXXXXX) vanish with their namespaces.
+	links, _ := exec.Command("ip", "-o", "link", "show").Output()
+	for _, l := range strings.Split(string(links), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && strings.HasPrefix(f[1], "sc") && len(strings.TrimSuffix(strings.Split(f[1], "@")[0], ":")) >= 10 {
+			t.Errorf("leftover link: %s", l)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "*"))
+	if len(dirs) > 0 {
+		t.Errorf("leftover trial dirs: %v", dirs)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range procs {
+		env, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(env, []byte("SANDCHECK_TRIAL_COOKIE=")) {
+			stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
+				t.Errorf("leftover trial process %s: %s", filepath.Dir(p), f[1])
+			}
+		}
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if bytes.Contains(mounts, []byte("sandcheck")) {
+		t.Errorf("leftover mounts mentioning sandcheck:\n%s", mounts)
+	}
+}

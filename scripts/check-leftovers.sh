@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fails if a test run left sandcheck's things behind: fixture veths, trial dirs, sandbox processes.
+set -u
+bad=0
+links=$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E '^scp?[0-9a-f]{8}' || true)
+[ -z "$links" ] || { echo "leftover fixture links: $links"; bad=1; }
+dirs=$(ls -d "${TMPDIR:-/tmp}"/sandcheck-trial-* 2>/dev/null || true)
+[ -z "$dirs" ] || { echo "leftover trial dirs: $dirs"; bad=1; }
+# Live processes only: a zombie already released everything and waits for init to reap it.
+live() { for p in $(pgrep -x 'socat|bwrap|srt' 2>/dev/null); do
+  [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" = Z ] || ps -o pid=,args= -p "$p"; done; }
+procs=$(live)
+[ -z "$procs" ] || { echo "leftover sandbox processes: $procs"; bad=1; }
+cookie=$(grep -l SANDCHECK_TRIAL_COOKIE /proc/[0-9]*/environ 2>/dev/null | head -3 || true)
+[ -z "$cookie" ] || { echo "leftover trial processes: $cookie"; bad=1; }
+[ $bad = 0 ] && echo "check-leftovers: nothing left behind"
+exit $bad
