@@ -1,0 +1,340 @@
+// Package aggregate folds journal records into the report model (schema.Report): per cell x
+// scenario and per cell, outcome counts, failure rates with intervals, one example trial per
+// outcome, and co-failure. It streams: memory grows with cells, scenarios and outcomes, never with
+// the number of trials, so a 100000-trial nightly merge reports in constant space per cell.
+package aggregate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sandcheck/sandcheck/reports/load"
+	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// Options tune a report. The zero value is usable.
+type Options struct {
+	SandcheckVersion string
+	Now              time.Time // generated_at; zero means time.Now()
+	Sources          []string  // journals read, for the record
+	// Until, when set, is the matrix's SPRT (`rate<=0.01 vs rate>=0.05`); each row then says
+	// which hypothesis its counts accept.
+	Until       string
+	Alpha, Beta float64 // SPRT error rates; 0 means 0.05
+	Max         int     // SPRT trial budget, as in the matrix
+	// ClaimRate is the rate that trials_needed speaks of ("N clean trials show rate < 1%").
+	ClaimRate float64 // 0 means 0.01
+	// MaxEvidenceBytes caps each kept example's evidence; larger evidence is cut and marked.
+	MaxEvidenceBytes int // 0 means 64 KiB
+}
+
+// Aggregator accumulates records. Not safe for concurrent use.
+type Aggregator struct {
+	opts   Options
+	sprt   *stats.SPRT
+	until  *schema.Until
+	cells  map[string]*cellAcc
+	hosts  map[string]json.RawMessage
+	runIDs map[string]bool
+}
+
+type cellAcc struct {
+	ref     schema.CellRef
+	overall acc
+	scen    map[string]*scenAcc
+	cof     *stats.CoFailure
+}
+
+type scenAcc struct {
+	labels []string
+	acc
+}
+
+type acc struct {
+	trials, measured, failures, failOpen int
+	durationMS                           int64
+	outcomes, failing                    map[string]int
+	examples                             map[string]schema.Example
+}
+
+// New validates opts (the SPRT spelling in particular).
+func New(opts Options) (*Aggregator, error) {
+	if opts.Alpha == 0 {
+		opts.Alpha = 0.05
+	}
+	if opts.Beta == 0 {
+		opts.Beta = 0.05
+	}
+	if opts.ClaimRate == 0 {
+		opts.ClaimRate = 0.01
+	}
+	if opts.MaxEvidenceBytes == 0 {
+		opts.MaxEvidenceBytes = 64 << 10
+	}
+	if opts.ClaimRate <= 0 || opts.ClaimRate >= 1 {
+		return nil, fmt.Errorf("aggregate: claim rate %v not in (0,1)", opts.ClaimRate)
+	}
+	a := &Aggregator{opts: opts, cells: map[string]*cellAcc{}, hosts: map[string]json.RawMessage{}, runIDs: map[string]bool{}}
+	if opts.Until != "" {
+		h, err := stats.ParseUntil(opts.Until)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+		s, err := stats.NewSPRT(h, opts.Alpha, opts.Beta, opts.Max)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+		a.sprt = s
+		a.until = &schema.Until{Hypotheses: h.String(), Alpha: opts.Alpha, Beta: opts.Beta, Max: opts.Max}
+	}
+	return a, nil
+}
+
+// measured says whether an outcome says anything about the sandbox. Harness trouble, timeouts and
+// inapplicable scenarios are counted but kept out of the failure rate: they are not the
+// sandbox's fault, and counting them would let a broken harness look like a flaky sandbox.
+func measured(o classify.Outcome) bool {
+	switch o {
+	case classify.HarnessError, classify.Timeout, classify.NotApplicable:
+		return false
+	}
+	return true
+}
+
+// Add folds one trial in.
+func (a *Aggregator) Add(r journal.Record) {
+	if r.RunID != "" {
+		a.runIDs[r.RunID] = true
+	}
+	if len(r.HostFP) > 0 && a.hosts[r.Cell.Host] == nil {
+		a.hosts[r.Cell.Host] = append(json.RawMessage(nil), r.HostFP...)
+	}
+	id := r.Cell.ID
+	if id == "" {
+		// Old or hand-made journals: derive a stand-in from the fields the ID is made of.
+		id = fmt.Sprintf("%s|%s|%s|%s", r.Cell.Target, r.Cell.Host, r.Cell.Fault, r.Cell.Labels)
+	}
+	c := a.cells[id]
+	if c == nil {
+		c = &cellAcc{
+			ref:  schema.CellRef{CellID: id, Target: r.Cell.Target, Host: r.Cell.Host, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
+			scen: map[string]*scenAcc{},
+			cof:  stats.NewCoFailure(),
+		}
+		a.cells[id] = c
+	}
+
+	anyMeasured, anyFailed, anyFailOpen := false, false, false
+	var failedNames []string
+	for _, sc := range r.Scenarios {
+		s := c.scen[sc.Name]
+		if s == nil {
+			s = &scenAcc{labels: append([]string(nil), sc.Labels...)}
+			c.scen[sc.Name] = s
+		}
+		m := measured(sc.Outcome)
+		failed := m && !sc.Pass
+		hint := sc.Hint
+		if hint == "" {
+			hint = r.Hint
+		}
+		s.add(sc.Outcome, m, failed, sc.Outcome == classify.NonEnforcing, a.example(r, sc.Pass, hint))
+		anyMeasured = anyMeasured || m
+		if failed {
+			anyFailed = true
+			anyFailOpen = anyFailOpen || sc.Outcome == classify.NonEnforcing
+			failedNames = append(failedNames, sc.Name)
+		}
+	}
+	if len(r.Scenarios) == 0 {
+		// A trial that died before any scenario reported: judge it by its overall outcome.
+		anyMeasured = measured(r.Outcome)
+		sev := r.Outcome.Severity()
+		anyFailed = anyMeasured && (sev == classify.SevFailOpen || sev == classify.SevFailClosed)
+		anyFailOpen = anyFailed && sev == classify.SevFailOpen
+	}
+	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, !anyFailed, r.Hint))
+	c.overall.durationMS += r.DurationMS
+	c.cof.Add(failedNames)
+}
+
+func (a *Aggregator) example(r journal.Record, pass bool, hint string) schema.Example {
+	return schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error, Evidence: r.Evidence}
+}
+
+func (x *acc) add(o classify.Outcome, measured, failed, failOpen bool, ex schema.Example) {
+	if x.outcomes == nil {
+		x.outcomes, x.failing, x.examples = map[string]int{}, map[string]int{}, map[string]schema.Example{}
+	}
+	x.trials++
+	x.outcomes[string(o)]++
+	if measured {
+		x.measured++
+	}
+	if failed {
+		x.failures++
+		x.failing[string(o)]++
+		if failOpen {
+			x.failOpen++
+		}
+	}
+	// Keep the lowest (trial, run) per outcome: the same example whatever order shards arrive in.
+	old, ok := x.examples[string(o)]
+	if !ok || ex.Trial < old.Trial || (ex.Trial == old.Trial && ex.RunID < old.RunID) {
+		x.examples[string(o)] = ex
+	}
+}
+
+// Report builds the report model from what was added so far.
+func (a *Aggregator) Report() *schema.Report {
+	now := a.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	rep := &schema.Report{
+		SchemaVersion:    schema.Version,
+		GeneratedAt:      now.UTC(),
+		SandcheckVersion: a.opts.SandcheckVersion,
+		RunIDs:           sortedKeys(a.runIDs),
+		Sources:          a.opts.Sources,
+		Hosts:            a.hosts,
+		Until:            a.until,
+		ClaimRate:        a.opts.ClaimRate,
+		Cells:            []schema.Cell{},
+		Overall:          []schema.Overall{},
+	}
+	ids := make([]string, 0, len(a.cells))
+	for id := range a.cells {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		x, y := a.cells[ids[i]].ref, a.cells[ids[j]].ref
+		if x.Target != y.Target {
+			return x.Target < y.Target
+		}
+		if x.Host != y.Host {
+			return x.Host < y.Host
+		}
+		if x.Fault != y.Fault {
+			return x.Fault < y.Fault
+		}
+		if x.Labels != y.Labels {
+			return x.Labels < y.Labels
+		}
+		return x.CellID < y.CellID
+	})
+	for _, id := range ids {
+		c := a.cells[id]
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(&c.overall)})
+		names := make([]string, 0, len(c.scen))
+		for n := range c.scen {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			s := c.scen[n]
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(&s.acc)})
+		}
+		if pairs := c.cof.Pairs(); len(pairs) > 0 {
+			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
+			for _, g := range c.cof.Groups() {
+				cf.Groups = append(cf.Groups, schema.Group{Scenarios: g.Scenarios, Failures: g.Failures})
+			}
+			for _, p := range pairs {
+				cf.Pairs = append(cf.Pairs, schema.PairStat(p))
+			}
+			rep.CoFailures = append(rep.CoFailures, cf)
+		}
+	}
+	return rep
+}
+
+func (a *Aggregator) counts(x *acc) schema.Counts {
+	wil := stats.Wilson(x.failures, x.measured)
+	cp := stats.ClopperPearson(x.failures, x.measured, 0.05)
+	closed := x.failures - x.failOpen
+	cw := stats.Wilson(closed, x.measured)
+	c := schema.Counts{
+		Trials:          x.trials,
+		Measured:        x.measured,
+		Outcomes:        x.outcomes,
+		Failures:        x.failures,
+		FailingOutcomes: x.failing,
+		FailureRate:     stats.Rate(x.failures, x.measured),
+		CI95:            [2]float64{wil.Low, wil.High},
+		ClopperPearson:  [2]float64{cp.Low, cp.High},
+		FailOpen:        x.failOpen,
+		DurationMS:      x.durationMS,
+		FailClosed:      schema.Rate{Count: closed, Rate: stats.Rate(closed, x.measured), CI95: [2]float64{cw.Low, cw.High}},
+		Examples:        map[string]schema.Example{},
+	}
+	if c.Outcomes == nil {
+		c.Outcomes = map[string]int{}
+	}
+	if len(c.FailingOutcomes) == 0 {
+		c.FailingOutcomes = nil
+	}
+	if x.failures == 0 {
+		r3 := stats.RuleOfThree(x.measured)
+		c.RuleOfThree = &r3
+		if n, err := stats.TrialsNeeded(a.opts.ClaimRate, 0.95); err == nil {
+			c.TrialsNeeded = &schema.TrialsNeeded{Rate: a.opts.ClaimRate, Trials: n, More: max(0, n-x.measured)}
+		}
+	}
+	if a.sprt != nil {
+		c.SPRT = &schema.SPRT{Decision: a.sprt.Judge(x.failures, x.measured).String(), LLR: a.sprt.LLRFor(x.failures, x.measured), Trials: x.measured}
+	}
+	for o, ex := range x.examples {
+		ex.Evidence = capEvidence(ex.Evidence, a.opts.MaxEvidenceBytes)
+		c.Examples[o] = ex
+	}
+	return c
+}
+
+// capEvidence keeps reports readable and bounded when a probe dumped megabytes; the cut evidence
+// stays valid JSON and says how much was dropped.
+func capEvidence(ev json.RawMessage, limit int) json.RawMessage {
+	if len(ev) <= limit {
+		return ev
+	}
+	out, err := json.Marshal(struct {
+		Truncated     bool   `json:"truncated"`
+		OriginalBytes int    `json:"original_bytes"`
+		Head          string `json:"head"`
+	}{true, len(ev), string(ev[:limit])})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FromJournals reads and merges the journals at paths (files or folders of *.jsonl) into a
+// report. The load.Result carries warnings (torn tails, duplicates) for the caller to print.
+func FromJournals(paths []string, opts Options) (*schema.Report, load.Result, error) {
+	if opts.Sources == nil {
+		opts.Sources = paths
+	}
+	a, err := New(opts)
+	if err != nil {
+		return nil, load.Result{}, err
+	}
+	res, err := load.Journals(paths, func(r journal.Record) error { a.Add(r); return nil })
+	if err != nil {
+		return nil, res, fmt.Errorf("report: %w", err)
+	}
+	return a.Report(), res, nil
+}

@@ -1,0 +1,207 @@
+package aggregate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+var (
+	wsl   = journal.Cell{ID: "c-wsl", Target: "srt", Host: "wsl2"}
+	clean = journal.Cell{ID: "c-local", Target: "srt", Host: "local"}
+)
+
+func sc(name string, o classify.Outcome, pass bool) journal.Scenario {
+	return journal.Scenario{Name: name, Outcome: o, Pass: pass, Hint: name + ":" + string(o)}
+}
+
+// trials builds the WSL cell of the seed bug: mostly correct, a dead proxy that fails every
+// network scenario at once, one non-enforcing trial, one trial that never got to a scenario.
+func trials() []journal.Record {
+	var out []journal.Record
+	add := func(trial int, o classify.Outcome, scens ...journal.Scenario) {
+		out = append(out, journal.Record{V: 1, RunID: "run1", Cell: wsl, Trial: trial, Outcome: o, Hint: "trial hint",
+			Scenarios: scens, Evidence: json.RawMessage(fmt.Sprintf(`{"trial":%d}`, trial))})
+	}
+	for i := 0; i < 6; i++ {
+		add(i, classify.Correct, sc("network/seed", classify.Correct, true), sc("network/ipv6", classify.Correct, true), sc("network/dns", classify.Correct, true))
+	}
+	// Trial 7 arrives before 6: the example must still be trial 6.
+	for _, i := range []int{7, 6} {
+		add(i, classify.ProxyDead, sc("network/seed", classify.ProxyDead, false), sc("network/ipv6", classify.ProxyDead, false), sc("network/dns", classify.ProxyDead, false))
+	}
+	add(8, classify.NonEnforcing, sc("network/seed", classify.NonEnforcing, false), sc("network/ipv6", classify.Correct, true), sc("network/dns", classify.Correct, true))
+	add(9, classify.HarnessError)
+	out[0].HostFP = json.RawMessage(`{"kernel":"6.6.87.2-microsoft-standard-WSL2"}`)
+	for i := 0; i < 5; i++ {
+		out = append(out, journal.Record{V: 1, RunID: "run2", Cell: clean, Trial: i, Outcome: classify.Correct,
+			Scenarios: []journal.Scenario{sc("network/seed", classify.Correct, true)}})
+	}
+	return out
+}
+
+func build(t *testing.T, opts Options) *schema.Report {
+	t.Helper()
+	opts.Now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range trials() {
+		a.Add(r)
+	}
+	return a.Report()
+}
+
+func find(t *testing.T, rep *schema.Report, host, scenario string) schema.Cell {
+	t.Helper()
+	for _, c := range rep.Cells {
+		if c.Host == host && c.Scenario == scenario {
+			return c
+		}
+	}
+	t.Fatalf("no row %s %s", host, scenario)
+	return schema.Cell{}
+}
+
+func TestRowsCountOutcomesAndIntervals(t *testing.T) {
+	rep := build(t, Options{SandcheckVersion: "v0.1.0", Until: "rate<=0.01 vs rate>=0.05"})
+	if len(rep.Cells) != 4 || len(rep.Overall) != 2 {
+		t.Fatalf("rows = %d cells, %d overall", len(rep.Cells), len(rep.Overall))
+	}
+	// Sorted by target, host, then scenario.
+	if rep.Cells[0].Host != "local" || rep.Cells[1].Scenario != "network/dns" {
+		t.Fatalf("order: %s %s, %s %s", rep.Cells[0].Host, rep.Cells[0].Scenario, rep.Cells[1].Host, rep.Cells[1].Scenario)
+	}
+	seed := find(t, rep, "wsl2", "network/seed")
+	if seed.Trials != 9 || seed.Measured != 9 || seed.Failures != 3 || seed.FailOpen != 1 || seed.FailClosed.Count != 2 {
+		t.Fatalf("seed counts = %+v", seed.Counts)
+	}
+	if !reflect.DeepEqual(seed.Outcomes, map[string]int{"correct": 6, "proxy-dead": 2, "non-enforcing": 1}) {
+		t.Fatalf("outcomes = %v", seed.Outcomes)
+	}
+	if !reflect.DeepEqual(seed.FailingOutcomes, map[string]int{"proxy-dead": 2, "non-enforcing": 1}) {
+		t.Fatalf("failing outcomes = %v", seed.FailingOutcomes)
+	}
+	w := stats.Wilson(3, 9)
+	if math.Abs(seed.FailureRate-1.0/3) > 1e-12 || seed.CI95 != [2]float64{w.Low, w.High} {
+		t.Fatalf("rate %v ci %v", seed.FailureRate, seed.CI95)
+	}
+	if seed.RuleOfThree != nil || seed.TrialsNeeded != nil {
+		t.Fatal("rule of three only applies at zero failures")
+	}
+	if seed.SPRT == nil || seed.SPRT.Decision != "accept-h1" {
+		t.Fatalf("sprt = %+v", seed.SPRT)
+	}
+	// One example per outcome, the lowest trial, with the scenario's hint and the trial's evidence.
+	ex := seed.Examples["proxy-dead"]
+	if ex.Trial != 6 || ex.Hint != "network/seed:proxy-dead" || string(ex.Evidence) != `{"trial":6}` || ex.Pass {
+		t.Fatalf("example = %+v", ex)
+	}
+	if len(seed.Examples) != 3 {
+		t.Fatalf("examples = %v", seed.Examples)
+	}
+
+	local := find(t, rep, "local", "network/seed")
+	if local.Failures != 0 || local.RuleOfThree == nil || *local.RuleOfThree != 0.6 {
+		t.Fatalf("local = %+v", local.Counts)
+	}
+	if local.TrialsNeeded == nil || local.TrialsNeeded.Trials != 299 || local.TrialsNeeded.More != 294 {
+		t.Fatalf("trials needed = %+v", local.TrialsNeeded)
+	}
+	if local.SPRT.Decision != "continue" {
+		t.Fatalf("5 clean trials cannot decide yet: %+v", local.SPRT)
+	}
+
+	// Overall: the harness-error trial counts as a trial but not as a measurement.
+	var ov schema.Overall
+	for _, o := range rep.Overall {
+		if o.Host == "wsl2" {
+			ov = o
+		}
+	}
+	if ov.Trials != 10 || ov.Measured != 9 || ov.Failures != 3 || ov.Outcomes["harness-error"] != 1 || ov.FailOpen != 1 {
+		t.Fatalf("overall = %+v", ov.Counts)
+	}
+	if ov.Examples["harness-error"].Hint != "trial hint" {
+		t.Fatalf("overall example = %+v", ov.Examples["harness-error"])
+	}
+
+	if string(rep.Hosts["wsl2"]) != `{"kernel":"6.6.87.2-microsoft-standard-WSL2"}` || len(rep.Hosts) != 1 {
+		t.Fatalf("hosts = %v", rep.Hosts)
+	}
+	if !reflect.DeepEqual(rep.RunIDs, []string{"run1", "run2"}) || rep.SchemaVersion != schema.Version || rep.Until.Hypotheses != "rate<=0.01 vs rate>=0.05" {
+		t.Fatalf("header = %v %d %+v", rep.RunIDs, rep.SchemaVersion, rep.Until)
+	}
+}
+
+func TestCoFailureGroupsOneCause(t *testing.T) {
+	rep := build(t, Options{})
+	if len(rep.CoFailures) != 1 || rep.CoFailures[0].Host != "wsl2" {
+		t.Fatalf("co-failures = %+v", rep.CoFailures)
+	}
+	cf := rep.CoFailures[0]
+	// dns and ipv6 failed in exactly trials 6 and 7; seed also failed alone in trial 8.
+	want := []schema.Group{{Scenarios: []string{"network/dns", "network/ipv6"}, Failures: 2}}
+	if !reflect.DeepEqual(cf.Groups, want) || cf.Trials != 10 {
+		t.Fatalf("groups = %+v", cf.Groups)
+	}
+}
+
+func TestBadUntil(t *testing.T) {
+	if _, err := New(Options{Until: "rate<=0.5 vs rate>=0.1"}); err == nil || !strings.Contains(err.Error(), "P0 < P1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEvidenceIsCapped(t *testing.T) {
+	a, _ := New(Options{MaxEvidenceBytes: 100})
+	big, _ := json.Marshal(map[string]string{"stderr": strings.Repeat("x", 1000)})
+	a.Add(journal.Record{Cell: clean, Outcome: classify.ProxyDead, Evidence: big})
+	ev := a.Report().Overall[0].Examples["proxy-dead"].Evidence
+	var v struct {
+		Truncated     bool
+		OriginalBytes int `json:"original_bytes"`
+		Head          string
+	}
+	if err := json.Unmarshal(ev, &v); err != nil || !v.Truncated || v.OriginalBytes != len(big) || len(v.Head) != 100 {
+		t.Fatalf("capped evidence = %s (%v)", ev, err)
+	}
+}
+
+// Memory must not grow with the number of trials: 100x more records, each with its own evidence,
+// may cost no more than a little slack.
+func TestStreamingMemoryIsFlat(t *testing.T) {
+	heapAfter := func(n int) uint64 {
+		a, _ := New(Options{})
+		for i := 0; i < n; i++ {
+			o := classify.Correct
+			if i%7 == 0 {
+				o = classify.ProxyDead
+			}
+			ev := json.RawMessage(fmt.Sprintf(`{"blob":%q}`, strings.Repeat("e", 1024)+fmt.Sprint(i)))
+			a.Add(journal.Record{RunID: "r", Cell: clean, Trial: i, Outcome: o, Evidence: ev,
+				Scenarios: []journal.Scenario{{Name: "s", Outcome: o, Pass: o == classify.Correct}}})
+		}
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		runtime.KeepAlive(a)
+		return m.HeapAlloc
+	}
+	small := heapAfter(1000)
+	large := heapAfter(100000) // ~100 MB of evidence passed through
+	if large > small+4<<20 {
+		t.Fatalf("heap grew from %d to %d bytes with 100x the trials", small, large)
+	}
+}

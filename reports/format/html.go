@@ -1,0 +1,224 @@
+package format
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/reports/schema"
+)
+
+//go:embed report.html.tmpl
+var htmlSource string
+
+// html/template escapes every probe output by context; nothing reaches the page unescaped.
+var htmlTmpl = template.Must(template.New("report").Parse(htmlSource))
+
+// outcomeColors are fixed so pages from different runs read alike. Fail-open is purple, not red:
+// it must never be mistaken for "just another failure".
+var outcomeColors = map[string]string{
+	"correct":         "#2e7d32",
+	"non-enforcing":   "#6a1b9a",
+	"proxy-dead":      "#c62828",
+	"allowed-blocked": "#ef6c00",
+	"sandbox-failed":  "#8d6e63",
+	"timeout":         "#546e7a",
+	"harness-error":   "#90a4ae",
+	"not-applicable":  "#cfd8dc",
+}
+
+func colorOf(o string) string {
+	if c, ok := outcomeColors[o]; ok {
+		return c
+	}
+	return "#212121"
+}
+
+const barWidth = 400.0
+
+type htmlView struct {
+	Title, Generated, Version, RunIDs, Until string
+	Scenarios                                []string
+	Heat                                     []heatRow
+	Cells                                    []cellView
+	Hosts                                    []hostView
+	Legend                                   []legendItem
+	CoFail                                   []string
+	Settings, Repro, Expected                string
+	NoTrials                                 bool
+}
+
+type legendItem struct{ Name, Color, Severity string }
+
+type heatRow struct {
+	Name, Anchor, CellID string
+	Cells                []heatCell
+}
+
+type heatCell struct {
+	Scenario, Color, Text, Title string
+	Has, FailOpen                bool
+}
+
+type cellView struct {
+	Anchor, CellID, Name, Verdict string
+	FailOpen                      bool
+	Bars                          []barView
+	Examples                      []exView
+}
+
+type barView struct {
+	Label, Verdict, Kind string // Kind: "overall" or "scenario"
+	Segs                 []seg
+	Measured             bool
+	Rate, Lo, Hi         float64 // x positions in px
+	RateText             string
+}
+
+type seg struct {
+	X, W         float64
+	Color, Title string
+}
+
+type exView struct {
+	Outcome, Color, Summary, Error, Evidence string
+}
+
+type hostView struct {
+	Name string
+	Rows [][2]string
+}
+
+var nonAnchor = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// WriteHTML writes report.html: one self-contained page (inline CSS, JS and SVG; no network) with
+// outcome bars and CI whiskers per cell, a cell x scenario heat map and expandable evidence.
+func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
+	v := htmlView{
+		Title:     title(rep, opts),
+		Generated: rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
+		Version:   orUnknown(rep.SandcheckVersion),
+		RunIDs:    strings.Join(rep.RunIDs, ", "),
+		Settings:  opts.Settings,
+		Repro:     opts.Repro,
+		Expected:  orDefault(opts.Expected, DefaultExpected),
+		NoTrials:  len(rep.Overall) == 0,
+	}
+	if rep.Until != nil {
+		v.Until = fmt.Sprintf("SPRT %s, alpha %g, beta %g, max %d", rep.Until.Hypotheses, rep.Until.Alpha, rep.Until.Beta, rep.Until.Max)
+	}
+	for _, o := range allOrder {
+		v.Legend = append(v.Legend, legendItem{o, colorOf(o), severityOf(o)})
+	}
+	scen := map[string]bool{}
+	for _, c := range rep.Cells {
+		if !scen[c.Scenario] {
+			scen[c.Scenario] = true
+			v.Scenarios = append(v.Scenarios, c.Scenario)
+		}
+	}
+	sort.Strings(v.Scenarios)
+
+	for i, o := range rep.Overall {
+		anchor := fmt.Sprintf("cell-%d-%s", i, nonAnchor.ReplaceAllString(o.CellID, "-"))
+		rows := map[string]schema.Cell{}
+		for _, c := range rep.Cells {
+			if c.CellID == o.CellID {
+				rows[c.Scenario] = c
+			}
+		}
+		hr := heatRow{Name: o.Name(), Anchor: anchor, CellID: o.CellID}
+		for _, s := range v.Scenarios {
+			c, ok := rows[s]
+			hr.Cells = append(hr.Cells, heat(s, c, ok))
+		}
+		v.Heat = append(v.Heat, hr)
+
+		cv := cellView{Anchor: anchor, CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts), FailOpen: o.FailOpen > 0}
+		cv.Bars = append(cv.Bars, bar("all scenarios (per trial)", "overall", o.Counts))
+		for _, s := range v.Scenarios {
+			if c, ok := rows[s]; ok {
+				cv.Bars = append(cv.Bars, bar(s, "scenario", c.Counts))
+			}
+		}
+		for _, name := range outcomeOrder(o.Outcomes) {
+			ex, ok := o.Examples[name]
+			if !ok {
+				continue
+			}
+			sum := fmt.Sprintf("%s x%d · example trial %d (run %s)", name, o.Outcomes[name], ex.Trial, ex.RunID)
+			if ex.Hint != "" {
+				sum += " — " + ex.Hint
+			}
+			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: prettyEvidence(ex.Evidence)})
+		}
+		v.Cells = append(v.Cells, cv)
+	}
+	for _, h := range hostNames(rep) {
+		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: envTable(rep.Hosts[h])})
+	}
+	for _, cf := range rep.CoFailures {
+		for _, g := range cf.Groups {
+			v.CoFail = append(v.CoFail, fmt.Sprintf("%s: %s failed together in %d of %d trials (likely one cause)", cf.Name(), strings.Join(g.Scenarios, ", "), g.Failures, cf.Trials))
+		}
+	}
+	if err := htmlTmpl.Execute(w, v); err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	return nil
+}
+
+func heat(s string, c schema.Cell, ok bool) heatCell {
+	h := heatCell{Scenario: s, Has: ok}
+	switch {
+	case !ok:
+		h.Color, h.Text, h.Title = "#ffffff", "", "not run in this cell"
+	case c.FailOpen > 0:
+		h.Color, h.Text, h.FailOpen = "#6a1b9a", "OPEN", true
+		h.Title = "fail-open: " + verdict(c.Counts)
+	case c.Measured == 0:
+		h.Color, h.Text, h.Title = "#e0e0e0", "n/m", verdict(c.Counts)
+	default:
+		h.Color, h.Text, h.Title = rateColor(c.FailureRate), pct(c.FailureRate), verdict(c.Counts)
+	}
+	return h
+}
+
+// rateColor maps a failure rate to light green (0) through amber to red (1). The square root
+// stretches the low end, where the interesting flake rates (0.5%-5%) live.
+func rateColor(r float64) string {
+	if r <= 0 {
+		return "#a5d6a7"
+	}
+	t := math.Sqrt(math.Min(1, r))
+	from, to := [3]float64{0xff, 0xe0, 0x82}, [3]float64{0xc6, 0x28, 0x28}
+	var c [3]int
+	for i := range c {
+		c[i] = int(math.Round(from[i] + (to[i]-from[i])*t))
+	}
+	return fmt.Sprintf("#%02x%02x%02x", c[0], c[1], c[2])
+}
+
+func bar(label, kind string, c schema.Counts) barView {
+	b := barView{Label: label, Kind: kind, Verdict: verdict(c), Measured: c.Measured > 0}
+	x := 0.0
+	for _, o := range outcomeOrder(c.Outcomes) {
+		n := c.Outcomes[o]
+		if n == 0 || c.Trials == 0 {
+			continue
+		}
+		w := barWidth * float64(n) / float64(c.Trials)
+		b.Segs = append(b.Segs, seg{X: round1(x), W: round1(w), Color: colorOf(o), Title: fmt.Sprintf("%s: %d of %d trials", o, n, c.Trials)})
+		x += w
+	}
+	b.Rate, b.Lo, b.Hi = round1(barWidth*c.FailureRate), round1(barWidth*c.CI95[0]), round1(barWidth*c.CI95[1])
+	b.RateText = fmt.Sprintf("failure %s, 95%% CI %s", pct(c.FailureRate), ciString(c.CI95))
+	return b
+}
+
+func round1(f float64) float64 { return math.Round(f*10) / 10 }

@@ -1,0 +1,214 @@
+// Package schema is report.json: the one data model every report format, compare and the gate
+// read. Aggregation produces a Report; formats render it; compare and gate decode it from disk.
+// Keeping one model means the gate judges exactly what a human read in report.md. The schema is
+// documented in ../SCHEMA.md; bump Version when a field changes meaning.
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Version is report.json's schema_version. Readers refuse newer versions.
+const Version = 1
+
+// Report is the whole of report.json.
+type Report struct {
+	SchemaVersion    int                        `json:"schema_version"`
+	GeneratedAt      time.Time                  `json:"generated_at"`
+	SandcheckVersion string                     `json:"sandcheck_version"`
+	RunIDs           []string                   `json:"run_ids"`
+	Sources          []string                   `json:"sources,omitempty"` // journals read
+	Hosts            map[string]json.RawMessage `json:"hosts"`             // host name -> fingerprint, as recorded
+	Until            *Until                     `json:"until,omitempty"`   // the SPRT the runner stopped by, if any
+	ClaimRate        float64                    `json:"claim_rate"`        // rate used for trials_needed
+	Cells            []Cell                     `json:"cells"`             // one per cell x scenario
+	Overall          []Overall                  `json:"overall"`           // one per cell: trial-level outcomes
+	CoFailures       []CoFailure                `json:"co_failures,omitempty"`
+}
+
+// Until restates the adaptive stopping rule.
+type Until struct {
+	Hypotheses string  `json:"hypotheses"` // "rate<=0.01 vs rate>=0.05"
+	Alpha      float64 `json:"alpha"`
+	Beta       float64 `json:"beta"`
+	Max        int     `json:"max,omitempty"`
+}
+
+// CellRef names a matrix cell.
+type CellRef struct {
+	CellID string `json:"cell_id"`
+	Target string `json:"target"`
+	Host   string `json:"host"`
+	Fault  string `json:"fault"` // "" = healthy sandbox
+	Labels string `json:"labels,omitempty"`
+}
+
+// Name is how messages and reports name the cell: target/host, plus the fault when injected.
+func (c CellRef) Name() string {
+	s := c.Target + "@" + c.Host
+	if c.Fault != "" {
+		s += " fault=" + c.Fault
+	}
+	if c.Labels != "" {
+		s += " [" + c.Labels + "]"
+	}
+	return s
+}
+
+// Cell is one cell x scenario row.
+type Cell struct {
+	CellRef
+	Scenario       string   `json:"scenario"`
+	ScenarioLabels []string `json:"scenario_labels,omitempty"`
+	Counts
+}
+
+// Name is the row's name in messages: cell name and scenario.
+func (c Cell) Name() string { return c.CellRef.Name() + " " + c.Scenario }
+
+// Key matches a row across reports: the stable cell ID plus the scenario.
+func (c Cell) Key() string { return c.CellID + "\x00" + c.Scenario }
+
+// Overall is one cell's trial-level result: a trial failed if any of its measured scenarios failed.
+type Overall struct {
+	CellRef
+	Counts
+}
+
+// Counts is what both row kinds share.
+type Counts struct {
+	Trials          int                `json:"trials"`                     // every trial seen
+	Measured        int                `json:"measured"`                   // trials that measured the sandbox (not harness-error, timeout, not-applicable)
+	Outcomes        map[string]int     `json:"outcomes"`                   // outcome -> count, over all trials
+	Failures        int                `json:"failures"`                   // measured trials that did not pass
+	FailingOutcomes map[string]int     `json:"failing_outcomes,omitempty"` // outcome -> count, over failures only
+	FailureRate     float64            `json:"failure_rate"`               // failures / measured
+	CI95            [2]float64         `json:"ci95"`                       // Wilson 95% on failure_rate
+	ClopperPearson  [2]float64         `json:"clopper_pearson"`            // exact 95% on failure_rate
+	RuleOfThree     *float64           `json:"rule_of_three,omitempty"`    // 3/measured, only when failures == 0
+	TrialsNeeded    *TrialsNeeded      `json:"trials_needed,omitempty"`    // only when failures == 0
+	FailOpen        int                `json:"fail_open"`                  // failures observed as non-enforcing
+	FailClosed      Rate               `json:"fail_closed"`                // the other failures: availability, not security
+	SPRT            *SPRT              `json:"sprt,omitempty"`
+	DurationMS      int64              `json:"duration_ms,omitempty"` // summed trial wall time (overall rows only)
+	Examples        map[string]Example `json:"examples,omitempty"`    // outcome -> one trial
+}
+
+// Rate is a count over Measured with its Wilson interval.
+type Rate struct {
+	Count int        `json:"count"`
+	Rate  float64    `json:"rate"`
+	CI95  [2]float64 `json:"ci95"`
+}
+
+// TrialsNeeded says how many clean trials claim "rate < Rate" at 95% and how many more to run.
+type TrialsNeeded struct {
+	Rate   float64 `json:"rate"`
+	Trials int     `json:"trials"`
+	More   int     `json:"more"`
+}
+
+// SPRT is the sequential test's verdict on the final counts.
+type SPRT struct {
+	Decision string  `json:"decision"` // accept-h0 (rate<=P0), accept-h1 (rate>=P1), continue, undecided
+	LLR      float64 `json:"llr"`
+	Trials   int     `json:"trials"`
+}
+
+// Example is one trial that produced an outcome, kept so a report can show why.
+type Example struct {
+	RunID    string          `json:"run_id"`
+	Trial    int             `json:"trial"`
+	Start    time.Time       `json:"start"`
+	Pass     bool            `json:"pass"`
+	Hint     string          `json:"hint,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Evidence json.RawMessage `json:"evidence,omitempty"`
+}
+
+// CoFailure is, per cell, which scenarios failed in the same trials.
+type CoFailure struct {
+	CellRef
+	Trials int        `json:"trials"`
+	Groups []Group    `json:"groups,omitempty"` // scenarios that always failed together: one cause
+	Pairs  []PairStat `json:"pairs,omitempty"`
+}
+
+// Group is a set of scenarios with identical failing trials.
+type Group struct {
+	Scenarios []string `json:"scenarios"`
+	Failures  int      `json:"failures"`
+}
+
+// PairStat counts two scenarios failing together.
+type PairStat struct {
+	A        string `json:"a"`
+	B        string `json:"b"`
+	Together int    `json:"together"`
+	AFails   int    `json:"a_fails"`
+	BFails   int    `json:"b_fails"`
+}
+
+// Encode writes r as indented JSON (diff-friendly in CI artifacts).
+func Encode(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode report.json: %w", err)
+	}
+	return nil
+}
+
+// Decode reads report.json, refusing a newer or missing schema_version: a gate that misreads a
+// field it does not know could pass a release it should fail.
+func Decode(r io.Reader, name string) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("%s: decode report.json: %w", name, err)
+	}
+	switch {
+	case rep.SchemaVersion > Version:
+		return nil, fmt.Errorf("%s: report schema_version %d is newer than this sandcheck reads (%d)", name, rep.SchemaVersion, Version)
+	case rep.SchemaVersion <= 0:
+		return nil, fmt.Errorf("%s: not a sandcheck report.json (no schema_version)", name)
+	}
+	return &rep, nil
+}
+
+// OutcomeList formats outcome counts as "correct x90, proxy-dead x10" in the given order, then
+// any unknown outcome names alphabetically.
+func OutcomeList(m map[string]int, order []string) string {
+	var parts []string
+	done := map[string]bool{}
+	for _, o := range order {
+		if m[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%s x%d", o, m[o]))
+		}
+		done[o] = true
+	}
+	var rest []string
+	for o, n := range m {
+		if !done[o] && n > 0 {
+			rest = append(rest, fmt.Sprintf("%s x%d", o, n))
+		}
+	}
+	sort.Strings(rest)
+	return strings.Join(append(parts, rest...), ", ")
+}
+
+// ReadFile decodes the report.json at path.
+func ReadFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	defer f.Close()
+	return Decode(f, path)
+}
