@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/compare"
 	"github.com/sandcheck/sandcheck/reports/format"
+	"github.com/sandcheck/sandcheck/reports/gate"
 )
 
 // writeReports turns journals into report.json, report.md, junit.xml and report.html in dir.
@@ -23,3 +25,72 @@ func writeReports(dir string, journals []string, stderr io.Writer) error {
 
 // reproArgs is the command line of this invocation, for the report's Repro section.
 var reproArgs []string
+
+func init() {
+	register("report", "turn journals (merged shards) into report.json/.md/.html and junit.xml", reportCmd)
+	register("compare", "compare a run's report.json with a baseline; exit 1 on a regression", compareCmd)
+	register("gate", "release qualification: exit 1 on any fail-open, or fail-closed rates above policy", gateCmd)
+}
+
+func reportCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("report", "JOURNAL... --out DIR", `  sandcheck report out/run/journal.jsonl --out out/run
+  sandcheck report shard-*/journal.jsonl --out merged    # merge the shards of a CI matrix`, stderr)
+	out := fs.String("out", "", "folder for report.json, report.md, junit.xml, report.html (required)")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "sandcheck report: need journals and --out DIR (sandcheck report --help)")
+		return 2
+	}
+	if err := writeReports(*out, fs.Args(), stderr); err != nil {
+		fmt.Fprintf(stderr, "sandcheck report: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s/{report.json,report.md,junit.xml,report.html}\n", *out)
+	return 0
+}
+
+func compareCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("compare", "BASE.json NEW.json [--alpha 0.05]", `  sandcheck compare baseline/report.json out/nightly/report.json`, stderr)
+	alpha := fs.Float64("alpha", 0.05, "significance of a rate increase (one-sided Fisher's exact test)")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintln(stderr, "sandcheck compare: need BASE.json and NEW.json")
+		return 2
+	}
+	res, err := compare.Files(fs.Arg(0), fs.Arg(1), *alpha)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck compare: %v\n", err)
+		return 2
+	}
+	compare.WriteText(stdout, res)
+	if res.Failed() {
+		return 1
+	}
+	return 0
+}
+
+func gateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml`, stderr)
+	policy := fs.String("policy", "", "gate policy YAML (default: no fail-open anywhere, fail-closed upper bound 5%)")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "sandcheck gate: need one report.json")
+		return 2
+	}
+	vs, err := gate.File(fs.Arg(0), *policy)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck gate: %v\n", err)
+		return 2
+	}
+	gate.WriteText(stdout, vs)
+	if len(vs) > 0 {
+		return 1
+	}
+	return 0
+}

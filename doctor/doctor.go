@@ -1,0 +1,706 @@
+// Package doctor collects a host's fingerprint: the facts a sandbox bug report needs and that
+// the seed's reporter gathered by hand (kernel, distro, WSL version and networking mode, tool
+// versions and where they resolve on PATH, user-namespace sysctls, proxy settings, PID 1 seccomp).
+//
+// Every file read goes through Options.Root and every command through Options.Run, so tests point
+// Collect at fixture trees under testdata/ and fake the version commands.
+package doctor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Missing is the value of a version, path or sysctl that does not exist on the host.
+const Missing = "missing"
+
+// InteropNote marks a tool that resolves into a Windows drive mounted by WSL: a Windows binary
+// (or script) shadowing the Linux one, which a sandbox on WSL usually cannot use.
+const InteropNote = "Windows PATH interop shadowing"
+
+// UsernsSysctls are the user-namespace sysctls reported, by sysctl name (read from /proc/sys).
+var UsernsSysctls = []string{
+	"kernel.unprivileged_userns_clone",
+	"user.max_user_namespaces",
+	"kernel.apparmor_restrict_unprivileged_userns",
+}
+
+// Tools whose versions are reported; PathTools are the ones whose PATH resolution is reported.
+var (
+	versionTools = []string{"bwrap", "socat", "node", "rg"}
+	PathTools    = []string{"bwrap", "socat", "node", "rg", "srt", "curl", "git", "wslinfo"}
+)
+
+// Fingerprint is one host's facts. The JSON keys are read by reports; keep them stable.
+type Fingerprint struct {
+	Kernel            string `json:"kernel"`              // uname release (/proc/sys/kernel/osrelease)
+	Distro            string `json:"distro"`              // PRETTY_NAME from os-release
+	WSLVersion        string `json:"wsl_version"`         // "2", "1", or "" when not WSL
+	WSLNetworkingMode string `json:"wsl_networking_mode"` // `wslinfo --networking-mode` (nat, mirrored, ...) or ""
+	WSLInterop        bool   `json:"wsl_interop"`         // binfmt_misc WSLInterop or WSLInterop-late registered
+
+	Bwrap   string `json:"bwrap"` // versions; "missing" when not on PATH
+	Socat   string `json:"socat"`
+	Node    string `json:"node"`
+	Rg      string `json:"rg"`
+	Sandbox string `json:"sandbox"` // supplied by the caller (e.g. "@anthropic-ai/sandbox-runtime@0.0.66")
+
+	// Paths maps a tool to where it resolves on PATH ("missing" when it does not), with
+	// " -> TARGET" for a symlink and " [Windows PATH interop shadowing]" under a Windows mount.
+	Paths map[string]string `json:"paths"`
+	// Userns maps each of UsernsSysctls to its value, or "missing" when the key does not exist.
+	Userns map[string]string `json:"userns"`
+	// ProxyEnv holds every *_PROXY / *_proxy variable, credentials in URLs redacted.
+	ProxyEnv map[string]string `json:"proxy_env"`
+	// CurlRC is keyed by "~/.curlrc" and "/etc/curlrc".
+	CurlRC map[string]RCFile `json:"curlrc"`
+	// GitProxy maps "global" and "system" to git's http.proxy ("unset" when not set); nil when git
+	// is missing (Paths["git"] then says "missing").
+	GitProxy map[string]string `json:"git_proxy"`
+	// PID1Seccomp is the Seccomp: mode of PID 1 ("0 disabled", "1 strict", "2 filter"), followed by
+	// " (N filters)" when the kernel reports Seccomp_filters; "unknown" when unreadable.
+	PID1Seccomp string    `json:"pid1_seccomp"`
+	Arch        string    `json:"arch"`
+	CollectedAt time.Time `json:"collected_at"`
+}
+
+// RCFile says whether a curl config file exists and which of its lines configure a proxy
+// (credentials redacted).
+type RCFile struct {
+	Exists     bool     `json:"exists"`
+	ProxyLines []string `json:"proxy_lines"`
+}
+
+// Options says where Collect looks. The zero value inspects this host.
+type Options struct {
+	Root     string                               // filesystem root for every file read; default "/"
+	Env      []string                             // environment (PATH, proxies, WSL_DISTRO_NAME); default os.Environ()
+	Home     string                               // home directory (relative to Root); default $HOME from Env
+	LookPath func(name string) (string, error)    // default: search Env's PATH under Root
+	Run      func(argv ...string) (string, error) // default: exec with a 2 s timeout, Env as environment
+	Now      func() time.Time                     // default time.Now
+
+	SandboxVersion string // reported as Fingerprint.Sandbox; "" means "missing"
+	SandboxPath    string // where the caller found the sandbox; default: "srt" looked up on PATH
+}
+
+// RunTimeout bounds each command the default Run starts.
+const RunTimeout = 2 * time.Second
+
+// Collect gathers the fingerprint. It never fails: what it cannot read it reports as such.
+func Collect(opts Options) Fingerprint {
+	c := newCollector(opts)
+	f := Fingerprint{
+		Kernel:   c.kernel(),
+		Distro:   c.distro(),
+		Paths:    map[string]string{},
+		Userns:   map[string]string{},
+		ProxyEnv: proxyEnv(c.env),
+		CurlRC:   c.curlrc(),
+		Sandbox:  opts.SandboxVersion,
+	}
+	if f.Sandbox == "" {
+		f.Sandbox = Missing
+	}
+	f.WSLInterop = c.exists("/proc/sys/fs/binfmt_misc/WSLInterop") || c.exists("/proc/sys/fs/binfmt_misc/WSLInterop-late")
+	f.WSLVersion = wslVersion(f.Kernel, c.getenv("WSL_DISTRO_NAME") != "" || f.WSLInterop)
+	interop := c.interopMounts(f.WSLVersion != "")
+
+	resolved := map[string]string{}
+	for _, t := range PathTools {
+		p := ""
+		if t == "srt" && opts.SandboxPath != "" {
+			p = opts.SandboxPath
+		} else if lp, err := c.lookPath(t); err == nil {
+			p = lp
+		}
+		if p == "" {
+			f.Paths[t] = Missing
+			continue
+		}
+		resolved[t] = p
+		f.Paths[t] = c.describePath(p, interop)
+	}
+
+	vers := map[string]*string{"bwrap": &f.Bwrap, "socat": &f.Socat, "node": &f.Node, "rg": &f.Rg}
+	for _, t := range versionTools {
+		*vers[t] = c.version(t, resolved[t])
+	}
+
+	if p, ok := resolved["wslinfo"]; ok {
+		out, err := c.run(c.exe(p), "--networking-mode")
+		mode := firstLine(out)
+		switch {
+		case err == nil && mode != "":
+			f.WSLNetworkingMode = mode
+		case mode != "":
+			f.WSLNetworkingMode = "unknown (" + mode + ")"
+		default:
+			f.WSLNetworkingMode = "unknown"
+		}
+	}
+
+	for _, k := range UsernsSysctls {
+		f.Userns[k] = c.sysctl(k)
+	}
+	if p, ok := resolved["git"]; ok {
+		f.GitProxy = c.gitProxy(c.exe(p))
+	}
+	f.PID1Seccomp = c.pid1Seccomp()
+	f.Arch = c.arch()
+	f.CollectedAt = c.now().UTC().Truncate(time.Second)
+	return f
+}
+
+type collector struct {
+	root string
+	env  []string
+	home string
+	look func(string) (string, error)
+	run  func(argv ...string) (string, error)
+	now  func() time.Time
+}
+
+func newCollector(o Options) *collector {
+	c := &collector{root: o.Root, env: o.Env, home: o.Home, look: o.LookPath, run: o.Run, now: o.Now}
+	if c.root == "" {
+		c.root = "/"
+	}
+	if abs, err := filepath.Abs(c.root); err == nil {
+		c.root = abs
+	}
+	if c.env == nil {
+		c.env = os.Environ()
+	}
+	if c.home == "" {
+		c.home = c.getenv("HOME")
+	}
+	if c.home == "" && c.root == "/" {
+		c.home, _ = os.UserHomeDir()
+	}
+	if c.look == nil {
+		c.look = c.defaultLookPath
+	}
+	if c.run == nil {
+		c.run = c.defaultRun
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c
+}
+
+func (c *collector) getenv(k string) string {
+	v := ""
+	for _, kv := range c.env { // last one wins, as in the kernel's execve
+		if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+			v = val
+		}
+	}
+	return v
+}
+
+// rooted maps a host path (as a process on the host would see it) into Root.
+func (c *collector) rooted(p string) string {
+	if c.root == "/" {
+		return p
+	}
+	return filepath.Join(c.root, p)
+}
+
+// exe is the file to execute for a tool found at host path p: its symlinks resolved inside Root.
+func (c *collector) exe(p string) string {
+	if c.root == "/" {
+		return p
+	}
+	return c.rooted(c.resolveLinks(p))
+}
+
+func (c *collector) read(p string) (string, error) {
+	b, err := os.ReadFile(c.rooted(p))
+	return string(b), err
+}
+
+func (c *collector) exists(p string) bool {
+	_, err := os.Lstat(c.rooted(p))
+	return err == nil
+}
+
+func (c *collector) lookPath(name string) (string, error) { return c.look(name) }
+
+// defaultLookPath searches Env's PATH (not this process's) for an executable, under Root.
+func (c *collector) defaultLookPath(name string) (string, error) {
+	for _, dir := range filepath.SplitList(c.getenv("PATH")) {
+		if dir == "" || !path.IsAbs(dir) {
+			continue // relative PATH entries depend on a cwd we do not have
+		}
+		p := path.Join(dir, name)
+		st, err := os.Stat(c.rooted(c.resolveLinks(p))) // absolute links stay inside Root
+		if err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+func (c *collector) defaultRun(argv ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = c.env
+	cmd.WaitDelay = 500 * time.Millisecond // a child holding the pipe must not hang doctor
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return out.String(), err
+}
+
+func (c *collector) kernel() string {
+	if s, err := c.read("/proc/sys/kernel/osrelease"); err == nil && strings.TrimSpace(s) != "" {
+		return strings.TrimSpace(s)
+	}
+	if c.root == "/" {
+		var u unix.Utsname
+		if unix.Uname(&u) == nil {
+			return unix.ByteSliceToString(u.Release[:])
+		}
+	}
+	return "unknown"
+}
+
+func (c *collector) arch() string {
+	if s, err := c.read("/proc/sys/kernel/arch"); err == nil && strings.TrimSpace(s) != "" {
+		return strings.TrimSpace(s)
+	}
+	if c.root == "/" {
+		var u unix.Utsname
+		if unix.Uname(&u) == nil {
+			return unix.ByteSliceToString(u.Machine[:])
+		}
+	}
+	return runtime.GOARCH
+}
+
+func (c *collector) distro() string {
+	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		s, err := c.read(p)
+		if err != nil {
+			continue
+		}
+		vals := parseOSRelease(s)
+		if v := vals["PRETTY_NAME"]; v != "" {
+			return v
+		}
+		if v := strings.TrimSpace(vals["NAME"] + " " + vals["VERSION"]); v != "" {
+			return v
+		}
+	}
+	return "unknown"
+}
+
+// parseOSRelease reads os-release(5): KEY=value lines, values optionally shell-quoted.
+func parseOSRelease(s string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if n := len(v); n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n-1] == v[0] {
+			q := v[0]
+			v = v[1 : n-1]
+			if q == '"' {
+				var b strings.Builder
+				for i := 0; i < len(v); i++ {
+					if v[i] == '\\' && i+1 < len(v) && strings.IndexByte("\"\\$`", v[i+1]) >= 0 {
+						i++
+					}
+					b.WriteByte(v[i])
+				}
+				v = b.String()
+			}
+		}
+		m[k] = v
+	}
+	return m
+}
+
+// wslVersion decides from the kernel release: WSL2 kernels say "microsoft-standard" (lowercase;
+// "-microsoft-standard-WSL2" since 5.10), WSL1's fake release ends in "-Microsoft". A release
+// without either but with other WSL evidence (WSL_DISTRO_NAME, WSLInterop) is a custom kernel,
+// which only WSL2 allows.
+func wslVersion(release string, evidence bool) string {
+	switch {
+	case strings.Contains(strings.ToLower(release), "microsoft-standard"):
+		return "2"
+	case strings.Contains(release, "-Microsoft"):
+		return "1"
+	case strings.Contains(release, "microsoft"):
+		return "2"
+	case evidence:
+		return "2"
+	}
+	return ""
+}
+
+var driveDir = regexp.MustCompile(`^[a-zA-Z]$`)
+
+// interopMounts lists the roots under which Windows drives appear: mounts of type drvfs (9p or
+// virtiofs with a drvfs tag), and on WSL the automount root (/mnt/ unless /etc/wsl.conf says
+// otherwise) followed by a drive letter.
+func (c *collector) interopMounts(wsl bool) (m interop) {
+	if s, err := c.read("/proc/self/mounts"); err == nil {
+		m.mounts = parseDrvfsMounts(s)
+	} else if s, err := c.read("/proc/mounts"); err == nil {
+		m.mounts = parseDrvfsMounts(s)
+	}
+	if wsl {
+		m.autoRoot = "/mnt/"
+		if s, err := c.read("/etc/wsl.conf"); err == nil {
+			if r := iniValue(s, "automount", "root"); r != "" {
+				m.autoRoot = strings.TrimSuffix(r, "/") + "/"
+			}
+		}
+	}
+	return m
+}
+
+type interop struct {
+	mounts   []string
+	autoRoot string
+}
+
+func (m interop) contains(p string) bool {
+	for _, mp := range m.mounts {
+		if p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/") {
+			return true
+		}
+	}
+	if m.autoRoot != "" && strings.HasPrefix(p, m.autoRoot) {
+		first, _, _ := strings.Cut(strings.TrimPrefix(p, m.autoRoot), "/")
+		return driveDir.MatchString(first)
+	}
+	return false
+}
+
+func parseDrvfsMounts(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		dev, mp, typ, opts := f[0], unescapeMount(f[1]), f[2], f[3]
+		if typ == "drvfs" || ((typ == "9p" || typ == "virtiofs") && (strings.Contains(opts, "drvfs") || strings.Contains(dev, "drvfs"))) {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes /proc/mounts' octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if o := s[i+1 : i+4]; o[0] >= '0' && o[0] <= '3' && o[1] >= '0' && o[1] <= '7' && o[2] >= '0' && o[2] <= '7' {
+				b.WriteByte((o[0]-'0')<<6 | (o[1]-'0')<<3 | (o[2] - '0'))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// iniValue finds key in [section] of a wsl.conf-style INI file.
+func iniValue(s, section, key string) string {
+	in := false
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			in = strings.EqualFold(strings.Trim(line, "[] \t"), section)
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); in && ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			v = strings.TrimSpace(v)
+			if i := strings.IndexAny(v, "#;"); i >= 0 {
+				v = strings.TrimSpace(v[:i])
+			}
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+// describePath renders a resolved tool: the PATH entry, where its symlinks lead, and the interop note.
+func (c *collector) describePath(p string, m interop) string {
+	target := c.resolveLinks(p)
+	s := p
+	if target != p {
+		s += " -> " + target
+	}
+	if m.contains(p) || m.contains(target) {
+		s += " [" + InteropNote + "]"
+	}
+	return s
+}
+
+// resolveLinks follows symlinks of p within Root (absolute targets are taken relative to Root).
+func (c *collector) resolveLinks(p string) string {
+	cur := path.Clean(p)
+	for range 40 {
+		dest, err := os.Readlink(c.rooted(cur))
+		if err != nil {
+			return cur
+		}
+		if !path.IsAbs(dest) {
+			dest = path.Join(path.Dir(cur), dest)
+		}
+		cur = path.Clean(dest)
+	}
+	return cur
+}
+
+// versionRE finds a dotted version (0.9.0, v20.11.1, 1.7.4.4, 13.0.0-beta).
+var versionRE = regexp.MustCompile(`\bv?\d+\.\d+(?:\.\d+)*(?:[-+~][0-9A-Za-z][0-9A-Za-z.+~-]*)?`)
+
+// version asks a tool for its version: "missing" when not on PATH, the version when it answered
+// with one, else "unknown (...)" with the first line it printed or the error.
+func (c *collector) version(tool, p string) string {
+	if p == "" {
+		return Missing
+	}
+	arg := "--version"
+	if tool == "socat" {
+		arg = "-V"
+	}
+	out, err := c.run(c.exe(p), arg)
+	if tool == "socat" { // "socat by Gerhard Rieger ...\nsocat version 1.7.4.4 on ..."
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "socat version") {
+				out = l
+				break
+			}
+		}
+	}
+	if v := versionRE.FindString(out); v != "" {
+		return v
+	}
+	if l := firstLine(out); l != "" {
+		return "unknown (" + l + ")"
+	}
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return "unknown"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	l, _, _ := strings.Cut(s, "\n")
+	l = strings.TrimSpace(l)
+	if len(l) > 120 {
+		l = l[:120] + "..."
+	}
+	return l
+}
+
+func (c *collector) sysctl(name string) string {
+	s, err := c.read("/proc/sys/" + strings.ReplaceAll(name, ".", "/"))
+	switch {
+	case err == nil:
+		return strings.TrimSpace(s)
+	case errors.Is(err, fs.ErrNotExist):
+		return Missing
+	default:
+		return "unreadable (" + err.Error() + ")"
+	}
+}
+
+// proxyEnv keeps every variable named *_PROXY in any case (HTTP_PROXY, https_proxy, NO_PROXY,
+// npm_config_proxy, ...), with URL credentials redacted.
+func proxyEnv(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasSuffix(strings.ToUpper(k), "_PROXY") {
+			m[k] = RedactURL(v)
+		}
+	}
+	return m
+}
+
+// Redacted replaces credentials.
+const Redacted = "REDACTED"
+
+// RedactURL hides the userinfo of a URL or of a bare "user:pass@host:port", and every entry of a
+// comma-separated list of them.
+func RedactURL(v string) string {
+	if strings.Contains(v, ",") {
+		parts := strings.Split(v, ",")
+		for i, p := range parts {
+			parts[i] = RedactURL(p)
+		}
+		return strings.Join(parts, ",")
+	}
+	start := 0
+	if i := strings.Index(v, "://"); i >= 0 {
+		start = i + 3
+	}
+	rest := v[start:]
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return v[:start] + Redacted + rest[at:]
+	}
+	return v
+}
+
+func (c *collector) curlrc() map[string]RCFile {
+	m := map[string]RCFile{}
+	files := [][2]string{{"~/.curlrc", ""}, {"/etc/curlrc", "/etc/curlrc"}}
+	if c.home != "" {
+		files[0][1] = path.Join(c.home, ".curlrc")
+	}
+	for _, f := range files {
+		rc := RCFile{ProxyLines: []string{}}
+		if f[1] != "" {
+			if s, err := c.read(f[1]); err == nil {
+				rc.Exists = true
+				rc.ProxyLines = curlProxyLines(s)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				rc.Exists = c.exists(f[1]) // there but unreadable
+			}
+		}
+		m[f[0]] = rc
+	}
+	return m
+}
+
+// curlProxyLines picks the lines of a curl config that set a proxy (proxy, -x, socks5,
+// preproxy, noproxy, proxy-user, ...), hiding credentials.
+func curlProxyLines(s string) []string {
+	out := []string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		opt := strings.TrimLeft(line, "-")
+		i := strings.IndexAny(opt, " \t=:")
+		key, val := opt, ""
+		if i >= 0 {
+			key, val = opt[:i], strings.TrimLeft(opt[i:], " \t=:")
+		}
+		lk := strings.ToLower(key)
+		short := strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "--")
+		isProxy := strings.Contains(lk, "proxy") || strings.HasPrefix(lk, "socks") || (short && (key == "x" || key == "U"))
+		if !isProxy {
+			continue
+		}
+		if strings.Contains(lk, "user") || strings.Contains(lk, "pass") || (short && key == "U") {
+			out = append(out, key+" = "+Redacted)
+			continue
+		}
+		out = append(out, key+" = "+RedactURL(strings.Trim(val, `"'`)))
+	}
+	return out
+}
+
+// gitProxy asks git for http.proxy at global and system scope. Under a fixture Root it reads
+// the root's ~/.gitconfig and /etc/gitconfig instead of the host's.
+func (c *collector) gitProxy(git string) map[string]string {
+	m := map[string]string{}
+	scopes := [][]string{{"global", "--global"}, {"system", "--system"}}
+	if c.root != "/" {
+		scopes = [][]string{
+			{"global", "--file", c.rooted(path.Join(c.home, ".gitconfig"))},
+			{"system", "--file", c.rooted("/etc/gitconfig")},
+		}
+	}
+	for _, s := range scopes {
+		argv := append([]string{git, "config"}, s[1:]...)
+		argv = append(argv, "--get", "http.proxy")
+		out, err := c.run(argv...)
+		v := strings.TrimSpace(out)
+		if err != nil || v == "" {
+			v = "unset"
+		} else {
+			v = RedactURL(firstLine(v))
+		}
+		m[s[0]] = v
+	}
+	return m
+}
+
+var seccompModes = map[string]string{"0": "disabled", "1": "strict", "2": "filter"}
+
+func (c *collector) pid1Seccomp() string {
+	s, err := c.read("/proc/1/status")
+	if err != nil {
+		return "unknown"
+	}
+	mode, filters := "", ""
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Seccomp":
+			mode = strings.TrimSpace(v)
+		case "Seccomp_filters":
+			filters = strings.TrimSpace(v)
+		}
+	}
+	if mode == "" {
+		return "unknown"
+	}
+	r := mode
+	if name, ok := seccompModes[mode]; ok {
+		r += " " + name
+	}
+	if mode == "2" && filters != "" {
+		r += " (" + filters + " filters)"
+	}
+	return r
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
