@@ -9,7 +9,7 @@ export SANDCHECK_SRT := $(TOOLS)/npm/node_modules/.bin/srt
 STATICCHECK := $(TOOLS)/bin/staticcheck
 GO_PKGS := ./...
 
-.PHONY: all deps build run test unit lint bench clean
+.PHONY: all deps deps-test build run test unit lint bench clean
 
 all: build
 
@@ -30,8 +30,11 @@ lint: $(STATICCHECK)
 	go vet $(GO_PKGS)
 	$(STATICCHECK) $(GO_PKGS)
 
-test: deps build lint ## every test, against the real srt, bwrap and socat
-	go test -count=1 -timeout 25m $(GO_PKGS)
+deps-test:
+	@./scripts/install-deps.sh --test
+
+test: deps deps-test build lint ## every test, against the real srt, bwrap and socat
+	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 25m $(GO_PKGS)
 	@./scripts/check-leftovers.sh
 
 bench: deps build

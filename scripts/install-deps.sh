@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 
 SRT_VERSION="${SRT_VERSION:-0.0.83}"
 APT_PACKAGES=(bubblewrap socat curl ripgrep iproute2 util-linux procps ca-certificates)
+# --test adds what only the test suite needs: a browser to render report.html, and real
+# third-party consumers of our JUnit and HTML output.
+TEST=0; [ "${1:-}" = "--test" ] && TEST=1
+[ $TEST = 1 ] && APT_PACKAGES+=(chromium)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -31,3 +35,13 @@ if [ "$have" != "$SRT_VERSION" ]; then
     | grep -v EBADENGINE | grep -v "^npm warn" || true
 fi
 test -x "$tools/node_modules/.bin/srt" || { echo "install-deps: srt missing after install" >&2; exit 1; }
+
+if [ $TEST = 1 ]; then
+  consumers=.tools/npm-report
+  if [ ! -d "$consumers/node_modules/jsdom" ] || [ ! -d "$consumers/node_modules/test-results-parser" ]; then
+    echo "install-deps: npm install report consumers (jsdom, test-results-parser) into $consumers"
+    mkdir -p "$consumers"
+    cp reports/format/testdata/node/package.json "$consumers/package.json"
+    npm install --silent --no-audit --no-fund --prefix "$consumers" 2>&1 | grep -v "^npm warn" || true
+  fi
+fi

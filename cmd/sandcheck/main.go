@@ -82,14 +82,29 @@ func newFlags(name, synopsis, examples string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse handles -h cleanly (exit 0) and reports bad flags (exit 2).
+// parse handles -h cleanly (exit 0) and reports bad flags (exit 2). Flags may follow
+// positional arguments (`report a.jsonl b.jsonl --out DIR`); "--" ends flag parsing.
 func parse(fs *flag.FlagSet, args []string) (ok bool, code int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, 0
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return false, 0
+			}
+			return false, 2
 		}
-		return false, 2
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	fs.Parse(append([]string{"--"}, positional...))
 	return true, 0
 }
 

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/compare"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/gate"
+	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 // writeReports turns journals into report.json, report.md, junit.xml and report.html in dir.
@@ -20,7 +24,33 @@ func writeReports(dir string, journals []string, stderr io.Writer) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	return format.WriteAll(dir, rep, format.Options{Repro: "sandcheck " + strings.Join(reproArgs, " ")})
+	return format.WriteAll(dir, rep, format.Options{Repro: "sandcheck " + strings.Join(reproArgs, " "), Settings: settingsUsed(journals)})
+}
+
+// settingsUsed finds the sandbox settings of the first trial that recorded them (the
+// fixture's policy merged with the user's own), for the report's Settings section.
+func settingsUsed(journals []string) string {
+	var found string
+	stop := errors.New("found")
+	for _, j := range journals {
+		_, _ = journal.Scan(j, func(r journal.Record) error {
+			var ev struct {
+				Settings json.RawMessage `json:"settings"`
+			}
+			if json.Unmarshal(r.Evidence, &ev) == nil && len(ev.Settings) > 0 {
+				var buf bytes.Buffer
+				if json.Indent(&buf, ev.Settings, "", "  ") == nil {
+					found = buf.String()
+					return stop
+				}
+			}
+			return nil
+		})
+		if found != "" {
+			break
+		}
+	}
+	return found
 }
 
 // reproArgs is the command line of this invocation, for the report's Repro section.

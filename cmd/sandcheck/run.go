@@ -114,7 +114,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	exec := &runner.ProcessExecutor{
 		Command: func(t runner.Trial, scratch string) ([]string, []string, string) {
-			return trialArgv(self, m, t.Cell, &o, filepath.Join(scratch, "ginkgo.json")), nil, ""
+			argv := trialArgv(self, m, t.Cell, &o, filepath.Join(scratch, "ginkgo.json"))
+			if t.Index == 0 {
+				argv = append(argv, "--fingerprint", filepath.Join(scratch, "host.json"))
+			}
+			return argv, nil, ""
 		},
 		Parse: parseTrial,
 	}
@@ -237,7 +241,11 @@ func parseTrial(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
 	if err != nil {
 		return journal.Record{}, err
 	}
-	return journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence}, nil
+	rec := journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence}
+	if fp, err := os.ReadFile(filepath.Join(res.Scratch, "host.json")); err == nil && json.Valid(fp) {
+		rec.HostFP = fp
+	}
+	return rec, nil
 }
 
 type sprtStopper struct{ s *stats.SPRT }
@@ -305,6 +313,17 @@ func printJSON(w io.Writer, sum *runner.Summary) {
 
 // printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate.
 func printObserved(w io.Writer, sum *runner.Summary) {
+	// One example hint per cell and outcome says why, as the seed's report did.
+	hints := map[string]map[classify.Outcome]string{}
+	journal.Scan(sum.Journal, func(r journal.Record) error {
+		if hints[r.Cell.ID] == nil {
+			hints[r.Cell.ID] = map[classify.Outcome]string{}
+		}
+		if _, ok := hints[r.Cell.ID][r.Outcome]; !ok && r.Hint != "" {
+			hints[r.Cell.ID][r.Outcome] = firstClause(r.Hint)
+		}
+		return nil
+	})
 	for _, c := range sum.Cells {
 		fault := c.Cell.Fault
 		if fault == "" {
@@ -324,6 +343,11 @@ func printObserved(w io.Writer, sum *runner.Summary) {
 			fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", o, k, 100*stats.Rate(k, c.Trials), 100*ci.Low, 100*ci.High, o.Severity())
 		}
 		tw.Flush()
+		for _, o := range outs {
+			if h := hints[c.Cell.ID][o]; h != "" && o != classify.Correct {
+				fmt.Fprintf(w, "  why %s: %s\n", o, h)
+			}
+		}
 	}
 }
 
@@ -334,4 +358,12 @@ func indexOf(o classify.Outcome) int {
 		}
 	}
 	return len(classify.All)
+}
+
+// firstClause keeps a hint's leading cause, before the per-channel details.
+func firstClause(h string) string {
+	if i := strings.Index(h, "; "); i > 0 {
+		return h[:i]
+	}
+	return h
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets/srt"
 
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 )
@@ -58,12 +61,18 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	o.bind(fs, true)
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
+	fingerprint := fs.String("fingerprint", "", "also write this host's fingerprint (sandcheck doctor --json) to this file")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
 	if _, err := o.config(); err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
+	}
+	if *fingerprint != "" {
+		if err := writeFingerprint(*fingerprint); err != nil {
+			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+		}
 	}
 	ok := runSpecs(o.labels, *report, *verbose, stdout)
 	if *report != "" {
@@ -90,4 +99,18 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 	rc.Verbose = verbose
 	ginkgo.GinkgoWriter.TeeTo(out)
 	return ginkgo.RunSpecs(&testingT{}, "sandcheck", sc, rc)
+}
+
+// writeFingerprint records the host a trial ran on, where it ran (a container or VM reports
+// itself, not the runner's machine).
+func writeFingerprint(path string) error {
+	opts := doctor.Options{}
+	if t, err := srt.New(""); err == nil {
+		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
+	}
+	b, err := json.Marshal(doctor.Collect(opts))
+	if err != nil {
+		return fmt.Errorf("fingerprint: %w", err)
+	}
+	return os.WriteFile(path, b, 0o644)
 }

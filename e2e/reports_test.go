@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/reports/schema"
+)
+
+// TestReportsFromRealRun: a real run writes all four formats; the gate blocks a fail-open cell
+// and names it; compare finds nothing against itself.
+func TestReportsFromRealRun(t *testing.T) {
+	requireSandbox(t)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--plain", "-n", "3", "-j", "2", "--label-filter", "network",
+		"--fault", "", "--fault", "open-proxy", "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	for _, f := range []string{"report.json", "report.md", "junit.xml", "report.html", "journal.jsonl"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s missing or empty: %v", f, err)
+		}
+	}
+	rep, err := schema.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawOpen bool
+	for _, c := range rep.Cells {
+		if c.Fault == "open-proxy" && c.Scenario == "network/seed" {
+			sawOpen = c.Outcomes["non-enforcing"] == 3
+		}
+	}
+	if !sawOpen || len(rep.Hosts) == 0 {
+		t.Fatalf("report.json lacks the open-proxy cell's 3 non-enforcing trials or the host fingerprint")
+	}
+	var junit struct {
+		XMLName xml.Name
+	}
+	jb, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err := xml.Unmarshal(jb, &junit); err != nil || junit.XMLName.Local != "testsuites" {
+		t.Fatalf("junit.xml: %v (root %q)", err, junit.XMLName.Local)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"## Environment", "## Settings", "allowed.sandcheck.test", "## Observed", "non-enforcing"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+
+	gate := exec.Command(bin, "gate", filepath.Join(out, "report.json"))
+	gout, err := gate.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(gout), "open-proxy") {
+		t.Fatalf("gate must exit 1 naming the open-proxy cell; got %v:\n%s", err, gout)
+	}
+	cmp := exec.Command(bin, "compare", filepath.Join(out, "report.json"), filepath.Join(out, "report.json"))
+	if b, err := cmp.CombinedOutput(); err != nil {
+		t.Fatalf("compare with itself: %v\n%s", err, b)
+	}
+}

@@ -1,0 +1,686 @@
+// Package matrix reads the YAML file that says what to run: sandboxes (targets), where to run them
+// (hosts), which scenarios, which faults, and how many trials. Everything is validated before any
+// trial runs, and every error names file:line, the field, and what was expected. Expansion into
+// cells is deterministic so shards, resumes and baselines agree on what a cell is.
+package matrix
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Matrix is a validated matrix file.
+type Matrix struct {
+	File      string
+	Targets   []Target
+	Hosts     []Host
+	Scenarios string   // Ginkgo label filter; "" = every scenario
+	Faults    []string // normalized: "" = healthy, else NAME[:k=v,...]
+	// Trials is the fixed number of trials per cell; with Adaptive it is Adaptive.Max.
+	Trials   int
+	Adaptive *Adaptive
+	Parallel int
+	Timeout  time.Duration // per trial
+}
+
+// Target is one sandbox under test.
+type Target struct {
+	ID       string         // unique in the matrix; defaults to Name; what cells carry
+	Name     string         // adapter name
+	Settings map[string]any // free-form, interpreted by the adapter
+}
+
+// Host kinds.
+const (
+	KindLocal     = "local"
+	KindContainer = "container"
+	KindSSH       = "ssh"
+	KindWSL       = "wsl"
+	KindVM        = "vm"
+)
+
+// Container security profiles.
+const (
+	ProfileBwrapReady    = "bwrap-ready"    // seccomp relaxed, no masked/readonly paths: bwrap can work
+	ProfileDockerDefault = "docker-default" // shows what a stock container does to the sandbox
+)
+
+// Host is where trials run. Fields beyond Name and Kind apply to some kinds only.
+type Host struct {
+	Name              string
+	Kind              string
+	Image             string // container, vm
+	Profile           string // container
+	PerTrialContainer bool   // container: a fresh container per trial instead of one per cell
+	Address           string // ssh: host[:port]
+	User              string // ssh
+	Distro            string // wsl
+}
+
+// Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
+// >= P1 (error rates Alpha, Beta), or Max trials. The caller backs it with SPRT.
+type Adaptive struct {
+	Rule        string // as written, e.g. "rate<=0.01 vs rate>=0.05"
+	P0, P1      float64
+	Alpha, Beta float64
+	Max         int
+}
+
+// Registry tells the matrix which names exist; the matrix itself knows none. A nil func accepts
+// everything. Returned errors are shown after file:line and the field, so they should say what
+// was expected (e.g. the known names).
+type Registry struct {
+	Target func(name string, settings map[string]any) error
+	Fault  func(spec string) error
+}
+
+// Defaults applied to keys the file leaves out.
+const (
+	DefaultTrials   = 20
+	DefaultParallel = 1
+	DefaultTimeout  = 5 * time.Minute
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Default is the embedded matrix `sandcheck run` uses without --matrix: local host, srt, every
+// scenario, 20 trials.
+func Default(reg Registry) (*Matrix, error) {
+	return Parse("(default matrix)", defaultYAML, reg)
+}
+
+// DefaultYAML returns the embedded default matrix, e.g. to print it as a starting point.
+func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// Load reads and validates the matrix file at path.
+func Load(path string, reg Registry) (*Matrix, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("matrix: %w", err)
+	}
+	return Parse(path, data, reg)
+}
+
+// FieldError is one problem in a matrix file.
+type FieldError struct {
+	File  string
+	Line  int
+	Field string // path such as hosts[1].profile; "" for the whole file
+	Msg   string
+	Err   error // the registry's error, when it made the call
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// parser collects every error instead of stopping at the first: a user fixing a file wants them all.
+type parser struct {
+	file string
+	reg  Registry
+	errs []error
+}
+
+func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
+	p.errs = append(p.errs, &FieldError{File: p.file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Parse validates a matrix held in memory; file names it in errors.
+func Parse(file string, data []byte, reg Registry) (*Matrix, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &FieldError{File: file, Line: 1, Msg: "empty matrix (expected a mapping with at least targets:)"}
+		}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, &FieldError{File: file, Line: line, Msg: "invalid YAML: " + m[2], Err: err}
+		}
+		return nil, fmt.Errorf("%s: invalid YAML: %w", file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if line == 0 {
+			line = 1
+		}
+		return nil, &FieldError{File: file, Line: line, Msg: "more than one YAML document (expected exactly one matrix)"}
+	}
+	p := &parser{file: file, reg: reg}
+	m := p.matrix(&doc)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	m.File = file
+	return m, nil
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// fields walks a mapping node, rejecting unknown and duplicate keys; it returns the values by key.
+func (p *parser) fields(n *yaml.Node, field string, allowed []string, what string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, field, "expected a mapping (%s), got %s", what, kindName(n))
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		sub := join(field, k.Value)
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			p.errf(k, field, "keys must be plain names")
+		case !contains(allowed, k.Value):
+			p.errf(k, sub, "unknown key (expected one of: %s)", strings.Join(allowed, ", "))
+		case out[k.Value] != nil:
+			p.errf(k, sub, "defined twice (first at line %d)", out[k.Value].Line)
+		default:
+			out[k.Value] = v
+		}
+	}
+	return out
+}
+
+var topKeys = []string{"targets", "hosts", "scenarios", "faults", "trials", "parallel", "timeout"}
+
+func (p *parser) matrix(doc *yaml.Node) *Matrix {
+	m := &Matrix{Trials: DefaultTrials, Parallel: DefaultParallel, Timeout: DefaultTimeout, Faults: []string{""}}
+	root := doc
+	if doc.Kind == yaml.DocumentNode {
+		if len(doc.Content) == 0 {
+			p.errf(doc, "", "empty matrix (expected a mapping with at least targets:)")
+			return m
+		}
+		root = resolve(doc.Content[0])
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		p.errf(root, "", "empty matrix (expected a mapping with at least targets:)")
+		return m
+	}
+	f := p.fields(root, "", topKeys, "the matrix: "+strings.Join(topKeys, ", "))
+	if root.Kind != yaml.MappingNode {
+		return m
+	}
+	if n := f["targets"]; n != nil {
+		m.Targets = p.targets(n)
+	} else {
+		p.errf(root, "targets", "missing (expected a list of sandboxes under test, e.g. - name: srt)")
+	}
+	if n := f["hosts"]; n != nil {
+		m.Hosts = p.hosts(n)
+	} else {
+		m.Hosts = []Host{{Name: "local", Kind: KindLocal}} // the one host that needs no description
+	}
+	if n := f["scenarios"]; n != nil {
+		if s, ok := p.str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
+			m.Scenarios = strings.TrimSpace(s)
+		}
+	}
+	if n := f["faults"]; n != nil {
+		m.Faults = p.faults(n)
+	}
+	if n := f["trials"]; n != nil {
+		m.Trials, m.Adaptive = p.trials(n)
+	}
+	if n := f["parallel"]; n != nil {
+		if v, ok := p.posInt(n, "parallel", "the number of trials run at once"); ok {
+			m.Parallel = v
+		}
+	}
+	if n := f["timeout"]; n != nil {
+		if d, ok := p.duration(n, "timeout", "the deadline of one trial"); ok {
+			m.Timeout = d
+		}
+	}
+	return m
+}
+
+func (p *parser) targets(n *yaml.Node) []Target {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "targets", "expected a list of targets (- name: srt), got %s", kindName(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		p.errf(n, "targets", "empty (expected at least one target)")
+		return nil
+	}
+	var out []Target
+	seen := map[string]int{}
+	for i, item := range n.Content {
+		item = resolve(item)
+		field := fmt.Sprintf("targets[%d]", i)
+		f := p.fields(item, field, []string{"name", "id", "settings"}, "name, id, settings")
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		t := Target{}
+		if v := f["name"]; v != nil {
+			t.Name, _ = p.str(v, field+".name", "an adapter name, e.g. srt")
+		} else {
+			p.errf(item, field+".name", "missing (expected an adapter name, e.g. srt)")
+		}
+		t.ID = t.Name
+		if v := f["id"]; v != nil {
+			if s, ok := p.str(v, field+".id", "a unique name for this target in the matrix"); ok {
+				t.ID = s
+			}
+		}
+		if v := f["settings"]; v != nil {
+			if v.Kind != yaml.MappingNode {
+				p.errf(v, field+".settings", "expected a mapping of adapter settings, got %s", kindName(v))
+			} else if err := v.Decode(&t.Settings); err != nil {
+				p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".settings", Msg: err.Error(), Err: err})
+			}
+		}
+		if t.Name == "" {
+			continue
+		}
+		if t.ID != "" && !validName(t.ID) {
+			p.errf(item, field+".id", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", t.ID)
+			continue
+		}
+		if prev, dup := seen[t.ID]; dup {
+			p.errf(item, field, "target %q is already defined as targets[%d] (give one an id:)", t.ID, prev)
+			continue
+		}
+		seen[t.ID] = i
+		if p.reg.Target != nil {
+			if err := p.reg.Target(t.Name, t.Settings); err != nil {
+				line := item.Line
+				if v := f["name"]; v != nil {
+					line = v.Line
+				}
+				p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field + ".name", Msg: err.Error(), Err: err})
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
+
+// hostKeys lists, per kind, the keys a host of that kind may have.
+var hostKeys = map[string][]string{
+	KindLocal:     {"name", "kind"},
+	KindContainer: {"name", "kind", "image", "profile", "per_trial_container"},
+	KindSSH:       {"name", "kind", "address", "user"},
+	KindWSL:       {"name", "kind", "distro"},
+	KindVM:        {"name", "kind", "image"},
+}
+
+func (p *parser) hosts(n *yaml.Node) []Host {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "hosts", "expected a list of hosts (- name: local, kind: local), got %s", kindName(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		p.errf(n, "hosts", "empty (expected at least one host, or leave hosts out for the local host)")
+		return nil
+	}
+	var out []Host
+	seen := map[string]int{}
+	for i, item := range n.Content {
+		item = resolve(item)
+		field := fmt.Sprintf("hosts[%d]", i)
+		if item.Kind != yaml.MappingNode {
+			p.errf(item, field, "expected a mapping (name, kind, ...), got %s", kindName(item))
+			continue
+		}
+		// The kind decides which other keys are allowed, so read it first.
+		h := Host{}
+		var kindNode *yaml.Node
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			if item.Content[j].Value == "kind" {
+				kindNode = resolve(item.Content[j+1])
+			}
+		}
+		if kindNode == nil {
+			p.errf(item, field+".kind", "missing (expected one of: %s)", strings.Join(hostKinds, ", "))
+			continue
+		}
+		kind, ok := p.str(kindNode, field+".kind", "one of: "+strings.Join(hostKinds, ", "))
+		if !ok {
+			continue
+		}
+		allowed, known := hostKeys[kind]
+		if !known {
+			p.errf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, strings.Join(hostKinds, ", "))
+			continue
+		}
+		h.Kind = kind
+		f := p.fields(item, field, allowed, "a "+kind+" host")
+		if v := f["name"]; v != nil {
+			if s, ok := p.str(v, field+".name", "a unique host name"); ok {
+				if !validName(s) {
+					p.errf(v, field+".name", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", s)
+				}
+				h.Name = s
+			}
+		} else {
+			p.errf(item, field+".name", "missing (expected a unique host name)")
+		}
+		req := func(key, what string) string {
+			v := f[key]
+			if v == nil {
+				p.errf(item, field+"."+key, "missing (a %s host needs %s)", kind, what)
+				return ""
+			}
+			s, _ := p.str(v, field+"."+key, what)
+			if s == "" && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+				p.errf(v, field+"."+key, "empty (a %s host needs %s)", kind, what)
+			}
+			return s
+		}
+		switch kind {
+		case KindContainer:
+			h.Image = req("image", "an image name")
+			h.Profile = ProfileBwrapReady
+			if v := f["profile"]; v != nil {
+				if s, ok := p.str(v, field+".profile", ProfileBwrapReady+" or "+ProfileDockerDefault); ok {
+					if s != ProfileBwrapReady && s != ProfileDockerDefault {
+						p.errf(v, field+".profile", "unknown profile %q (expected %s or %s)", s, ProfileBwrapReady, ProfileDockerDefault)
+					}
+					h.Profile = s
+				}
+			}
+			if v := f["per_trial_container"]; v != nil {
+				if v.Kind != yaml.ScalarNode || v.Decode(&h.PerTrialContainer) != nil {
+					p.errf(v, field+".per_trial_container", "expected true or false, got %s", describe(v))
+				}
+			}
+		case KindSSH:
+			h.Address = req("address", "an address host[:port]")
+			if v := f["user"]; v != nil {
+				h.User, _ = p.str(v, field+".user", "a user name")
+			}
+		case KindWSL:
+			h.Distro = req("distro", "a WSL distribution name")
+		case KindVM:
+			h.Image = req("image", "a VM image")
+		}
+		if h.Name == "" {
+			continue
+		}
+		if prev, dup := seen[h.Name]; dup {
+			p.errf(item, field+".name", "host %q is already defined as hosts[%d]", h.Name, prev)
+			continue
+		}
+		seen[h.Name] = i
+		out = append(out, h)
+	}
+	return out
+}
+
+func (p *parser) faults(n *yaml.Node) []string {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, "faults", "expected a list of fault names (\"\" or none for a healthy sandbox), got %s", kindName(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		p.errf(n, "faults", "empty (expected at least one entry; use [\"\"] or leave faults out for a healthy sandbox only)")
+		return nil
+	}
+	var out []string
+	seen := map[string]int{}
+	for i, item := range n.Content {
+		item = resolve(item)
+		field := fmt.Sprintf("faults[%d]", i)
+		s, ok := p.str(item, field, "a fault NAME[:k=v,...], or \"\"/none")
+		if !ok {
+			continue
+		}
+		s = NormalizeFault(s)
+		if s != "" {
+			if err := checkFaultSyntax(s); err != nil {
+				p.errf(item, field, "%v", err)
+				continue
+			}
+			if p.reg.Fault != nil {
+				if err := p.reg.Fault(s); err != nil {
+					p.errs = append(p.errs, &FieldError{File: p.file, Line: item.Line, Field: field, Msg: err.Error(), Err: err})
+					continue
+				}
+			}
+		}
+		if prev, dup := seen[s]; dup {
+			p.errf(item, field, "fault %q is already listed as faults[%d]", displayFault(s), prev)
+			continue
+		}
+		seen[s] = i
+		out = append(out, s)
+	}
+	return out
+}
+
+// NormalizeFault maps the spellings of "no fault" ("", "none") to "".
+func NormalizeFault(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "none" {
+		return ""
+	}
+	return s
+}
+
+var faultName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var faultParam = regexp.MustCompile(`^[a-z_][a-z0-9_]*=[^,=\s]+$`)
+
+func checkFaultSyntax(s string) error {
+	name, params, hasParams := strings.Cut(s, ":")
+	if !faultName.MatchString(name) {
+		return fmt.Errorf("bad fault name %q (expected NAME[:k=v,...] with NAME in lower-case letters, digits and '-')", name)
+	}
+	if hasParams {
+		for kv := range strings.SplitSeq(params, ",") {
+			if !faultParam.MatchString(kv) {
+				return fmt.Errorf("bad fault parameter %q in %q (expected k=v, comma-separated)", kv, s)
+			}
+		}
+	}
+	return nil
+}
+
+var untilRule = regexp.MustCompile(`^\s*rate\s*<=\s*([0-9]*\.?[0-9]+)\s+vs\s+rate\s*>=\s*([0-9]*\.?[0-9]+)\s*$`)
+
+func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
+	if n.Kind == yaml.ScalarNode {
+		v, ok := p.posInt(n, "trials", "the number of trials per cell, or {until: ..., max: ...}")
+		if !ok {
+			return DefaultTrials, nil
+		}
+		return v, nil
+	}
+	f := p.fields(n, "trials", []string{"until", "alpha", "beta", "max"}, "a number, or until, alpha, beta, max")
+	if n.Kind != yaml.MappingNode {
+		return DefaultTrials, nil
+	}
+	a := &Adaptive{Alpha: 0.05, Beta: 0.05}
+	ok := true
+	if v := f["until"]; v != nil {
+		s, sok := p.str(v, "trials.until", `a rule "rate<=P0 vs rate>=P1"`)
+		ok = ok && sok
+		if sok {
+			mm := untilRule.FindStringSubmatch(s)
+			if mm == nil {
+				p.errf(v, "trials.until", `cannot read %q (expected "rate<=P0 vs rate>=P1", e.g. "rate<=0.01 vs rate>=0.05")`, s)
+				ok = false
+			} else {
+				a.Rule = strings.TrimSpace(s)
+				a.P0, _ = strconv.ParseFloat(mm[1], 64)
+				a.P1, _ = strconv.ParseFloat(mm[2], 64)
+				if !(a.P0 > 0 && a.P0 < a.P1 && a.P1 < 1) {
+					p.errf(v, "trials.until", "rates %g and %g out of order (expected 0 < P0 < P1 < 1)", a.P0, a.P1)
+					ok = false
+				}
+			}
+		}
+	} else {
+		p.errf(n, "trials.until", `missing (expected a rule "rate<=P0 vs rate>=P1")`)
+		ok = false
+	}
+	for _, key := range []string{"alpha", "beta"} {
+		v := f[key]
+		if v == nil {
+			continue
+		}
+		var x float64
+		if v.Kind != yaml.ScalarNode || v.Decode(&x) != nil || !(x > 0 && x < 0.5) {
+			p.errf(v, "trials."+key, "expected an error rate between 0 and 0.5 (exclusive), got %s", describe(v))
+			ok = false
+			continue
+		}
+		if key == "alpha" {
+			a.Alpha = x
+		} else {
+			a.Beta = x
+		}
+	}
+	if v := f["max"]; v != nil {
+		m, mok := p.posInt(v, "trials.max", "the most trials per cell before giving up")
+		ok = ok && mok
+		a.Max = m
+	} else {
+		p.errf(n, "trials.max", "missing (expected the most trials per cell, e.g. 2000)")
+		ok = false
+	}
+	if !ok {
+		return DefaultTrials, nil
+	}
+	return a.Max, a
+}
+
+func (p *parser) str(n *yaml.Node, field, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errf(n, field, "expected %s, got %s", what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (p *parser) posInt(n *yaml.Node, field, what string) (int, bool) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
+		p.errf(n, field, "expected a positive integer (%s), got %s", what, describe(n))
+		return 0, false
+	}
+	if v <= 0 {
+		p.errf(n, field, "must be at least 1 (%s), got %d", what, v)
+		return 0, false
+	}
+	return v, true
+}
+
+func (p *parser) duration(n *yaml.Node, field, what string) (time.Duration, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %s", what, describe(n))
+		return 0, false
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %q", what, n.Value)
+		return 0, false
+	}
+	if d <= 0 {
+		p.errf(n, field, "must be positive (%s), got %s", what, n.Value)
+		return 0, false
+	}
+	return d, true
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return describe(n)
+	default:
+		return "nothing"
+	}
+}
+
+func describe(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Tag == "!!null":
+		return "nothing"
+	default:
+		return strconv.Quote(n.Value)
+	}
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func validName(s string) bool { return plainName.MatchString(s) }
+
+func join(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func displayFault(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Target returns the target whose ID is id (cells carry target IDs).
+func (m *Matrix) Target(id string) (Target, bool) {
+	for _, t := range m.Targets {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// Host returns the host named name.
+func (m *Matrix) Host(name string) (Host, bool) {
+	for _, h := range m.Hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}

@@ -1,0 +1,242 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// ProcResult is what a trial process left behind, handed to ProcessExecutor.Parse.
+type ProcResult struct {
+	Argv      []string
+	ExitCode  int // -1 when a signal ended it
+	Stdout    []byte
+	Stderr    []byte
+	Truncated bool   // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
+	Scratch   string // the trial's scratch directory; removed after Parse returns
+	TimedOut  bool   // the deadline expired and the group was killed; the record becomes timeout
+	Duration  time.Duration
+}
+
+// ProcessExecutor runs each trial as a child process in a process group of its own, so that on
+// expiry of the deadline the whole group (the sandbox, its helpers, the probes) can be signalled:
+// SIGTERM, then SIGKILL after KillGrace. Stragglers are SIGKILLed even when the leader exits
+// normally, so no process outlives its trial.
+type ProcessExecutor struct {
+	// Command builds the process of a trial; scratch is a fresh directory for it (e.g. for a
+	// Ginkgo JSON report). A nil env inherits the runner's environment.
+	Command func(t Trial, scratch string) (argv, env []string, dir string)
+	// Parse turns the finished process into a Record. Nil: exit 0 is correct, anything else a
+	// harness error (enough for fakes). A Parse error becomes a harness-error record.
+	Parse func(t Trial, res ProcResult) (journal.Record, error)
+	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (Run clears it at
+	// start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set a
+	// short path if trials put unix sockets there (108-byte limit).
+	ScratchRoot string
+	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
+	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
+}
+
+// Run implements Executor.
+func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
+	start := time.Now()
+	fail := func(format string, args ...any) journal.Record {
+		return journal.Record{Outcome: classify.HarnessError, Error: fmt.Sprintf(format, args...),
+			Start: start, DurationMS: time.Since(start).Milliseconds()}
+	}
+	root := e.ScratchRoot
+	switch {
+	case root != "":
+	case t.Dir != "":
+		root = filepath.Join(t.Dir, ScratchDir)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return fail("scratch dir: %v", err)
+		}
+	default:
+		root = os.TempDir()
+	}
+	scratch, err := os.MkdirTemp(root, "trial-")
+	if err != nil {
+		return fail("scratch dir: %v", err)
+	}
+	defer os.RemoveAll(scratch)
+
+	argv, env, dir := e.Command(t, scratch)
+	if len(argv) == 0 {
+		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
+	}
+	res, err := e.runProcess(ctx, t, argv, env, dir)
+	res.Scratch = scratch
+	if err != nil {
+		return fail("%v", err)
+	}
+	if ctx.Err() != nil && !res.TimedOut {
+		// Cancelled (Ctrl-C), not timed out: Run drops this record and a resume reruns the trial.
+		return fail("interrupted")
+	}
+
+	parse := e.Parse
+	if parse == nil {
+		parse = exitCodeParse
+	}
+	rec, perr := parse(t, res)
+	switch {
+	case res.TimedOut:
+		rec.Outcome = classify.Timeout
+		rec.Error = strings.TrimSpace(fmt.Sprintf("deadline %s exceeded; process group killed. %s", t.Timeout, rec.Error))
+	case perr != nil:
+		rec.Outcome = classify.HarnessError
+		rec.Error = fmt.Sprintf("parse trial output: %v (exit %d, stderr: %s)", perr, res.ExitCode, tail(res.Stderr, 400))
+	}
+	if rec.Start.IsZero() {
+		rec.Start = start
+	}
+	if rec.DurationMS == 0 {
+		rec.DurationMS = res.Duration.Milliseconds()
+	}
+	return rec
+}
+
+func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string) (ProcResult, error) {
+	res := ProcResult{Argv: argv, ExitCode: -1}
+	maxOut := e.MaxOutput
+	if maxOut <= 0 {
+		maxOut = 1 << 20
+	}
+	grace := e.KillGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+
+	// Our own pipes rather than cmd.Stdout buffers: exec.Cmd.Wait would block until every
+	// grandchild holding the pipe exits, and we want to kill the group first.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return res, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return res, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = env, dir
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = outW, errW
+	// Setpgid: the trial leads its own group, so kill(-pgid) reaches everything it spawned and
+	// a terminal's Ctrl-C reaches only us. Pdeathsig: if the runner dies, the leader dies too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	begin := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return res, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	pgid := cmd.Process.Pid
+	if t.Procs != nil {
+		t.Procs.Started(pgid)
+		defer t.Procs.Exited(pgid)
+	}
+
+	var stdout, stderr tailBuffer
+	stdout.max, stderr.max = maxOut, maxOut
+	var readers sync.WaitGroup
+	readers.Go(func() { io.Copy(&stdout, outR) })
+	readers.Go(func() { io.Copy(&stderr, errR) })
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(grace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-waited
+		}
+	}
+	res.Duration = time.Since(begin)
+	// The leader is gone; whatever is left in its group is a straggler of this trial. The pgid
+	// cannot have been reused: the kernel keeps a pid while a group of that id exists.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	// Pipes reach EOF once the group is dead. A process that escaped the group (setsid) may
+	// still hold them: stop waiting after a moment rather than hang the trial.
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	res.Stdout, res.Stderr = stdout.bytes(), stderr.bytes()
+	res.Truncated = stdout.dropped || stderr.dropped
+	return res, nil
+}
+
+func exitCodeParse(_ Trial, res ProcResult) (journal.Record, error) {
+	if res.ExitCode == 0 {
+		return journal.Record{Outcome: classify.Correct}, nil
+	}
+	return journal.Record{Outcome: classify.HarnessError,
+		Error: fmt.Sprintf("exit %d: %s", res.ExitCode, tail(res.Stderr, 400))}, nil
+}
+
+// tailBuffer keeps the last max bytes written: the end of a log is where the error is.
+type tailBuffer struct {
+	buf     []byte
+	max     int
+	dropped bool
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max { // trim in batches so the copy is amortized
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)
+		b.dropped = true
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) bytes() []byte {
+	if len(b.buf) > b.max {
+		b.dropped = true
+		return b.buf[len(b.buf)-b.max:]
+	}
+	return b.buf
+}
+
+func tail(b []byte, n int) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > n {
+		s = "…" + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,720 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	fake := &Fake{Seed: 7, P: map[classify.Outcome]float64{classify.ProxyDead: 0.25, classify.NonEnforcing: 0.05}}
+	cells := testCells(4)
+	sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 25, Parallel: 4, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
+	if len(got) != 100 || sum.Ran != 100 || sum.Resumed != 0 {
+		t.Fatalf("%d journaled, ran %d", len(got), sum.Ran)
+	}
+	for k, r := range got {
+		if want := fake.Outcome(k.cell, k.trial); r.Outcome != want {
+			t.Fatalf("%v: outcome %s, want %s", k, r.Outcome, want)
+		}
+		if r.RunID != sum.RunID || r.V != journal.SchemaVersion || r.Cell.Target != "fake" {
+			t.Fatalf("record not filled in: %+v", r)
+		}
+	}
+	total := 0
+	for i, cs := range sum.Cells {
+		if cs.Cell != cells[i] || cs.Trials != 25 {
+			t.Fatalf("cell summary %d = %+v", i, cs)
+		}
+		for _, n := range cs.Counts {
+			total += n
+		}
+	}
+	if total != 100 {
+		t.Fatalf("counts add up to %d", total)
+	}
+	if _, err := os.Stat(filepath.Join(dir, PgidFile)); !os.IsNotExist(err) {
+		t.Fatalf("pgid file left behind: %v", err)
+	}
+}
+
+func TestBoundedParallelism(t *testing.T) {
+	for _, j := range []int{1, 3} {
+		t.Run(fmt.Sprintf("j=%d", j), func(t *testing.T) {
+			var cur, peak atomic.Int32
+			exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+				n := cur.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				time.Sleep(15 * time.Millisecond)
+				cur.Add(-1)
+				return journal.Record{Outcome: classify.Correct}
+			})
+			dir := t.TempDir()
+			if _, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 8, Parallel: j, Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			if p := peak.Load(); int(p) != j {
+				t.Fatalf("peak concurrency %d, want %d", p, j)
+			}
+			if got, _ := journalKeys(t, filepath.Join(dir, JournalFile)); len(got) != 24 {
+				t.Fatalf("%d journaled", len(got))
+			}
+		})
+	}
+}
+
+func TestInterleavedOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		mu.Lock()
+		order = append(order, fmt.Sprintf("%s/%d", tr.Cell.Fault, tr.Index))
+		mu.Unlock()
+		return journal.Record{Outcome: classify.Correct}
+	})
+	if _, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 2, Dir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "fault0/0 fault1/0 fault0/1 fault1/1"; strings.Join(order, " ") != want {
+		t.Fatalf("order %v, want %s", order, want)
+	}
+}
+
+func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
+	cases := map[string]string{
+		"term":        `echo $$ > "$OUT/child"; sleep 1000 & echo $! > "$OUT/grandchild"; wait`,
+		"ignore-term": `trap "" TERM; echo $$ > "$OUT/child"; sleep 1000 & echo $! > "$OUT/grandchild"; wait`,
+	}
+	for name, script := range cases {
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			pe := shell(script, out)
+			start := time.Now()
+			rec := runOne(context.Background(), pe, Trial{Cell: testCells(1)[0], Timeout: 300 * time.Millisecond}, time.Minute)
+			if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
+				t.Fatalf("record %+v", rec)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %s", d)
+			}
+			for _, f := range []string{"child", "grandchild"} {
+				pids := readPids(t, filepath.Join(out, f))
+				if len(pids) != 1 {
+					t.Fatalf("%s pids %v", f, pids)
+				}
+				waitGone(t, pids[0], 2*time.Second)
+			}
+		})
+	}
+}
+
+func TestStragglersKilledAfterNormalExit(t *testing.T) {
+	out := t.TempDir()
+	// The background sleep keeps stdout open: without the group kill this trial would hang.
+	pe := shell(`sleep 1000 & echo $! > "$OUT/grandchild"; echo done`, out)
+	start := time.Now()
+	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
+	if rec.Outcome != classify.Correct {
+		t.Fatalf("record %+v", rec)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("took %s", d)
+	}
+	waitGone(t, readPids(t, filepath.Join(out, "grandchild"))[0], 2*time.Second)
+}
+
+func TestProcessExecutorHandsOutputToParse(t *testing.T) {
+	var seen ProcResult
+	var scratchExisted bool
+	pe := &ProcessExecutor{
+		MaxOutput: 1000,
+		Command: func(tr Trial, scratch string) ([]string, []string, string) {
+			return []string{"sh", "-c", `echo report > report.json; head -c 5000 /dev/zero | tr '\0' x; echo oops >&2; exit 3`}, nil, scratch
+		},
+		Parse: func(tr Trial, res ProcResult) (journal.Record, error) {
+			seen = res
+			data, err := os.ReadFile(filepath.Join(res.Scratch, "report.json"))
+			scratchExisted = err == nil && string(data) == "report\n"
+			return journal.Record{Outcome: classify.ProxyDead, Hint: "from parse"}, nil
+		},
+	}
+	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
+	if rec.Outcome != classify.ProxyDead || rec.Hint != "from parse" {
+		t.Fatalf("record %+v", rec)
+	}
+	if seen.ExitCode != 3 || string(seen.Stderr) != "oops\n" || len(seen.Stdout) != 1000 || !seen.Truncated || seen.TimedOut {
+		t.Fatalf("result exit=%d stderr=%q stdout=%d truncated=%v", seen.ExitCode, seen.Stderr, len(seen.Stdout), seen.Truncated)
+	}
+	if !scratchExisted {
+		t.Fatal("scratch dir not usable by the trial and Parse")
+	}
+	if _, err := os.Stat(seen.Scratch); !os.IsNotExist(err) {
+		t.Fatalf("scratch %s not removed", seen.Scratch)
+	}
+}
+
+func TestProcessExecutorFailuresAreHarnessErrors(t *testing.T) {
+	pe := &ProcessExecutor{Command: func(Trial, string) ([]string, []string, string) {
+		return []string{"/nonexistent/sandcheck-trial"}, nil, ""
+	}}
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
+		t.Fatalf("record %+v", rec)
+	}
+	pe = shell("echo boom >&2; exit 2", t.TempDir())
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || rec.Error != "exit 2: boom" {
+		t.Fatalf("record %+v", rec)
+	}
+	pe.Parse = func(Trial, ProcResult) (journal.Record, error) { return journal.Record{}, errors.New("no report") }
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+func TestProcessFakeFollowsSeed(t *testing.T) {
+	dir := t.TempDir()
+	// A scratch dir left by a killed run is cleared at start.
+	os.MkdirAll(filepath.Join(dir, ScratchDir, "trial-123"), 0o755)
+	pe := fakeProcess("FAKE_P=0.5", "FAKE_SEED=3")
+	if _, err := Run(context.Background(), pe, Options{Cells: testCells(2), Trials: 5, Parallel: 2, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
+	fake := &Fake{Seed: 3, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}
+	for k, r := range got {
+		if r.Outcome != fake.Outcome(k.cell, k.trial) {
+			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.cell, k.trial))
+		}
+	}
+	if len(got) != 10 {
+		t.Fatalf("%d journaled", len(got))
+	}
+	if _, err := os.Stat(filepath.Join(dir, ScratchDir)); !os.IsNotExist(err) {
+		t.Fatalf("scratch dir left behind: %v", err)
+	}
+}
+
+func TestFakeRate(t *testing.T) {
+	f := &Fake{Seed: 42, P: map[classify.Outcome]float64{classify.ProxyDead: 0.3, classify.NonEnforcing: 0.01}}
+	n := map[classify.Outcome]int{}
+	for i := range 20000 {
+		n[f.Outcome("cell", i)]++
+	}
+	if r := float64(n[classify.ProxyDead]) / 20000; math.Abs(r-0.3) > 0.015 {
+		t.Fatalf("proxy-dead rate %.3f", r)
+	}
+	if r := float64(n[classify.NonEnforcing]) / 20000; math.Abs(r-0.01) > 0.004 {
+		t.Fatalf("non-enforcing rate %.4f", r)
+	}
+}
+
+func TestExecutorIgnoringDeadlineIsAbandoned(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		<-release
+		return journal.Record{Outcome: classify.Correct}
+	})
+	rec := runOne(context.Background(), exec, Trial{Timeout: 50 * time.Millisecond}, 50*time.Millisecond)
+	if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "abandoned") {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+func TestInvalidOutcomeBecomesHarnessError(t *testing.T) {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: "weird"} })
+	rec := runOne(context.Background(), exec, Trial{Timeout: time.Second}, time.Second)
+	if rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, `executor returned outcome "weird"`) {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+// TestResumeAfterKill9 kills a runner process with SIGKILL mid-run, resumes, and checks that
+// every finished trial is kept and none runs twice.
+func TestResumeAfterKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a runner process")
+	}
+	const n = 30
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SANDCHECK_TEST_RUNNER="+dir, "RUNNER_N=30")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	jpath := filepath.Join(dir, "run", JournalFile)
+	waitFor(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
+	cmd.Process.Kill() // SIGKILL: no chance to clean up
+	cmd.Wait()
+	before, _ := journalKeys(t, jpath)
+	if len(before) < 10 || len(before) >= 2*n {
+		t.Fatalf("%d trials before the kill (stderr %s)", len(before), stderr.String())
+	}
+
+	var mu sync.Mutex
+	var rerun []key
+	fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2}}
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		mu.Lock()
+		rerun = append(rerun, key{tr.Cell.ID, tr.Index})
+		mu.Unlock()
+		return fake.Run(ctx, tr)
+	})
+	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rerun {
+		if _, ok := before[k]; ok {
+			t.Fatalf("trial %v ran again after resume", k)
+		}
+	}
+	after, _ := journalKeys(t, jpath) // fails on duplicates
+	if len(after) != 2*n || sum.Resumed != len(before) || sum.Ran != 2*n-len(before) {
+		t.Fatalf("after resume %d trials (want %d), resumed %d, ran %d", len(after), 2*n, sum.Resumed, sum.Ran)
+	}
+	for k, r := range before {
+		if after[k].Start != r.Start {
+			t.Fatalf("trial %v changed", k)
+		}
+	}
+	if after[key{testCells(1)[0].ID, 0}].RunID != sum.RunID {
+		t.Fatal("resume did not keep the run id")
+	}
+	t.Logf("killed after %d of %d trials; resume ran %d", len(before), 2*n, sum.Ran)
+}
+
+// TestLeftoversOfKilledRunAreKilled: trials of a runner killed with -9 keep running in their
+// own groups; the next start must kill them.
+func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a runner process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SANDCHECK_TEST_RUNNER="+dir, "RUNNER_N=5", "RUNNER_MODE=sleep")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgids := filepath.Join(dir, "run", PgidFile)
+	waitFor(t, "two trials running", 20*time.Second, func() bool {
+		data, _ := os.ReadFile(pgids)
+		return len(readPids(t, filepath.Join(dir, "sleeps"))) == 2 && strings.Count(string(data), "\n+") == 2
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	sleeps := readPids(t, filepath.Join(dir, "sleeps"))
+	time.Sleep(100 * time.Millisecond)
+	for _, p := range sleeps {
+		if gone(p) {
+			t.Fatalf("sleep %d died with the runner; nothing left to test", p)
+		}
+	}
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: classify.Correct} })
+	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Leftovers != 2 {
+		t.Fatalf("killed %d leftover groups, want 2", sum.Leftovers)
+	}
+	for _, p := range sleeps {
+		waitGone(t, p, 2*time.Second)
+	}
+}
+
+func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PgidFile)
+	self := os.Getpid()
+	st, err := startTime(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our own pid with a different start time stands for a recycled pid: it must survive.
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", bootID(), self, st+1), 0o644)
+	if n, err := killLeftovers(path); n != 0 || err != nil {
+		t.Fatalf("killed %d, err %v", n, err)
+	}
+	// A file from before a reboot is ignored.
+	os.WriteFile(path, fmt.Appendf(nil, "boot other-boot\n+%d %d\n", self, st), 0o644)
+	if n, err := killLeftovers(path); n != 0 || err != nil {
+		t.Fatalf("killed %d, err %v", n, err)
+	}
+	// An exited group is not killed.
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", bootID(), self, st, self), 0o644)
+	if n, err := killLeftovers(path); n != 0 || err != nil {
+		t.Fatalf("killed %d, err %v", n, err)
+	}
+	os.WriteFile(path, []byte("garbage\n"), 0o644)
+	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+":1: not a pgid file") {
+		t.Fatalf("err %v", err)
+	}
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", bootID()), 0o644)
+	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+`:2: expected "+pgid starttime" or "-pgid", got "+12 x"`) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestPgidLogCompacts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PgidFile)
+	p := &pidFile{path: path}
+	if err := p.init(); err != nil {
+		t.Fatal(err)
+	}
+	// Many short-lived groups and one that stays: the log must stay small and still name it.
+	sleeper := exec.Command("sleep", "1000")
+	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Wait()
+	p.Started(sleeper.Process.Pid)
+	for i := range 10000 {
+		p.Started(1000000 + i)
+		p.Exited(1000000 + i)
+	}
+	if err := p.err(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() > compactAt+100 {
+		t.Fatalf("log is %d bytes", st.Size())
+	}
+	p.f.Close() // as if the runner died: the log stays
+	if n, err := killLeftovers(path); n != 1 || err != nil {
+		t.Fatalf("killed %d, err %v", n, err)
+	}
+	waitGone(t, sleeper.Process.Pid, 2*time.Second)
+}
+
+func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	pe := shell(`if [ "$TRIAL" -lt 3 ]; then exit 0; fi; echo $$ >> "$OUT/pids"; exec sleep 1000`, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, pe, Options{Cells: testCells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
+		errc <- err
+	}()
+	waitFor(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted after 3 trial(s)") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	for _, p := range readPids(t, filepath.Join(out, "pids")) {
+		waitGone(t, p, 2*time.Second)
+	}
+	got, warn := journalKeys(t, filepath.Join(dir, JournalFile))
+	if len(got) != 3 || len(warn) != 0 {
+		t.Fatalf("journal holds %d trials (%v), want the 3 finished ones", len(got), warn)
+	}
+	// Resume finishes the rest, each once.
+	sum, err := Run(context.Background(), shell("exit 0", out), Options{Cells: testCells(1), Trials: 10, Dir: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := journalKeys(t, filepath.Join(dir, JournalFile)); len(got) != 10 || sum.Ran != 7 {
+		t.Fatalf("after resume %d trials, ran %d", len(got), sum.Ran)
+	}
+}
+
+func TestTornLastLineIgnoredOnResume(t *testing.T) {
+	dir := t.TempDir()
+	cell := testCells(1)[0]
+	jpath := filepath.Join(dir, JournalFile)
+	w, _ := journal.OpenWriter(jpath)
+	for i := range 3 {
+		w.Append(journal.Record{RunID: "old", Cell: cell, Trial: i, Outcome: classify.Correct})
+	}
+	w.Close()
+	f, _ := os.OpenFile(jpath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"v":1,"run_id":"old","cell":{"id":"` + cell.ID + `"},"trial":3,"outc`)
+	f.Close()
+
+	sum, err := Run(context.Background(), &Fake{}, Options{Cells: []journal.Cell{cell}, Trials: 5, Dir: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], "dropped a torn last line") {
+		t.Fatalf("warnings %q", sum.Warnings)
+	}
+	got, warn := journalKeys(t, jpath)
+	if len(got) != 5 || len(warn) != 0 || sum.Resumed != 3 || sum.Ran != 2 || sum.RunID != "old" {
+		t.Fatalf("%d trials, warn %v, resumed %d, ran %d, run id %s", len(got), warn, sum.Resumed, sum.Ran, sum.RunID)
+	}
+}
+
+func TestShardUnionIsWhole(t *testing.T) {
+	cells := testCells(7)
+	fake := &Fake{Seed: 9, P: map[classify.Outcome]float64{classify.ProxyDead: 0.4}}
+	whole := t.TempDir()
+	if _, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 3, Dir: whole, Parallel: 2}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := journalKeys(t, filepath.Join(whole, JournalFile))
+	union := map[key]journal.Record{}
+	for i := 1; i <= 3; i++ {
+		sh, _ := matrix.ParseShard(fmt.Sprintf("%d/3", i))
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), fake, Options{Cells: cells, Shard: sh, Trials: 3, Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		part, _ := journalKeys(t, filepath.Join(dir, JournalFile))
+		for k, r := range part {
+			if _, dup := union[k]; dup {
+				t.Fatalf("%v in two shards", k)
+			}
+			union[k] = r
+		}
+	}
+	if len(union) != len(want) || len(want) != 21 {
+		t.Fatalf("union %d, whole %d", len(union), len(want))
+	}
+	for k, r := range want {
+		if u, ok := union[k]; !ok || u.Outcome != r.Outcome {
+			t.Fatalf("%v: whole %s, shards %v", k, r.Outcome, u.Outcome)
+		}
+	}
+}
+
+type countStopper struct{ seen, after int }
+
+func (s *countStopper) Observe(pass bool) bool { s.seen++; return s.seen >= s.after }
+
+func TestStopperEndsCellEarly(t *testing.T) {
+	// Even trials time out: they say nothing about the sandbox and must not be observed.
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		if tr.Index%2 == 0 {
+			return journal.Record{Outcome: classify.Timeout}
+		}
+		return journal.Record{Outcome: classify.Correct}
+	})
+	dir := t.TempDir()
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Progress: &out,
+		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range sum.Cells {
+		if !cs.Stopped || cs.Trials != 14 || cs.Counts[classify.Correct] != 7 {
+			t.Fatalf("cell %+v", cs)
+		}
+	}
+	if !strings.Contains(out.String(), "28/28 trials (100%)") {
+		t.Fatalf("progress total not shrunk: %s", out.String())
+	}
+	// Resuming feeds the journal to fresh stoppers: nothing more runs.
+	sum, err = Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Resume: true,
+		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+	if err != nil || sum.Ran != 0 || sum.Resumed != 28 {
+		t.Fatalf("resume ran %d, resumed %d, err %v", sum.Ran, sum.Resumed, err)
+	}
+}
+
+func TestPassed(t *testing.T) {
+	sc := func(o classify.Outcome, pass bool) journal.Scenario { return journal.Scenario{Outcome: o, Pass: pass} }
+	cases := []struct {
+		name          string
+		rec           journal.Record
+		pass, counted bool
+	}{
+		{"correct", journal.Record{Outcome: classify.Correct}, true, true},
+		{"proxy-dead", journal.Record{Outcome: classify.ProxyDead}, false, true},
+		{"non-enforcing", journal.Record{Outcome: classify.NonEnforcing}, false, true},
+		{"timeout", journal.Record{Outcome: classify.Timeout}, false, false},
+		{"harness", journal.Record{Outcome: classify.HarnessError}, false, false},
+		{"n/a", journal.Record{Outcome: classify.NotApplicable}, false, false},
+		{"fail-closed scenario passes", journal.Record{Outcome: classify.SandboxFailed, Scenarios: []journal.Scenario{sc(classify.SandboxFailed, true)}}, true, true},
+		{"one scenario fails", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.ProxyDead, false)}}, false, true},
+		{"harness scenarios ignored", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.HarnessError, false)}}, true, true},
+		{"only harness scenarios", journal.Record{Scenarios: []journal.Scenario{sc(classify.Timeout, false)}}, false, false},
+	}
+	for _, c := range cases {
+		if pass, counted := Passed(c.rec); pass != c.pass || counted != c.counted {
+			t.Errorf("%s: Passed = %v, %v; want %v, %v", c.name, pass, counted, c.pass, c.counted)
+		}
+	}
+}
+
+func TestRunRefusals(t *testing.T) {
+	cells := testCells(1)
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), &Fake{}, Options{Cells: cells, Trials: 2, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"journal exists", Options{Cells: cells, Trials: 2, Dir: dir}, "already holds trials; resume it or use another directory"},
+		{"no dir", Options{Cells: cells, Trials: 2}, "runner: no run directory"},
+		{"no cells", Options{Trials: 2, Dir: dir}, "runner: no cells to run"},
+		{"zero trials", Options{Cells: cells, Dir: dir}, "runner: trials per cell must be at least 1, got 0"},
+		{"bad shard", Options{Cells: cells, Trials: 1, Dir: dir, Shard: matrix.Shard{I: 3, N: 2}}, "runner: bad shard 3/2"},
+		{"duplicate cell", Options{Cells: append(cells, cells...), Trials: 1, Dir: t.TempDir()}, "listed twice"},
+	}
+	for _, c := range cases {
+		if _, err := Run(context.Background(), &Fake{}, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestRunDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		started <- struct{}{}
+		<-release
+		return journal.Record{Outcome: classify.Correct}
+	})
+	done := make(chan error)
+	go func() {
+		_, err := Run(context.Background(), exec, Options{Cells: testCells(1), Trials: 1, Dir: dir})
+		done <- err
+	}()
+	<-started
+	_, err := Run(context.Background(), &Fake{}, Options{Cells: testCells(1), Trials: 1, Dir: dir, Resume: true})
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "in use by another sandcheck run") || !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlainProgressLines(t *testing.T) {
+	var out syncBuffer
+	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}},
+		Options{Cells: testCells(2), Trials: 20, Parallel: 2, Dir: t.TempDir(), Progress: &out, ProgressEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("want periodic lines, got %q", lines)
+	}
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "sandcheck: 40/40 trials (100%), took ") || !strings.Contains(last, " correct=") || !strings.Contains(last, " proxy-dead=") {
+		t.Fatalf("last line %q", last)
+	}
+	if strings.Contains(out.String(), "\r") {
+		t.Fatal("carriage return in plain output")
+	}
+}
+
+func TestProgressLineAndBar(t *testing.T) {
+	counts := map[classify.Outcome]int{classify.Correct: 4, classify.ProxyDead: 1}
+	if got, want := progressLine(5, 20, 5, 10*time.Second, counts), "5/20 trials (25%), ETA 30s correct=4 proxy-dead=1"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	// Resumed trials took no time in this run: the ETA uses this run's pace only.
+	if got, want := progressLine(12, 20, 2, 4*time.Second, nil), "12/20 trials (60%), ETA 16s"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	if got := progressLine(0, 20, 0, 0, nil); got != "0/20 trials (0%), ETA ?" {
+		t.Fatalf("got %q", got)
+	}
+	if got := bar(5, 20, 8); got != "[==      ]" {
+		t.Fatalf("bar %q", got)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestFromMatrixAndTable(t *testing.T) {
+	m, err := matrix.Parse("m.yaml", []byte("targets: [{name: fake}]\nfaults: [\"\", x]\ntrials: 3\nparallel: 2\ntimeout: 7s\n"), matrix.Registry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := FromMatrix(m)
+	if len(opt.Cells) != 2 || opt.Trials != 3 || opt.Parallel != 2 || opt.Timeout != 7*time.Second {
+		t.Fatalf("options %+v", opt)
+	}
+	opt.Dir = t.TempDir()
+	sum, err := Run(context.Background(), &Fake{Seed: 2, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	sum.WriteTable(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], opt.Cells[0].ID) || !strings.Contains(lines[1], "    3 trials") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}
+
+func TestStopperOvershootBoundedByParallelism(t *testing.T) {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+		time.Sleep(2 * time.Millisecond)
+		return journal.Record{Outcome: classify.Correct}
+	})
+	var mu sync.Mutex
+	sum, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
+		NewStopper: func(journal.Cell) Stopper {
+			return StopperFunc(func(bool) bool { mu.Lock(); defer mu.Unlock(); return false })
+		}})
+	if err != nil || sum.Ran != 600 {
+		t.Fatalf("never-stopping rule: ran %d, %v", sum.Ran, err)
+	}
+	sum, err = Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
+		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 5} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range sum.Cells {
+		// Trials already running when the rule decides still finish: at most Parallel-1 extra.
+		if !cs.Stopped || cs.Trials < 5 || cs.Trials > 5+2 {
+			t.Fatalf("cell %s: %d trials", cs.Cell.ID, cs.Trials)
+		}
+	}
+}
