@@ -3,13 +3,14 @@ package matrix
 import (
 	"errors"
 	"fmt"
-	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/faults"
 
 	"github.com/sandcheck/sandcheck/runner/journal"
 )

@@ -21,8 +21,8 @@ type recording struct {
 		Stderr   string `json:"stderr"`
 		TimedOut bool   `json:"timed_out"`
 	} `json:"run"`
-	Ran  bool               `json:"sandbox_ran"`
-	Obs  *probe.Observation `json:"observation"`
+	Ran  bool                                 `json:"sandbox_ran"`
+	Obs  *probe.Observation                   `json:"observation"`
 	Hits []struct{ Role, Proto, Path string } `json:"fixture_hits"`
 }
 

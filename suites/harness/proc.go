@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -114,13 +113,4 @@ func KillCookie(cookie string) int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n
-}
-
-// tail returns the last n bytes of s.
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

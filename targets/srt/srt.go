@@ -89,7 +89,7 @@ func (t *Target) Capabilities() []targets.Capability {
 	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead}
 }
 
-// Reach: srt offers its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
+// Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
 func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
 
 // Version reads the package manifest beside the CLI (cheaper than starting node).
