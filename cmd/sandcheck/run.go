@@ -19,6 +19,7 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -85,12 +86,6 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		return 2
 	}
-	for _, h := range m.Hosts {
-		if h.Kind != matrix.KindLocal {
-			fmt.Fprintf(stderr, "sandcheck run: host %q: kind %q is not available in this build yet (local only)\n", h.Name, h.Kind)
-			return 2
-		}
-	}
 	sh, err := matrix.ParseShard(*shard)
 	if *shard != "" && err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: --shard: %v\n", err)
@@ -112,15 +107,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	exec := &runner.ProcessExecutor{
-		Command: func(t runner.Trial, scratch string) ([]string, []string, string) {
-			argv := trialArgv(self, m, t.Cell, &o, filepath.Join(scratch, "ginkgo.json"))
-			if t.Index == 0 {
-				argv = append(argv, "--fingerprint", filepath.Join(scratch, "host.json"))
-			}
-			return argv, nil, ""
-		},
-		Parse: parseTrial,
+	exec, closeHosts, err := executors(ctx, m, self, &o, stderr)
+	defer closeHosts()
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		return 1
 	}
 	opt := runner.Options{
 		Cells: m.Cells(), Shard: sh, Trials: m.Trials, Parallel: m.Parallel, Timeout: m.Timeout,
@@ -207,10 +198,15 @@ func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faul
 	return nil
 }
 
-// trialArgv is the child process of one trial: this binary's `trial` command.
-func trialArgv(self string, m *matrix.Matrix, c journal.Cell, o *trialOptions, report string) []string {
-	argv := []string{self, "trial", "--target", targetName(m, c.Target), "--fault", c.Fault,
-		"--label-filter", c.Labels, "--report", report, "--hostnames", o.hostnames}
+// trialArgv is the process of one trial on its host: sandcheck's `trial` command, emitting its
+// verdict on stdout. The first trial of a cell also fingerprints the host.
+func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []string {
+	c := t.Cell
+	argv := []string{bin, "trial", "--emit", "--target", targetName(m, c.Target), "--fault", c.Fault,
+		"--label-filter", c.Labels, "--hostnames", o.hostnames}
+	if t.Index == 0 {
+		argv = append(argv, "--fingerprint")
+	}
 	if t, ok := m.Target(c.Target); ok {
 		if p, ok := t.Settings["path"].(string); ok && p != "" {
 			argv = append(argv, "--target-path", p)
@@ -235,17 +231,56 @@ func targetName(m *matrix.Matrix, id string) string {
 	return id
 }
 
-// parseTrial reads the trial's Ginkgo JSON report into a journal record.
+// executors prepares every host of the matrix and returns one executor dispatching each trial
+// to its cell's host. Local trials run as process groups of this runner (tracked across a kill -9
+// of the runner); other hosts run them through their driver.
+func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptions, stderr io.Writer) (runner.Executor, func(), error) {
+	byHost := map[string]runner.Executor{}
+	var opened []hosts.Host
+	closeAll := func() {
+		for _, h := range opened {
+			if err := h.Close(); err != nil {
+				fmt.Fprintf(stderr, "warning: closing host %s: %v\n", h.Name(), err)
+			}
+		}
+	}
+	for _, mh := range m.Hosts {
+		if mh.Kind == matrix.KindLocal {
+			byHost[mh.Name] = &runner.ProcessExecutor{
+				Command: func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
+				Parse:   parseTrial,
+			}
+			continue
+		}
+		h, err := hosts.New(mh)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		opened = append(opened, h)
+		bin, err := h.Prepare(ctx, self)
+		if err != nil {
+			return nil, closeAll, fmt.Errorf("prepare host %s: %w", mh.Name, err)
+		}
+		byHost[mh.Name] = &hosts.Executor{Host: h, Binary: bin,
+			Argv:  func(t runner.Trial, bin string) []string { return trialArgv(bin, m, t, o) },
+			Parse: recordFromStdout}
+	}
+	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
+		return byHost[t.Cell.Host].Run(ctx, t)
+	}), closeAll, nil
+}
+
+// parseTrial reads the verdict line a trial emitted on stdout into a journal record.
 func parseTrial(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
-	t, err := specreport.ReadFile(filepath.Join(res.Scratch, "ginkgo.json"))
+	return recordFromStdout(res.Stdout)
+}
+
+func recordFromStdout(stdout []byte) (journal.Record, error) {
+	t, fp, err := specreport.ParseEmitted(stdout)
 	if err != nil {
 		return journal.Record{}, err
 	}
-	rec := journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence}
-	if fp, err := os.ReadFile(filepath.Join(res.Scratch, "host.json")); err == nil && json.Valid(fp) {
-		rec.HostFP = fp
-	}
-	return rec, nil
+	return journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp}, nil
 }
 
 type sprtStopper struct{ s *stats.SPRT }

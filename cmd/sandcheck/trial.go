@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -55,13 +56,15 @@ func (o *trialOptions) config() (harness.Config, error) {
 }
 
 func trialCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network --report out/trial.json
-  sandcheck trial --fault bridge-absent -v`, stderr)
+	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
+  sandcheck trial --fault bridge-absent --report out/ginkgo.json
+  sandcheck trial --emit --fingerprint     # what the runner starts on every host`, stderr)
 	var o trialOptions
 	o.bind(fs, true)
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
-	fingerprint := fs.String("fingerprint", "", "also write this host's fingerprint (sandcheck doctor --json) to this file")
+	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(specreport.EmitPrefix)+" line (for the runner)")
+	fingerprint := fs.Bool("fingerprint", false, "include this host's fingerprint (sandcheck doctor) in the emitted result")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -69,17 +72,34 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
 	}
-	if *fingerprint != "" {
-		if err := writeFingerprint(*fingerprint); err != nil {
+	reportFile := *report
+	if reportFile == "" {
+		f, err := os.CreateTemp("", "sandcheck-ginkgo-*.json")
+		if err != nil {
 			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+			return 1
 		}
+		f.Close()
+		reportFile = f.Name()
+		defer os.Remove(reportFile)
 	}
-	ok := runSpecs(o.labels, *report, *verbose, stdout)
-	if *report != "" {
-		t, err := specreport.ReadFile(*report)
-		if err == nil {
-			fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
+	t, err := specreport.ReadFile(reportFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+		return 1
+	}
+	if *emit {
+		var fp json.RawMessage
+		if *fingerprint {
+			fp = hostFingerprint()
 		}
+		if err := specreport.Emit(stdout, t, fp); err != nil {
+			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
 	}
 	if !ok {
 		return 1
@@ -101,16 +121,13 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 	return ginkgo.RunSpecs(&testingT{}, "sandcheck", sc, rc)
 }
 
-// writeFingerprint records the host a trial ran on, where it ran (a container or VM reports
-// itself, not the runner's machine).
-func writeFingerprint(path string) error {
+// hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
+// reports itself, not the runner's machine).
+func hostFingerprint() json.RawMessage {
 	opts := doctor.Options{}
 	if t, err := srt.New(""); err == nil {
 		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 	}
-	b, err := json.Marshal(doctor.Collect(opts))
-	if err != nil {
-		return fmt.Errorf("fingerprint: %w", err)
-	}
-	return os.WriteFile(path, b, 0o644)
+	b, _ := json.Marshal(doctor.Collect(opts))
+	return b
 }

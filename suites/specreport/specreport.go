@@ -41,10 +41,10 @@ func AttachEvidence(v any) {
 
 // Trial is what a Ginkgo JSON report says about one trial.
 type Trial struct {
-	Outcome   classify.Outcome
-	Hint      string
-	Scenarios []journal.Scenario
-	Evidence  json.RawMessage
+	Outcome   classify.Outcome   `json:"outcome"`
+	Hint      string             `json:"hint,omitempty"`
+	Scenarios []journal.Scenario `json:"scenarios"`
+	Evidence  json.RawMessage    `json:"evidence,omitempty"`
 }
 
 // ReadFile parses a Ginkgo JSON report file.
