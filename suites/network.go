@@ -4,10 +4,12 @@ package suites
 
 import (
 	"fmt"
+	"os"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -17,8 +19,43 @@ import (
 // verdict attaches a spec's outcome, then asserts the healthy expectation. Attaching first means
 // a failing spec still tells the runner what it saw.
 func verdict(name string, o classify.Outcome, hint string) {
-	specreport.Attach(specreport.Verdict{Name: name, Outcome: o, Pass: o == classify.Correct, Hint: hint})
-	Expect(o).To(Equal(classify.Correct), "%s: %s", name, hint)
+	expectVerdict(name, o, o == classify.Correct, hint)
+}
+
+// expectVerdict attaches an outcome judged against a scenario's own expectation, then asserts
+// it. A failure that is a documented known finding of the target (knownfindings/) is reported as
+// such and skipped rather than failed, unless SANDCHECK_STRICT=1: the journal still records the
+// real outcome, and the e2e tests pin the list.
+func expectVerdict(name string, o classify.Outcome, pass bool, hint string) {
+	specreport.Attach(specreport.Verdict{Name: name, Outcome: o, Pass: pass, Hint: hint})
+	if !pass && os.Getenv("SANDCHECK_STRICT") != "1" {
+		if f, ok := knownFinding(name); ok && f.Outcome == o {
+			Skip(fmt.Sprintf("known finding of %s: %s (%s)", f.Target, o, f.Note))
+		}
+	}
+	Expect(pass).To(BeTrue(), "%s: %s: %s", name, o, hint)
+}
+
+// knownFinding looks a scenario up in the known findings of the target under test.
+func knownFinding(scenario string) (struct {
+	knownfindings.Finding
+	Target string
+}, bool) {
+	var out struct {
+		knownfindings.Finding
+		Target string
+	}
+	cfg, err := harness.FromEnv()
+	if err != nil || cfg.Target != "srt" {
+		return out, false
+	}
+	l, err := knownfindings.SRT()
+	if err != nil {
+		return out, false
+	}
+	f, ok := l.Lookup(scenario)
+	out.Finding, out.Target = f, l.Version
+	return out, ok
 }
 
 // derived narrows a trial's outcome to one property: the property's own failure outcome when the

@@ -36,6 +36,11 @@ type Session struct {
 	Env       []string // full environment for the sandbox process
 	// UserSettings is a user's own settings file, merged under the generated policy.
 	UserSettings string
+	// SettingsFile, when set, is handed to the sandbox verbatim instead of generated settings:
+	// scenarios about broken configuration point it at a missing, empty or invalid file.
+	SettingsFile string
+	// NoSettings runs the sandbox without a settings argument (its own default lookup).
+	NoSettings bool
 	// Patches let a fault change the generated settings (target-specific keys) before they are
 	// written: e.g. point srt at an external proxy.
 	Patches []func(settings map[string]any)

@@ -27,6 +27,7 @@ var outcomeColors = map[string]string{
 	"proxy-dead":      "#c62828",
 	"allowed-blocked": "#ef6c00",
 	"sandbox-failed":  "#8d6e63",
+	"residue":         "#f9a825",
 	"timeout":         "#546e7a",
 	"harness-error":   "#90a4ae",
 	"not-applicable":  "#cfd8dc",

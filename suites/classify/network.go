@@ -2,11 +2,15 @@ package classify
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
+
+// socksReply matches curl's report of a SOCKS5 reply code: "... connection to HOST. (N)".
+var socksReply = regexp.MustCompile(`\. \([0-9]+\)$`)
 
 // Verdict is what one attempt amounts to, read from what the client saw.
 type Verdict string
@@ -85,9 +89,15 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 	switch {
 	case a.Status == 403 || strings.Contains(msg, "response 403") || strings.Contains(a.Body, "blocked by network allowlist"):
 		return PolicyBlocked, firstNonEmpty(a.ProxyError, msg, "403")
-	case a.Exit == 97 && strings.Contains(msg, "(2)"):
+	case a.Status >= 500:
+		// The proxy answered (plain HTTP, or to the CONNECT) but could not reach upstream.
+		return ProxyError, firstNonEmpty(msg, fmt.Sprintf("%d %s", a.Status, a.ProxyError))
+	case a.Exit == 97 && strings.HasSuffix(strings.TrimSpace(msg), ". (2)"):
 		// SOCKS5 reply 2: "connection not allowed by ruleset".
 		return PolicyBlocked, msg
+	case a.Exit == 97 && socksReply.MatchString(msg):
+		// Any other SOCKS5 reply code: the proxy answered, its upstream failed.
+		return ProxyError, msg
 	case a.Exit == 7 || a.Exit == 97 && strings.Contains(msg, "Failed to connect"):
 		return ProxyRefused, msg
 	case a.Exit == 52 || a.Exit == 56 || a.Exit == 97 || a.Exit == 35:
@@ -95,8 +105,6 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 		return ProxyEmpty, msg
 	case a.Exit == 5:
 		return ProxyRefused, msg // the proxy's own name did not resolve: nothing to connect to
-	case a.Status >= 500:
-		return ProxyError, fmt.Sprintf("%d %s", a.Status, a.ProxyError)
 	case a.Exit == 28:
 		return ProxyEmpty, msg // accepted, then silence until the deadline
 	}
@@ -118,20 +126,8 @@ func firstNonEmpty(s ...string) string {
 // ClassifyNetwork decides the outcome of a network trial, overall and per channel.
 func ClassifyNetwork(in Network) Result {
 	r := Result{Channels: map[string]ChannelResult{}}
-	if in.TimedOut {
-		r.Outcome, r.Hint = Timeout, "trial exceeded its deadline"
-		return r
-	}
-	if !in.Ran {
-		if in.Exit != 0 && strings.TrimSpace(in.Stderr) != "" {
-			r.Outcome, r.Hint = SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", in.Exit, lastLine(in.Stderr))
-		} else {
-			r.Outcome, r.Hint = HarnessError, fmt.Sprintf("SANDBOX-RAN marker missing (exit %d, no message)", in.Exit)
-		}
-		return r
-	}
-	if in.Obs == nil {
-		r.Outcome, r.Hint = HarnessError, fmt.Sprintf("probe started but never reported (exit %d)", in.Exit)
+	if pre, hint, stop := preconditions(in.TimedOut, in.Ran, in.Obs != nil, in.Exit, in.Stderr); stop {
+		r.Outcome, r.Hint = pre, hint
 		return r
 	}
 	if len(in.Obs.Problems) > 0 {

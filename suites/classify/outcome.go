@@ -12,6 +12,7 @@ const (
 	NonEnforcing   Outcome = "non-enforcing"   // the denied host's token came back: fail-open
 	AllowedBlocked Outcome = "allowed-blocked" // policy reached, but it refused the allowed host
 	SandboxFailed  Outcome = "sandbox-failed"  // the sandbox refused to start, loudly
+	Residue        Outcome = "residue"         // the sandbox left the workspace changed behind it
 	HarnessError   Outcome = "harness-error"   // our fault, not the sandbox's: marker missing, tool missing
 	Timeout        Outcome = "timeout"         // the trial exceeded its deadline
 	NotApplicable  Outcome = "not-applicable"  // the target cannot express what the scenario needs
@@ -29,7 +30,7 @@ const (
 )
 
 // All lists every outcome in report order: pass first, then by decreasing severity.
-var All = []Outcome{Correct, NonEnforcing, ProxyDead, AllowedBlocked, SandboxFailed, Timeout, HarnessError, NotApplicable}
+var All = []Outcome{Correct, NonEnforcing, ProxyDead, AllowedBlocked, SandboxFailed, Residue, Timeout, HarnessError, NotApplicable}
 
 // Severity of an outcome when the scenario expected the sandbox to work. Scenarios that expect the
 // sandbox to refuse (fail-closed honesty) decide pass/fail themselves and record it per scenario.
@@ -39,7 +40,7 @@ func (o Outcome) Severity() Severity {
 		return SevPass
 	case NonEnforcing:
 		return SevFailOpen
-	case ProxyDead, AllowedBlocked, SandboxFailed:
+	case ProxyDead, AllowedBlocked, SandboxFailed, Residue:
 		return SevFailClosed
 	case HarnessError, Timeout:
 		return SevHarness
@@ -61,7 +62,7 @@ func (o Outcome) Valid() bool {
 // rank orders outcomes for Worst: a security finding outranks everything, harness trouble ranks
 // below any real sandbox verdict so it never hides one.
 var rank = map[Outcome]int{
-	NonEnforcing: 7, ProxyDead: 6, AllowedBlocked: 5, SandboxFailed: 4, Timeout: 3, HarnessError: 2, Correct: 1, NotApplicable: 0,
+	NonEnforcing: 8, ProxyDead: 7, AllowedBlocked: 6, SandboxFailed: 5, Residue: 4, Timeout: 3, HarnessError: 2, Correct: 1, NotApplicable: 0,
 }
 
 // Worst returns the most severe of the given outcomes (NotApplicable when none).

@@ -95,7 +95,7 @@ func directAttempt(s Spec, h Host) Attempt {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(s.Timeout))
-	fmt.Fprintf(conn, "GET /%s HTTP/1.0\r\nHost: %s\r\n\r\n", ChanDirect, h.Addr)
+	fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, ChanDirect), h.Addr)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		a.Exit, a.Err, a.Errno = 1, err.Error(), errnoName(err)
@@ -142,6 +142,12 @@ func errnoName(err error) string {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "ETIMEDOUT"
+	}
+	// Some wrappers (net.DNSError) keep only the text of the cause.
+	for en, name := range errnoNames {
+		if strings.Contains(err.Error(), en.Error()) {
+			return name
+		}
 	}
 	return ""
 }

@@ -52,6 +52,8 @@ type Spec struct {
 	// requests (a proxy that comes up late, a bridge that dies) use this to be deterministic.
 	MarkDir        string `json:"mark_dir,omitempty"`
 	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
+	// FS are filesystem checks, run after the network channels.
+	FS []FSCheck `json:"fs,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -83,6 +85,7 @@ type Observation struct {
 	ProxyEnv  map[string]string `json:"proxy_env,omitempty"` // redacted
 	Listeners []Listener        `json:"listeners"`
 	Attempts  []Attempt         `json:"attempts"`
+	FS        []FSResult        `json:"fs,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
 }
@@ -144,6 +147,9 @@ func Run(s Spec) *Observation {
 			mark(s, step)
 		}
 	}
+	if len(s.FS) > 0 {
+		obs.FS = runFS(s.FS)
+	}
 	return obs
 }
 
@@ -152,20 +158,20 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 	var a Attempt
 	switch ch {
 	case ChanHTTP:
-		a = curlAttempt(s, obs, "http://"+h.Addr+"/"+ch, nil)
+		a = curlAttempt(s, obs, "http://"+h.Addr+path(s, ch), nil)
 	case ChanHTTPS:
 		var args []string
 		if s.CAFile != "" {
 			args = []string{"--cacert", s.CAFile}
 		}
-		a = curlAttempt(s, obs, "https://"+h.Addr+"/"+ch, args)
+		a = curlAttempt(s, obs, "https://"+h.Addr+path(s, ch), args)
 	case ChanSOCKS:
 		p := socksProxy()
 		if p == "" {
 			a = Attempt{Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"}
 			break
 		}
-		a = curlAttempt(s, obs, "http://"+h.Addr+"/"+ch, []string{"--proxy", p})
+		a = curlAttempt(s, obs, "http://"+h.Addr+path(s, ch), []string{"--proxy", p})
 		a.Via = redact(p)
 	case ChanDirect:
 		a = directAttempt(s, h)
@@ -178,6 +184,10 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 	a.ElapsedMS = time.Since(start).Milliseconds()
 	return a
 }
+
+// path names the channel and the session in every request, so the fixture hosts' own records
+// say which session reached them over which channel.
+func path(s Spec, ch string) string { return "/" + ch + "/" + s.Nonce }
 
 // mark records progress and, after the first request, waits for a fault's ack when asked to.
 func mark(s Spec, step int) {

@@ -66,6 +66,10 @@ func ReadFile(path string) (Trial, error) {
 func FromReports(reports []types.Report) Trial {
 	var t Trial
 	var failing []classify.Outcome
+	// Evidence: one object when one spec attached it (a whole Ordered scenario), else an object
+	// keyed by the attaching spec's scenario name (scenarios that run a session per spec).
+	evidence := map[string]json.RawMessage{}
+	var evidenceOrder []string
 	for _, r := range reports {
 		for _, s := range r.SpecReports {
 			if s.LeafNodeType != types.NodeTypeIt {
@@ -76,11 +80,12 @@ func FromReports(reports []types.Report) Trial {
 				}
 				continue
 			}
-			if s.State == types.SpecStateSkipped || s.State == types.SpecStatePending {
-				continue
+			if (s.State == types.SpecStateSkipped || s.State == types.SpecStatePending) && !hasEntry(s, EntryScenario) {
+				continue // filtered out or never reached; a skip after a verdict (known finding) counts
 			}
 			sc := journal.Scenario{Labels: s.Labels()}
 			found := false
+			var ev json.RawMessage
 			for _, e := range s.ReportEntries {
 				switch e.Name {
 				case EntryScenario:
@@ -90,10 +95,16 @@ func FromReports(reports []types.Report) Trial {
 						found = true
 					}
 				case EntryEvidence:
-					if t.Evidence == nil {
-						t.Evidence = json.RawMessage(e.Value.AsJSON)
-					}
+					ev = json.RawMessage(e.Value.AsJSON)
 				}
+			}
+			if ev != nil {
+				key := sc.Name
+				if key == "" {
+					key = specName(s)
+				}
+				evidence[key] = ev
+				evidenceOrder = append(evidenceOrder, key)
 			}
 			if !found {
 				sc.Name = specName(s)
@@ -108,6 +119,13 @@ func FromReports(reports []types.Report) Trial {
 				failing = append(failing, sc.Outcome)
 			}
 		}
+	}
+	switch len(evidenceOrder) {
+	case 0:
+	case 1:
+		t.Evidence = evidence[evidenceOrder[0]]
+	default:
+		t.Evidence, _ = json.Marshal(evidence)
 	}
 	switch {
 	case len(t.Scenarios) == 0:
@@ -139,4 +157,13 @@ func failureText(s types.SpecReport) string {
 		msg = msg[:300] + "…"
 	}
 	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+func hasEntry(s types.SpecReport, name string) bool {
+	for _, e := range s.ReportEntries {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
 }

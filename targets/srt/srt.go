@@ -142,6 +142,21 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 
 // Prepare writes the settings file and returns `srt --settings FILE -c 'COMMAND'`.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	inv := &targets.Invocation{Env: s.Env, Dir: s.Workspace}
+	switch {
+	case s.NoSettings:
+		inv.Argv = []string{t.path, "-c", ShellJoin(s.Command)}
+		inv.Settings = "(none: srt's default ~/.srt-settings.json lookup)"
+		return inv, nil
+	case s.SettingsFile != "":
+		inv.Argv = []string{t.path, "--settings", s.SettingsFile, "-c", ShellJoin(s.Command)}
+		if b, err := os.ReadFile(s.SettingsFile); err == nil {
+			inv.Settings = string(b)
+		} else {
+			inv.Settings = fmt.Sprintf("(%s: %v)", s.SettingsFile, err)
+		}
+		return inv, nil
+	}
 	settings, err := Settings(s.Policy, s.UserSettings)
 	if err != nil {
 		return nil, err
@@ -157,12 +172,9 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write srt settings: %w", err)
 	}
-	return &targets.Invocation{
-		Argv:     []string{t.path, "--settings", file, "-c", ShellJoin(s.Command)},
-		Env:      s.Env,
-		Dir:      s.Workspace,
-		Settings: string(b),
-	}, nil
+	inv.Argv = []string{t.path, "--settings", file, "-c", ShellJoin(s.Command)}
+	inv.Settings = string(b)
+	return inv, nil
 }
 
 // ShellJoin quotes argv for `sh -c`.

@@ -1,0 +1,50 @@
+package suites
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+// concurrencyK is how many sandboxes start together (SANDCHECK_CONCURRENCY, default 4).
+func concurrencyK() int {
+	if k, err := strconv.Atoi(os.Getenv("SANDCHECK_CONCURRENCY")); err == nil && k > 0 {
+		return k
+	}
+	return 4
+}
+
+// Concurrent sessions: agents run many sandboxed commands at once. Every session must still be
+// correct through its own proxy, and the workspace must be as it was once all have ended.
+var _ = Describe("concurrent sessions", Label("concurrency"), func() {
+	k := concurrencyK()
+	for _, shared := range []bool{false, true} {
+		mode := "separate-workspaces"
+		if shared {
+			mode = "shared-workspace"
+		}
+		name := fmt.Sprintf("concurrency/%s/k%d", mode, k)
+		It(fmt.Sprintf("keeps %d sessions started together correct (%s)", k, mode), Label("concurrency-"+mode), func(ctx SpecContext) {
+			cfg, err := harness.FromEnv()
+			Expect(err).NotTo(HaveOccurred())
+			ct, err := harness.RunConcurrent(ctx, cfg, k, shared)
+			Expect(err).NotTo(HaveOccurred(), "concurrency trial setup")
+			specreport.AttachEvidence(ct)
+			o, hint := ct.Result.Outcome, ct.Result.Hint
+			if o == classify.Correct && len(ct.Leftovers) > 0 {
+				// Every session worked, but the user's workspace was changed behind its back.
+				o = classify.Residue
+				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
+			}
+			verdict(name, o, hint)
+		})
+	}
+})

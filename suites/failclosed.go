@@ -1,0 +1,43 @@
+package suites
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+// Fail-closed honesty: when enforcement cannot be established, the sandbox must refuse to run
+// the command, loudly. `failIfUnavailable` in the seed only checked that binaries exist; here
+// each way enforcement can be missing is injected into the real sandbox, and the command
+// running anyway (with a dead proxy, or none) is a finding, not a pass.
+var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
+	for _, f := range faults.All() {
+		if f.Scope != faults.ScopeFailClosed {
+			continue
+		}
+		It(fmt.Sprintf("refuses to run when %s", f.Summary), Label("failclosed-"+f.Name), func(ctx SpecContext) {
+			cfg, err := harness.FromEnv()
+			Expect(err).NotTo(HaveOccurred())
+			nt, err := harness.RunNetworkWith(ctx, cfg, harness.NetworkOptions{Condition: f.Name, Faults: []string{f.Name}})
+			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")
+			specreport.AttachEvidence(nt)
+			o := nt.Result.Outcome
+			var hint string
+			switch o {
+			case classify.SandboxFailed:
+				hint = "refused loudly: " + nt.Result.Hint
+			case classify.Timeout, classify.HarnessError:
+				hint = nt.Result.Hint
+			default:
+				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
+			}
+			expectVerdict("failclosed/"+f.Name, o, o == classify.SandboxFailed, hint)
+		})
+	}
+})

@@ -1,0 +1,152 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Session is one of several concurrent sandboxed runs.
+type Session struct {
+	Workspace string          `json:"workspace"`
+	Run       Run             `json:"run"`
+	Ran       bool            `json:"sandbox_ran"`
+	Result    classify.Result `json:"result"`
+}
+
+// ConcurrentTrial is the evidence of K sandboxes started together.
+type ConcurrentTrial struct {
+	Target        string    `json:"target"`
+	TargetVersion string    `json:"target_version"`
+	Fault         string    `json:"fault,omitempty"`
+	K             int       `json:"k"`
+	Shared        bool      `json:"shared_workspace"`
+	Sessions      []Session `json:"sessions"`
+	// Leftovers are entries in the workspaces after every session ended that were not there
+	// before: placeholder files a sandbox forgot, or removed from under a sibling.
+	Leftovers []string        `json:"leftovers,omitempty"`
+	Result    classify.Result `json:"result"`
+	Failed    int             `json:"failed_sessions"`
+}
+
+// RunConcurrent starts k sandboxes at once against the same fixture hosts, in one shared
+// workspace or one each, and classifies every session on its own: each must reach the allowed
+// host through its own proxy and be refused the denied one.
+func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*ConcurrentTrial, error) {
+	t, err := newTrial(ctx, cfg, trialOptions{network: true})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	wss := make([]string, k)
+	for i := range wss {
+		wss[i] = t.ws
+		if !shared {
+			wss[i] = filepath.Join(t.dir, fmt.Sprintf("workspace-%d", i))
+			if err := os.MkdirAll(filepath.Join(wss[i], ".sandcheck"), 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	before := listings(wss)
+	ct := &ConcurrentTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
+		K: k, Shared: shared, Sessions: make([]Session, k)}
+	nonces := make([]string, k)
+	var wg sync.WaitGroup
+	errs := make([]error, k)
+	for i := 0; i < k; i++ {
+		nonces[i] = randomHex(8)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			spec := t.networkSpec()
+			spec.Nonce = nonces[i]
+			spec.MarkDir = filepath.Join(wss[i], ".sandcheck")
+			x, err := t.exec(ctx, spec, func(s *targets.Session) {
+				s.Workspace = wss[i]
+				s.Policy.WritablePaths = []string{wss[i]}
+				s.Dir = filepath.Join(t.dir, "session-"+nonces[i])
+				os.MkdirAll(s.Dir, 0o755)
+			}, nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
+			ct.Sessions[i].Result = classify.ClassifyNetwork(classify.Network{
+				Ran: x.Out.Ran, Obs: x.Out.Obs, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
+				Tokens:     map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token},
+				Reach:      t.target.Reach(),
+				DeniedHits: deniedHitsOf(t.hosts.Hits(), nonces[i]),
+			})
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	ct.Leftovers = diffListings(before, listings(wss))
+	var outs []classify.Outcome
+	var hints []string
+	for i, s := range ct.Sessions {
+		outs = append(outs, s.Result.Outcome)
+		if s.Result.Outcome != classify.Correct {
+			ct.Failed++
+			hints = append(hints, fmt.Sprintf("session %d: %s: %s", i, s.Result.Outcome, s.Result.Hint))
+		}
+	}
+	ct.Result.Outcome = classify.Worst(outs...)
+	ct.Result.Hint = fmt.Sprintf("%d/%d sessions correct", k-ct.Failed, k)
+	if len(hints) > 0 {
+		ct.Result.Hint += "; " + hints[0]
+	}
+	return ct, nil
+}
+
+func deniedHitsOf(hits []nethost.Hit, nonce string) []string {
+	var out []string
+	for _, h := range hits {
+		if h.Role == nethost.RoleDenied && strings.HasSuffix(h.Path, "/"+nonce) {
+			out = append(out, h.Proto+" "+h.Path)
+		}
+	}
+	return out
+}
+
+// listings records the entries of each workspace (one level, where srt puts its placeholders).
+func listings(wss []string) map[string]bool {
+	seen := map[string]bool{}
+	for _, ws := range wss {
+		entries, _ := os.ReadDir(ws)
+		for _, e := range entries {
+			seen[filepath.Join(ws, e.Name())] = true
+		}
+	}
+	return seen
+}
+
+func diffListings(before, after map[string]bool) []string {
+	var out []string
+	for p := range after {
+		if !before[p] {
+			out = append(out, p)
+		}
+	}
+	for p := range before {
+		if !after[p] {
+			out = append(out, p+" (removed)")
+		}
+	}
+	sort.Strings(out)
+	return out
+}

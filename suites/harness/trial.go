@@ -1,0 +1,258 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+	_ "github.com/sandcheck/sandcheck/targets/srt" // the first target
+)
+
+// trial is the scaffolding every scenario shares: a private directory and workspace, fixture
+// hosts when the scenario needs a network, the faults, the target, and the cleanup of all of it.
+type trial struct {
+	cfg    Config
+	target targets.Target
+	dir    string // private to this trial; removed at the end
+	ws     string // the sandboxed command's working directory
+	marks  string // probe progress markers (inside the workspace)
+	nonce  string
+	inj    *faults.Injection
+	hosts  *nethost.Hosts
+	undo   []func()
+	// dropDAC runs the sandbox without root's file-permission override.
+	dropDAC bool
+}
+
+// trialOptions say what a scenario needs of the scaffolding.
+type trialOptions struct {
+	network bool     // start fixture hosts
+	faults  []string // scenario-inherent faults, applied after the configured one
+}
+
+func newTrial(ctx context.Context, cfg Config, opt trialOptions) (t *trial, err error) {
+	t = &trial{cfg: cfg, nonce: randomHex(8)}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if t.target, err = targets.New(cfg.Target, map[string]string{"path": cfg.TargetPath}); err != nil {
+		return nil, err
+	}
+	if t.dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
+		return nil, fmt.Errorf("trial dir: %w", err)
+	}
+	if !cfg.Keep {
+		dir := t.dir
+		t.undo = append(t.undo, func() { os.RemoveAll(dir) })
+	}
+	// srt needs an own working directory per concurrent run (it creates and removes placeholder
+	// files there), so every trial gets a fresh workspace.
+	t.ws = filepath.Join(t.dir, "workspace")
+	t.marks = filepath.Join(t.ws, ".sandcheck")
+	if err := os.MkdirAll(t.marks, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}}
+	if opt.network {
+		if t.hosts, err = nethost.Start(ctx, nethost.Options{Dir: t.dir}); err != nil {
+			return nil, fmt.Errorf("fixture hosts: %w", err)
+		}
+		t.undo = append(t.undo, func() { t.hosts.Close() })
+		t.inj.Denied = t.addr(t.hosts.Denied)
+		t.inj.Names = map[string]string{t.hosts.Allowed.Name: t.hosts.Allowed.IP.String(), t.hosts.Denied.Name: t.hosts.Denied.IP.String()}
+	}
+	for _, spec := range append([]string{cfg.Fault}, opt.faults...) {
+		f, params, err := faults.Parse(spec)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			continue
+		}
+		t.inj.Params = params
+		if err := f.Apply(t.inj); err != nil {
+			return nil, err
+		}
+	}
+	t.undo = append(t.undo, t.inj.Cleanup)
+	return t, nil
+}
+
+// Close undoes everything, last first.
+func (t *trial) Close() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+	t.undo = nil
+}
+
+// addr is how the probe and the policy name a fixture host: by name or by IP literal.
+func (t *trial) addr(h nethost.Host) string {
+	if t.cfg.Hostnames == "ip" {
+		return h.IP.String()
+	}
+	return h.Name
+}
+
+// networkSpec is the probe spec that tries both fixture hosts over every channel.
+func (t *trial) networkSpec() probe.Spec {
+	h := t.hosts
+	return probe.Spec{
+		Hosts: []probe.Host{
+			{Role: nethost.RoleAllowed, Addr: t.addr(h.Allowed), IP: h.Allowed.IP.String()},
+			{Role: nethost.RoleDenied, Addr: t.addr(h.Denied), IP: h.Denied.IP.String()},
+		},
+		Channels:       probe.AllChannels,
+		CAFile:         h.CAFile,
+		Resolver:       h.Resolver.String(),
+		Timeout:        3 * time.Second,
+		MarkDir:        t.marks,
+		SyncAfterFirst: t.inj.SyncProbe,
+	}
+}
+
+// session is the default sandboxed session: the probe under the policy "the allowed host, the
+// workspace writable", with the faults' PATH and settings changes.
+func (t *trial) session(specFile string) *targets.Session {
+	s := &targets.Session{
+		Dir:          t.dir,
+		Workspace:    t.ws,
+		Policy:       targets.Policy{WritablePaths: []string{t.ws}},
+		Env:          os.Environ(),
+		UserSettings: t.cfg.Settings,
+		Patches:      t.inj.Patches,
+	}
+	if t.hosts != nil {
+		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.inj.ExtraAllowed...)
+	}
+	return s
+}
+
+// Bind is a bind mount in the sandbox's private mount namespace.
+type Bind struct {
+	Src, Dst string
+	RO       bool
+}
+
+// Exec is one sandboxed run of the probe.
+type Exec struct {
+	Settings json.RawMessage
+	Run      Run
+	Out      probe.Output
+	ParseErr error
+}
+
+// exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
+func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []Bind) (*Exec, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate probe binary: %w", err)
+	}
+	if spec.Nonce == "" {
+		spec.Nonce = t.nonce
+	}
+	specFile := filepath.Join(t.dir, "probe-"+randomHex(4)+".json")
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(specFile, b, 0o644); err != nil {
+		return nil, fmt.Errorf("write probe spec: %w", err)
+	}
+	sess := t.session(specFile)
+	sess.Command = []string{self, probe.Arg, specFile}
+	if mod != nil {
+		mod(sess)
+	}
+	if t.inj.PathOnly != "" {
+		sess.Env = setPath(sess.Env, append(append([]string{}, t.inj.PathDirs...), t.inj.PathOnly))
+	} else if len(t.inj.PathDirs) > 0 {
+		sess.Env = prependPath(sess.Env, t.inj.PathDirs)
+	}
+	inv, err := t.target.Prepare(sess)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
+	}
+	argv := inv.Argv
+	if t.inj.WrapTarget != nil {
+		argv = t.inj.WrapTarget(argv)
+	}
+	if t.hosts != nil && t.cfg.Hostnames == "name" {
+		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
+	}
+	if t.dropDAC {
+		argv = append([]string{"setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--"}, argv...)
+	}
+	argv = wrapMounts(argv, binds)
+	x := &Exec{Settings: json.RawMessage(inv.Settings)}
+	if !json.Valid(x.Settings) {
+		x.Settings, _ = json.Marshal(inv.Settings)
+	}
+	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.Timeout)
+	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
+	return x, nil
+}
+
+// wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
+// a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
+func wrapMounts(argv []string, binds []Bind) []string {
+	if len(binds) == 0 {
+		return argv
+	}
+	script := []string{"set -e", "mount --make-rprivate /"}
+	args := []string{}
+	for i, b := range binds {
+		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
+		script = append(script, "mount --bind "+src+" "+dst)
+		if b.RO {
+			script = append(script, "mount -o remount,bind,ro "+dst)
+		}
+		args = append(args, b.Src, b.Dst)
+	}
+	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
+	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
+	out = append(out, args...)
+	return append(out, argv...)
+}
+
+// setPath replaces PATH with dirs.
+func setPath(env, dirs []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if !strings.HasPrefix(e, "PATH=") {
+			out = append(out, e)
+		}
+	}
+	return append(out, "PATH="+strings.Join(dirs, ":"))
+}
+
+func prependPath(env, dirs []string) []string {
+	out := make([]string, 0, len(env)+1)
+	path := os.Getenv("PATH")
+	for _, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			path = strings.TrimPrefix(e, "PATH=")
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, "PATH="+strings.Join(dirs, ":")+":"+path)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,108 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Filesystem operations a check can perform inside the sandbox.
+const (
+	OpWrite   = "write"   // create or truncate Path and write Content (parents created)
+	OpAppend  = "append"  // append Content to an existing Path
+	OpRead    = "read"    // read Path
+	OpLink    = "link"    // hard link Path2 (an outside file) to Path
+	OpRename  = "rename"  // rename Path to Path2
+	OpSymlink = "symlink" // create a symlink at Path pointing to Path2
+)
+
+// FSCheck is one filesystem operation the probe attempts. The probe only reports what happened;
+// whether it should have been allowed is the classifier's business.
+type FSCheck struct {
+	Name    string `json:"name"`
+	Op      string `json:"op"`
+	Path    string `json:"path"`
+	Path2   string `json:"path2,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// FSResult is what one check saw.
+type FSResult struct {
+	Name  string `json:"name"`
+	OK    bool   `json:"ok"`
+	Errno string `json:"errno,omitempty"` // EROFS, EACCES, EPERM, EXDEV, ENOENT ...
+	Err   string `json:"err,omitempty"`
+	Data  string `json:"data,omitempty"` // first bytes read
+	// Path is the path as resolved inside ($TMPDIR expanded); Created the directories the
+	// write had to make. The harness removes both from the host if they escaped there.
+	Path    string   `json:"path,omitempty"`
+	Created []string `json:"created,omitempty"`
+}
+
+// runFS performs the checks in order.
+func runFS(checks []FSCheck) []FSResult {
+	out := make([]FSResult, 0, len(checks))
+	for _, c := range checks {
+		r := FSResult{Name: c.Name}
+		err := fsOp(c, &r)
+		if err != nil {
+			r.Err, r.Errno = err.Error(), errnoName(err)
+		} else {
+			r.OK = true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func fsOp(c FSCheck, r *FSResult) error {
+	// Paths may name the sandbox's own environment ($TMPDIR, $HOME), known only inside.
+	c.Path, c.Path2 = os.ExpandEnv(c.Path), os.ExpandEnv(c.Path2)
+	r.Path = c.Path
+	switch c.Op {
+	case OpWrite:
+		for d := filepath.Dir(c.Path); d != "/" && d != "."; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); err == nil {
+				break
+			}
+			r.Created = append(r.Created, d)
+		}
+		if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(c.Path, []byte(c.Content), 0o644)
+	case OpAppend:
+		f, err := os.OpenFile(c.Path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(c.Content)
+		return errors.Join(err, f.Close())
+	case OpRead:
+		b, err := os.ReadFile(c.Path)
+		if len(b) > bodyLimit {
+			b = b[:bodyLimit]
+		}
+		r.Data = string(b)
+		return err
+	case OpLink:
+		return os.Link(c.Path2, c.Path)
+	case OpRename:
+		return os.Rename(c.Path, c.Path2)
+	case OpSymlink:
+		return os.Symlink(c.Path2, c.Path)
+	}
+	return fmt.Errorf("unknown op %q", c.Op)
+}
+
+func init() {
+	// Filesystem errnos matter as much as network ones: EROFS says "read-only bind", EACCES and
+	// EPERM say "permission", EXDEV says "crossed a mount boundary".
+	errnoNames[syscall.EXDEV] = "EXDEV"
+	errnoNames[syscall.EISDIR] = "EISDIR"
+	errnoNames[syscall.ENOTDIR] = "ENOTDIR"
+	errnoNames[syscall.ENXIO] = "ENXIO"
+	errnoNames[syscall.ELOOP] = "ELOOP"
+}

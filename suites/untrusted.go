@@ -1,0 +1,137 @@
+package suites
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// condition is one way a sandbox's configuration can be untrusted or degraded.
+type condition struct {
+	name, what string
+	opts       func(dir string) harness.NetworkOptions
+}
+
+// writeFile is a Setup step that writes a settings file of the given content.
+func writeFile(path, content string, mode os.FileMode) error {
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		return err
+	}
+	return os.Chmod(path, mode)
+}
+
+// settingsFile points the sandbox at a file the Setup step prepares.
+func settingsFile(name, content string, mode os.FileMode) func(dir string) harness.NetworkOptions {
+	return func(string) harness.NetworkOptions {
+		var path string
+		return harness.NetworkOptions{
+			Setup: func(dir string) error {
+				path = filepath.Join(dir, name)
+				if content == "<dir>" {
+					return os.Mkdir(path, 0o755)
+				}
+				if content == "<missing>" {
+					return nil
+				}
+				return writeFile(path, content, mode)
+			},
+			Session: func(s *targets.Session) { s.SettingsFile = path },
+		}
+	}
+}
+
+// untrustedConditions are the srt configurations a user can end up with by accident.
+var untrustedConditions = []condition{
+	{"settings-missing", "the settings file does not exist", settingsFile("settings.json", "<missing>", 0)},
+	{"settings-empty", "the settings file is empty", settingsFile("settings.json", "", 0o644)},
+	{"settings-invalid-json", "the settings file is not JSON", settingsFile("settings.json", "{\"network\": {", 0o644)},
+	{"settings-unknown-keys", "the settings file has keys the sandbox does not know (a typo'd allow-list)",
+		settingsFile("settings.json", `{"network":{"allowedDomainz":["denied.sandcheck.test"],"allowedDomains":[],"deniedDomains":[]},`+
+			`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"sandboxx":{"enabled":false}}`, 0o644)},
+	{"settings-directory", "the settings path is a directory", settingsFile("settings.json", "<dir>", 0)},
+	{"settings-unreadable", "the settings file cannot be read (mode 000, without root's DAC override)",
+		func(dir string) harness.NetworkOptions {
+			o := settingsFile("settings.json", `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, 0)(dir)
+			o.DropDAC = true
+			return o
+		}},
+	{"fresh-home", "no settings argument and a fresh, empty HOME (the sandbox's own defaults)",
+		func(string) harness.NetworkOptions {
+			var home string
+			return harness.NetworkOptions{
+				Setup: func(dir string) error { home = filepath.Join(dir, "fresh-home"); return os.Mkdir(home, 0o755) },
+				Session: func(s *targets.Session) {
+					s.NoSettings = true
+					s.Env = append(s.Env, "HOME="+home)
+				},
+			}
+		}},
+	{"home-unwritable", "HOME is read-only",
+		func(string) harness.NetworkOptions {
+			var home string
+			o := harness.NetworkOptions{
+				Setup:   func(dir string) error { home = filepath.Join(dir, "ro-home"); return os.Mkdir(home, 0o755) },
+				Session: func(s *targets.Session) { s.Env = append(s.Env, "HOME="+home) },
+			}
+			o.BindsFn = func() []harness.Bind { return []harness.Bind{{Src: home, Dst: home, RO: true}} }
+			return o
+		}},
+	{"proxy-env-dead", "the caller's environment already points HTTP(S)_PROXY and ALL_PROXY at a dead port",
+		func(string) harness.NetworkOptions {
+			return harness.NetworkOptions{Session: func(s *targets.Session) {
+				for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+					s.Env = append(s.Env, k+"=http://127.0.0.1:9")
+				}
+			}}
+		}},
+}
+
+// untrustedClass names what a sandbox did with an untrusted configuration.
+func untrustedClass(r classify.Result) (class string, pass bool) {
+	switch o := r.Outcome; o {
+	case classify.AllowedBlocked:
+		// Default deny counts as enforcing, but a proxy that could not reach the allowed host
+		// (a dead upstream the configuration leaked in) is a dead network nobody mentioned.
+		for _, c := range r.Channels {
+			if c.Allowed == classify.ProxyError {
+				return "silent-degraded", false
+			}
+		}
+		return "enforced", true
+	case classify.Correct:
+		return "enforced", true
+	case classify.SandboxFailed:
+		return "failed-loudly", true
+	case classify.ProxyDead, classify.NonEnforcing:
+		return "silent-degraded", false
+	default:
+		return string(o), false
+	}
+}
+
+// Untrusted or degraded configuration: the sandbox either enforces (default deny) or fails loudly
+// before the command runs. Running the command with a dead proxy and saying nothing, as the seed
+// saw with an untrusted workspace, is the bug.
+var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func() {
+	for _, c := range untrustedConditions {
+		It(fmt.Sprintf("enforces or fails loudly when %s", c.what), Label("untrusted-"+c.name), func(ctx SpecContext) {
+			cfg, err := harness.FromEnv()
+			Expect(err).NotTo(HaveOccurred())
+			opt := c.opts("")
+			opt.Condition = c.name
+			nt, err := harness.RunNetworkWith(ctx, cfg, opt)
+			Expect(err).NotTo(HaveOccurred(), "untrusted trial setup")
+			specreport.AttachEvidence(nt)
+			class, pass := untrustedClass(nt.Result)
+			expectVerdict("untrusted/"+c.name, nt.Result.Outcome, pass, class+": "+nt.Result.Hint)
+		})
+	}
+})
