@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/reports/schema"
+)
+
+// runReport runs `sandcheck run` with args and returns its report.json.
+func runReport(t *testing.T, args ...string) *schema.Report {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"run", "--plain", "--out", out}, args...)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sandcheck run %v: %v\n%s", args, err, b)
+	}
+	rep, err := schema.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// rows indexes report rows by fault and scenario.
+func rows(rep *schema.Report) map[string]schema.Cell {
+	m := map[string]schema.Cell{}
+	for _, c := range rep.Cells {
+		m[c.Fault+"|"+c.Scenario] = c
+	}
+	return m
+}
+
+// TestScenariosOnHealthySRT: the healthy srt passes every filesystem, fail-closed and untrusted
+// spec in 20/20 trials, except the documented known findings, which it fails the documented way
+// in 20/20 trials: the list is pinned in both directions.
+func TestScenariosOnHealthySRT(t *testing.T) {
+	requireSandbox(t)
+	known, err := knownfindings.SRT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "filesystem || failclosed || untrusted")
+	seen := map[string]bool{}
+	for _, c := range rep.Cells {
+		seen[c.Scenario] = true
+		if c.Trials != trials {
+			t.Errorf("%s: %d trials, want %d", c.Scenario, c.Trials, trials)
+			continue
+		}
+		if f, ok := known.Lookup(c.Scenario); ok {
+			if c.Outcomes[string(f.Outcome)] != trials {
+				t.Errorf("known finding %s changed: outcomes %v, pinned %s in every trial (update knownfindings/srt.yaml)", c.Scenario, c.Outcomes, f.Outcome)
+			}
+			continue
+		}
+		if c.Failures != 0 {
+			t.Errorf("%s: %d/%d failed: %v", c.Scenario, c.Failures, c.Trials, c.Outcomes)
+		}
+	}
+	for _, want := range []string{"filesystem/secret/read", "filesystem/escape/symlink", "failclosed/socat-missing",
+		"failclosed/bwrap-no-userns", "untrusted/settings-missing", "untrusted/fresh-home"} {
+		if !seen[want] {
+			t.Errorf("scenario %s did not run", want)
+		}
+	}
+}
+
+// TestScenarioFaultsAreFlagged: each scenario's known-bad sandbox, a fault injected into the real
+// one, is flagged in every trial.
+func TestScenarioFaultsAreFlagged(t *testing.T) {
+	requireSandbox(t)
+	// Each fault only against the scenarios it targets: every srt session costs half a second.
+	r := rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "filesystem",
+		"--fault", "fs-rw-root", "--fault", "fs-drop-deny-read"))
+	for k, v := range rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "failclosed || untrusted",
+		"--fault", "degraded-no-proxy")) {
+		r[k] = v
+	}
+	expect := func(fault, scenario, outcome string) {
+		t.Helper()
+		c, ok := r[fault+"|"+scenario]
+		if !ok {
+			t.Errorf("%s under %s: no row", scenario, fault)
+			return
+		}
+		if c.Outcomes[outcome] != trials {
+			t.Errorf("%s under %s: outcomes %v, want %s in all %d", scenario, fault, c.Outcomes, outcome, trials)
+		}
+	}
+	for _, s := range []string{"outside/tmp", "outside/home", "outside/etc", "outside/parent", "escape/symlink", "escape/dotdot", "escape/proc-root"} {
+		expect("fs-rw-root", "filesystem/"+s, "non-enforcing")
+	}
+	for _, s := range []string{"secret/read", "secret/via-symlink", "secret/proc-root"} {
+		expect("fs-drop-deny-read", "filesystem/"+s, "non-enforcing")
+	}
+	// A sandbox that silently runs with a dead proxy fails every honesty spec.
+	for key, c := range r {
+		fault, scenario, _ := strings.Cut(key, "|")
+		if fault != "degraded-no-proxy" || !(strings.HasPrefix(scenario, "failclosed/") || strings.HasPrefix(scenario, "untrusted/")) {
+			continue
+		}
+		if c.Failures != trials {
+			t.Errorf("%s under degraded-no-proxy: %d/%d flagged (%v), want all", scenario, c.Failures, trials, c.Outcomes)
+		}
+	}
+}
+
+// TestConcurrency: separate workspaces stay correct; a shared network namespace is flagged.
+func TestConcurrency(t *testing.T) {
+	requireSandbox(t)
+	const n = 5
+	rep := runReport(t, "-n", fmt.Sprint(n), "-j", "1", "--label-filter", "concurrency-separate-workspaces",
+		"--fault", "", "--fault", "netns-shared")
+	r := rows(rep)
+	if c := r["|concurrency/separate-workspaces/k4"]; c.Outcomes["correct"] != n {
+		t.Errorf("healthy separate workspaces: %v, want %d correct", c.Outcomes, n)
+	}
+	if c := r["netns-shared|concurrency/separate-workspaces/k4"]; c.Outcomes["non-enforcing"] != n {
+		t.Errorf("netns-shared: %v, want %d non-enforcing", c.Outcomes, n)
+	}
+}
