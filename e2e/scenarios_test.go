@@ -28,6 +28,15 @@ func runReport(t *testing.T, args ...string) *schema.Report {
 	return rep
 }
 
+// why names, for a failure message, the example hint of every outcome in a row.
+func why(c schema.Cell) string {
+	var b strings.Builder
+	for o, ex := range c.Examples {
+		fmt.Fprintf(&b, "\n    %s: %s %s", o, ex.Hint, ex.Error)
+	}
+	return b.String()
+}
+
 // rows indexes report rows by fault and scenario.
 func rows(rep *schema.Report) map[string]schema.Cell {
 	m := map[string]schema.Cell{}
@@ -56,12 +65,12 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 		}
 		if f, ok := known.Lookup(c.Scenario); ok {
 			if c.Outcomes[string(f.Outcome)] != trials {
-				t.Errorf("known finding %s changed: outcomes %v, pinned %s in every trial (update knownfindings/srt.yaml)", c.Scenario, c.Outcomes, f.Outcome)
+				t.Errorf("known finding %s changed: outcomes %v, pinned %s in every trial (update knownfindings/srt.yaml)%s", c.Scenario, c.Outcomes, f.Outcome, why(c))
 			}
 			continue
 		}
 		if c.Failures != 0 {
-			t.Errorf("%s: %d/%d failed: %v", c.Scenario, c.Failures, c.Trials, c.Outcomes)
+			t.Errorf("%s: %d/%d failed: %v%s", c.Scenario, c.Failures, c.Trials, c.Outcomes, why(c))
 		}
 	}
 	for _, want := range []string{"filesystem/secret/read", "filesystem/escape/symlink", "failclosed/socat-missing",
@@ -91,7 +100,7 @@ func TestScenarioFaultsAreFlagged(t *testing.T) {
 			return
 		}
 		if c.Outcomes[outcome] != trials {
-			t.Errorf("%s under %s: outcomes %v, want %s in all %d", scenario, fault, c.Outcomes, outcome, trials)
+			t.Errorf("%s under %s: outcomes %v, want %s in all %d%s", scenario, fault, c.Outcomes, outcome, trials, why(c))
 		}
 	}
 	for _, s := range []string{"outside/tmp", "outside/home", "outside/etc", "outside/parent", "escape/symlink", "escape/dotdot", "escape/proc-root"} {
@@ -107,7 +116,7 @@ func TestScenarioFaultsAreFlagged(t *testing.T) {
 			continue
 		}
 		if c.Failures != trials {
-			t.Errorf("%s under degraded-no-proxy: %d/%d flagged (%v), want all", scenario, c.Failures, trials, c.Outcomes)
+			t.Errorf("%s under degraded-no-proxy: %d/%d flagged (%v), want all%s", scenario, c.Failures, trials, c.Outcomes, why(c))
 		}
 	}
 }

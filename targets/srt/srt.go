@@ -48,6 +48,14 @@ func Locate(path string) (string, error) {
 	if path == "" {
 		path = os.Getenv("SANDCHECK_SRT")
 	}
+	if path != "" && !strings.ContainsRune(path, '/') {
+		// A bare name (matrix: `path: srt`) means a PATH lookup, as a shell would do.
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("srt %q not found on PATH: %w", path, err)
+		}
+		return p, nil
+	}
 	if path != "" {
 		if _, err := os.Stat(path); err != nil {
 			return "", fmt.Errorf("srt at %s: %w", path, err)

@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// Hosts beyond this machine, end to end: the network scenario through the ssh driver (a real
+// sshd on 127.0.0.1, so the sandbox tools are this machine's) and through vm hosts booting other
+// kernels under QEMU.
+
+// runMatrix runs `sandcheck run --json` on a matrix file with extra environment; it returns the
+// summary and the run directory.
+func runMatrix(t *testing.T, yaml string, env ...string) (runJSON, string) {
+	t.Helper()
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "matrix.yaml")
+	if err := os.WriteFile(mf, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "--json", "--plain", "--out", out, "--matrix", mf)
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sandcheck run: %v\n%s", err, stderr.String())
+	}
+	t.Logf("sandcheck run took %s", time.Since(start).Round(time.Millisecond))
+	var r runJSON
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode run --json: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return r, out
+}
+
+// journalRecords reads the run's journal as loose JSON objects.
+func journalRecords(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			recs = append(recs, m)
+		}
+	}
+	return recs
+}
+
+// startSSHD starts scripts/sshd-throwaway.sh (Debian's sshd, installed if missing, on
+// 127.0.0.1 with throwaway keys) and kills it, with every per-connection sshd, when the test ends.
+func startSSHD(t *testing.T) (addr, dir string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir = t.TempDir()
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	script, _ := filepath.Abs("../scripts/sshd-throwaway.sh")
+	cmd := exec.Command(script, dir, strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		// sshd forks a process per connection (its own session): kill the tree by pid.
+		for _, p := range append(procTree(cmd.Process.Pid), cmd.Process.Pid) {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		<-exited
+	})
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr, dir
+		}
+		select {
+		case err := <-exited:
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+				t.Skipf("SKIPPED LOUDLY: no sshd: %s", log.String())
+			}
+			t.Fatalf("sshd: %v\n%s", err, log.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sshd did not listen in 90s")
+		}
+	}
+}
+
+// procTree lists the processes under pid.
+func procTree(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		fs := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(fs) < 2 {
+			continue
+		}
+		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f, "/proc/"), "/stat"))
+		pp, _ := strconv.Atoi(fs[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// srtPath is the srt this machine runs (make exports SANDCHECK_SRT).
+func srtPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("SANDCHECK_SRT")
+	if p == "" {
+		p, _ = filepath.Abs("../.tools/npm/node_modules/.bin/srt")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("SKIPPED LOUDLY: srt not installed at %s (run `make deps`)", p)
+	}
+	return p
+}
+
+// TestSSHHostNetwork runs the network scenario 3 times through the ssh driver to a real sshd on
+// this machine: the binary is copied over SFTP, each trial is an ssh session, and the verdict
+// comes back on the session's stdout.
+func TestSSHHostNetwork(t *testing.T) {
+	requireSandbox(t)
+	srt := srtPath(t)
+	addr, dir := startSSHD(t)
+	const n = 3
+	yaml := fmt.Sprintf(`targets:
+  - name: srt
+hosts:
+  - name: localhost-ssh
+    kind: ssh
+    address: %s
+    user: root
+scenarios: "network"
+trials: %d
+parallel: 1
+timeout: 120s
+`, addr, n)
+	r, out := runMatrix(t, yaml,
+		"SANDCHECK_SSH_KEY="+filepath.Join(dir, "id_ed25519"),
+		"SANDCHECK_SSH_KNOWN_HOSTS="+filepath.Join(dir, "known_hosts"),
+		// The host is this machine: its srt, and trial dirs where the leftover check looks.
+		"SANDCHECK_PASSENV=SANDCHECK_SRT,TMPDIR", "SANDCHECK_SRT="+srt)
+	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[classify.Correct] != n {
+		t.Fatalf("ssh host: %+v, want %d correct", r, n)
+	}
+	var durs []string
+	for _, rec := range journalRecords(t, out) {
+		if iso, _ := rec["isolation"].(string); !strings.Contains(iso, "ssh") {
+			t.Errorf("journal record isolation %q, want the ssh host's", iso)
+		}
+		durs = append(durs, fmt.Sprint(rec["duration_ms"]))
+	}
+	t.Logf("ssh trial durations (ms): %s", strings.Join(durs, ", "))
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("trial dirs left behind: %v", left)
+	}
+	if left, _ := filepath.Glob("/tmp/sandcheck-host-*"); len(left) > 0 {
+		t.Errorf("ssh run dirs left behind: %v", left)
+	}
+}
+
+// staticBin builds sandcheck with CGO_ENABLED=0: the binary a VM guest runs (its root
+// filesystem is another distribution's) and, as the runner, the one it copies in.
+func staticBin(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sandcheck-static")
+	b := exec.Command("go", "build", "-o", p, "../cmd/sandcheck")
+	b.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := b.CombinedOutput(); err != nil {
+		t.Fatalf("static build: %v\n%s", err, out)
+	}
+	return p
+}
+
+// TestVMKernelsNetwork boots two Debian kernels (bookworm's 6.1, trixie's 6.12) under QEMU
+// TCG, one boot per trial, and runs the network scenario once in each: srt in the guest must be
+// `correct`, and the guest's own fingerprint must name the kernel it booted. The first run
+// builds the artifacts into /var/cache/sandcheck/vm (kernels from Debian packages, a
+// debootstrap root filesystem with bubblewrap, socat, curl, ripgrep, node and srt): a few
+// minutes, then cached.
+func TestVMKernelsNetwork(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED LOUDLY: the vm hosts need root (debootstrap for the root filesystem)")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		if out, err := exec.Command("../scripts/vm-deps.sh").CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
+		}
+	}
+	if out, err := exec.Command("qemu-system-x86_64", "-accel", "help").CombinedOutput(); err != nil || !strings.Contains(string(out), "tcg") {
+		t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
+	}
+	sc := staticBin(t)
+	yaml := `targets:
+  - name: srt
+hosts:
+  - name: vm-bookworm
+    kind: vm
+    image: bookworm
+  - name: vm-trixie
+    kind: vm
+    image: trixie
+scenarios: "network"
+trials: 1
+parallel: 2
+timeout: 300s
+`
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "matrix.yaml")
+	os.WriteFile(mf, []byte(yaml), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(sc, "run", "--json", "--plain", "--out", out, "--matrix", mf)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "SANDCHECK_VM_LOG=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sandcheck run: %v\n%s", err, stderr.String())
+	}
+	t.Logf("sandcheck run (2 kernels, artifacts cached or built): %s\n%s", time.Since(start).Round(time.Millisecond), stderr.String())
+	var r runJSON
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode: %v\n%s", err, stdout.String())
+	}
+	kernels := map[string]string{}
+	for _, rec := range journalRecords(t, out) {
+		cell, _ := rec["cell"].(map[string]any)
+		fp, _ := rec["host_fp"].(map[string]any)
+		host, _ := cell["host"].(string)
+		kernel, _ := fp["kernel"].(string)
+		kernels[host] = kernel
+		t.Logf("%s: %v in %v ms, isolation %q, kernel %q, hint %v, error %v", host, rec["outcome"], rec["duration_ms"], rec["isolation"], kernel, rec["hint"], rec["error"])
+	}
+	if len(r.Cells) != 2 || r.Outcomes[classify.Correct] != 2 {
+		t.Fatalf("want both kernels correct: %+v", r)
+	}
+	if !strings.HasPrefix(kernels["vm-bookworm"], "6.1.") || !strings.HasPrefix(kernels["vm-trixie"], "6.12.") {
+		t.Fatalf("guest kernels %v, want 6.1.x (bookworm) and 6.12.x (trixie)", kernels)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "sandcheck-vm-*")); len(left) > 0 {
+		t.Errorf("VM run dirs left behind: %v", left)
+	}
+}
