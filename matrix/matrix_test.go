@@ -208,8 +208,7 @@ func TestExamplesValidate(t *testing.T) {
 	if m.Parallel != 2 || m.Timeout != 60*time.Second || m.Scenarios != "network" {
 		t.Fatalf("m = %+v", m)
 	}
-	tg, ok := m.Target("srt")
-	if !ok || tg.Settings["path"] != "srt" {
+	if tg, ok := m.Target("srt"); !ok || tg.Name != "srt" {
 		t.Fatalf("target = %+v", tg)
 	}
 }
