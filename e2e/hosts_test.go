@@ -203,19 +203,6 @@ timeout: 120s
 	}
 }
 
-// staticBin builds sandcheck with CGO_ENABLED=0: the binary a VM guest runs (its root
-// filesystem is another distribution's) and, as the runner, the one it copies in.
-func staticBin(t *testing.T) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "sandcheck-static")
-	b := exec.Command("go", "build", "-o", p, "../cmd/sandcheck")
-	b.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := b.CombinedOutput(); err != nil {
-		t.Fatalf("static build: %v\n%s", err, out)
-	}
-	return p
-}
-
 // TestVMKernelsNetwork boots two Debian kernels (bookworm's 6.1, trixie's 6.12) under QEMU
 // TCG, one boot per trial, and runs the network scenario once in each: srt in the guest must be
 // `correct`, and the guest's own fingerprint must name the kernel it booted. The first run
@@ -234,7 +221,7 @@ func TestVMKernelsNetwork(t *testing.T) {
 	if out, err := exec.Command("qemu-system-x86_64", "-accel", "help").CombinedOutput(); err != nil || !strings.Contains(string(out), "tcg") {
 		t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
 	}
-	sc := staticBin(t)
+	sc := bin // static (CGO_ENABLED=0, TestMain): the runner copies itself into the guests
 	yaml := `targets:
   - name: srt
 hosts:

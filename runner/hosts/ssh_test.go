@@ -1,0 +1,422 @@
+package hosts
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// sshd is a throwaway OpenSSH server on 127.0.0.1 (scripts/sshd-throwaway.sh).
+type sshd struct {
+	dir, addr, key, known string
+	port                  int
+	cmd                   *exec.Cmd
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startSSHD starts Debian's sshd (installing openssh-server if missing) with fresh keys; it is
+// killed when the test ends.
+func startSSHD(t testing.TB) *sshd {
+	t.Helper()
+	s := &sshd{dir: t.TempDir(), port: freePort(t)}
+	s.addr = fmt.Sprintf("127.0.0.1:%d", s.port)
+	s.key, s.known = filepath.Join(s.dir, "id_ed25519"), filepath.Join(s.dir, "known_hosts")
+	s.start(t)
+	t.Cleanup(func() { s.kill(false) })
+	return s
+}
+
+func (s *sshd) start(t testing.TB) {
+	t.Helper()
+	script, _ := filepath.Abs("../../scripts/sshd-throwaway.sh")
+	s.cmd = exec.Command(script, s.dir, strconv.Itoa(s.port))
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := os.Create(filepath.Join(s.dir, "script.log"))
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	deadline := time.Now().Add(90 * time.Second) // includes installing openssh-server
+	for {
+		if c, err := net.Dial("tcp", s.addr); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "script.log"))
+			log2, _ := os.ReadFile(filepath.Join(s.dir, "sshd.log"))
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+				t.Skipf("SKIPPED LOUDLY: no sshd for the ssh host tests: %s", log)
+			}
+			t.Fatalf("sshd exited: %v\n%s%s", err, log, log2)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sshd did not listen in 90s")
+		}
+	}
+}
+
+// kill ends the sshd processes this test started: the listener and, through the process tree,
+// every per-connection sshd; with onlySSHD the sessions' own commands are left running (as a
+// network cut would leave them).
+func (s *sshd) kill(onlySSHD bool) {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	root := s.cmd.Process.Pid
+	for _, p := range append(descendants(root), root) {
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p))
+		if onlySSHD && !strings.HasSuffix(exe, "/sshd") {
+			continue
+		}
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+	s.cmd.Process.Wait()
+}
+
+// descendants lists the process tree under pid (from /proc).
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fs := strings.Fields(s[i+1:])
+		if len(fs) < 2 {
+			continue
+		}
+		p, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(f, "/stat"), "/proc/"))
+		pp, _ := strconv.Atoi(fs[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+}
+
+func waitDead(t *testing.T, pids []int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, p := range pids {
+		for alive(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still alive", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func readPids(t *testing.T, file string, n int, within time.Duration) []int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		b, _ := os.ReadFile(file)
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+		if len(pids) >= n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: want %d pids, have %q", file, n, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// fakeSandcheck is a stand-in binary for Prepare: a script answering `version`.
+func fakeSandcheck(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sandcheck")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n[ \"$1\" = version ] && echo 'sandcheck fake'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newTestSSH(t testing.TB, s *sshd, env map[string]string) *SSH {
+	t.Helper()
+	h, err := NewSSH(SSHConfig{Name: "lo", Address: s.addr, KeyFile: s.key, KnownHosts: []string{s.known}, Env: env, KeepAlive: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
+	s := startSSHD(t)
+	h := newTestSSH(t, s, map[string]string{"FOO": "bar 'baz'"})
+	ctx := context.Background()
+	start := time.Now()
+	bin, err := h.Prepare(ctx, fakeSandcheck(t))
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	t.Logf("prepare (connect, mkdir, sftp, version): %s", time.Since(start))
+	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 || !strings.Contains(bin, "sandcheck-host-") {
+		t.Fatalf("copied binary %s: %v %v", bin, st, err)
+	}
+
+	r := h.Exec(ctx, []string{"sh", "-c", `echo out; echo "$FOO"; pwd; echo err >&2; exit 3`}, 10*time.Second)
+	want := fmt.Sprintf("out\nbar 'baz'\n%s\n", filepath.Dir(bin))
+	if r.Err != nil || r.TimedOut || r.Exit != 3 || string(r.Stdout) != want || string(r.Stderr) != "err\n" {
+		t.Fatalf("exec: %+v\nstdout %q want %q\nstderr %q", r, r.Stdout, want, r.Stderr)
+	}
+	var overhead []time.Duration
+	for range 5 {
+		r = h.Exec(ctx, []string{bin, "version"}, 10*time.Second)
+		if r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "sandcheck fake" {
+			t.Fatalf("binary: %+v", r)
+		}
+		overhead = append(overhead, r.Duration)
+	}
+	t.Logf("per-Exec overhead (session + sh + script): %v", overhead)
+
+	// The deadline kills the process group, and a process that left it (setsid) by its marker.
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	start = time.Now()
+	r = h.Exec(ctx, []string{"sh", "-c", `sleep 100 & echo $! >> ` + pidfile + `; setsid sleep 101 & echo $! >> ` + pidfile + `; sleep 102`}, time.Second)
+	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
+		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
+	}
+	waitDead(t, readPids(t, pidfile, 2, time.Second), 5*time.Second)
+
+	// A cancelled context ends the trial the same way.
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	if r = h.Exec(cctx, []string{"sleep", "100"}, time.Minute); !r.TimedOut {
+		t.Fatalf("cancel: %+v", r)
+	}
+
+	// Trials share the connection concurrently.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			r := h.Exec(ctx, []string{"sh", "-c", fmt.Sprintf("sleep 0.2; echo %d", i)}, 20*time.Second)
+			if strings.TrimSpace(string(r.Stdout)) != strconv.Itoa(i) || r.Exit != 0 {
+				errs <- fmt.Errorf("trial %d: %+v", i, r)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(bin)); !os.IsNotExist(err) {
+		t.Fatalf("run dir %s still there after Close: %v", filepath.Dir(bin), err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if r := h.Exec(ctx, []string{"true"}, time.Second); r.Err == nil {
+		t.Fatalf("Exec after Close: %+v", r)
+	}
+}
+
+func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
+	s := startSSHD(t)
+	h := newTestSSH(t, s, nil)
+	ctx := context.Background()
+	if _, err := h.Prepare(ctx, fakeSandcheck(t)); err != nil {
+		t.Fatal(err)
+	}
+	e := &Executor{Host: h, Binary: "unused",
+		Argv:  func(t runner.Trial, _ string) []string { return []string{"sh", "-c", t.Cell.Labels} },
+		Parse: func([]byte) (journal.Record, error) { return journal.Record{Outcome: classify.Correct}, nil }}
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	got := make(chan journal.Record, 1)
+	go func() {
+		got <- e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "echo $$ > " + pidfile + "; exec sleep 60"}, Timeout: 30 * time.Second})
+	}()
+	orphan := readPids(t, pidfile, 1, 10*time.Second)[0]
+	cut := time.Now()
+	s.kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
+	var rec journal.Record
+	select {
+	case rec = <-got:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Exec did not return after the connection died")
+	}
+	if rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, "lost") {
+		t.Fatalf("record after connection loss: %+v", rec)
+	}
+	t.Logf("connection loss noticed after %s: %s", time.Since(cut), rec.Error)
+	if !alive(orphan) {
+		t.Fatalf("the cut-off trial %d should still run on the host until reconnect", orphan)
+	}
+	// The next trial fails fast while the server is down, then works once it is back, and the
+	// reconnect kills what the cut-off trial left.
+	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.HarnessError {
+		t.Fatalf("with sshd down: %+v", rec)
+	}
+	s.start(t)
+	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.Correct {
+		t.Fatalf("after restart: %+v", rec)
+	}
+	waitDead(t, []int{orphan}, 5*time.Second)
+}
+
+func TestSSHHostKeyIsChecked(t *testing.T) {
+	s := startSSHD(t)
+	dir := t.TempDir()
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	other, _ := ssh.NewPublicKey(pub)
+	wrong := filepath.Join(dir, "wrong")
+	os.WriteFile(wrong, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", s.port, ssh.MarshalAuthorizedKey(other))), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	for file, want := range map[string]string{wrong: "HOST KEY MISMATCH", empty: "is not in"} {
+		h, err := NewSSH(SSHConfig{Address: s.addr, KeyFile: s.key, KnownHosts: []string{file}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.Prepare(context.Background(), fakeSandcheck(t))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("known_hosts %s: err = %v, want %q", filepath.Base(file), err, want)
+		}
+		h.Close()
+	}
+	if _, err := NewSSH(SSHConfig{Address: s.addr, KeyFile: s.key, KnownHosts: []string{filepath.Join(dir, "missing")}}); err == nil {
+		t.Error("a missing known_hosts file must be an error")
+	}
+}
+
+func TestSSHAgentAuth(t *testing.T) {
+	s := startSSHD(t)
+	b, _ := os.ReadFile(s.key)
+	key, err := ssh.ParseRawPrivateKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := agent.NewKeyring()
+	if err := ring.Add(agent.AddedKey{PrivateKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { agent.ServeAgent(ring, c); c.Close() }()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	t.Setenv(EnvSSHKey, "")
+	t.Setenv("HOME", t.TempDir()) // no ~/.ssh/id_* to fall back on
+	h, err := NewSSH(SSHConfig{Address: s.addr, KnownHosts: []string{s.known}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Prepare(context.Background(), fakeSandcheck(t)); err != nil {
+		t.Fatalf("agent auth: %v", err)
+	}
+	// Without the agent there is no key at all: said at construction.
+	t.Setenv("SSH_AUTH_SOCK", "")
+	if _, err := NewSSH(SSHConfig{Address: s.addr, KnownHosts: []string{s.known}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
+		t.Fatalf("no key: %v", err)
+	}
+}
+
+func TestSSHCommandQuoting(t *testing.T) {
+	for in, want := range map[string]string{"abc": "abc", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$HOME": "'$HOME'", "K=v/x": "K=v/x"} {
+		if got := shq(in); got != want {
+			t.Errorf("shq(%q) = %s, want %s", in, got, want)
+		}
+	}
+	t.Setenv(EnvLinuxBinary, "")
+	if _, err := linuxBinary("", "/etc/hostname"); err == nil || !strings.Contains(err.Error(), EnvLinuxBinary) {
+		t.Errorf("non-ELF runner binary: %v", err)
+	}
+}
+
+// BenchmarkSSH measures the ssh host's setup (connect, run dir, SFTP, version check) and its
+// per-trial overhead (a session running `true` under setsid, through the user's login shell).
+func BenchmarkSSH(b *testing.B) {
+	s := startSSHD(b)
+	h := newTestSSH(b, s, nil)
+	start := time.Now()
+	if _, err := h.Prepare(context.Background(), fakeSandcheck(b)); err != nil {
+		b.Fatal(err)
+	}
+	prepare := time.Since(start)
+	for b.Loop() {
+		if r := h.Exec(context.Background(), []string{"true"}, 10*time.Second); r.Exit != 0 || r.Err != nil {
+			b.Fatalf("%+v", r)
+		}
+	}
+	b.ReportMetric(float64(prepare.Milliseconds()), "prepare-ms")
+}

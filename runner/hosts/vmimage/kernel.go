@@ -1,0 +1,544 @@
+//go:build linux
+
+package vmimage
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kernel is a Debian kernel ready to boot.
+type Kernel struct {
+	Suite   string   `json:"suite"`   // where it came from, e.g. bookworm
+	Package string   `json:"package"` // e.g. linux-image-6.1.0-50-amd64 6.1.176-1
+	Release string   `json:"release"` // uname -r
+	Boot    string   `json:"boot"`    // -kernel: the uncompressed vmlinux (PVH) or the bzImage
+	PVH     bool     `json:"pvh"`     // Boot is an ELF entered through PVH
+	Initrd  string   `json:"initrd"`  // busybox + modules + init
+	Config  string   `json:"config"`  // the kernel's build config
+	Modules []string `json:"modules"` // loaded by init, in order
+	BuiltIn []string `json:"builtin"` // wanted modules the kernel has built in
+}
+
+// DefaultModules are what a trial needs of a kernel that has them as modules: the root disk
+// (virtio_pci, virtio_blk, ext4 and the crc32c it asks the crypto API for: a soft dependency no
+// "depends=" names), the overlay root, the job (qemu_fw_cfg), fixture links (veth).
+var DefaultModules = []string{"virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "overlay", "qemu_fw_cfg", "veth"}
+
+// Kernel returns the kernel of Debian suite (its linux-image-amd64), fetching and preparing it on
+// first use.
+func (b *Builder) Kernel(ctx context.Context, suite string) (*Kernel, error) {
+	if suite == "" || strings.ContainsAny(suite, "/ \t") {
+		return nil, fmt.Errorf("kernel suite %q: want a Debian suite such as bookworm or trixie", suite)
+	}
+	dir := filepath.Join(b.cache(), "kernels", suite+"-"+KernelRecipe)
+	if k, err := loadKernel(dir); err == nil {
+		return k, nil
+	}
+	unlock, err := b.lock("kernel-" + suite)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if k, err := loadKernel(dir); err == nil {
+		return k, nil // built while we waited
+	}
+	start := time.Now()
+	k, err := b.buildKernel(ctx, suite, dir)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", suite, err)
+	}
+	b.logf("kernel %s (%s) ready in %s", suite, k.Release, time.Since(start).Round(time.Millisecond))
+	return k, nil
+}
+
+func loadKernel(dir string) (*Kernel, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
+	if err != nil {
+		return nil, err
+	}
+	var k Kernel
+	if err := json.Unmarshal(data, &k); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{k.Boot, k.Initrd} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+	}
+	return &k, nil
+}
+
+// aptEnv returns the environment of a private APT whose sources hold suite (adding it and
+// updating the lists when it is new). The host's APT state is never touched.
+func (b *Builder) aptEnv(ctx context.Context, suite string) ([]string, error) {
+	unlock, err := b.lock("apt")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	root := filepath.Join(b.cache(), "apt")
+	for _, d := range []string{"lists/partial", "archives/partial", "etc/parts", "etc/prefs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	conf := filepath.Join(root, "etc", "apt.conf")
+	cfg := fmt.Sprintf(`Dir::State "%[1]s";
+Dir::State::Lists "%[1]s/lists";
+Dir::State::status "%[1]s/status";
+Dir::Cache "%[1]s";
+Dir::Cache::archives "%[1]s/archives";
+Dir::Etc::SourceList "%[1]s/etc/sources.list";
+Dir::Etc::SourceParts "%[1]s/etc/parts";
+Dir::Etc::Preferences "%[1]s/etc/preferences";
+Dir::Etc::PreferencesParts "%[1]s/etc/prefs";
+APT::Architecture "amd64";
+APT::Sandbox::User "root";
+Acquire::Check-Valid-Until "false";
+Acquire::Languages "none";
+Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
+`, root)
+	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	os.WriteFile(filepath.Join(root, "status"), nil, 0o644)
+	env := []string{"APT_CONFIG=" + conf}
+	srcFile := filepath.Join(root, "etc", "sources.list")
+	src, _ := os.ReadFile(srcFile)
+	mirror, err := Mirror()
+	if err != nil {
+		return nil, err
+	}
+	line := fmt.Sprintf("deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n", mirror, suite)
+	if !bytes.Contains(src, []byte(line)) {
+		if err := os.WriteFile(srcFile, append(src, line...), 0o644); err != nil {
+			return nil, err
+		}
+		b.logf("apt-get update (private lists, adding %s)", suite)
+		if _, err := run(ctx, env, "", "apt-get", "update", "-q"); err != nil {
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// download fetches package name from suite into dir and returns the .deb's path.
+func download(ctx context.Context, env []string, dir, name, suite string) (string, error) {
+	before, _ := filepath.Glob(filepath.Join(dir, "*.deb"))
+	if _, err := run(ctx, env, dir, "apt-get", "download", "-q", name+"/"+suite); err != nil {
+		return "", err
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "*.deb"))
+	for _, f := range after {
+		if !contains(before, f) && strings.HasPrefix(filepath.Base(f), name+"_") {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("apt-get download %s/%s left no .deb", name, suite)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// kernelDeps lists a package's dependencies that carry the kernel or its modules.
+func kernelDeps(ctx context.Context, deb string) ([]string, error) {
+	out, err := run(ctx, nil, "", "dpkg-deb", "-f", deb, "Depends")
+	if err != nil {
+		return nil, err
+	}
+	var deps []string
+	for _, d := range strings.Split(string(out), ",") {
+		name := strings.Fields(strings.TrimSpace(strings.Split(d, "|")[0]))
+		if len(name) > 0 {
+			for _, p := range []string{"linux-image-", "linux-binary-", "linux-modules-"} {
+				if strings.HasPrefix(name[0], p) {
+					deps = append(deps, name[0])
+				}
+			}
+		}
+	}
+	return deps, nil
+}
+
+func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, error) {
+	env, err := b.aptEnv(ctx, suite)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-"+suite+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	debs, tree := filepath.Join(tmp, "debs"), filepath.Join(tmp, "tree")
+	os.MkdirAll(debs, 0o755)
+	// Follow the metapackage to the packages holding the kernel and its modules (from 7.x the
+	// image package is itself a metapackage over linux-binary-* and linux-modules-*).
+	queue, seen := []string{"linux-image-amd64"}, map[string]bool{}
+	var names []string
+	for len(queue) > 0 && len(seen) < 8 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		b.logf("apt-get download %s/%s", name, suite)
+		deb, err := download(ctx, env, debs, name, suite)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := run(ctx, nil, "", "dpkg-deb", "-x", deb, tree); err != nil {
+			return nil, err
+		}
+		if name != "linux-image-amd64" {
+			ver, _ := run(ctx, nil, "", "dpkg-deb", "-f", deb, "Version")
+			names = append(names, name+" "+strings.TrimSpace(string(ver)))
+		}
+		deps, err := kernelDeps(ctx, deb)
+		if err != nil {
+			return nil, err
+		}
+		queue = append(queue, deps...)
+	}
+	vmlinuz, _ := filepath.Glob(filepath.Join(tree, "boot", "vmlinuz-*"))
+	if len(vmlinuz) != 1 {
+		return nil, fmt.Errorf("want one boot/vmlinuz-* in %v, found %v", names, vmlinuz)
+	}
+	k := &Kernel{Suite: suite, Package: strings.Join(names, ", "), Release: strings.TrimPrefix(filepath.Base(vmlinuz[0]), "vmlinuz-")}
+	out := filepath.Join(tmp, "out")
+	os.MkdirAll(out, 0o755)
+	config, _ := os.ReadFile(filepath.Join(tree, "boot", "config-"+k.Release))
+	os.WriteFile(filepath.Join(out, "config"), config, 0o644)
+	k.Config = filepath.Join(dir, "config")
+	// PVH: boot the uncompressed ELF directly (no firmware, no decompression: about half the
+	// boot time under TCG).
+	if bytes.Contains(config, []byte("\nCONFIG_PVH=y\n")) {
+		if err := extractVmlinux(ctx, vmlinuz[0], filepath.Join(out, "vmlinux")); err == nil {
+			k.Boot, k.PVH = filepath.Join(dir, "vmlinux"), true
+		} else {
+			b.logf("kernel %s: no PVH boot (%v); booting the bzImage", k.Release, err)
+		}
+	}
+	if k.Boot == "" {
+		if err := copyFile(vmlinuz[0], filepath.Join(out, "vmlinuz")); err != nil {
+			return nil, err
+		}
+		k.Boot = filepath.Join(dir, "vmlinuz")
+	}
+	// Modules.
+	var modDir string
+	for _, d := range []string{"lib/modules", "usr/lib/modules"} {
+		if p := filepath.Join(tree, d, k.Release); isDir(p) {
+			modDir = p
+		}
+	}
+	if modDir == "" {
+		return nil, fmt.Errorf("no modules for %s in %v", k.Release, names)
+	}
+	mods, builtin, err := resolveModules(ctx, modDir, DefaultModules)
+	if err != nil {
+		return nil, err
+	}
+	k.BuiltIn = builtin
+	if err := writeInitrd(filepath.Join(out, "initrd.cpio"), mods); err != nil {
+		return nil, err
+	}
+	for _, m := range mods {
+		k.Modules = append(k.Modules, m.name)
+	}
+	k.Initrd = filepath.Join(dir, "initrd.cpio")
+	data, _ := json.MarshalIndent(k, "", "  ")
+	if err := os.WriteFile(filepath.Join(out, "kernel.json"), data, 0o644); err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(out, dir); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func isDir(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// extractVmlinux unpacks the ELF kernel from a bzImage's compressed payload (boot protocol
+// fields setup_sects at 0x1f1, payload_offset/payload_length at 0x248; the payload ends with
+// 4 bytes of decompressed size that the decompressors do not want).
+func extractVmlinux(ctx context.Context, bzImage, dst string) error {
+	img, err := os.ReadFile(bzImage)
+	if err != nil {
+		return err
+	}
+	if len(img) < 0x250 || string(img[0x202:0x206]) != "HdrS" {
+		return errors.New("not a bzImage")
+	}
+	setup := int(img[0x1f1])
+	if setup == 0 {
+		setup = 4
+	}
+	off := (setup+1)*512 + int(binary.LittleEndian.Uint32(img[0x248:]))
+	n := int(binary.LittleEndian.Uint32(img[0x24c:]))
+	if off+n > len(img) || n < 8 {
+		return errors.New("payload out of range")
+	}
+	payload := img[off : off+n-4]
+	var tool []string
+	switch {
+	case bytes.HasPrefix(payload, []byte{0xFD, '7', 'z', 'X', 'Z', 0}):
+		tool = []string{"xz", "-dc", "--single-stream"}
+	case bytes.HasPrefix(payload, []byte{0x28, 0xB5, 0x2F, 0xFD}):
+		tool = []string{"zstd", "-dcq"}
+	case bytes.HasPrefix(payload, []byte{0x1F, 0x8B}):
+		tool = []string{"gzip", "-dc"}
+	case bytes.HasPrefix(payload, []byte{0x89, 'L', 'Z', 'O'}):
+		tool = []string{"lzop", "-dc"}
+	default:
+		return fmt.Errorf("unknown payload compression % x", payload[:4])
+	}
+	c := exec.CommandContext(ctx, tool[0], tool[1:]...)
+	c.Stdin = bytes.NewReader(payload)
+	var out, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &out, &stderr
+	if err := c.Run(); err != nil && out.Len() == 0 {
+		return fmt.Errorf("%s: %v %s", tool[0], err, stderr.String())
+	}
+	if _, err := elf.NewFile(bytes.NewReader(out.Bytes())); err != nil {
+		return fmt.Errorf("payload is not an ELF: %w", err)
+	}
+	return os.WriteFile(dst, out.Bytes(), 0o644)
+}
+
+type module struct {
+	name string
+	data []byte // the uncompressed .ko
+}
+
+// resolveModules finds the wanted modules and their dependencies (read from each .ko's
+// .modinfo "depends="), in load order. Modules built into the kernel are skipped and returned
+// apart. Compressed modules (.ko.xz, .ko.zst, .ko.gz) are decompressed here, so the guest's
+// busybox insmod needs no decompressor.
+func resolveModules(ctx context.Context, modDir string, want []string) ([]module, []string, error) {
+	norm := func(s string) string { return strings.ReplaceAll(s, "-", "_") }
+	files := map[string]string{}
+	filepath.Walk(filepath.Join(modDir, "kernel"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			base := filepath.Base(p)
+			if i := strings.Index(base, ".ko"); i > 0 {
+				files[norm(base[:i])] = p
+			}
+		}
+		return nil
+	})
+	builtinList, _ := os.ReadFile(filepath.Join(modDir, "modules.builtin"))
+	builtin := map[string]bool{}
+	for _, l := range strings.Fields(string(builtinList)) {
+		base := filepath.Base(l)
+		builtin[norm(strings.TrimSuffix(base, ".ko"))] = true
+	}
+	var order []module
+	var builtins []string
+	done := map[string]bool{}
+	var visit func(name string, stack []string) error
+	visit = func(name string, stack []string) error {
+		name = norm(name)
+		if done[name] {
+			return nil
+		}
+		done[name] = true
+		if builtin[name] {
+			if contains(want, name) {
+				builtins = append(builtins, name)
+			}
+			return nil
+		}
+		p, ok := files[name]
+		if !ok {
+			return fmt.Errorf("module %s (needed by %v) is neither built in nor in %s", name, stack, modDir)
+		}
+		data, err := readModule(ctx, p)
+		if err != nil {
+			return err
+		}
+		deps, soft := modDepends(data)
+		for _, d := range deps {
+			if err := visit(d, append(stack, name)); err != nil {
+				return err
+			}
+		}
+		for _, d := range soft { // "softdep=pre: x": load x first when it is a module of its own
+			if _, ok := files[norm(d)]; ok {
+				if err := visit(d, append(stack, name)); err != nil {
+					return err
+				}
+			}
+		}
+		order = append(order, module{name: name, data: data})
+		return nil
+	}
+	for _, w := range want {
+		if err := visit(w, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	sort.Strings(builtins)
+	return order, builtins, nil
+}
+
+func readModule(ctx context.Context, p string) ([]byte, error) {
+	var tool []string
+	switch {
+	case strings.HasSuffix(p, ".ko"):
+		return os.ReadFile(p)
+	case strings.HasSuffix(p, ".xz"):
+		tool = []string{"xz", "-dc", p}
+	case strings.HasSuffix(p, ".zst"):
+		tool = []string{"zstd", "-dcq", p}
+	case strings.HasSuffix(p, ".gz"):
+		tool = []string{"gzip", "-dc", p}
+	default:
+		return nil, fmt.Errorf("module %s: unknown compression", p)
+	}
+	out, err := exec.CommandContext(ctx, tool[0], tool[1:]...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(tool, " "), err)
+	}
+	return out, nil
+}
+
+// modDepends reads "depends=" and the "pre:" part of "softdep=" from a module's .modinfo.
+func modDepends(ko []byte) (deps, softPre []string) {
+	f, err := elf.NewFile(bytes.NewReader(ko))
+	if err != nil {
+		return nil, nil
+	}
+	s := f.Section(".modinfo")
+	if s == nil {
+		return nil, nil
+	}
+	data, err := s.Data()
+	if err != nil {
+		return nil, nil
+	}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok {
+			for _, d := range strings.Split(string(v), ",") {
+				if d != "" {
+					deps = append(deps, d)
+				}
+			}
+		}
+		if v, ok := bytes.CutPrefix(kv, []byte("softdep=")); ok {
+			f := strings.Fields(string(v))
+			for i := 0; i < len(f); i++ {
+				if f[i] != "pre:" {
+					continue
+				}
+				for i++; i < len(f) && !strings.HasSuffix(f[i], ":"); i++ {
+					softPre = append(softPre, f[i])
+				}
+				i--
+			}
+		}
+	}
+	return deps, softPre
+}
+
+// writeInitrd writes the kernel's initramfs: busybox and the modules (RunInitrd adds the rest).
+func writeInitrd(path string, mods []module) error {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		return fmt.Errorf("busybox not found (apt-get install busybox-static): %w", err)
+	}
+	if f, err := elf.Open(busybox); err != nil {
+		return err
+	} else {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				f.Close()
+				return fmt.Errorf("%s is dynamically linked: the initramfs needs busybox-static", busybox)
+			}
+		}
+		f.Close()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	c := NewCPIO(out)
+	for _, d := range []string{"bin", "dev", "proc", "sys", "ro", "rw", "newroot", "sc", "sc/modules"} {
+		c.Dir(d, 0o755)
+	}
+	c.File("bin/busybox", 0o755, busybox)
+	var order []string
+	for i, m := range mods {
+		n := fmt.Sprintf("%02d-%s", i, m.name)
+		c.Bytes("sc/modules/"+n+".ko", 0o644, m.data)
+		order = append(order, n)
+	}
+	c.Bytes("sc/modules/order", 0o644, []byte(strings.Join(order, "\n")+"\n"))
+	if err := c.Close(); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// RunInitrd writes a run's initramfs: the kernel's (busybox, modules) followed by an archive
+// holding the init stages and the run's sandcheck binary, so neither needs the kernel's
+// initramfs rebuilt. The appended archive keeps its files under their own top-level folders
+// (one holding lib/ would replace the merged-/usr lib link of what it is unpacked over).
+func RunInitrd(dst string, k *Kernel, binary string) error {
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	in, err := os.Open(k.Initrd)
+	if err != nil {
+		return err
+	}
+	_, err = out.ReadFrom(in)
+	in.Close()
+	if err != nil {
+		return err
+	}
+	c := NewCPIO(out)
+	c.Bytes("init", 0o755, []byte(Init))
+	c.Dir("sc", 0o755)
+	c.Bytes("sc/stage2", 0o755, []byte(Stage2))
+	c.Dir("sandcheck-bin", 0o755)
+	c.File("sandcheck-bin/sandcheck", 0o755, binary)
+	if err := c.Close(); err != nil {
+		return err
+	}
+	return out.Close()
+}
