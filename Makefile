@@ -7,6 +7,7 @@ BIN := bin/sandcheck
 TOOLS := $(CURDIR)/.tools
 export SANDCHECK_SRT := $(TOOLS)/npm/node_modules/.bin/srt
 STATICCHECK := $(TOOLS)/bin/staticcheck
+ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
 .PHONY: all deps deps-test build run test unit lint bench clean
@@ -22,19 +23,27 @@ build: ## static binary, so it can be copied into containers and VMs
 $(STATICCHECK):
 	@GOBIN=$(TOOLS)/bin go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+$(ACTIONLINT):
+	@GOBIN=$(TOOLS)/bin go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
 run: deps build ## the default matrix on this host
 	$(BIN) run --out out/run
 
-lint: $(STATICCHECK)
+lint: $(STATICCHECK) $(ACTIONLINT)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet $(GO_PKGS)
 	$(STATICCHECK) $(GO_PKGS)
+	$(ACTIONLINT)
 
 deps-test:
 	@./scripts/install-deps.sh --test
+	@./scripts/vm-deps.sh
 
+# Unit and driver tests first (packages in parallel), then the end-to-end tests alone: they count
+# outcomes of the real srt, whose start-up waits are short enough that a loaded machine shows.
 test: deps deps-test build lint ## every test, against the real srt, bwrap and socat
-	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 25m $(GO_PKGS)
+	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 20m $$(go list ./... | grep -v /e2e)
+	go test -count=1 -timeout 25m ./e2e/
 	@./scripts/check-leftovers.sh
 
 bench: deps build

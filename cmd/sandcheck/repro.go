@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+func init() {
+	register("repro", "run the seed's repro N times and print a ready-to-paste bug report (Markdown)", reproCmd)
+}
+
+// reproCmd runs the network scenario (an allowed and a denied request, over every channel) n
+// times and prints report.md: Summary, Environment, Settings, Repro, Observed, Expected, with the
+// evidence of one trial per outcome, in the shape of the bug report that started this project.
+func reproCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
+  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro`, stderr)
+	var o trialOptions
+	o.bind(fs, true)
+	n := fs.Int("n", 10, "trials")
+	j := fs.Int("j", 1, "trials in parallel")
+	out := fs.String("out", "", "keep the run (journal and all reports) in this directory")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	dir := *out
+	if dir == "" {
+		d, err := os.MkdirTemp("", "sandcheck-repro-")
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	run := []string{"--target", o.target, "--label-filter", "network", "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
+		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames}
+	if o.settings != "" {
+		run = append(run, "--settings", o.settings)
+	}
+	if o.targetPath != "" {
+		run = append(run, "--target-path", o.targetPath)
+	}
+	reproArgs = append([]string{"repro"}, args...)
+	if code := runCmd(run, io.Discard, stderr); code != 0 {
+		return code
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
+		return 1
+	}
+	stdout.Write(md)
+	return 0
+}
