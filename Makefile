@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test build run test unit lint bench clean
+.PHONY: all deps deps-test readme-table build run test unit lint bench clean
 
 all: build
 
@@ -45,6 +45,11 @@ test: deps deps-test build lint ## every test, against the real srt, bwrap and s
 	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 20m $$(go list ./... | grep -v /e2e)
 	go test -count=1 -timeout 25m ./e2e/
 	@./scripts/check-leftovers.sh
+
+readme-table: deps build ## regenerate the README's sandbox x scenario table, measured on this machine
+	@./scripts/readme-table.sh 3 > out/readme-table.md
+	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
+	@echo "README.md: table updated"
 
 bench: deps build
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...

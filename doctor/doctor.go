@@ -21,8 +21,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Missing is the value of a version, path or sysctl that does not exist on the host.
@@ -277,9 +275,8 @@ func (c *collector) kernel() string {
 		return strings.TrimSpace(s)
 	}
 	if c.root == "/" {
-		var u unix.Utsname
-		if unix.Uname(&u) == nil {
-			return unix.ByteSliceToString(u.Release[:])
+		if release, _, err := uname(); err == nil {
+			return release
 		}
 	}
 	return "unknown"
@@ -290,9 +287,8 @@ func (c *collector) arch() string {
 		return strings.TrimSpace(s)
 	}
 	if c.root == "/" {
-		var u unix.Utsname
-		if unix.Uname(&u) == nil {
-			return unix.ByteSliceToString(u.Machine[:])
+		if _, machine, err := uname(); err == nil && machine != "" {
+			return machine
 		}
 	}
 	return runtime.GOARCH

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package images builds and caches the container images sandcheck's container hosts run trials
 // in: Debian bullseye, bookworm, trixie and sid, each with the sandbox's dependencies from that
 // release (so the four bubblewrap versions, 0.4.1 to 0.13.1, are the spread under test), one pinned

@@ -234,6 +234,9 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 		m.Hosts = p.hosts(n)
 	} else {
 		m.Hosts = []Host{{Name: "local", Kind: KindLocal}} // the one host that needs no description
+		if why := unavailableKinds[KindLocal]; why != "" {
+			p.errf(root, "hosts", "missing, i.e. the local host; %s", why)
+		}
 	}
 	if n := f["scenarios"]; n != nil {
 		if s, ok := p.str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
@@ -371,6 +374,10 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 		allowed, known := hostKeys[kind]
 		if !known {
 			p.errf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, strings.Join(hostKinds, ", "))
+			continue
+		}
+		if why := unavailableKinds[kind]; why != "" {
+			p.errf(kindNode, field+".kind", "%s", why)
 			continue
 		}
 		h.Kind = kind

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // pidFile keeps the process groups of running trials on disk, so the next start can kill what a
@@ -174,7 +172,7 @@ func killLeftovers(path string) (int, error) {
 		}
 		// Leader alive and ours, or leader gone: members still in the group are our trial's
 		// (the kernel does not reuse a pid while a group of that id exists).
-		if unix.Kill(-pgid, unix.SIGKILL) == nil {
+		if killGroup(pgid) == nil {
 			killed++
 		}
 	}

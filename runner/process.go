@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -135,9 +134,7 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = outW, errW
-	// Setpgid: the trial leads its own group, so kill(-pgid) reaches everything it spawned and
-	// a terminal's Ctrl-C reaches only us. Pdeathsig: if the runner dies, the leader dies too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = groupAttr()
 
 	begin := time.Now()
 	err = cmd.Start()
@@ -166,18 +163,18 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	case <-waited:
 	case <-ctx.Done():
 		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = signalGroup(cmd.Process, false)
 		select {
 		case <-waited:
 		case <-time.After(grace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = signalGroup(cmd.Process, true)
 			<-waited
 		}
 	}
 	res.Duration = time.Since(begin)
 	// The leader is gone; whatever is left in its group is a straggler of this trial. The pgid
 	// cannot have been reused: the kernel keeps a pid while a group of that id exists.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = signalGroup(cmd.Process, true)
 
 	// Pipes reach EOF once the group is dead. A process that escaped the group (setsid) may
 	// still hold them: stop waiting after a moment rather than hang the trial.

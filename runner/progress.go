@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
@@ -37,8 +35,7 @@ func newProgress(w io.Writer, plain bool, every time.Duration, resumed, toRun in
 		}
 	}
 	if f, ok := w.(*os.File); ok && !plain {
-		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-		p.tty = err == nil
+		p.tty = isTerminal(f)
 	}
 	return p
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SRT_VERSION="${SRT_VERSION:-0.0.83}"
-APT_PACKAGES=(bubblewrap socat curl ripgrep iproute2 util-linux procps ca-certificates)
+APT_PACKAGES=(bubblewrap socat curl ripgrep iproute2 util-linux procps ca-certificates firejail)
 # --test adds what only the test suite needs: a browser to render report.html, and real
 # third-party consumers of our JUnit and HTML output.
 TEST=0; [ "${1:-}" = "--test" ] && TEST=1
@@ -35,6 +35,18 @@ if [ "$have" != "$SRT_VERSION" ]; then
     | grep -v EBADENGINE | grep -v "^npm warn" || true
 fi
 test -x "$tools/node_modules/.bin/srt" || { echo "install-deps: srt missing after install" >&2; exit 1; }
+
+# OpenAI Codex CLI, a second real sandbox under test (`codex sandbox -- CMD`); it ships its binary.
+CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
+codex_tools=.tools/npm-codex
+have=$(node -e "try{console.log(require('./$codex_tools/node_modules/@openai/codex/package.json').version)}catch(e){}" 2>/dev/null || true)
+if [ "$have" != "$CODEX_VERSION" ]; then
+  echo "install-deps: npm install @openai/codex@$CODEX_VERSION into $codex_tools"
+  mkdir -p "$codex_tools"
+  [ -f "$codex_tools/package.json" ] || echo '{"name":"sandcheck-codex","private":true}' > "$codex_tools/package.json"
+  npm install --silent --no-audit --no-fund --prefix "$codex_tools" "@openai/codex@$CODEX_VERSION" 2>&1 | grep -v "^npm warn" || true
+fi
+test -x "$codex_tools/node_modules/.bin/codex" || { echo "install-deps: codex missing after install" >&2; exit 1; }
 
 if [ $TEST = 1 ]; then
   consumers=.tools/npm-report

@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -11,6 +12,8 @@ import (
 // Filesystem isolation under the policy "write only the workspace, never read the secret":
 // writes inside succeed, writes anywhere else and every escape route fail, the canary secret
 // stays unreadable, and the files srt protects in the workspace cannot be created or changed.
+// Checks that need a capability the target does not claim (deny-read, protected files) are
+// reported not-applicable.
 var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
 	var ft *harness.FilesystemTrial
 
@@ -32,6 +35,9 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 			if !ok {
 				verdict("filesystem/"+name, ft.Result.Outcome, ft.Result.Hint)
 				return
+			}
+			if c.Outcome == classify.NotApplicable {
+				notApplicable("filesystem/"+name, c.Hint)
 			}
 			verdict("filesystem/"+name, c.Outcome, c.Hint)
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets"
 )
 
 // verdict attaches a spec's outcome, then asserts the healthy expectation. Attaching first means
@@ -58,6 +59,13 @@ func knownFinding(scenario string) (struct {
 	return out, ok
 }
 
+// notApplicable reports a spec the target cannot be judged on, with the reason, and skips it:
+// recorded as not-applicable (never silently skipped, never a pass of the sandbox).
+func notApplicable(name, reason string) {
+	specreport.Attach(specreport.Verdict{Name: name, Outcome: classify.NotApplicable, Pass: true, Hint: reason})
+	Skip("not applicable: " + reason)
+}
+
 // derived narrows a trial's outcome to one property: the property's own failure outcome when the
 // trial showed it, outcomes that prevent judging anything (harness trouble, timeouts, a sandbox
 // that refused to start) passed through, and correct otherwise.
@@ -76,10 +84,13 @@ func derived(r classify.Result, bad classify.Outcome) (classify.Outcome, string)
 
 var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
 	var nt *harness.NetworkTrial
+	var target targets.Target
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
 		Expect(err).NotTo(HaveOccurred())
+		target, err = harness.NewTarget(cfg)
+		Expect(err).NotTo(HaveOccurred(), "target")
 		nt, err = harness.RunNetwork(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "network trial setup")
 		specreport.AttachEvidence(nt)
@@ -90,6 +101,9 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	})
 
 	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
+		if !targets.Has(target, targets.CapProxyAllowList) {
+			notApplicable("network/proxy-alive", fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), targets.CapProxyAllowList))
+		}
 		o, h := derived(nt.Result, classify.ProxyDead)
 		verdict("network/proxy-alive", o, h)
 	})
@@ -100,6 +114,9 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	})
 
 	It("lets the allowed host through", Label("policy"), func() {
+		if targets.DenyAll(target) {
+			notApplicable("network/allowed-reachable", target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
+		}
 		o, h := derived(nt.Result, classify.AllowedBlocked)
 		verdict("network/allowed-reachable", o, h)
 	})
@@ -111,6 +128,9 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 				// The whole trial failed before channels could be judged: report that.
 				verdict("network/channel/"+ch, nt.Result.Outcome, nt.Result.Hint)
 				return
+			}
+			if targets.DenyAll(target) && ch != probe.ChanDirect && ch != probe.ChanDNS && c.Outcome != classify.NonEnforcing {
+				notApplicable("network/channel/"+ch, fmt.Sprintf("%s is a deny-all sandbox: no proxy to go through (the channel saw %s)", target.Name(), c.Outcome))
 			}
 			if c.Outcome == classify.NotApplicable {
 				specreport.Attach(specreport.Verdict{Name: "network/channel/" + ch, Outcome: c.Outcome, Pass: true, Hint: c.Hint})

@@ -94,6 +94,15 @@ var untrustedConditions = []condition{
 		}},
 }
 
+// untrustedNeeds is what a condition needs of the target: a settings file of its own to break,
+// or, for a dead caller proxy, a proxy of its own that could adopt it.
+func untrustedNeeds(name string) targets.Capability {
+	if name == "proxy-env-dead" {
+		return targets.CapProxyAllowList
+	}
+	return targets.CapSettingsFile
+}
+
 // untrustedClass names what a sandbox did with an untrusted configuration.
 func untrustedClass(r classify.Result) (class string, pass bool) {
 	switch o := r.Outcome; o {
@@ -125,6 +134,11 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 		It(fmt.Sprintf("enforces or fails loudly when %s", c.what), Label("untrusted-"+c.name), func(ctx SpecContext) {
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
+			target, err := harness.NewTarget(cfg)
+			Expect(err).NotTo(HaveOccurred(), "target")
+			if need := untrustedNeeds(c.name); !targets.Has(target, need) {
+				notApplicable("untrusted/"+c.name, fmt.Sprintf("%s does not claim %s", target.Name(), need))
+			}
 			opt := c.opts("")
 			opt.Condition = c.name
 			nt, err := harness.RunNetworkWith(ctx, cfg, opt)

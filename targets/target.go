@@ -5,6 +5,9 @@ package targets
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +21,12 @@ const (
 	CapDenyAllNet     Capability = "deny-all-network"
 	CapWritablePaths  Capability = "writable-paths"
 	CapDenyRead       Capability = "deny-read"
+	// CapProtectedFiles: the sandbox keeps files inside the writable workspace that configure
+	// later programs (.bashrc, .git/hooks, .vscode, .mcp.json ...) read-only, as srt does.
+	CapProtectedFiles Capability = "protected-files"
+	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
+	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
+	CapSettingsFile Capability = "settings-file"
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
@@ -103,6 +112,10 @@ func Names() []string {
 	return n
 }
 
+// DenyAll reports whether a target offers no way out at all (Reach is empty): the network
+// scenario then expects the allowed host to be blocked too.
+func DenyAll(t Target) bool { return len(t.Reach()) == 0 }
+
 // Has reports whether a target has a capability.
 func Has(t Target, c Capability) bool {
 	for _, x := range t.Capabilities() {
@@ -111,4 +124,35 @@ func Has(t Target, c Capability) bool {
 		}
 	}
 	return false
+}
+
+// LookPath finds an executable as the sandboxed session would: on the PATH of env (the session's
+// environment, where faults put their shims first), else on this process's PATH.
+func LookPath(name string, env []string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		return name, nil
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if p, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			for _, dir := range filepath.SplitList(p) {
+				c := filepath.Join(dir, name)
+				if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+					return c, nil
+				}
+			}
+			break
+		}
+	}
+	return exec.LookPath(name)
+}
+
+// SetEnv returns env with key set to value (replacing any earlier assignment).
+func SetEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if !strings.HasPrefix(e, key+"=") {
+			out = append(out, e)
+		}
+	}
+	return append(out, key+"="+value)
 }

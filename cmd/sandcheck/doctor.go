@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/targets/srt"
@@ -20,6 +21,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
 	if ok, code := parse(fs, args); !ok {
 		return code
+	}
+	if runtime.GOOS == "windows" {
+		// The fingerprint's facts (kernel, sysctls, WSL mode, bwrap) live inside the distribution.
+		fmt.Fprintln(stderr, "sandcheck doctor: on Windows this describes this machine only partly (Windows version, PATH, proxy settings); run `sandcheck doctor` inside the WSL distribution for the full fingerprint (kernel, WSL version and networking mode, sandbox tools)")
 	}
 	opts := doctor.Options{Root: *root}
 	if *root == "/" || *root == "" {

@@ -208,6 +208,10 @@ func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []
 		argv = append(argv, "--fingerprint")
 	}
 	if t, ok := m.Target(c.Target); ok {
+		if len(t.Settings) > 0 {
+			b, _ := json.Marshal(t.Settings)
+			argv = append(argv, "--target-settings", string(b))
+		}
 		if p, ok := t.Settings["path"].(string); ok && p != "" {
 			argv = append(argv, "--target-path", p)
 		}

@@ -1,8 +1,9 @@
+//go:build linux
+
 package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,22 +29,6 @@ func init() {
 	register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
 }
 
-// trialOptions are shared by trial, run and preflight.
-type trialOptions struct {
-	target, targetPath, fault, settings, hostnames, labels string
-}
-
-func (o *trialOptions) bind(fs *flag.FlagSet, withFault bool) {
-	fs.StringVar(&o.target, "target", "srt", "sandbox under test")
-	fs.StringVar(&o.targetPath, "target-path", "", "the sandbox's executable (default: found by the adapter)")
-	if withFault {
-		fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
-	}
-	fs.StringVar(&o.settings, "settings", "", "your own sandbox settings file, merged under the fixture's policy")
-	fs.StringVar(&o.hostnames, "hostnames", "name", "address fixture hosts by name (private /etc/hosts) or ip")
-	fs.StringVar(&o.labels, "label-filter", "", "Ginkgo label filter selecting scenarios (e.g. network, 'network && seed')")
-}
-
 // env turns the options into the environment the specs read.
 func (o *trialOptions) config() (harness.Config, error) {
 	for k, v := range map[string]string{
@@ -51,6 +36,9 @@ func (o *trialOptions) config() (harness.Config, error) {
 		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
 	} {
 		os.Setenv(k, v)
+	}
+	if o.targetSettings != "" {
+		os.Setenv(harness.EnvTargetSet, o.targetSettings)
 	}
 	return harness.FromEnv()
 }

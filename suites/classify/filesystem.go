@@ -16,6 +16,13 @@ type FSExpect struct {
 	// Escaped is the host-side truth after the run: the operation's effect is visible outside
 	// the sandbox (a file outside appeared, an outside file vanished or changed).
 	Escaped bool
+	// HostChecked says the host side can see this check's effect (Escaped is meaningful). A
+	// denied write that succeeded inside but never reached the host landed in the sandbox's
+	// own private mount (a tmpfs /tmp): contained, not an escape.
+	HostChecked bool
+	// NotApplicable, when set, is why the target cannot express what this check needs (e.g. it
+	// does not protect workspace files): the check is reported not-applicable, never judged.
+	NotApplicable string
 }
 
 // FSCheckResult is the verdict of one filesystem check.
@@ -61,6 +68,8 @@ func ClassifyFS(in FSInput) FSResult {
 		res, ok := seen[e.Check.Name]
 		c := FSCheckResult{Name: e.Check.Name, Errno: res.Errno}
 		switch {
+		case e.NotApplicable != "":
+			c.Outcome, c.Hint = NotApplicable, e.NotApplicable
 		case !ok:
 			c.Outcome, c.Hint = HarnessError, "check not reported by the probe"
 		case e.Allow && !res.OK:
@@ -73,6 +82,8 @@ func ClassifyFS(in FSInput) FSResult {
 			c.Outcome, c.Hint = NonEnforcing, "denied secret read: "+e.Check.Path
 		case e.Check.Op == probe.OpRead:
 			c.Outcome, c.Hint = Correct, firstNonEmpty(res.Errno, "secret hidden")
+		case res.OK && e.HostChecked:
+			c.Outcome, c.Hint = Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
 		case res.OK:
 			c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
 		default:
@@ -80,7 +91,7 @@ func ClassifyFS(in FSInput) FSResult {
 		}
 		r.Checks[c.Name] = c
 		outs = append(outs, c.Outcome)
-		if c.Outcome != Correct {
+		if c.Outcome != Correct && c.Outcome != NotApplicable {
 			hints = append(hints, c.Name+": "+c.Hint)
 		}
 	}

@@ -36,6 +36,7 @@ type Network struct {
 	Tokens   map[string]string // role -> token the fixture host answers
 	// Reach lists the channels over which the allowed host must be reachable for this target
 	// (e.g. http, https, socks through srt's proxies). Denied must be unreachable over all.
+	// Empty means a deny-all sandbox: the allowed host must be unreachable too, on every channel.
 	Reach []string
 	// DeniedHits are requests the denied fixture host received (server-side proof).
 	DeniedHits []string
@@ -157,6 +158,11 @@ func ClassifyNetwork(in Network) Result {
 			}
 			v, d = Unexplained, fmt.Sprintf("asked %s, got %s's token", a.Role, d)
 		}
+		if len(in.Reach) == 0 && v == Unexplained && a.Exit == 6 && a.Channel != probe.ChanDirect && a.Channel != probe.ChanDNS {
+			// A deny-all sandbox may refuse even name resolution (Codex's seccomp filter stops
+			// the resolver's netlink socket): curl's "could not resolve host" is no way out.
+			v, d = NoRoute, "name not resolvable inside: "+d
+		}
 		byChan[a.Channel][a.Role] = seen{v, d, a}
 	}
 	for _, c := range crossed {
@@ -170,7 +176,11 @@ func ClassifyNetwork(in Network) Result {
 	for _, ch := range order {
 		al, de := byChan[ch]["allowed"], byChan[ch]["denied"]
 		cr := ChannelResult{Channel: ch, Allowed: al.v, Denied: de.v}
-		cr.Outcome, cr.Hint = decideChannel(ch, reach[ch], al.v, al.detail, de.v, de.detail)
+		if len(in.Reach) == 0 {
+			cr.Outcome, cr.Hint = decideDenyAll(al.v, al.detail, de.v, de.detail)
+		} else {
+			cr.Outcome, cr.Hint = decideChannel(ch, reach[ch], al.v, al.detail, de.v, de.detail)
+		}
 		r.Channels[ch] = cr
 	}
 
@@ -209,6 +219,9 @@ func ClassifyNetwork(in Network) Result {
 	}
 	if r.Outcome == Correct {
 		hints = []string{"allowed reachable via " + strings.Join(in.Reach, ", ") + "; denied refused on every channel"}
+		if len(in.Reach) == 0 {
+			hints = []string{"deny-all: both hosts blocked on every channel, no route out"}
+		}
 	}
 	r.Hint = strings.Join(dedupe(hints), "; ")
 	return r
@@ -244,6 +257,31 @@ func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict
 	case al == ProxyError && mustReach:
 		return AllowedBlocked, "proxy failed the allowed host: " + ald
 	case (al == Reached || !mustReach) && (de == PolicyBlocked || de == NoRoute):
+		return Correct, ""
+	}
+	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
+}
+
+// decideDenyAll classifies one channel of a sandbox that allows no network at all: any token
+// coming back is egress; any way of not getting through (no route, nothing listening on a proxy
+// port the environment names, a refusal) is what such a sandbox promises.
+func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (Outcome, string) {
+	switch {
+	case de == Reached:
+		return NonEnforcing, "denied host reached (" + ded + ")"
+	case al == Reached:
+		return NonEnforcing, "allowed host reached although the sandbox denies all network (" + ald + ")"
+	case al == Skipped && de == Skipped:
+		return NotApplicable, ald
+	}
+	blocked := func(v Verdict) bool {
+		switch v {
+		case NoRoute, ProxyRefused, ProxyEmpty, PolicyBlocked, ProxyError, Skipped:
+			return true
+		}
+		return false
+	}
+	if blocked(al) && blocked(de) {
 		return Correct, ""
 	}
 	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)

@@ -1,31 +1,40 @@
+//go:build linux
+
 // Package harness sets up one trial of a scenario against a real sandbox: a private trial
 // directory and workspace, the fixture hosts, the fault, the target's invocation, a deadline and
 // a process-group kill, and the probe's observation read back. Specs call it; it judges nothing.
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Config selects what a trial runs against. It comes from the environment so that `go test`,
 // `ginkgo` and `sandcheck trial` all drive the same specs the same way.
 type Config struct {
-	Target     string        // SANDCHECK_TARGET, default srt
-	TargetPath string        // SANDCHECK_TARGET_PATH: the sandbox binary, when not found by default
-	Fault      string        // SANDCHECK_FAULT: NAME[:k=v,...], "" = healthy
-	Settings   string        // SANDCHECK_SETTINGS: the user's own sandbox settings file
-	Hostnames  string        // SANDCHECK_HOSTNAMES: "name" (fixture names via a private /etc/hosts) or "ip"
-	Timeout    time.Duration // SANDCHECK_SANDBOX_TIMEOUT: deadline for one sandboxed run
-	WorkDir    string        // SANDCHECK_WORKDIR: parent of trial directories
-	Keep       bool          // SANDCHECK_KEEP=1 keeps the trial directory for debugging
+	Target     string // SANDCHECK_TARGET, default srt
+	TargetPath string // SANDCHECK_TARGET_PATH: the sandbox binary, when not found by default
+	// TargetSettings is SANDCHECK_TARGET_SETTINGS: the matrix target's settings as one JSON
+	// object. Strings are handed to the adapter as they are, any other value (a list) JSON-encoded.
+	TargetSettings string
+	Fault          string        // SANDCHECK_FAULT: NAME[:k=v,...], "" = healthy
+	Settings       string        // SANDCHECK_SETTINGS: the user's own sandbox settings file
+	Hostnames      string        // SANDCHECK_HOSTNAMES: "name" (fixture names via a private /etc/hosts) or "ip"
+	Timeout        time.Duration // SANDCHECK_SANDBOX_TIMEOUT: deadline for one sandboxed run
+	WorkDir        string        // SANDCHECK_WORKDIR: parent of trial directories
+	Keep           bool          // SANDCHECK_KEEP=1 keeps the trial directory for debugging
 }
 
 // Environment variable names, shared with `sandcheck trial`.
 const (
 	EnvTarget     = "SANDCHECK_TARGET"
 	EnvTargetPath = "SANDCHECK_TARGET_PATH"
+	EnvTargetSet  = "SANDCHECK_TARGET_SETTINGS"
 	EnvFault      = "SANDCHECK_FAULT"
 	EnvSettings   = "SANDCHECK_SETTINGS"
 	EnvHostnames  = "SANDCHECK_HOSTNAMES"
@@ -37,14 +46,15 @@ const (
 // FromEnv reads the Config, with defaults.
 func FromEnv() (Config, error) {
 	c := Config{
-		Target:     getenv(EnvTarget, "srt"),
-		TargetPath: os.Getenv(EnvTargetPath),
-		Fault:      os.Getenv(EnvFault),
-		Settings:   os.Getenv(EnvSettings),
-		Hostnames:  getenv(EnvHostnames, "name"),
-		Timeout:    30 * time.Second,
-		WorkDir:    getenv(EnvWorkDir, os.TempDir()),
-		Keep:       os.Getenv(EnvKeep) == "1",
+		Target:         getenv(EnvTarget, "srt"),
+		TargetPath:     os.Getenv(EnvTargetPath),
+		TargetSettings: os.Getenv(EnvTargetSet),
+		Fault:          os.Getenv(EnvFault),
+		Settings:       os.Getenv(EnvSettings),
+		Hostnames:      getenv(EnvHostnames, "name"),
+		Timeout:        30 * time.Second,
+		WorkDir:        getenv(EnvWorkDir, os.TempDir()),
+		Keep:           os.Getenv(EnvKeep) == "1",
 	}
 	if v := os.Getenv(EnvTimeout); v != "" {
 		d, err := time.ParseDuration(v)
@@ -55,6 +65,9 @@ func FromEnv() (Config, error) {
 	}
 	if c.Hostnames != "name" && c.Hostnames != "ip" {
 		return c, fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)
+	}
+	if _, err := c.AdapterSettings(); err != nil {
+		return c, err
 	}
 	if c.Settings != "" {
 		if _, err := os.Stat(c.Settings); err != nil {
@@ -71,6 +84,9 @@ func (c Config) Env() []string {
 	if c.TargetPath != "" {
 		e = append(e, EnvTargetPath+"="+c.TargetPath)
 	}
+	if c.TargetSettings != "" {
+		e = append(e, EnvTargetSet+"="+c.TargetSettings)
+	}
 	if c.Settings != "" {
 		e = append(e, EnvSettings+"="+c.Settings)
 	}
@@ -78,6 +94,39 @@ func (c Config) Env() []string {
 		e = append(e, EnvWorkDir+"="+c.WorkDir)
 	}
 	return e
+}
+
+// AdapterSettings is what the target's factory receives: TargetSettings flattened to strings
+// (lists and objects JSON-encoded), with TargetPath as "path" when given.
+func (c Config) AdapterSettings() (map[string]string, error) {
+	out := map[string]string{}
+	if c.TargetSettings != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(c.TargetSettings), &m); err != nil {
+			return nil, fmt.Errorf("%s: want one JSON object of the target's settings: %w", EnvTargetSet, err)
+		}
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				out[k] = s
+				continue
+			}
+			b, _ := json.Marshal(v)
+			out[k] = string(b)
+		}
+	}
+	if c.TargetPath != "" {
+		out["path"] = c.TargetPath
+	}
+	return out, nil
+}
+
+// NewTarget builds the target under test from the Config, as every trial does.
+func NewTarget(c Config) (targets.Target, error) {
+	s, err := c.AdapterSettings()
+	if err != nil {
+		return nil, err
+	}
+	return targets.New(c.Target, s)
 }
 
 func boolEnv(b bool) string {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package harness
 
 import (
@@ -129,6 +131,21 @@ func fsPlans(dir, ws, nonce, token string, files map[string]string) []fsPlan {
 	return plans
 }
 
+// fsNeeds is the capability a check needs of the target, by its group: workspace confinement
+// needs writable paths, the canary secret deny-read, the workspace's own files srt's protection.
+func fsNeeds(name string) targets.Capability {
+	switch {
+	case strings.HasPrefix(name, "secret/"):
+		return targets.CapDenyRead
+	case strings.HasPrefix(name, "protected/"):
+		return targets.CapProtectedFiles
+	}
+	return targets.CapWritablePaths
+}
+
+// hostChecked says whether the host side can tell if the check's effect escaped.
+func (p fsPlan) hostChecked() bool { return p.outside != "" || p.gone != "" || p.changed != "" }
+
 // escaped reports whether a denied check's effect is visible on the host.
 func (p fsPlan) escaped() bool {
 	if p.allow {
@@ -175,7 +192,12 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		}
 	}()
 	spec := probe.Spec{}
+	na := map[string]string{}
 	for _, p := range plans {
+		if c := fsNeeds(p.check.Name); !targets.Has(t.target, c) {
+			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), c)
+			continue // not tried: nothing it shows could be judged
+		}
 		spec.FS = append(spec.FS, p.check)
 	}
 	policy := targets.Policy{WritablePaths: []string{t.ws}, DenyRead: []string{secretDir(t.dir)}}
@@ -187,7 +209,7 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
 	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped()}
+		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}

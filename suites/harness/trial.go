@@ -1,3 +1,5 @@
+//go:build linux
+
 package harness
 
 import (
@@ -15,7 +17,11 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/srt" // the first target
+	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
+	_ "github.com/sandcheck/sandcheck/targets/codex"    //
+	_ "github.com/sandcheck/sandcheck/targets/command"  //
+	_ "github.com/sandcheck/sandcheck/targets/firejail" //
+	_ "github.com/sandcheck/sandcheck/targets/srt"      // the first target
 )
 
 // trial is the scaffolding every scenario shares: a private directory and workspace, fixture
@@ -47,7 +53,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (t *trial, err 
 			t.Close()
 		}
 	}()
-	if t.target, err = targets.New(cfg.Target, map[string]string{"path": cfg.TargetPath}); err != nil {
+	if t.target, err = NewTarget(cfg); err != nil {
 		return nil, err
 	}
 	if t.dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {

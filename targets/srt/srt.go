@@ -94,7 +94,8 @@ func (t *Target) Name() string { return Name }
 func (t *Target) Path() string { return t.path }
 
 func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead}
+	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
+		targets.CapProtectedFiles, targets.CapSettingsFile}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command build-images builds (or confirms) sandcheck's container images, e.g. to warm a CI
 // machine's cache before the tests:
 //

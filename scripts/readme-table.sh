@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Prints the README's "sandbox x scenario" table, measured on this machine: every adapter whose
+# sandbox is installed is run healthy through the network, filesystem, fail-closed and untrusted
+# scenarios (`sandcheck run --target X -n N --json`), and the reports become one Markdown table.
+#   scripts/readme-table.sh [N]        N trials per sandbox (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N="${1:-3}"
+TARGETS="${TARGETS:-srt bwrap firejail codex}"
+LABELS="${LABELS:-network || filesystem || failclosed || untrusted}"
+work=$(mktemp -d /tmp/sandcheck-readme-table-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+bin="$work/sandcheck"
+CGO_ENABLED=0 go build -o "$bin" ./cmd/sandcheck
+args=()
+for t in $TARGETS; do
+  out="$work/run-$t"
+  if ! "$bin" run --target "$t" -n "$N" -j 2 --json --plain --label-filter "$LABELS" --out "$out" >"$work/$t.json" 2>"$work/$t.err"; then
+    echo "readme-table: $t not run here: $(tail -n 1 "$work/$t.err")" >&2
+    continue
+  fi
+  args+=("$t=$out")
+done
+[ ${#args[@]} -gt 0 ] || { echo "readme-table: no sandbox could run" >&2; exit 1; }
+go run ./scripts/readmetable "${args[@]}"

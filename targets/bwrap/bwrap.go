@@ -1,0 +1,133 @@
+// Package bwrap adapts plain bubblewrap (Debian `bubblewrap`) as a deny-all sandbox: every
+// namespace unshared (so no network at all, only a loopback), the root filesystem read-only,
+// a private /tmp, the workspace writable, denied paths hidden. It is the smallest sandbox that
+// still confines a command, and the floor every richer sandbox is compared with.
+package bwrap
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Name of the adapter in matrices and on the command line.
+const Name = "bwrap"
+
+func init() {
+	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+}
+
+// Target is the bwrap adapter.
+type Target struct {
+	path    string // as configured; "" = `bwrap` on the session's PATH (fault shims apply)
+	found   string // what this host has, for Version
+	verOnce sync.Once
+	ver     string
+}
+
+// New finds bubblewrap: an explicit path, $SANDCHECK_BWRAP, then PATH. Without an explicit
+// path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
+// PATH (the netns-shared and fs-* faults) wraps the real one.
+func New(path string) (*Target, error) {
+	if path == "" {
+		path = os.Getenv("SANDCHECK_BWRAP")
+	}
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("bwrap %q: %w", path, err)
+		}
+		return &Target{path: p, found: p}, nil
+	}
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap not found on PATH (Debian: apt-get install bubblewrap): %w", err)
+	}
+	return &Target{found: p}, nil
+}
+
+func (t *Target) Name() string { return Name }
+
+// Capabilities are no network at all, the workspace writable, paths hidden.
+func (t *Target) Capabilities() []targets.Capability {
+	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
+}
+
+// Reach is empty: a deny-all sandbox offers no way out.
+func (t *Target) Reach() []string { return nil }
+
+// Version is `bwrap --version`.
+func (t *Target) Version() string {
+	t.verOnce.Do(func() {
+		t.ver = "unknown"
+		if out, err := exec.Command(t.found, "--version").Output(); err == nil {
+			t.ver = strings.TrimSpace(string(out))
+		}
+	})
+	return t.ver
+}
+
+// Args is the bubblewrap command line for a session, without the bwrap executable itself.
+//
+//	--die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+//	--ro-bind DIR DIR              the session's own files (generated settings, probe spec)
+//	--ro-bind CMD CMD              files the command names that lie under /tmp (its executable)
+//	--bind W W                     each writable path (the workspace)
+//	--tmpfs D | --ro-bind /dev/null F   each denied path: a directory emptied, a file nulled
+//	--chdir WS -- COMMAND...
+func Args(s *targets.Session) []string {
+	a := []string{"--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	underTmp := func(p string) bool { return strings.HasPrefix(filepath.Clean(p)+"/", "/tmp/") }
+	if s.Dir != "" && underTmp(s.Dir) {
+		a = append(a, "--ro-bind", s.Dir, s.Dir)
+	}
+	for _, c := range s.Command {
+		if filepath.IsAbs(c) && underTmp(c) && (s.Dir == "" || !strings.HasPrefix(c, s.Dir+"/")) {
+			if _, err := os.Stat(c); err == nil {
+				a = append(a, "--ro-bind", c, c)
+			}
+		}
+	}
+	for _, w := range s.Policy.WritablePaths {
+		a = append(a, "--bind", w, w)
+	}
+	for _, d := range s.Policy.DenyRead {
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil:
+			continue // nothing there to hide
+		case fi.IsDir():
+			a = append(a, "--tmpfs", d)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", d)
+		}
+	}
+	if s.Workspace != "" {
+		a = append(a, "--chdir", s.Workspace)
+	}
+	return append(append(a, "--"), s.Command...)
+}
+
+// Prepare returns `bwrap ARGS -- COMMAND`. Inside, TMPDIR is the private /tmp.
+func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	bin := t.path
+	if bin == "" {
+		p, err := targets.LookPath("bwrap", s.Env)
+		if err != nil {
+			return nil, fmt.Errorf("bwrap not found on the session's PATH: %w", err)
+		}
+		bin = p
+	}
+	argv := append([]string{bin}, Args(s)...)
+	return &targets.Invocation{
+		Argv:     argv,
+		Env:      targets.SetEnv(s.Env, "TMPDIR", "/tmp"),
+		Dir:      s.Workspace,
+		Settings: strings.Join(argv[1:len(argv)-len(s.Command)], " "),
+	}, nil
+}

@@ -1,0 +1,195 @@
+// Package codex adapts OpenAI's Codex CLI sandbox (npm @openai/codex, which ships its own
+// binary): `codex sandbox [-c key=value ...] -- COMMAND` runs COMMAND under the policy Codex's
+// agent would use, without a login. On Linux, Codex builds the sandbox itself (its own
+// bubblewrap-style namespaces plus seccomp, not the bwrap on PATH), so its fault seam is its
+// configuration: the `-c` overrides this adapter generates, which a fault may patch.
+//
+// Policy: sandbox_mode workspace-write (read-only when nothing is writable) with the workspace
+// as the only writable root, /tmp excluded, $TMPDIR a directory of the session's own, and
+// network_access=false. Codex has no domain allow-list in this mode: network is all or nothing,
+// so the adapter is a deny-all sandbox. It does not hide paths from reading (the root stays
+// readable), so it does not claim deny-read.
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Name of the adapter in matrices and on the command line.
+const Name = "codex"
+
+// ToolsBin is where `make` installs the pinned Codex CLI, relative to the repository root.
+const ToolsBin = ".tools/npm-codex/node_modules/.bin/codex"
+
+func init() {
+	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+}
+
+// Target is the codex adapter.
+type Target struct {
+	path    string
+	verOnce sync.Once
+	ver     string
+}
+
+// New finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched upward
+// from the working directory and from this executable), then PATH.
+func New(path string) (*Target, error) {
+	p, err := Locate(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{path: p}, nil
+}
+
+// Locate resolves the codex executable.
+func Locate(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv("SANDCHECK_CODEX")
+	}
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("codex %q: %w", path, err)
+		}
+		return filepath.Abs(p)
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, d := range starts {
+		for {
+			if c := filepath.Join(d, ToolsBin); isFile(c) {
+				return c, nil
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	if p, err := exec.LookPath("codex"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("codex not found: set SANDCHECK_CODEX, run `make deps` (npm @openai/codex into %s), or put codex on PATH", filepath.Dir(filepath.Dir(filepath.Dir(ToolsBin))))
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+func (t *Target) Name() string { return Name }
+
+// Path is the codex executable in use.
+func (t *Target) Path() string { return t.path }
+
+// Capabilities are network off and the workspace writable.
+func (t *Target) Capabilities() []targets.Capability {
+	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths}
+}
+
+// Reach is empty: with network_access=false nothing leaves the sandbox.
+func (t *Target) Reach() []string { return nil }
+
+// Version is `codex --version` ("codex-cli X.Y.Z").
+func (t *Target) Version() string {
+	t.verOnce.Do(func() {
+		t.ver = "unknown"
+		if out, err := exec.Command(t.path, "--version").Output(); err == nil {
+			t.ver = strings.TrimSpace(string(out))
+		}
+	})
+	return t.ver
+}
+
+// Config is the configuration a policy becomes, as the nested map Codex's config.toml would hold
+// (faults patch it), before it is flattened into -c overrides.
+func Config(p targets.Policy) map[string]any {
+	if len(p.WritablePaths) == 0 {
+		return map[string]any{"sandbox_mode": "read-only"}
+	}
+	return map[string]any{
+		"sandbox_mode": "workspace-write",
+		"sandbox_workspace_write": map[string]any{
+			"writable_roots":         append([]string{}, p.WritablePaths...),
+			"network_access":         false,
+			"exclude_slash_tmp":      true,
+			"exclude_tmpdir_env_var": false,
+		},
+	}
+}
+
+// Overrides flattens a config map into sorted `-c key=value` arguments, values as TOML (JSON's
+// strings, numbers, booleans and arrays of strings are valid TOML).
+func Overrides(cfg map[string]any) []string {
+	flat := map[string]string{}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			b, _ := json.Marshal(v)
+			flat[prefix+k] = string(b)
+		}
+	}
+	walk("", cfg)
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, "-c", k+"="+flat[k])
+	}
+	return out
+}
+
+// Prepare returns `codex sandbox -c ... -- COMMAND`, run in the workspace (Codex takes its
+// working directory as the sandbox's cwd). TMPDIR is a directory of the session's own, which
+// Codex keeps writable. Codex keeps state under $HOME/.codex (or $CODEX_HOME), which must not be
+// under /tmp.
+func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	env := s.Env
+	home := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "HOME="); ok {
+			home = v
+		}
+	}
+	if home == "/tmp" || strings.HasPrefix(home, "/tmp/") {
+		return nil, fmt.Errorf("codex: HOME=%s is under /tmp, where Codex refuses to keep its state; use a HOME outside /tmp", home)
+	}
+	if s.Dir != "" {
+		tmp := filepath.Join(s.Dir, "codex-tmp")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return nil, fmt.Errorf("codex tmp: %w", err)
+		}
+		env = targets.SetEnv(env, "TMPDIR", tmp)
+	}
+	cfg := Config(s.Policy)
+	for _, patch := range s.Patches {
+		patch(cfg)
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	argv := append(append([]string{t.path, "sandbox"}, Overrides(cfg)...), "--")
+	argv = append(argv, s.Command...)
+	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: string(b)}, nil
+}

@@ -1,0 +1,83 @@
+package codex
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+func TestOverrides(t *testing.T) {
+	cfg := Config(targets.Policy{WritablePaths: []string{"/w"}})
+	got := strings.Join(Overrides(cfg), " ")
+	want := `-c sandbox_mode="workspace-write" -c sandbox_workspace_write.exclude_slash_tmp=true -c sandbox_workspace_write.exclude_tmpdir_env_var=false ` +
+		`-c sandbox_workspace_write.network_access=false -c sandbox_workspace_write.writable_roots=["/w"]`
+	if got != want {
+		t.Errorf("overrides\n got %s\nwant %s", got, want)
+	}
+	if got := strings.Join(Overrides(Config(targets.Policy{})), " "); got != `-c sandbox_mode="read-only"` {
+		t.Errorf("no writable paths: %s", got)
+	}
+}
+
+// TestRealCodex runs a command under the real `codex sandbox` with the adapter's overrides: the
+// workspace and the session's TMPDIR are writable, /tmp and the rest are not, and the network
+// namespace is not the host's.
+func TestRealCodex(t *testing.T) {
+	p, err := Locate("")
+	if err != nil {
+		t.Skipf("SKIPPED LOUDLY: %v", err)
+	}
+	if home, _ := os.UserHomeDir(); home == "" || strings.HasPrefix(home, "/tmp") {
+		t.Skipf("SKIPPED LOUDLY: HOME=%q: Codex needs a HOME outside /tmp", home)
+	}
+	tg, err := targets.New(Name, map[string]string{"path": p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !targets.DenyAll(tg) || targets.Has(tg, targets.CapDenyRead) || !targets.Has(tg, targets.CapWritablePaths) {
+		t.Errorf("capabilities %v, reach %v", tg.Capabilities(), tg.Reach())
+	}
+	if !strings.HasPrefix(tg.Version(), "codex-cli ") {
+		t.Errorf("version %q", tg.Version())
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	hostNet, _ := os.Readlink("/proc/self/ns/net")
+	script := `readlink /proc/self/ns/net; echo hi > ok && echo WROTE; echo t > "$TMPDIR/t" && echo TMP-OK; echo x > /etc/sandcheck-codex-test 2>/dev/null && echo ESCAPED-ETC;
+echo x > /tmp/sandcheck-codex-test 2>/dev/null && echo ESCAPED-TMP; echo x > ` + filepath.Join(dir, "outside") + ` 2>/dev/null && echo ESCAPED-PARENT; true`
+	run := func(patches ...func(map[string]any)) string {
+		s := &targets.Session{Dir: dir, Workspace: ws, Env: os.Environ(), Command: []string{"sh", "-c", script},
+			Policy: targets.Policy{WritablePaths: []string{ws}}, Patches: patches}
+		inv, err := tg.Prepare(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(inv.Argv[0], inv.Argv[1:]...)
+		cmd.Env, cmd.Dir = inv.Env, inv.Dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", inv.Argv, err, out)
+		}
+		t.Logf("argv %q\n%s", inv.Argv, out)
+		return string(out)
+	}
+	o := run()
+	if strings.Contains(o, hostNet) || !strings.Contains(o, "net:[") {
+		t.Errorf("network namespace is the host's (%s):\n%s", hostNet, o)
+	}
+	if strings.Contains(o, "ESCAPED") || !strings.Contains(o, "WROTE") || !strings.Contains(o, "TMP-OK") {
+		t.Errorf("filesystem policy not as configured:\n%s", o)
+	}
+	os.Remove("/etc/sandcheck-codex-test")
+	os.Remove("/tmp/sandcheck-codex-test")
+	// The seam the netns-shared fault uses: network_access=true shares the host's network.
+	o = run(func(c map[string]any) { c["sandbox_workspace_write"].(map[string]any)["network_access"] = true })
+	if !strings.Contains(o, hostNet) {
+		t.Errorf("network_access=true: want the host's namespace %s:\n%s", hostNet, o)
+	}
+}

@@ -1,0 +1,124 @@
+// Package firejail adapts Firejail (Debian `firejail`, a setuid sandbox built on namespaces and
+// seccomp) as a deny-all sandbox: `--net=none` (a network namespace with only a loopback), the
+// filesystem read-only except the workspace, denied paths blacklisted. Firejail is not built on
+// bubblewrap: its own seam for faults is the `firejail` found on the session's PATH.
+package firejail
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Name of the adapter in matrices and on the command line.
+const Name = "firejail"
+
+func init() {
+	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+}
+
+// Target is the firejail adapter.
+type Target struct {
+	path    string // as configured; "" = `firejail` on the session's PATH (fault shims apply)
+	found   string
+	verOnce sync.Once
+	ver     string
+}
+
+// New finds firejail: an explicit path, $SANDCHECK_FIREJAIL, then PATH. Without an explicit path
+// every session looks firejail up on its own PATH, so a fault's shim put first there wraps it.
+func New(path string) (*Target, error) {
+	if path == "" {
+		path = os.Getenv("SANDCHECK_FIREJAIL")
+	}
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("firejail %q: %w", path, err)
+		}
+		return &Target{path: p, found: p}, nil
+	}
+	p, err := exec.LookPath("firejail")
+	if err != nil {
+		return nil, fmt.Errorf("firejail not found on PATH (Debian: apt-get install firejail): %w", err)
+	}
+	return &Target{found: p}, nil
+}
+
+func (t *Target) Name() string { return Name }
+
+// Capabilities are no network at all, the workspace writable, paths blacklisted.
+func (t *Target) Capabilities() []targets.Capability {
+	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
+}
+
+// Reach is empty: `--net=none` offers no way out.
+func (t *Target) Reach() []string { return nil }
+
+// Version is the first line of `firejail --version`.
+func (t *Target) Version() string {
+	t.verOnce.Do(func() {
+		t.ver = "unknown"
+		if out, err := exec.Command(t.found, "--version").Output(); err == nil {
+			t.ver, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+		}
+	})
+	return t.ver
+}
+
+// Args is firejail's command line for a session, without the executable. `--noprofile`: as
+// root firejail would otherwise load its default profile (and for a named program, that
+// program's profile), which changes what is writable behind our back; the policy here is only
+// what the options say.
+//
+//	--quiet --noprofile --net=none --read-only=/
+//	--read-write=W            each writable path (the workspace) and the session's private TMPDIR
+//	--blacklist=P             each denied path
+//	-- COMMAND...
+func Args(s *targets.Session, tmp string) []string {
+	a := []string{"--quiet", "--noprofile", "--net=none", "--read-only=/"}
+	for _, w := range s.Policy.WritablePaths {
+		a = append(a, "--read-write="+w)
+	}
+	if tmp != "" {
+		a = append(a, "--read-write="+tmp)
+	}
+	for _, d := range s.Policy.DenyRead {
+		a = append(a, "--blacklist="+d)
+	}
+	return append(append(a, "--"), s.Command...)
+}
+
+// Prepare returns `firejail ARGS -- COMMAND`, run in the workspace. TMPDIR is a directory of the
+// session's own (firejail has no private /tmp that would keep the command's files visible).
+func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	bin := t.path
+	if bin == "" {
+		p, err := targets.LookPath("firejail", s.Env)
+		if err != nil {
+			return nil, fmt.Errorf("firejail not found on the session's PATH: %w", err)
+		}
+		bin = p
+	}
+	env := s.Env
+	tmp := ""
+	if s.Dir != "" {
+		tmp = filepath.Join(s.Dir, "firejail-tmp")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return nil, fmt.Errorf("firejail tmp: %w", err)
+		}
+		env = targets.SetEnv(env, "TMPDIR", tmp)
+	}
+	argv := append([]string{bin}, Args(s, tmp)...)
+	return &targets.Invocation{
+		Argv:     argv,
+		Env:      env,
+		Dir:      s.Workspace,
+		Settings: strings.Join(argv[1:len(argv)-len(s.Command)], " "),
+	}, nil
+}
