@@ -159,7 +159,8 @@ func srtPath(t *testing.T) string {
 	return p
 }
 
-// TestSSHHostNetwork runs the network scenario 3 times through the ssh driver to a real sshd on
+// TestSSHHostNetwork runs the network scenario and the filesystem checks (writes outside, escapes,
+// the secret; srt's known findings left out) 3 times through the ssh driver to a real sshd on
 // this machine: the binary is copied over SFTP, each trial is an ssh session, and the verdict
 // comes back on the session's stdout.
 func TestSSHHostNetwork(t *testing.T) {
@@ -174,7 +175,7 @@ hosts:
     kind: ssh
     address: %s
     user: root
-scenarios: "network"
+scenarios: "network || fs-outside || fs-escape || fs-secret"
 trials: %d
 parallel: 1
 timeout: 120s
@@ -188,11 +189,20 @@ timeout: 120s
 		t.Fatalf("ssh host: %+v, want %d correct", r, n)
 	}
 	var durs []string
+	fsSeen := false
 	for _, rec := range journalRecords(t, out) {
+		for _, sc := range rec["scenarios"].([]any) {
+			if name, _ := sc.(map[string]any)["name"].(string); strings.HasPrefix(name, "filesystem/escape/") {
+				fsSeen = true
+			}
+		}
 		if iso, _ := rec["isolation"].(string); !strings.Contains(iso, "ssh") {
 			t.Errorf("journal record isolation %q, want the ssh host's", iso)
 		}
 		durs = append(durs, fmt.Sprint(rec["duration_ms"]))
+	}
+	if !fsSeen {
+		t.Error("the filesystem scenario did not run through ssh")
 	}
 	t.Logf("ssh trial durations (ms): %s", strings.Join(durs, ", "))
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {

@@ -63,7 +63,7 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 			t.Errorf("%s: %d trials, want %d", c.Scenario, c.Trials, trials)
 			continue
 		}
-		if f, ok := known.Lookup(c.Scenario); ok {
+		if f, ok := known.Lookup(c.Scenario); ok && !f.Intermittent {
 			if c.Outcomes[string(f.Outcome)] != trials {
 				t.Errorf("known finding %s changed: outcomes %v, pinned %s in every trial (update knownfindings/srt.yaml)%s", c.Scenario, c.Outcomes, f.Outcome, why(c))
 			}

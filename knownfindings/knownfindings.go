@@ -19,7 +19,24 @@ var srtYAML []byte
 type Finding struct {
 	Scenario string           `yaml:"scenario"`
 	Outcome  classify.Outcome `yaml:"outcome"`
-	Note     string           `yaml:"note"`
+	// Also lists further outcomes an intermittent finding shows (a race has more than one face).
+	Also []classify.Outcome `yaml:"also"`
+	// Intermittent findings show in some trials only; the others pass.
+	Intermittent bool   `yaml:"intermittent"`
+	Note         string `yaml:"note"`
+}
+
+// Matches reports whether o is an outcome this finding shows.
+func (f Finding) Matches(o classify.Outcome) bool {
+	if o == f.Outcome {
+		return true
+	}
+	for _, a := range f.Also {
+		if o == a {
+			return true
+		}
+	}
+	return false
 }
 
 // List is the known findings of one target version.
@@ -40,6 +57,11 @@ func SRT() (List, error) {
 	for i, f := range l.Findings {
 		if !f.Outcome.Valid() || f.Scenario == "" {
 			return l, fmt.Errorf("knownfindings/srt.yaml: finding %d: scenario %q outcome %q", i, f.Scenario, f.Outcome)
+		}
+		for _, a := range f.Also {
+			if !a.Valid() {
+				return l, fmt.Errorf("knownfindings/srt.yaml: finding %d (%s): unknown outcome %q in also", i, f.Scenario, a)
+			}
 		}
 	}
 	return l, nil

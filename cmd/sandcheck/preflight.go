@@ -105,7 +105,7 @@ func fsFailures(r classify.FSResult, target string, warn io.Writer) string {
 		if c.Outcome == classify.Correct {
 			continue
 		}
-		if f, ok := known.Lookup("filesystem/" + n); ok && target == known.Target && f.Outcome == c.Outcome {
+		if f, ok := known.Lookup("filesystem/" + n); ok && target == known.Target && f.Matches(c.Outcome) {
 			fmt.Fprintf(warn, "sandcheck preflight: warning: known finding %s (%s): %s\n", n, c.Outcome, c.Hint)
 			continue
 		}
