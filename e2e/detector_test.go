@@ -103,7 +103,7 @@ func TestDetector(t *testing.T) {
 		{"bridge-flaky:p=1", classify.ProxyDead}, // and certain failure is certain
 	}
 	for _, f := range faults.All() {
-		if f.Rate == nil {
+		if f.Rate == nil && f.Scope == faults.ScopeNetwork {
 			cases = append(cases, struct {
 				fault string
 				want  classify.Outcome

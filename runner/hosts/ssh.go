@@ -415,31 +415,18 @@ func (h *SSH) Prepare(ctx context.Context, localBinary string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := runOn(c, `uname -sm; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`, nil, 30*time.Second)
+	out, err := runOn(c, remoteSetupScript, nil, 30*time.Second)
 	if err != nil {
 		return "", fmt.Errorf("probe %s: %w", h.Name(), err)
 	}
-	var uname, dir string
-	setsid := false
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		switch {
-		case strings.HasPrefix(l, "DIR "):
-			dir = strings.TrimPrefix(l, "DIR ")
-		case l == "SETSID":
-			setsid = true
-		case uname == "":
-			uname = l
-		}
-	}
-	if dir == "" {
-		return "", fmt.Errorf("%s: could not make a run directory: %s", h.Name(), out)
+	rs, err := parseRemoteSetup(out, src, machine)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", h.Name(), err)
 	}
 	h.mu.Lock()
-	h.dir, h.useSetsid = dir, setsid
+	h.dir, h.useSetsid = rs.dir, rs.setsid
 	h.mu.Unlock()
-	if f := strings.Fields(uname); len(f) != 2 || f[0] != "Linux" || (machine != "" && f[1] != machine) {
-		return "", fmt.Errorf("%s is %q; the binary %s is for Linux %s (set %s to a matching build)", h.Name(), uname, src, machine, EnvLinuxBinary)
-	}
+	dir := rs.dir
 	bin := dir + "/sandcheck"
 	if err := upload(c, src, bin); err != nil {
 		return "", fmt.Errorf("copy %s to %s:%s: %w", src, h.Name(), bin, err)
@@ -762,4 +749,37 @@ func shq(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// remoteSetupScript runs once on a remote Linux host (ssh, wsl): what it is, a private run
+// directory, and whether setsid can wait for its child (trials are then killed by session).
+const remoteSetupScript = `uname -sm; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`
+
+type remoteSetup struct {
+	uname, dir string
+	setsid     bool
+}
+
+// parseRemoteSetup reads remoteSetupScript's output and checks that the host can run the Linux
+// binary src (built for machine).
+func parseRemoteSetup(out []byte, src, machine string) (remoteSetup, error) {
+	var rs remoteSetup
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "DIR "):
+			rs.dir = strings.TrimPrefix(l, "DIR ")
+		case l == "SETSID":
+			rs.setsid = true
+		case rs.uname == "":
+			rs.uname = l
+		}
+	}
+	if rs.dir == "" {
+		return rs, fmt.Errorf("could not make a run directory: %s", out)
+	}
+	if f := strings.Fields(rs.uname); len(f) != 2 || f[0] != "Linux" || (machine != "" && f[1] != machine) {
+		return rs, fmt.Errorf("host is %q; the binary %s is for Linux %s (set %s to a matching build)", rs.uname, src, machine, EnvLinuxBinary)
+	}
+	return rs, nil
 }

@@ -206,32 +206,18 @@ func (w *WSL) Prepare(_ context.Context, localBinary string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := w.shell(`uname -sm; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`, nil, 3*time.Minute)
+	out, err := w.shell(remoteSetupScript, nil, 3*time.Minute)
 	if err != nil {
 		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
 	}
-	var uname, dir string
-	setsid := false
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		l = strings.TrimSpace(l)
-		switch {
-		case strings.HasPrefix(l, "DIR "):
-			dir = strings.TrimPrefix(l, "DIR ")
-		case l == "SETSID":
-			setsid = true
-		case uname == "":
-			uname = l
-		}
-	}
-	if dir == "" {
-		return "", fmt.Errorf("wsl host %s: no run directory: %s", w.Name(), out)
+	rs, err := parseRemoteSetup(out, src, machine)
+	if err != nil {
+		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
 	}
 	w.mu.Lock()
-	w.dir, w.useSetsid = dir, setsid
+	w.dir, w.useSetsid = rs.dir, rs.setsid
 	w.mu.Unlock()
-	if f := strings.Fields(uname); len(f) != 2 || f[0] != "Linux" || (machine != "" && f[1] != machine) {
-		return "", fmt.Errorf("wsl host %s is %q; %s is for Linux %s (set %s)", w.Name(), uname, src, machine, EnvLinuxBinary)
-	}
+	dir := rs.dir
 	bin := dir + "/sandcheck"
 	if err := w.copyIn(src, bin); err != nil {
 		return "", fmt.Errorf("wsl host %s: copy %s: %w", w.Name(), src, err)

@@ -97,9 +97,9 @@ func ClassifyFS(in FSInput) FSResult {
 	}
 	r.Outcome = Worst(outs...)
 	if len(hints) > 0 {
-		// Lead with the most severe finding.
-		for _, c := range r.Checks {
-			if c.Outcome == r.Outcome {
+		// Lead with the first check, in plan order, that shows the most severe outcome.
+		for _, e := range in.Expect {
+			if c := r.Checks[e.Check.Name]; c.Outcome == r.Outcome {
 				r.Hint = c.Name + ": " + c.Hint
 				break
 			}

@@ -97,9 +97,15 @@ func fsPlans(dir, ws, nonce, token string, files map[string]string) []fsPlan {
 	w := func(name, path string, allow bool, outsidePath string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
 	}
+	// md is w for a write that must first create directories inside the workspace.
+	md := func(name, path string, allow bool) fsPlan {
+		p := w(name, path, allow, "")
+		p.check.Mkdir = true
+		return p
+	}
 	plans := []fsPlan{
 		w("workspace/write", filepath.Join(ws, n), true, ""),
-		w("workspace/mkdir", filepath.Join(ws, "sub", "deep", n), true, ""),
+		md("workspace/mkdir", filepath.Join(ws, "sub", "deep", n), true),
 		w("workspace/tmpdir", "$TMPDIR/"+n, true, ""),
 		w("outside/tmp", "/tmp/"+n, false, "/tmp/"+n),
 		w("outside/home", filepath.Join(home, n), false, filepath.Join(home, n)),
@@ -120,13 +126,13 @@ func fsPlans(dir, ws, nonce, token string, files map[string]string) []fsPlan {
 			changed: filepath.Join(ws, ".bashrc"), was: files[filepath.Join(ws, ".bashrc")]},
 		w("protected/gitconfig", filepath.Join(ws, ".gitconfig"), false, ""),
 		w("protected/mcp-json", filepath.Join(ws, ".mcp.json"), false, ""),
-		w("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), false, ""),
-		w("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), false, ""),
+		md("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), false),
+		md("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), false),
 		{check: probe.FSCheck{Name: "protected/git-hooks", Op: probe.OpWrite, Path: filepath.Join(ws, ".git", "hooks", "pre-commit"), Content: token},
 			changed: filepath.Join(ws, ".git", "hooks", "pre-commit"), was: files[filepath.Join(ws, ".git", "hooks", "pre-commit")]},
 		{check: probe.FSCheck{Name: "protected/git-config", Op: probe.OpAppend, Path: filepath.Join(ws, ".git", "config"), Content: token},
 			changed: filepath.Join(ws, ".git", "config"), was: files[filepath.Join(ws, ".git", "config")]},
-		w("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), false, ""),
+		md("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), false),
 	}
 	return plans
 }

@@ -26,6 +26,9 @@ type FSCheck struct {
 	Path    string `json:"path"`
 	Path2   string `json:"path2,omitempty"`
 	Content string `json:"content,omitempty"`
+	// Mkdir creates missing parent directories first. Off by default: a write outside the
+	// workspace must not create directories on the host when a sandbox fails to confine it.
+	Mkdir bool `json:"mkdir,omitempty"`
 }
 
 // FSResult is what one check saw.
@@ -63,14 +66,16 @@ func fsOp(c FSCheck, r *FSResult) error {
 	r.Path = c.Path
 	switch c.Op {
 	case OpWrite:
-		for d := filepath.Dir(c.Path); d != "/" && d != "."; d = filepath.Dir(d) {
-			if _, err := os.Lstat(d); err == nil {
-				break
+		if c.Mkdir {
+			for d := filepath.Dir(c.Path); d != "/" && d != "."; d = filepath.Dir(d) {
+				if _, err := os.Lstat(d); err == nil {
+					break
+				}
+				r.Created = append(r.Created, d)
 			}
-			r.Created = append(r.Created, d)
-		}
-		if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
-			return err
+			if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+				return err
+			}
 		}
 		return os.WriteFile(c.Path, []byte(c.Content), 0o644)
 	case OpAppend:
