@@ -175,14 +175,14 @@ hosts:
     kind: ssh
     address: %s
     user: root
+    key_file: %s
+    known_hosts: [%s]
 scenarios: "network || fs-outside || fs-escape || fs-secret"
 trials: %d
 parallel: 1
 timeout: 120s
-`, addr, n)
+`, addr, filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "known_hosts"), n)
 	r, out := runMatrix(t, yaml,
-		"SANDCHECK_SSH_KEY="+filepath.Join(dir, "id_ed25519"),
-		"SANDCHECK_SSH_KNOWN_HOSTS="+filepath.Join(dir, "known_hosts"),
 		// The host is this machine: its srt, and trial dirs where the leftover check looks.
 		"SANDCHECK_PASSENV=SANDCHECK_SRT,TMPDIR", "SANDCHECK_SRT="+srt)
 	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[classify.Correct] != n {

@@ -59,12 +59,18 @@ const (
 type Host struct {
 	Name              string
 	Kind              string
-	Image             string // container, vm
-	Profile           string // container
-	PerTrialContainer bool   // container: a fresh container per trial instead of one per cell
-	Address           string // ssh: host[:port]
-	User              string // ssh
-	Distro            string // wsl
+	Image             string   // container, vm
+	Profile           string   // container
+	PerTrialContainer bool     // container: a fresh container per trial instead of one per cell
+	Address           string   // ssh: host[:port]
+	User              string   // ssh, wsl
+	KeyFile           string   // ssh: private key (default: agent, ~/.ssh/id_*)
+	KnownHosts        []string // ssh: known_hosts files (default ~/.ssh/known_hosts)
+	ColdStart         string   // wsl: "", first or every (wsl --shutdown before trials)
+	MemoryMiB         int      // vm: guest memory
+	Rootfs            string   // vm: Debian suite of the guest root filesystem
+	Accel             string   // vm: tcg or kvm
+	Distro            string   // wsl
 }
 
 // Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
@@ -332,9 +338,9 @@ var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
 var hostKeys = map[string][]string{
 	KindLocal:     {"name", "kind"},
 	KindContainer: {"name", "kind", "image", "profile", "per_trial_container"},
-	KindSSH:       {"name", "kind", "address", "user"},
-	KindWSL:       {"name", "kind", "distro"},
-	KindVM:        {"name", "kind", "image"},
+	KindSSH:       {"name", "kind", "address", "user", "key_file", "known_hosts"},
+	KindWSL:       {"name", "kind", "distro", "user", "cold_start"},
+	KindVM:        {"name", "kind", "image", "memory_mib", "rootfs", "accel"},
 }
 
 func (p *parser) hosts(n *yaml.Node) []Host {
@@ -404,6 +410,20 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 			return s
 		}
+		opt := func(key, what string) string {
+			if v := f[key]; v != nil {
+				s, _ := p.str(v, field+"."+key, what)
+				return s
+			}
+			return ""
+		}
+		oneOf := func(key string, values ...string) string {
+			s := opt(key, "one of: "+strings.Join(values, ", "))
+			if s != "" && !contains(values, s) {
+				p.errf(f[key], field+"."+key, "unknown value %q (expected one of: %s)", s, strings.Join(values, ", "))
+			}
+			return s
+		}
 		switch kind {
 		case KindContainer:
 			h.Image = req("image", "an image name")
@@ -423,13 +443,31 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		case KindSSH:
 			h.Address = req("address", "an address host[:port]")
-			if v := f["user"]; v != nil {
-				h.User, _ = p.str(v, field+".user", "a user name")
+			h.User = opt("user", "a user name")
+			h.KeyFile = opt("key_file", "a private key file")
+			if v := f["known_hosts"]; v != nil {
+				if v.Kind == yaml.ScalarNode {
+					h.KnownHosts = []string{v.Value}
+				} else if v.Decode(&h.KnownHosts) != nil {
+					p.errf(v, field+".known_hosts", "expected a file or a list of files, got %s", describe(v))
+				}
 			}
 		case KindWSL:
 			h.Distro = req("distro", "a WSL distribution name")
+			h.User = opt("user", "a Linux user in the distribution")
+			h.ColdStart = oneOf("cold_start", "first", "every")
 		case KindVM:
 			h.Image = req("image", "a VM image")
+			h.Rootfs = opt("rootfs", "a Debian suite for the guest root filesystem")
+			h.Accel = oneOf("accel", "tcg", "kvm")
+			if v := f["memory_mib"]; v != nil {
+				if n, ok := p.posInt(v, field+".memory_mib", "guest memory in MiB"); ok {
+					if n < 128 {
+						p.errf(v, field+".memory_mib", "%d MiB is too little (expected at least 128)", n)
+					}
+					h.MemoryMiB = n
+				}
+			}
 		}
 		if h.Name == "" {
 			continue

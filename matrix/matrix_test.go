@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -165,7 +166,7 @@ func TestMinimalFileGetsDefaults(t *testing.T) {
 	if m.Trials != DefaultTrials || m.Parallel != DefaultParallel || m.Timeout != DefaultTimeout {
 		t.Fatalf("defaults not applied: %+v", m)
 	}
-	if len(m.Hosts) != 1 || m.Hosts[0] != (Host{Name: "local", Kind: KindLocal}) {
+	if len(m.Hosts) != 1 || !reflect.DeepEqual(m.Hosts[0], Host{Name: "local", Kind: KindLocal}) {
 		t.Fatalf("hosts = %+v", m.Hosts)
 	}
 	if !slices.Equal(m.Faults, []string{""}) {
@@ -210,6 +211,35 @@ func TestExamplesValidate(t *testing.T) {
 	}
 	if tg, ok := m.Target("srt"); !ok || tg.Name != "srt" {
 		t.Fatalf("target = %+v", tg)
+	}
+}
+
+func TestRemoteHostFields(t *testing.T) {
+	src := `targets: [{name: srt}]
+hosts:
+  - {name: box, kind: ssh, address: "h:2222", user: u, key_file: /k, known_hosts: [/a, /b]}
+  - {name: w, kind: wsl, distro: Debian, user: me, cold_start: every}
+  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg}
+`
+	m, err := Parse("m.yaml", []byte(src), testRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, w, v := m.Hosts[0], m.Hosts[1], m.Hosts[2]
+	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.User != "u" ||
+		w.User != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" {
+		t.Fatalf("hosts = %+v", m.Hosts)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"hosts: [{name: w, kind: wsl, distro: D, cold_start: sometimes}]", `m.yaml:2: hosts[0].cold_start: unknown value "sometimes" (expected one of: first, every)`},
+		{"hosts: [{name: v, kind: vm, image: x, memory_mib: 64}]", "m.yaml:2: hosts[0].memory_mib: 64 MiB is too little (expected at least 128)"},
+		{"hosts: [{name: v, kind: vm, image: x, accel: hvf}]", `m.yaml:2: hosts[0].accel: unknown value "hvf" (expected one of: tcg, kvm)`},
+		{"hosts: [{name: s, kind: ssh, address: a, key_file: [1]}]", "m.yaml:2: hosts[0].key_file:"},
+	} {
+		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.yaml, err, c.want)
+		}
 	}
 }
 

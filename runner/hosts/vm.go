@@ -34,8 +34,14 @@ const (
 
 func init() {
 	Register(matrix.KindVM, func(h matrix.Host) (Host, error) {
-		cfg := VMConfig{Name: h.Name, Kernel: h.Image, Rootfs: os.Getenv(EnvVMRootfs), Accel: os.Getenv(EnvVMAccel), Cache: os.Getenv(EnvVMCache)}
-		if v := os.Getenv(EnvVMMemory); v != "" {
+		cfg := VMConfig{Name: h.Name, Kernel: h.Image, Rootfs: h.Rootfs, Accel: h.Accel, Cache: os.Getenv(EnvVMCache), MemoryMiB: h.MemoryMiB}
+		if cfg.Rootfs == "" {
+			cfg.Rootfs = os.Getenv(EnvVMRootfs)
+		}
+		if cfg.Accel == "" {
+			cfg.Accel = os.Getenv(EnvVMAccel)
+		}
+		if v := os.Getenv(EnvVMMemory); v != "" && cfg.MemoryMiB == 0 {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 128 {
 				return nil, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", h.Name, EnvVMMemory, v)

@@ -42,7 +42,11 @@ const (
 
 func init() {
 	Register(matrix.KindWSL, func(h matrix.Host) (Host, error) {
-		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, Cold: os.Getenv(EnvWSLCold)})
+		cold := h.ColdStart
+		if cold == "" {
+			cold = os.Getenv(EnvWSLCold)
+		}
+		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.User, Cold: cold})
 	})
 }
 
