@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
@@ -352,17 +353,37 @@ func printJSON(w io.Writer, sum *runner.Summary) {
 
 // printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate.
 func printObserved(w io.Writer, sum *runner.Summary) {
-	// One example hint per cell and outcome says why, as the seed's report did.
+	// One example hint per cell and outcome says why, as the seed's report did; per scenario,
+	// how often it failed, so a run of many scenarios says which ones.
 	hints := map[string]map[classify.Outcome]string{}
+	type tally struct {
+		failed, ran int
+		outs        map[classify.Outcome]int
+	}
+	scen := map[string]map[string]*tally{}
 	journal.Scan(sum.Journal, func(r journal.Record) error {
 		if hints[r.Cell.ID] == nil {
 			hints[r.Cell.ID] = map[classify.Outcome]string{}
+			scen[r.Cell.ID] = map[string]*tally{}
 		}
 		if _, ok := hints[r.Cell.ID][r.Outcome]; !ok && r.Hint != "" {
 			hints[r.Cell.ID][r.Outcome] = firstClause(r.Hint)
 		}
+		for _, sc := range r.Scenarios {
+			t := scen[r.Cell.ID][sc.Name]
+			if t == nil {
+				t = &tally{outs: map[classify.Outcome]int{}}
+				scen[r.Cell.ID][sc.Name] = t
+			}
+			t.ran++
+			if !sc.Pass {
+				t.failed++
+				t.outs[sc.Outcome]++
+			}
+		}
 		return nil
 	})
+	known, _ := knownfindings.SRT()
 	for _, c := range sum.Cells {
 		fault := c.Cell.Fault
 		if fault == "" {
@@ -386,6 +407,30 @@ func printObserved(w io.Writer, sum *runner.Summary) {
 			if h := hints[c.Cell.ID][o]; h != "" && o != classify.Correct {
 				fmt.Fprintf(w, "  why %s: %s\n", o, h)
 			}
+		}
+		var names []string
+		for n, t := range scen[c.Cell.ID] {
+			if t.failed > 0 {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 || len(scen[c.Cell.ID]) < 2 {
+			continue
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "  %d of %d scenarios passed in every trial; the others:\n", len(scen[c.Cell.ID])-len(names), len(scen[c.Cell.ID]))
+		for _, n := range names {
+			t := scen[c.Cell.ID][n]
+			var parts []string
+			for o, k := range t.outs {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", o, k, t.ran))
+			}
+			sort.Strings(parts)
+			note := ""
+			if _, ok := known.Lookup(n); ok && c.Cell.Target == known.Target && c.Cell.Fault == "" {
+				note = "  (known finding)"
+			}
+			fmt.Fprintf(w, "    %s: %s%s\n", n, strings.Join(parts, ", "), note)
 		}
 	}
 }
