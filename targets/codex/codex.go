@@ -53,44 +53,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the codex executable.
 func Locate(path string) (string, error) {
-	if path == "" {
-		path = os.Getenv("SANDCHECK_CODEX")
-	}
-	if path != "" {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return "", fmt.Errorf("codex %q: %w", path, err)
-		}
-		return filepath.Abs(p)
-	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, d := range starts {
-		for {
-			if c := filepath.Join(d, ToolsBin); isFile(c) {
-				return c, nil
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
-	}
-	if p, err := exec.LookPath("codex"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("codex not found: set SANDCHECK_CODEX, run `make deps` (npm @openai/codex into %s), or put codex on PATH", filepath.Dir(filepath.Dir(filepath.Dir(ToolsBin))))
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir()
+	return targets.Locate("codex", path, "SANDCHECK_CODEX", ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
 }
 
 func (t *Target) Name() string { return Name }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,47 +44,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the srt executable.
 func Locate(path string) (string, error) {
-	if path == "" {
-		path = os.Getenv("SANDCHECK_SRT")
-	}
-	if path != "" && !strings.ContainsRune(path, '/') {
-		// A bare name (matrix: `path: srt`) means a PATH lookup, as a shell would do.
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return "", fmt.Errorf("srt %q not found on PATH: %w", path, err)
-		}
-		return p, nil
-	}
-	if path != "" {
-		if _, err := os.Stat(path); err != nil {
-			return "", fmt.Errorf("srt at %s: %w", path, err)
-		}
-		return filepath.Abs(path)
-	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, d := range starts {
-		for {
-			c := filepath.Join(d, ToolsBin)
-			if _, err := os.Stat(c); err == nil {
-				return c, nil
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
-	}
-	if p, err := exec.LookPath("srt"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("srt not found: set SANDCHECK_SRT, run `make tools`, or put srt on PATH")
+	return targets.Locate("srt", path, "SANDCHECK_SRT", ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
 }
 
 func (t *Target) Name() string { return Name }
