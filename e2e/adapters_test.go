@@ -71,7 +71,7 @@ func TestAdapters(t *testing.T) {
 			if why := c.available(); why != "" {
 				t.Skipf("SKIPPED LOUDLY: %s: %s", c.target, why)
 			}
-			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem", "--fault", ""}
+			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem || failclosed", "--fault", ""}
 			for f := range c.faults {
 				args = append(args, "--fault", f)
 			}
@@ -92,6 +92,11 @@ func TestAdapters(t *testing.T) {
 			}
 			if seen < 30 {
 				t.Errorf("healthy: only %d scenarios reported", seen)
+			}
+			// The fail-closed condition every sandbox meets: no CAP_SYS_ADMIN. Refusing loudly
+			// (firejail) and still enforcing another way (bwrap via user namespaces) both pass.
+			if row, ok := r["|failclosed/no-cap-sys-admin"]; !ok || row.Failures != 0 || row.Trials != adapterTrials {
+				t.Errorf("failclosed/no-cap-sys-admin: %+v%s", row.Outcomes, why(row))
 			}
 			for _, s := range proxyOnly {
 				if row := r["|"+s]; row.Outcomes["not-applicable"] != adapterTrials {

@@ -33,16 +33,20 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")
 			specreport.AttachEvidence(nt)
 			o := nt.Result.Outcome
+			pass := o == classify.SandboxFailed
 			var hint string
-			switch o {
-			case classify.SandboxFailed:
+			switch {
+			case o == classify.SandboxFailed:
 				hint = "refused loudly: " + nt.Result.Hint
-			case classify.Timeout, classify.HarnessError:
+			case o == classify.Correct && f.EnforcedOK:
+				// The condition did not take enforcement away: the sandbox found another way.
+				pass, hint = true, "still enforcing despite the condition: "+nt.Result.Hint
+			case o == classify.Timeout || o == classify.HarnessError:
 				hint = nt.Result.Hint
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
 			}
-			expectVerdict("failclosed/"+f.Name, o, o == classify.SandboxFailed, hint)
+			expectVerdict("failclosed/"+f.Name, o, pass, hint)
 		})
 	}
 })
