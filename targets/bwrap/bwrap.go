@@ -5,12 +5,9 @@
 package bwrap
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -23,32 +20,17 @@ func init() {
 }
 
 // Target is the bwrap adapter.
-type Target struct {
-	path    string // as configured; "" = `bwrap` on the session's PATH (fault shims apply)
-	found   string // what this host has, for Version
-	verOnce sync.Once
-	ver     string
-}
+type Target struct{ tool *targets.Tool }
 
 // New finds bubblewrap: an explicit path, $SANDCHECK_BWRAP, then PATH. Without an explicit
 // path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
 // PATH (the netns-shared and fs-* faults) wraps the real one.
 func New(path string) (*Target, error) {
-	if path == "" {
-		path = os.Getenv("SANDCHECK_BWRAP")
-	}
-	if path != "" {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return nil, fmt.Errorf("bwrap %q: %w", path, err)
-		}
-		return &Target{path: p, found: p}, nil
-	}
-	p, err := exec.LookPath("bwrap")
+	tool, err := targets.FindTool("bwrap", path, "SANDCHECK_BWRAP", "Debian: apt-get install bubblewrap")
 	if err != nil {
-		return nil, fmt.Errorf("bwrap not found on PATH (Debian: apt-get install bubblewrap): %w", err)
+		return nil, err
 	}
-	return &Target{found: p}, nil
+	return &Target{tool: tool}, nil
 }
 
 func (t *Target) Name() string { return Name }
@@ -62,15 +44,7 @@ func (t *Target) Capabilities() []targets.Capability {
 func (t *Target) Reach() []string { return nil }
 
 // Version is `bwrap --version`.
-func (t *Target) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		if out, err := exec.Command(t.found, "--version").Output(); err == nil {
-			t.ver = strings.TrimSpace(string(out))
-		}
-	})
-	return t.ver
-}
+func (t *Target) Version() string { return t.tool.Version() }
 
 // Args is the bubblewrap command line for a session, without the bwrap executable itself.
 //
@@ -115,13 +89,9 @@ func Args(s *targets.Session) []string {
 
 // Prepare returns `bwrap ARGS -- COMMAND`. Inside, TMPDIR is the private /tmp.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	bin := t.path
-	if bin == "" {
-		p, err := targets.LookPath("bwrap", s.Env)
-		if err != nil {
-			return nil, fmt.Errorf("bwrap not found on the session's PATH: %w", err)
-		}
-		bin = p
+	bin, err := t.tool.Path(s.Env)
+	if err != nil {
+		return nil, err
 	}
 	argv := append([]string{bin}, Args(s)...)
 	return &targets.Invocation{

@@ -7,10 +7,8 @@ package firejail
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -23,31 +21,16 @@ func init() {
 }
 
 // Target is the firejail adapter.
-type Target struct {
-	path    string // as configured; "" = `firejail` on the session's PATH (fault shims apply)
-	found   string
-	verOnce sync.Once
-	ver     string
-}
+type Target struct{ tool *targets.Tool }
 
 // New finds firejail: an explicit path, $SANDCHECK_FIREJAIL, then PATH. Without an explicit path
 // every session looks firejail up on its own PATH, so a fault's shim put first there wraps it.
 func New(path string) (*Target, error) {
-	if path == "" {
-		path = os.Getenv("SANDCHECK_FIREJAIL")
-	}
-	if path != "" {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return nil, fmt.Errorf("firejail %q: %w", path, err)
-		}
-		return &Target{path: p, found: p}, nil
-	}
-	p, err := exec.LookPath("firejail")
+	tool, err := targets.FindTool("firejail", path, "SANDCHECK_FIREJAIL", "Debian: apt-get install firejail")
 	if err != nil {
-		return nil, fmt.Errorf("firejail not found on PATH (Debian: apt-get install firejail): %w", err)
+		return nil, err
 	}
-	return &Target{found: p}, nil
+	return &Target{tool: tool}, nil
 }
 
 func (t *Target) Name() string { return Name }
@@ -61,15 +44,7 @@ func (t *Target) Capabilities() []targets.Capability {
 func (t *Target) Reach() []string { return nil }
 
 // Version is the first line of `firejail --version`.
-func (t *Target) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		if out, err := exec.Command(t.found, "--version").Output(); err == nil {
-			t.ver, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
-		}
-	})
-	return t.ver
-}
+func (t *Target) Version() string { return t.tool.Version() }
 
 // Args is firejail's command line for a session, without the executable. `--noprofile`: as
 // root firejail would otherwise load its default profile (and for a named program, that
@@ -97,13 +72,9 @@ func Args(s *targets.Session, tmp string) []string {
 // Prepare returns `firejail ARGS -- COMMAND`, run in the workspace. TMPDIR is a directory of the
 // session's own (firejail has no private /tmp that would keep the command's files visible).
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	bin := t.path
-	if bin == "" {
-		p, err := targets.LookPath("firejail", s.Env)
-		if err != nil {
-			return nil, fmt.Errorf("firejail not found on the session's PATH: %w", err)
-		}
-		bin = p
+	bin, err := t.tool.Path(s.Env)
+	if err != nil {
+		return nil, err
 	}
 	env := s.Env
 	tmp := ""
