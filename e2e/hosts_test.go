@@ -5,15 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/sshdtest"
 
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
@@ -68,82 +67,11 @@ func journalRecords(t *testing.T, out string) []map[string]any {
 	return recs
 }
 
-// startSSHD starts scripts/sshd-throwaway.sh (Debian's sshd, installed if missing, on
-// 127.0.0.1 with throwaway keys) and kills it, with every per-connection sshd, when the test ends.
+// startSSHD starts the throwaway sshd (internal/sshdtest): its address and key directory.
 func startSSHD(t *testing.T) (addr, dir string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir = t.TempDir()
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
 	script, _ := filepath.Abs("../scripts/sshd-throwaway.sh")
-	cmd := exec.Command(script, dir, strconv.Itoa(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		// sshd forks a process per connection (its own session): kill the tree by pid.
-		for _, p := range append(procTree(cmd.Process.Pid), cmd.Process.Pid) {
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-		<-exited
-	})
-	for deadline := time.Now().Add(90 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr, dir
-		}
-		select {
-		case err := <-exited:
-			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
-				t.Skipf("SKIPPED LOUDLY: no sshd: %s", log.String())
-			}
-			t.Fatalf("sshd: %v\n%s", err, log.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sshd did not listen in 90s")
-		}
-	}
-}
-
-// procTree lists the processes under pid.
-func procTree(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		fs := strings.Fields(string(b[i+1:]))
-		if i < 0 || len(fs) < 2 {
-			continue
-		}
-		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f, "/proc/"), "/stat"))
-		pp, _ := strconv.Atoi(fs[1])
-		children[pp] = append(children[pp], p)
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
-	return out
+	s := sshdtest.Start(t, script)
+	return s.Addr, s.Dir
 }
 
 // srtPath is the srt this machine runs (make exports SANDCHECK_SRT).

@@ -9,14 +9,14 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/sshdtest"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -27,118 +27,10 @@ import (
 )
 
 // sshd is a throwaway OpenSSH server on 127.0.0.1 (scripts/sshd-throwaway.sh).
-type sshd struct {
-	dir, addr, key, known string
-	port                  int
-	cmd                   *exec.Cmd
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startSSHD starts Debian's sshd (installing openssh-server if missing) with fresh keys; it is
-// killed when the test ends.
-func startSSHD(t testing.TB) *sshd {
-	t.Helper()
-	s := &sshd{dir: t.TempDir(), port: freePort(t)}
-	s.addr = fmt.Sprintf("127.0.0.1:%d", s.port)
-	s.key, s.known = filepath.Join(s.dir, "id_ed25519"), filepath.Join(s.dir, "known_hosts")
-	s.start(t)
-	t.Cleanup(func() { s.kill(false) })
-	return s
-}
-
-func (s *sshd) start(t testing.TB) {
-	t.Helper()
+// startSSHD starts the throwaway sshd (internal/sshdtest).
+func startSSHD(t testing.TB) *sshdtest.SSHD {
 	script, _ := filepath.Abs("../../scripts/sshd-throwaway.sh")
-	s.cmd = exec.Command(script, s.dir, strconv.Itoa(s.port))
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := os.Create(filepath.Join(s.dir, "script.log"))
-	s.cmd.Stdout, s.cmd.Stderr = out, out
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start sshd: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
-	deadline := time.Now().Add(90 * time.Second) // includes installing openssh-server
-	for {
-		if c, err := net.Dial("tcp", s.addr); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "script.log"))
-			log2, _ := os.ReadFile(filepath.Join(s.dir, "sshd.log"))
-			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
-				t.Skipf("SKIPPED LOUDLY: no sshd for the ssh host tests: %s", log)
-			}
-			t.Fatalf("sshd exited: %v\n%s%s", err, log, log2)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sshd did not listen in 90s")
-		}
-	}
-}
-
-// kill ends the sshd processes this test started: the listener and, through the process tree,
-// every per-connection sshd; with onlySSHD the sessions' own commands are left running (as a
-// network cut would leave them).
-func (s *sshd) kill(onlySSHD bool) {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	root := s.cmd.Process.Pid
-	for _, p := range append(descendants(root), root) {
-		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p))
-		if onlySSHD && !strings.HasSuffix(exe, "/sshd") {
-			continue
-		}
-		syscall.Kill(p, syscall.SIGKILL)
-	}
-	s.cmd.Process.Wait()
-}
-
-// descendants lists the process tree under pid (from /proc).
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fs := strings.Fields(s[i+1:])
-		if len(fs) < 2 {
-			continue
-		}
-		p, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(f, "/stat"), "/proc/"))
-		pp, _ := strconv.Atoi(fs[1])
-		children[pp] = append(children[pp], p)
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
-	return out
+	return sshdtest.Start(t, script)
 }
 
 // alive reports whether pid is a live (non-zombie) process.
@@ -195,9 +87,9 @@ func fakeSandcheck(t testing.TB) string {
 	return p
 }
 
-func newTestSSH(t testing.TB, s *sshd, env map[string]string) *SSH {
+func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *SSH {
 	t.Helper()
-	h, err := NewSSH(SSHConfig{Name: "lo", Address: s.addr, KeyFile: s.key, KnownHosts: []string{s.known}, Env: env, KeepAlive: time.Second})
+	h, err := NewSSH(SSHConfig{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Env: env, KeepAlive: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +190,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	}()
 	orphan := readPids(t, pidfile, 1, 10*time.Second)[0]
 	cut := time.Now()
-	s.kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
+	s.Kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
 	var rec journal.Record
 	select {
 	case rec = <-got:
@@ -317,7 +209,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.HarnessError {
 		t.Fatalf("with sshd down: %+v", rec)
 	}
-	s.start(t)
+	s.Restart(t)
 	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.Correct {
 		t.Fatalf("after restart: %+v", rec)
 	}
@@ -330,11 +222,11 @@ func TestSSHHostKeyIsChecked(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	other, _ := ssh.NewPublicKey(pub)
 	wrong := filepath.Join(dir, "wrong")
-	os.WriteFile(wrong, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", s.port, ssh.MarshalAuthorizedKey(other))), 0o600)
+	os.WriteFile(wrong, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", s.Port, ssh.MarshalAuthorizedKey(other))), 0o600)
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o600)
 	for file, want := range map[string]string{wrong: "HOST KEY MISMATCH", empty: "is not in"} {
-		h, err := NewSSH(SSHConfig{Address: s.addr, KeyFile: s.key, KnownHosts: []string{file}})
+		h, err := NewSSH(SSHConfig{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{file}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,14 +236,14 @@ func TestSSHHostKeyIsChecked(t *testing.T) {
 		}
 		h.Close()
 	}
-	if _, err := NewSSH(SSHConfig{Address: s.addr, KeyFile: s.key, KnownHosts: []string{filepath.Join(dir, "missing")}}); err == nil {
+	if _, err := NewSSH(SSHConfig{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{filepath.Join(dir, "missing")}}); err == nil {
 		t.Error("a missing known_hosts file must be an error")
 	}
 }
 
 func TestSSHAgentAuth(t *testing.T) {
 	s := startSSHD(t)
-	b, _ := os.ReadFile(s.key)
+	b, _ := os.ReadFile(s.Key)
 	key, err := ssh.ParseRawPrivateKey(b)
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +270,7 @@ func TestSSHAgentAuth(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	t.Setenv(EnvSSHKey, "")
 	t.Setenv("HOME", t.TempDir()) // no ~/.ssh/id_* to fall back on
-	h, err := NewSSH(SSHConfig{Address: s.addr, KnownHosts: []string{s.known}})
+	h, err := NewSSH(SSHConfig{Address: s.Addr, KnownHosts: []string{s.KnownHosts}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +280,7 @@ func TestSSHAgentAuth(t *testing.T) {
 	}
 	// Without the agent there is no key at all: said at construction.
 	t.Setenv("SSH_AUTH_SOCK", "")
-	if _, err := NewSSH(SSHConfig{Address: s.addr, KnownHosts: []string{s.known}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
+	if _, err := NewSSH(SSHConfig{Address: s.Addr, KnownHosts: []string{s.KnownHosts}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
 		t.Fatalf("no key: %v", err)
 	}
 }
