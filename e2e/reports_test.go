@@ -65,3 +65,14 @@ func TestReportsFromRealRun(t *testing.T) {
 		t.Fatalf("compare with itself: %v\n%s", err, b)
 	}
 }
+
+// TestIPLiteralHosts: the same verdicts when the fixture hosts are addressed by IP literal
+// (allowedDomains holds the IP), instead of names resolved through the private hosts file.
+func TestIPLiteralHosts(t *testing.T) {
+	requireSandbox(t)
+	r := sandcheckRun(t, "-n", "3", "-j", "2", "--hostnames", "ip", "--label-filter", "network",
+		"--fault", "", "--fault", "policy-allows-denied")
+	if len(r.Cells) != 2 || r.Cells[0].Outcomes["correct"] != 3 || r.Cells[1].Outcomes["non-enforcing"] != 3 {
+		t.Fatalf("ip literals: %+v", r.Cells)
+	}
+}
