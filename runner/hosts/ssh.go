@@ -403,41 +403,18 @@ func firstWord(s string) string {
 // Prepare implements Host: connects, makes a per-run directory, copies the binary there (SFTP,
 // or `cat` where the server has no SFTP subsystem) and checks that it runs.
 func (h *SSH) Prepare(ctx context.Context, localBinary string) (string, error) {
-	src, err := linuxBinary(h.cfg.Binary, localBinary)
-	if err != nil {
-		return "", err
-	}
-	machine, err := elfMachine(src)
-	if err != nil {
-		return "", err
-	}
 	c, err := h.conn(ctx)
 	if err != nil {
 		return "", err
 	}
-	out, err := runOn(c, remoteSetupScript, nil, 30*time.Second)
+	rs, bin, err := prepareRemote(h.cfg.Binary, localBinary, 30*time.Second,
+		func(cmd string, timeout time.Duration) ([]byte, error) { return runOn(c, cmd, nil, timeout) },
+		func(src, dst string) error { return upload(c, src, dst) })
 	if err != nil {
-		return "", fmt.Errorf("probe %s: %w", h.Name(), err)
-	}
-	rs, err := parseRemoteSetup(out, src, machine)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", h.Name(), err)
+		return "", fmt.Errorf("ssh host %s: %w", h.Name(), err)
 	}
 	h.mu.Lock()
-	h.dir, h.useSetsid = rs.dir, rs.setsid
-	h.mu.Unlock()
-	dir := rs.dir
-	bin := dir + "/sandcheck"
-	if err := upload(c, src, bin); err != nil {
-		return "", fmt.Errorf("copy %s to %s:%s: %w", src, h.Name(), bin, err)
-	}
-	if out, err := runOn(c, shq(bin)+" version", nil, 60*time.Second); err != nil {
-		return "", fmt.Errorf("%s: the copied binary does not run: %w", h.Name(), err)
-	} else if len(bytes.TrimSpace(out)) == 0 {
-		return "", fmt.Errorf("%s: `sandcheck version` printed nothing", h.Name())
-	}
-	h.mu.Lock()
-	h.bin = bin
+	h.dir, h.useSetsid, h.bin = rs.dir, rs.setsid, bin
 	h.mu.Unlock()
 	return bin, nil
 }
@@ -749,6 +726,39 @@ func shq(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// prepareRemote is Prepare for a host reached through a shell (ssh, wsl): pick the Linux binary,
+// make a private run directory, copy the binary there and check that it runs.
+// setupTimeout bounds the first command (starting a WSL distribution takes longer than ssh).
+func prepareRemote(explicit, local string, setupTimeout time.Duration, shell func(cmd string, timeout time.Duration) ([]byte, error),
+	copyIn func(src, dst string) error) (remoteSetup, string, error) {
+	src, err := linuxBinary(explicit, local)
+	if err != nil {
+		return remoteSetup{}, "", err
+	}
+	machine, err := elfMachine(src)
+	if err != nil {
+		return remoteSetup{}, "", err
+	}
+	out, err := shell(remoteSetupScript, setupTimeout)
+	if err != nil {
+		return remoteSetup{}, "", fmt.Errorf("probe the host: %w", err)
+	}
+	rs, err := parseRemoteSetup(out, src, machine)
+	if err != nil {
+		return rs, "", err
+	}
+	bin := rs.dir + "/sandcheck"
+	if err := copyIn(src, bin); err != nil {
+		return rs, "", fmt.Errorf("copy %s to %s: %w", src, bin, err)
+	}
+	if out, err := shell(shq(bin)+" version", time.Minute); err != nil {
+		return rs, "", fmt.Errorf("the copied binary does not run: %w", err)
+	} else if len(bytes.TrimSpace(out)) == 0 {
+		return rs, "", fmt.Errorf("the copied binary ran, but `sandcheck version` printed nothing")
+	}
+	return rs, bin, nil
 }
 
 // remoteSetupScript runs once on a remote Linux host (ssh, wsl): what it is, a private run

@@ -202,33 +202,15 @@ func (w *WSL) Shutdown() error {
 // Prepare implements Host: a run directory in the distribution, the binary copied there (through
 // \\wsl$\DISTRO on Windows, else through wsl.exe's stdin), and checked to run.
 func (w *WSL) Prepare(_ context.Context, localBinary string) (string, error) {
-	src, err := linuxBinary(w.cfg.Binary, localBinary)
-	if err != nil {
-		return "", err
-	}
-	machine, err := elfMachine(src)
-	if err != nil {
-		return "", err
-	}
-	out, err := w.shell(remoteSetupScript, nil, 3*time.Minute)
-	if err != nil {
-		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
-	}
-	rs, err := parseRemoteSetup(out, src, machine)
+	rs, bin, err := prepareRemote(w.cfg.Binary, localBinary, 3*time.Minute,
+		func(cmd string, timeout time.Duration) ([]byte, error) { return w.shell(cmd, nil, timeout) },
+		w.copyIn)
 	if err != nil {
 		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
 	}
 	w.mu.Lock()
 	w.dir, w.useSetsid = rs.dir, rs.setsid
 	w.mu.Unlock()
-	dir := rs.dir
-	bin := dir + "/sandcheck"
-	if err := w.copyIn(src, bin); err != nil {
-		return "", fmt.Errorf("wsl host %s: copy %s: %w", w.Name(), src, err)
-	}
-	if out, err := w.shell(shq(bin)+" version", nil, time.Minute); err != nil || len(bytes.TrimSpace(out)) == 0 {
-		return "", fmt.Errorf("wsl host %s: the copied binary does not run: %v %s", w.Name(), err, out)
-	}
 	return bin, nil
 }
 
