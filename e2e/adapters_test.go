@@ -126,7 +126,7 @@ func runReportEnv(t *testing.T, env []string, args ...string) *schema.Report {
 	out := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"run", "--plain", "--out", out}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := cmd.CombinedOutput(); !measured(err) {
 		t.Fatalf("sandcheck run %v: %v\n%s", args, err, b)
 	}
 	rep, err := schema.ReadFile(filepath.Join(out, "report.json"))

@@ -78,7 +78,7 @@ func sandcheckRun(t *testing.T, args ...string) runJSON {
 	var stdout, stderr bytes.Buffer
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); !measured(err) {
 		t.Fatalf("sandcheck run %v: %v\n%s", args, err, stderr.String())
 	}
 	var r runJSON

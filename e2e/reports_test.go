@@ -20,8 +20,9 @@ func TestReportsFromRealRun(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--plain", "-n", "3", "-j", "2", "--label-filter", "network",
 		"--fault", "", "--fault", "open-proxy", "--out", out)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
+	// The open-proxy cell is fail-open, so run exits 1; anything else is not a measurement.
+	if b, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("run: %v (want exit 1: a fail-open cell)\n%s", err, b)
 	}
 	for _, f := range []string{"report.json", "report.md", "junit.xml", "report.html", "journal.jsonl"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {

@@ -195,22 +195,36 @@ func TestExamplesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := m.Adaptive
-	if a == nil || a.P0 != 0.01 || a.P1 != 0.05 || a.Alpha != 0.05 || a.Beta != 0.05 || a.Max != 2000 || m.Trials != 2000 {
-		t.Fatalf("adaptive = %+v trials=%d", a, m.Trials)
+	// Fixed trials: the SPRT judges whole trials, so one deterministic known finding would stop
+	// every cell before the other scenarios hold the trials the gate needs.
+	if m.Adaptive != nil || m.Trials != 100 || len(m.Hosts) != 5 {
+		t.Fatalf("nightly: adaptive = %+v trials=%d hosts=%d", m.Adaptive, m.Trials, len(m.Hosts))
+	}
+	if h, _ := m.Host("sid"); h.Profile != ProfileBwrapReady || h.PerTrialContainer {
+		t.Fatalf("sid = %+v", h)
+	}
+	if m.Parallel != 2 || m.Timeout != 120*time.Second || m.Scenarios != "" {
+		t.Fatalf("m = %+v", m)
+	}
+	if tg, ok := m.Target("srt"); !ok || tg.Name != "srt" {
+		t.Fatalf("target = %+v", tg)
+	}
+	m, err = Load("examples/containers.yaml", reg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	h, ok := m.Host("bookworm-default")
 	if !ok || h.Profile != ProfileDockerDefault || !h.PerTrialContainer || h.Image != "sandcheck/debian:bookworm" {
 		t.Fatalf("host = %+v", h)
 	}
-	if h, _ := m.Host("sid"); h.Profile != ProfileBwrapReady || h.PerTrialContainer {
-		t.Fatalf("sid = %+v", h)
+	// The adaptive form the nightly used to show, parsed as a user would write it.
+	m, err = Parse("m.yaml", []byte("targets: [{name: srt}]\ntrials: {until: \"rate<=0.01 vs rate>=0.05\", alpha: 0.05, beta: 0.05, max: 2000}\n"), reg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if m.Parallel != 2 || m.Timeout != 60*time.Second || m.Scenarios != "network" {
-		t.Fatalf("m = %+v", m)
-	}
-	if tg, ok := m.Target("srt"); !ok || tg.Name != "srt" {
-		t.Fatalf("target = %+v", tg)
+	a := m.Adaptive
+	if a == nil || a.P0 != 0.01 || a.P1 != 0.05 || a.Alpha != 0.05 || a.Beta != 0.05 || a.Max != 2000 || m.Trials != 2000 {
+		t.Fatalf("adaptive = %+v trials=%d", a, m.Trials)
 	}
 }
 

@@ -22,10 +22,13 @@ type ProcResult struct {
 	ExitCode  int // -1 when a signal ended it
 	Stdout    []byte
 	Stderr    []byte
-	Truncated bool   // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
-	Scratch   string // the trial's scratch directory; removed after Parse returns
-	TimedOut  bool   // the deadline expired and the group was killed; the record becomes timeout
-	Duration  time.Duration
+	Truncated bool // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
+	// Frames holds, in order, every whole stdout line that starts with one of the executor's
+	// FramePrefixes, however much other output there was (nil when it has none).
+	Frames   []byte
+	Scratch  string // the trial's scratch directory; removed after Parse returns
+	TimedOut bool   // the deadline expired and the group was killed; the record becomes timeout
+	Duration time.Duration
 }
 
 // ProcessExecutor runs each trial as a child process in a process group of its own, so that on
@@ -45,6 +48,11 @@ type ProcessExecutor struct {
 	ScratchRoot string
 	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
 	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
+	// FramePrefixes: stdout lines starting with one of these are also kept whole in
+	// ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
+	// however much it printed around them.
+	FramePrefixes []string
+	MaxFrames     int // default 64 MiB
 }
 
 // Run implements Executor.
@@ -75,6 +83,12 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
 	if len(argv) == 0 {
 		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
 	}
+	if t.Key != "" {
+		if env == nil {
+			env = os.Environ()
+		}
+		env = append(env[:len(env):len(env)], EnvResultKey+"="+t.Key) // last one wins in exec
+	}
 	res, err := e.runProcess(ctx, t, argv, env, dir)
 	res.Scratch = scratch
 	if err != nil {
@@ -90,14 +104,10 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
 		parse = exitCodeParse
 	}
 	rec, perr := parse(t, res)
-	switch {
-	case res.TimedOut:
-		rec.Outcome = classify.Timeout
-		rec.Error = strings.TrimSpace(fmt.Sprintf("deadline %s exceeded; process group killed. %s", t.Timeout, rec.Error))
-	case perr != nil:
-		rec.Outcome = classify.HarnessError
-		rec.Error = fmt.Sprintf("parse trial output: %v (exit %d, stderr: %s)", perr, res.ExitCode, tail(res.Stderr, 400))
+	if perr != nil {
+		perr = fmt.Errorf("parse trial output: %w (exit %d, stderr: %s)", perr, res.ExitCode, tail(res.Stderr, 400))
 	}
+	rec = Settle(rec, perr, res.TimedOut, fmt.Sprintf("deadline %s exceeded; process group killed", t.Timeout))
 	if rec.Start.IsZero() {
 		rec.Start = start
 	}
@@ -153,8 +163,18 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 
 	var stdout, stderr tailBuffer
 	stdout.max, stderr.max = maxOut, maxOut
+	var sink io.Writer = &stdout
+	var frames *frameKeeper
+	if len(e.FramePrefixes) > 0 {
+		maxFrames := e.MaxFrames
+		if maxFrames <= 0 {
+			maxFrames = 64 << 20
+		}
+		frames = newFrameKeeper(e.FramePrefixes, maxFrames)
+		sink = io.MultiWriter(&stdout, frames)
+	}
 	var readers sync.WaitGroup
-	readers.Go(func() { io.Copy(&stdout, outR) })
+	readers.Go(func() { io.Copy(sink, outR) })
 	readers.Go(func() { io.Copy(&stderr, errR) })
 
 	waited := make(chan error, 1)
@@ -195,6 +215,10 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	}
 	res.Stdout, res.Stderr = stdout.bytes(), stderr.bytes()
 	res.Truncated = stdout.dropped || stderr.dropped
+	if frames != nil {
+		res.Frames = frames.bytes()
+		res.Truncated = res.Truncated || frames.dropped
+	}
 	return res, nil
 }
 

@@ -29,7 +29,14 @@ type Trial struct {
 	Cell    journal.Cell
 	Index   int           // 0-based index within the cell; (Cell.ID, Index) is unique in a journal
 	Timeout time.Duration // the deadline Run put on ctx, for executors that pass it on
-	Dir     string        // the run directory; executors may keep per-trial files under it
+	// Budget is how long the trial itself may take so that it can still tear down and report
+	// before Timeout (see TrialBudget); executors pass it on to the trial process.
+	Budget time.Duration
+	// Key is a random secret of this trial, handed to the trial process in EnvResultKey. The
+	// trial frames its result and egress lines with it, so output the sandboxed command
+	// prints cannot pass for the trial's own.
+	Key string
+	Dir string // the run directory; executors may keep per-trial files under it
 	// Procs is where an executor registers the process groups it starts, so that a later run
 	// can kill what survives a kill -9 of this one. Nil outside Run.
 	Procs ProcTracker
@@ -121,15 +128,22 @@ type CellSummary struct {
 
 // Passed says whether a record counts as a pass for a Stopper, and whether it counts at all:
 // harness errors, timeouts and not-applicable say nothing about the sandbox, so they are not
-// observed. Scenario verdicts win over the record's outcome, because a fail-closed scenario
-// passes on sandbox-failed.
+// observed, and neither are failures a known finding covers in full. Egress is a failure
+// whatever else the record says. Scenario verdicts win over the record's outcome, because a
+// fail-closed scenario passes on sandbox-failed.
 func Passed(rec journal.Record) (pass, counted bool) {
+	if len(rec.Egress) > 0 {
+		return false, true
+	}
 	if len(rec.Scenarios) > 0 {
 		pass = true
 		for _, s := range rec.Scenarios {
 			switch s.Outcome.Severity() {
 			case classify.SevHarness, classify.SevSkip:
 				continue
+			}
+			if !s.Pass && s.Known != "" {
+				continue // a documented finding is not what an adaptive run is deciding
 			}
 			counted = true
 			pass = pass && s.Pass
@@ -275,7 +289,8 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 				if !ok {
 					return
 				}
-				t := Trial{RunID: runID, Cell: cs.cell, Index: idx, Timeout: opt.Timeout, Dir: opt.Dir, Procs: pids}
+				t := Trial{RunID: runID, Cell: cs.cell, Index: idx, Timeout: opt.Timeout, Dir: opt.Dir, Procs: pids,
+					Budget: TrialBudget(opt.Timeout), Key: NewKey()}
 				rec := runOne(runCtx, exec, t, opt.Abandon)
 				if runCtx.Err() != nil {
 					return // interrupted mid-trial: not finished, so not journaled; resume reruns it
@@ -461,6 +476,26 @@ func (cs *cellState) count(rec journal.Record) bool {
 		return true
 	}
 	return false
+}
+
+// EnvResultKey is the environment variable carrying Trial.Key to the trial process, which
+// reads and unsets it first thing, so nothing it starts inherits it.
+const EnvResultKey = "SANDCHECK_RESULT_KEY"
+
+// TrialBudget is the time a trial under deadline timeout may spend before it must wrap up:
+// timeout less a reserve of a tenth (at least 2 s) for teardown, reading fixture logs,
+// classifying and reporting, so that a slow sandbox yields a verdict rather than a kill. It
+// never drops below a second (or half the timeout, when that is shorter).
+func TrialBudget(timeout time.Duration) time.Duration {
+	b := timeout - max(2*time.Second, timeout/10)
+	return max(b, min(time.Second, timeout/2))
+}
+
+// NewKey returns a fresh random trial key (128 bits, hex).
+func NewKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b[:])
 }
 
 func newRunID() string {

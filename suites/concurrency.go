@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -44,7 +45,16 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 				o = classify.Residue
 				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
 			}
-			verdict(name, o, hint)
+			j := judgement{name: name, outcome: o, pass: o == classify.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
+			if !j.pass {
+				results := make([]classify.Result, len(ct.Sessions))
+				workspaces := make([]string, len(ct.Sessions))
+				for i, s := range ct.Sessions {
+					results[i], workspaces[i] = s.Result, s.Workspace
+				}
+				j.breaches = knownfindings.SessionBreaches(name, results, ct.Leftovers, workspaces, knownfindings.Hosts{})
+			}
+			expect(j)
 		})
 	}
 })

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -46,7 +47,28 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
 			}
-			expectVerdict("failclosed/"+f.Name, o, pass, hint)
+			j := judgement{name: "failclosed/" + f.Name, outcome: o, pass: pass, hint: hint, on: subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			if !pass {
+				j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.name, f.Name, o, ranAnyway(o, hint))}
+			}
+			expect(j)
 		})
 	}
 })
+
+// ranAnyway says what a sandbox did under a condition it should have refused to run with.
+func ranAnyway(o classify.Outcome, hint string) string {
+	switch o {
+	case classify.NonEnforcing:
+		return "ran unconfined (the denied host was reached)"
+	case classify.ProxyDead:
+		return "ran anyway with a dead proxy"
+	case classify.AllowedBlocked:
+		return "ran anyway, with the allowed host blocked"
+	case classify.Correct:
+		return "ran anyway instead of refusing (still enforcing)"
+	case classify.Timeout, classify.HarnessError:
+		return fmt.Sprintf("not judged: %s (%s)", o, hint)
+	}
+	return fmt.Sprintf("ran anyway: %s", o)
+}

@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -16,6 +17,8 @@ import (
 // reported not-applicable.
 var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
 	var ft *harness.FilesystemTrial
+	var on knownfindings.Subject
+	var paths map[string]string
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
@@ -23,26 +26,50 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 		ft, err = harness.RunFilesystem(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")
 		specreport.AttachEvidence(ft)
+		on = subject(ft.Target, ft.TargetVersion, ft.Fault)
+		paths = fsPaths(ft)
 	})
 
+	// The aggregate: known only when each check it shows breached is a known finding of its own.
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
-		verdict("filesystem/isolation", ft.Result.Outcome, ft.Result.Hint)
+		r := ft.Result
+		expect(judgement{name: "filesystem/isolation", outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint,
+			breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), on: on})
 	})
 
 	for _, name := range harness.FSCheckNames() {
+		scenario := knownfindings.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
 			c, ok := ft.Result.Checks[name]
 			if !ok {
-				verdict("filesystem/"+name, ft.Result.Outcome, ft.Result.Hint)
+				r := ft.Result
+				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint, on: on})
 				return
 			}
 			if c.Outcome == classify.NotApplicable {
-				notApplicable("filesystem/"+name, c.Hint)
+				notApplicable(scenario, c.Hint)
 			}
-			verdict("filesystem/"+name, c.Outcome, c.Hint)
+			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == classify.Correct, hint: c.Hint, on: on}
+			if !j.pass {
+				j.breaches = []knownfindings.Breach{knownfindings.FSCheckBreach(c, paths[name])}
+			}
+			expect(j)
 		})
 	}
 })
+
+// fsPaths spells each check's path as findings do. The paths are the ones the probe reports it
+// tried (its spec, $TMPDIR expanded inside); the workspace is the policy's writable path.
+func fsPaths(ft *harness.FilesystemTrial) map[string]string {
+	if ft.Observation == nil {
+		return nil
+	}
+	var ws string
+	if len(ft.Policy.WritablePaths) > 0 {
+		ws = ft.Policy.WritablePaths[0]
+	}
+	return knownfindings.FSPathsIn(ft.Observation.FS, ws)
+}
 
 // labelOf is the group of a check name ("escape/symlink" -> "escape").
 func labelOf(name string) string {

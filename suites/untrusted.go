@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -145,7 +146,20 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			Expect(err).NotTo(HaveOccurred(), "untrusted trial setup")
 			specreport.AttachEvidence(nt)
 			class, pass := untrustedClass(nt.Result)
-			expectVerdict("untrusted/"+c.name, nt.Result.Outcome, pass, class+": "+nt.Result.Hint)
+			o := nt.Result.Outcome
+			j := judgement{name: "untrusted/" + c.name, outcome: o, pass: pass, hint: class + ": " + nt.Result.Hint,
+				on: subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			if !pass {
+				what := fmt.Sprintf("ran silently degraded (%s)", o)
+				switch {
+				case o == classify.Timeout || o == classify.HarnessError:
+					what = fmt.Sprintf("not judged: %s (%s)", o, nt.Result.Hint)
+				case class != "silent-degraded":
+					what = fmt.Sprintf("ran: %s", o)
+				}
+				j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.name, c.name, o, what)}
+			}
+			expect(j)
 		})
 	}
 })

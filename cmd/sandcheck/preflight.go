@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,13 +15,27 @@ import (
 )
 
 func init() {
-	register("preflight", "one fast network trial with your settings; exit 0 only if the sandbox enforces", preflightCmd)
+	register("preflight", "one fast network trial with your settings; exit 0 only if nothing fails open (see --help)", preflightCmd)
 }
 
 // preflightCmd is the seed reporter's hand-written probe as a product: drive one sandboxed
 // request to an allowed and a denied host, and fail closed unless the outcome is `correct`.
+// A known finding of the target (knownfindings/) is not news, but a fail-open one still fails
+// unless the user accepts the pinned findings by name with --accept-known.
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("preflight", "[--target srt] [--settings FILE] [--timeout 5s] [--filesystem]", `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
+	fs := newFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
+
+Exit status:
+  0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel
+     (with --filesystem also: writes only in the workspace, the secret unreadable), except for
+     known findings of this target version (knownfindings/): a fail-closed one (the allowed host
+     blocked, a dead proxy, an allowed write refused) is printed as a warning; a fail-open one
+     (the denied host reached, a file written or read against the policy) only with
+     --accept-known, which lists each accepted finding: its id, what it breached, its note.
+  1  a fail-open observation, known or not, that was not accepted; any failure no known finding
+     covers; or the check could not be set up.
+  2  usage or configuration error.`, `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
+  sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
 
   In a GitHub Actions job, before the step that relies on the sandbox:
@@ -31,7 +44,8 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	o.bind(fs, true)
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (and fail) after this long")
 	withFS := fs.Bool("filesystem", false, "also check filesystem isolation (write only the workspace, secret unreadable)")
-	quiet := fs.Bool("q", false, "print nothing on success")
+	acceptKnown := fs.Bool("accept-known", false, "accept the target's pinned fail-open known findings (each is listed); without it they fail")
+	quiet := fs.Bool("q", false, "print nothing on success (accepted findings and warnings are still printed)")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -43,6 +57,11 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	cfg.Timeout = *timeout
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
+	known, err := knownfindings.Load()
+	if err != nil {
+		// Without the list nothing is known: every failure fails.
+		fmt.Fprintf(stderr, "sandcheck preflight: warning: %v\n", err)
+	}
 
 	start := time.Now()
 	nt, err := harness.RunNetwork(ctx, cfg)
@@ -50,9 +69,19 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the check: %v\n", err)
 		return 1
 	}
+	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault}
+	var matched []knownfindings.Match
+	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
 	if r := nt.Result; r.Outcome != classify.Correct {
-		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), firstClause(r.Hint))
-		return 1
+		hosts := knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
+		d := known.Decide(on, knownfindings.Verdict{Scenario: "network/seed", Outcome: r.Outcome, Hint: r.Hint,
+			Breaches: knownfindings.NetworkBreaches(r, "", hosts)})
+		if len(d.New) > 0 {
+			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), firstClause(r.Hint))
+			return 1
+		}
+		matched = append(matched, d.Matched...)
+		summary = fmt.Sprintf("network %s, known findings only", r.Outcome)
 	}
 	if *withFS {
 		ft, err := harness.RunFilesystem(ctx, cfg)
@@ -60,16 +89,62 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the filesystem check: %v\n", err)
 			return 1
 		}
-		if failed := fsFailures(ft.Result, cfg.Target, stderr); failed != "" {
-			fmt.Fprintf(stderr, "sandcheck preflight: FAIL filesystem %s\n", failed)
-			return 1
+		r := ft.Result
+		if r.Outcome == classify.Correct {
+			summary += "; filesystem confined"
+		} else {
+			var ws string
+			if len(ft.Policy.WritablePaths) > 0 {
+				ws = ft.Policy.WritablePaths[0]
+			}
+			var paths map[string]string
+			if ft.Observation != nil {
+				paths = knownfindings.FSPathsIn(ft.Observation.FS, ws)
+			}
+			d := known.Decide(on, knownfindings.Verdict{Scenario: "filesystem/isolation", Outcome: r.Outcome, Hint: r.Hint,
+				Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths)})
+			if len(d.New) > 0 {
+				reportKnown(stderr, append(matched, d.Matched...), *acceptKnown, on)
+				fmt.Fprintf(stderr, "sandcheck preflight: FAIL filesystem %s: %s (not a known finding of %s)\n",
+					r.Outcome, strings.Join(knownfindings.Words(d.New), "; "), on)
+				return 1
+			}
+			matched = append(matched, d.Matched...)
+			summary += "; filesystem confined but for known findings"
 		}
 	}
+	if !reportKnown(stderr, matched, *acceptKnown, on) {
+		return 1
+	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s reachable, %s blocked on every channel (%s, %.2fs)\n",
-			nt.Allowed.Name, nt.Denied.Name, nt.TargetVersion, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s, %.2fs)\n", summary, nt.TargetVersion, time.Since(start).Seconds())
 	}
 	return 0
+}
+
+// reportKnown prints each known finding the check showed: a fail-closed one as a warning, a
+// fail-open one as accepted (with --accept-known) or as a failure. It reports whether every one
+// was let through.
+func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfindings.Subject) bool {
+	ok := true
+	var refused int
+	for _, m := range ms {
+		f := m.Finding
+		switch {
+		case m.Breach.Outcome.Severity() != classify.SevFailOpen:
+			fmt.Fprintf(w, "sandcheck preflight: warning: known finding %s (%s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
+		case accept:
+			fmt.Fprintf(w, "sandcheck preflight: accepted known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
+		default:
+			ok = false
+			refused++
+			fmt.Fprintf(w, "sandcheck preflight: FAIL known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
+		}
+	}
+	if refused > 0 {
+		fmt.Fprintf(w, "sandcheck preflight: %d fail-open known finding(s) of %s: the sandbox does not enforce there; pass --accept-known to accept the pinned findings\n", refused, on)
+	}
+	return ok
 }
 
 // describe turns an outcome into the words of the seed report.
@@ -85,31 +160,4 @@ func describe(o classify.Outcome) string {
 		return "sandbox refused to start"
 	}
 	return string(o)
-}
-
-// fsFailures names the failed filesystem checks. The target's documented known findings
-// (knownfindings/) are not news to the user: they are printed as warnings, not failures.
-func fsFailures(r classify.FSResult, target string, warn io.Writer) string {
-	if pre := r.Outcome; len(r.Checks) == 0 && pre != classify.Correct {
-		return fmt.Sprintf("%s: %s", pre, r.Hint)
-	}
-	known, _ := knownfindings.SRT()
-	names := make([]string, 0, len(r.Checks))
-	for n := range r.Checks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var failed []string
-	for _, n := range names {
-		c := r.Checks[n]
-		if c.Outcome == classify.Correct {
-			continue
-		}
-		if f, ok := known.Lookup("filesystem/" + n); ok && target == known.Target && f.Matches(c.Outcome) {
-			fmt.Fprintf(warn, "sandcheck preflight: warning: known finding %s (%s): %s\n", n, c.Outcome, c.Hint)
-			continue
-		}
-		failed = append(failed, fmt.Sprintf("%s %s: %s", n, c.Outcome, c.Hint))
-	}
-	return strings.Join(failed, "; ")
 }

@@ -59,7 +59,7 @@ var reproArgs []string
 func init() {
 	register("report", "turn journals (merged shards) into report.json/.md/.html and junit.xml", reportCmd)
 	register("compare", "compare a run's report.json with a baseline; exit 1 on a regression", compareCmd)
-	register("gate", "release qualification: exit 1 on any fail-open, or fail-closed rates above policy", gateCmd)
+	register("gate", "release qualification: exit 1 on any fail-open, harness trouble or fail-closed rates above policy, or too few trials", gateCmd)
 }
 
 func reportCmd(args []string, stdout, stderr io.Writer) int {
@@ -104,8 +104,14 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func gateCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml`, stderr)
-	policy := fs.String("policy", "", "gate policy YAML (default: no fail-open anywhere, fail-closed upper bound 5%)")
+	fs := newFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml
+
+Output: blockers (fail-open first, then harness errors and timeouts above the bound, then missing
+cells or scenarios), fail-closed bounds, insufficient evidence (one line per cell: measured trials
+held / needed), the known findings the policy accepts (accept_known), then one PASS or FAIL line.
+Exit codes: 0 pass; 1 any blocker, fail-closed bound or insufficient evidence; 2 a usage, policy
+or report error.`, stderr)
+	policy := fs.String("policy", "", "gate policy YAML (default: no fail-open anywhere, known findings included; fail-closed 95% upper bound 5%; harness errors + timeouts <= 5% of a cell; 73 measured trials per scenario)")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -113,13 +119,16 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandcheck gate: need one report.json")
 		return 2
 	}
-	vs, err := gate.File(fs.Arg(0), *policy)
+	res, err := gate.File(fs.Arg(0), *policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck gate: %v\n", err)
 		return 2
 	}
-	gate.WriteText(stdout, vs)
-	if len(vs) > 0 {
+	if err := gate.WriteText(stdout, res); err != nil {
+		fmt.Fprintf(stderr, "sandcheck gate: %v\n", err)
+		return 2
+	}
+	if res.Failed() {
 		return 1
 	}
 	return 0

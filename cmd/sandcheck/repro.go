@@ -15,6 +15,7 @@ func init() {
 // reproCmd runs the network scenario (an allowed and a denied request, over every channel) n
 // times and prints report.md: Summary, Environment, Settings, Repro, Observed, Expected, with the
 // evidence of one trial per outcome, in the shape of the bug report that started this project.
+// It exits as run does (1: the report shows a failure), printing the report for 0, 1 and 3.
 func reproCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
   sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro`, stderr)
@@ -36,8 +37,15 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	run := []string{"--target", o.target, "--label-filter", "network", "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
+	labels := o.labels
+	if labels == "" {
+		labels = "network"
+	}
+	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
 		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames}
+	if o.targetSettings != "" {
+		run = append(run, "--target-settings", o.targetSettings)
+	}
 	if o.settings != "" {
 		run = append(run, "--settings", o.settings)
 	}
@@ -45,14 +53,17 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		run = append(run, "--target-path", o.targetPath)
 	}
 	reproArgs = append([]string{"repro"}, args...)
-	if code := runCmd(run, io.Discard, stderr); code != 0 {
+	code := runCmd(run, io.Discard, stderr)
+	switch code {
+	case exitPass, exitFail, exitHarness: // the trials ran: there is a report, the finding in it
+	default:
 		return code
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
-		return 1
+		return exitHarness
 	}
 	stdout.Write(md)
-	return 0
+	return code
 }

@@ -9,21 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
-	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -52,102 +48,193 @@ func registry() matrix.Registry {
 	}
 }
 
-func runCmd(args []string, stdout, stderr io.Writer) int {
+// Exit codes of run (and repro).
+const (
+	exitPass        = 0   // every scenario passed; failures covered by known findings allowed
+	exitFail        = 1   // a fail-open, or a scenario failure outside the known findings
+	exitUsage       = 2   // usage or configuration error: nothing ran
+	exitHarness     = 3   // harness errors or timeouts above --max-harness-rate
+	exitInterrupted = 130 // Ctrl-C or SIGTERM; finished trials are journaled
+)
+
+const runExitHelp = `Exit codes:
+  0    every scenario passed in every trial; a failure covered in full by a known finding
+       (knownfindings/) is allowed
+  1    fail-open: non-enforcing outside the known findings, or traffic to a fixture server the
+       policy does not allow (egress), even in a trial that timed out or crashed; or a
+       scenario failed outside the known findings
+  2    usage or configuration error; nothing ran
+  3    harness errors or timeouts in more than --max-harness-rate of a cell's trials
+  130  interrupted: finished trials are in the journal; continue with --out DIR --resume
+  When several apply, 1 wins over 3, and 3 over 0.`
+
+// runFlags are the flags of run, bound to one flag set.
+type runFlags struct {
+	o          trialOptions
+	faults     multiFlag
+	matrix     string
+	n, j       int
+	timeout    time.Duration
+	out        string
+	resume     bool
+	shard      string
+	asJSON     bool
+	plain      bool
+	maxHarness float64
+}
+
+func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs := newFlags("run", "[flags]", `  sandcheck run -n 20                               # healthy srt, 20 trials
   sandcheck run --fault bridge-absent -n 20         # the detector must say proxy-dead
   sandcheck run --fault bridge-flaky:p=0.3 -n 200 -j 2 --json
   sandcheck run --matrix matrix/examples/local-faults.yaml --out out/nightly
   sandcheck run --out out/nightly --resume          # continue an interrupted run
-  sandcheck run --matrix big.yaml --shard 2/4       # this machine's quarter of the cells`, stderr)
-	var o trialOptions
-	o.bind(fs, false)
-	var faultList multiFlag
-	fs.Var(&faultList, "fault", "inject a fault NAME[:k=v,...]; repeatable, each is its own cell; \"\" = healthy (see `sandcheck faults`)")
-	matrixFile := fs.String("matrix", "", "matrix YAML (default: the embedded one: srt, local, 20 trials)")
-	n := fs.Int("n", 0, "trials per cell (overrides the matrix)")
-	j := fs.Int("j", 0, "trials in parallel (overrides the matrix)")
-	timeout := fs.Duration("timeout", 0, "deadline per trial (overrides the matrix)")
-	out := fs.String("out", "", "run directory: journal.jsonl and reports (default out/run-TIMESTAMP)")
-	resume := fs.Bool("resume", false, "continue the run in --out, skipping finished trials")
-	shard := fs.String("shard", "", "run only shard i of n of the cells, e.g. 2/4")
-	asJSON := fs.Bool("json", false, "print one JSON object with outcome counts instead of tables")
-	plain := fs.Bool("plain", false, "plain progress lines even on a terminal")
+  sandcheck run --matrix big.yaml --shard 2/4       # this machine's quarter of the cells
+  sandcheck run --target command --target-settings '{"argv":["my-sandbox","--","sh","-c","{{.Command}}"],"reach":["http"]}'`, stderr)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintf(stderr, "\n%s\n", runExitHelp)
+	}
+	f := &runFlags{}
+	f.o.bind(fs, false)
+	fs.Var(&f.faults, "fault", "inject a fault NAME[:k=v,...]; repeatable, each is its own cell; \"\" = healthy (see `sandcheck faults`)")
+	fs.StringVar(&f.matrix, "matrix", "", "matrix YAML (default: the embedded one: srt, local, 20 trials)")
+	fs.IntVar(&f.n, "n", 0, "trials per cell (overrides the matrix)")
+	fs.IntVar(&f.j, "j", 0, "trials in parallel (overrides the matrix)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "deadline per trial (overrides the matrix); the trial itself gets a little less, to report before it")
+	fs.StringVar(&f.out, "out", "", "run directory: journal.jsonl and reports (default out/run-TIMESTAMP)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run in --out, skipping finished trials")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i of n of the cells, e.g. 2/4")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object with outcome counts and the exit code instead of tables")
+	fs.BoolVar(&f.plain, "plain", false, "plain progress lines even on a terminal")
+	fs.Float64Var(&f.maxHarness, "max-harness-rate", 0.05, "exit 3 when harness errors and timeouts exceed this fraction of a cell's trials")
+	return fs, f
+}
+
+// runPlan is a run configured from its flags and matrix, before anything runs.
+type runPlan struct {
+	m          *matrix.Matrix
+	o          trialOptions
+	opt        runner.Options // without Progress, which needs the command's stderr
+	asJSON     bool
+	maxHarness float64
+}
+
+// planRun parses run's flags and loads the matrix. A nil plan comes with the exit code (0 for
+// --help, exitUsage for anything wrong).
+func planRun(args []string, stderr io.Writer) (*runPlan, int) {
+	fs, f := newRunFlags(stderr)
 	if ok, code := parse(fs, args); !ok {
-		return code
+		return nil, code
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	m, err := loadMatrix(*matrixFile)
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	fail := func(format string, a ...any) (*runPlan, int) {
+		fmt.Fprintf(stderr, "sandcheck run: "+format+"\n", a...)
+		return nil, exitUsage
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	if f.maxHarness < 0 || f.maxHarness > 1 {
+		return fail("--max-harness-rate %g: want a fraction between 0 and 1", f.maxHarness)
+	}
+	m, err := loadMatrix(f.matrix)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return 2
+		return fail("%v", err)
 	}
-	if err := overrideMatrix(m, &o, set, faultList, *n, *j, *timeout); err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return 2
+	if err := overrideMatrix(m, &f.o, set, f.faults, f.n, f.j, f.timeout); err != nil {
+		return fail("%v", err)
 	}
-	sh, err := matrix.ParseShard(*shard)
-	if *shard != "" && err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: --shard: %v\n", err)
-		return 2
+	sh, err := matrix.ParseShard(f.shard)
+	if f.shard != "" && err != nil {
+		return fail("--shard: %v", err)
 	}
-	dir := *out
+	dir := f.out
 	if dir == "" {
-		if *resume {
-			fmt.Fprintln(stderr, "sandcheck run: --resume needs --out DIR (the run to continue)")
-			return 2
+		if f.resume {
+			return fail("--resume needs --out DIR (the run to continue)")
 		}
 		dir = filepath.Join("out", "run-"+time.Now().UTC().Format("20060102-150405"))
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return 1
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	exec, closeHosts, err := executors(ctx, m, self, &o, stderr)
-	defer closeHosts()
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return 1
-	}
-	opt := runner.Options{
+	p := &runPlan{m: m, o: f.o, asJSON: f.asJSON, maxHarness: f.maxHarness}
+	p.opt = runner.Options{
 		Cells: m.Cells(), Shard: sh, Trials: m.Trials, Parallel: m.Parallel, Timeout: m.Timeout,
-		Dir: dir, Resume: *resume, Progress: stderr, Plain: *plain,
+		Dir: dir, Resume: f.resume, Plain: f.plain,
 	}
 	if m.Adaptive != nil {
 		a := m.Adaptive
 		h := stats.Hypotheses{P0: a.P0, P1: a.P1}
-		opt.NewStopper = func(journal.Cell) runner.Stopper {
+		p.opt.NewStopper = func(journal.Cell) runner.Stopper {
 			s, _ := stats.NewSPRT(h, a.Alpha, a.Beta, a.Max)
 			return sprtStopper{s}
 		}
 	}
-	sum, err := runner.Run(ctx, exec, opt)
+	return p, 0
+}
+
+// runExecutors prepares the hosts of a plan; tests replace it with fakes.
+var runExecutors = executors
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	p, code := planRun(args, stderr)
+	if p == nil {
+		return code
+	}
+	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return 1
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	exec, closeHosts, err := runExecutors(ctx, p.m, self, &p.o, stderr)
+	defer closeHosts()
+	if err != nil {
+		// No trial ran: a host that cannot be prepared is the configuration's problem.
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		return exitUsage
+	}
+	opt := p.opt
+	opt.Progress = stderr
+	sum, err := runner.Run(ctx, exec, opt)
+	if sum == nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		return exitUsage
+	}
+	runErr := err
+	if runErr != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", runErr)
 	}
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	if err := writeReports(dir, []string{sum.Journal}, stderr); err != nil {
+	if err := writeReports(p.opt.Dir, []string{sum.Journal}, stderr); err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: reports: %v\n", err)
 	}
-	if *asJSON {
-		printJSON(stdout, sum)
+	res, err := readRun(sum)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+	}
+	v := res.verdict(p.maxHarness)
+	switch {
+	case ctx.Err() != nil:
+		v = runVerdict{exitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
+	case runErr != nil && v.code == exitPass:
+		v = runVerdict{exitHarness, []string{"the run stopped early: " + runErr.Error()}}
+	}
+	if p.asJSON {
+		printJSON(stdout, sum, res, v)
 	} else {
-		printObserved(stdout, sum)
+		printObserved(stdout, sum, res)
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
+		printVerdict(stdout, v)
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", sum.Journal, dir)
-		return 130
+		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", sum.Journal, p.opt.Dir)
 	}
-	return 0
+	return v.code
 }
 
 func loadMatrix(file string) (*matrix.Matrix, error) {
@@ -165,6 +252,16 @@ func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faul
 			return fmt.Errorf("--target: %w", err)
 		}
 		m.Targets = []matrix.Target{{ID: o.target, Name: o.target, Settings: map[string]any{}}}
+	}
+	if set["target-settings"] {
+		var ts map[string]any
+		if err := json.Unmarshal([]byte(o.targetSettings), &ts); err != nil || ts == nil {
+			return fmt.Errorf("--target-settings %q: want one JSON object of the target's settings (as in a matrix): %v", o.targetSettings, err)
+		}
+		if len(m.Targets) != 1 {
+			return fmt.Errorf("--target-settings: the matrix has %d targets; say which with --target", len(m.Targets))
+		}
+		m.Targets[0].Settings = ts
 	}
 	if len(faultList) > 0 {
 		m.Faults = nil
@@ -207,6 +304,9 @@ func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []
 		"--label-filter", c.Labels, "--hostnames", o.hostnames}
 	if t.Index == 0 {
 		argv = append(argv, "--fingerprint")
+	}
+	if t.Budget > 0 {
+		argv = append(argv, "--budget", t.Budget.String())
 	}
 	if t, ok := m.Target(c.Target); ok {
 		if len(t.Settings) > 0 {
@@ -252,8 +352,9 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	for _, mh := range m.Hosts {
 		if mh.Kind == matrix.KindLocal {
 			byHost[mh.Name] = &runner.ProcessExecutor{
-				Command: func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
-				Parse:   parseTrial,
+				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
+				Parse:         trialresult.Parse,
+				FramePrefixes: trialresult.Prefixes,
 			}
 			continue
 		}
@@ -268,24 +369,11 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 		}
 		byHost[mh.Name] = &hosts.Executor{Host: h, Binary: bin,
 			Argv:  func(t runner.Trial, bin string) []string { return trialArgv(bin, m, t, o) },
-			Parse: recordFromStdout}
+			Parse: trialresult.Parse}
 	}
 	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
 		return byHost[t.Cell.Host].Run(ctx, t)
 	}), closeAll, nil
-}
-
-// parseTrial reads the verdict line a trial emitted on stdout into a journal record.
-func parseTrial(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
-	return recordFromStdout(res.Stdout)
-}
-
-func recordFromStdout(stdout []byte) (journal.Record, error) {
-	t, fp, err := specreport.ParseEmitted(stdout)
-	if err != nil {
-		return journal.Record{}, err
-	}
-	return journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp}, nil
 }
 
 type sprtStopper struct{ s *stats.SPRT }
@@ -295,159 +383,4 @@ func (s sprtStopper) Observe(pass bool) bool {
 		return false
 	}
 	return s.s.Step(!pass) != stats.Continue
-}
-
-// jsonSummary is the stable shape of `run --json`.
-type jsonSummary struct {
-	Trials   int                      `json:"trials"`
-	Outcomes map[classify.Outcome]int `json:"outcomes"`
-	Cells    []jsonCell               `json:"cells"`
-	Journal  string                   `json:"journal"`
-}
-
-type jsonCell struct {
-	ID       string                   `json:"id"`
-	Target   string                   `json:"target"`
-	Host     string                   `json:"host"`
-	Fault    string                   `json:"fault"`
-	Trials   int                      `json:"trials"`
-	Outcomes map[classify.Outcome]int `json:"outcomes"`
-	// FailureRate counts every trial whose outcome is not correct, harness trouble aside.
-	FailureRate float64    `json:"failure_rate"`
-	CI95        [2]float64 `json:"ci95"`
-}
-
-func cellRate(c runner.CellSummary) (fails, counted int) {
-	for o, k := range c.Counts {
-		switch o.Severity() {
-		case classify.SevHarness, classify.SevSkip:
-			continue
-		}
-		counted += k
-		if o != classify.Correct {
-			fails += k
-		}
-	}
-	return fails, counted
-}
-
-func printJSON(w io.Writer, sum *runner.Summary) {
-	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal}
-	for _, c := range sum.Cells {
-		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Host: c.Cell.Host, Fault: c.Cell.Fault,
-			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
-		for o, k := range c.Counts {
-			jc.Outcomes[o] += k
-			js.Outcomes[o] += k
-		}
-		js.Trials += c.Trials
-		fails, counted := cellRate(c)
-		ci := stats.Wilson(fails, counted)
-		jc.FailureRate, jc.CI95 = stats.Rate(fails, counted), [2]float64{ci.Low, ci.High}
-		js.Cells = append(js.Cells, jc)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(js)
-}
-
-// printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate.
-func printObserved(w io.Writer, sum *runner.Summary) {
-	// One example hint per cell and outcome says why, as the seed's report did; per scenario,
-	// how often it failed, so a run of many scenarios says which ones.
-	hints := map[string]map[classify.Outcome]string{}
-	type tally struct {
-		failed, ran int
-		outs        map[classify.Outcome]int
-	}
-	scen := map[string]map[string]*tally{}
-	journal.Scan(sum.Journal, func(r journal.Record) error {
-		if hints[r.Cell.ID] == nil {
-			hints[r.Cell.ID] = map[classify.Outcome]string{}
-			scen[r.Cell.ID] = map[string]*tally{}
-		}
-		if _, ok := hints[r.Cell.ID][r.Outcome]; !ok && r.Hint != "" {
-			hints[r.Cell.ID][r.Outcome] = firstClause(r.Hint)
-		}
-		for _, sc := range r.Scenarios {
-			t := scen[r.Cell.ID][sc.Name]
-			if t == nil {
-				t = &tally{outs: map[classify.Outcome]int{}}
-				scen[r.Cell.ID][sc.Name] = t
-			}
-			t.ran++
-			if !sc.Pass {
-				t.failed++
-				t.outs[sc.Outcome]++
-			}
-		}
-		return nil
-	})
-	known, _ := knownfindings.SRT()
-	for _, c := range sum.Cells {
-		fault := c.Cell.Fault
-		if fault == "" {
-			fault = "none (healthy)"
-		}
-		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", c.Cell.Target, c.Cell.Host, fault, c.Trials)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
-		var outs []classify.Outcome
-		for o := range c.Counts {
-			outs = append(outs, o)
-		}
-		sort.Slice(outs, func(i, j int) bool { return indexOf(outs[i]) < indexOf(outs[j]) })
-		for _, o := range outs {
-			k := c.Counts[o]
-			ci := stats.Wilson(k, c.Trials)
-			fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", o, k, 100*stats.Rate(k, c.Trials), 100*ci.Low, 100*ci.High, o.Severity())
-		}
-		tw.Flush()
-		for _, o := range outs {
-			if h := hints[c.Cell.ID][o]; h != "" && o != classify.Correct {
-				fmt.Fprintf(w, "  why %s: %s\n", o, h)
-			}
-		}
-		var names []string
-		for n, t := range scen[c.Cell.ID] {
-			if t.failed > 0 {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 0 || len(scen[c.Cell.ID]) < 2 {
-			continue
-		}
-		sort.Strings(names)
-		fmt.Fprintf(w, "  %d of %d scenarios passed in every trial; the others:\n", len(scen[c.Cell.ID])-len(names), len(scen[c.Cell.ID]))
-		for _, n := range names {
-			t := scen[c.Cell.ID][n]
-			var parts []string
-			for o, k := range t.outs {
-				parts = append(parts, fmt.Sprintf("%s %d/%d", o, k, t.ran))
-			}
-			sort.Strings(parts)
-			note := ""
-			if _, ok := known.Lookup(n); ok && c.Cell.Target == known.Target && c.Cell.Fault == "" {
-				note = "  (known finding)"
-			}
-			fmt.Fprintf(w, "    %s: %s%s\n", n, strings.Join(parts, ", "), note)
-		}
-	}
-}
-
-func indexOf(o classify.Outcome) int {
-	for i, x := range classify.All {
-		if x == o {
-			return i
-		}
-	}
-	return len(classify.All)
-}
-
-// firstClause keeps a hint's leading cause, before the per-channel details.
-func firstClause(h string) string {
-	if i := strings.Index(h, "; "); i > 0 {
-		return h[:i]
-	}
-	return h
 }

@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/doctor"
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets/srt"
@@ -44,6 +47,11 @@ func (o *trialOptions) config() (harness.Config, error) {
 }
 
 func trialCmd(args []string, stdout, stderr io.Writer) int {
+	// The runner's key for this trial's frames. Unset before anything starts, so no child (the
+	// sandbox, the command inside it) inherits it and could frame a result of its own.
+	key := os.Getenv(runner.EnvResultKey)
+	os.Unsetenv(runner.EnvResultKey)
+
 	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
   sandcheck trial --fault bridge-absent --report out/ginkgo.json
   sandcheck trial --emit --fingerprint     # what the runner starts on every host`, stderr)
@@ -51,10 +59,19 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	o.bind(fs, true)
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
-	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(specreport.EmitPrefix)+" line (for the runner)")
+	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(specreport.EmitPrefix)+" line and stream every fixture hit as a "+
+		strings.TrimSpace(specreport.EgressPrefix)+" line (for the runner; keyed with $"+runner.EnvResultKey+" when set)")
 	fingerprint := fs.Bool("fingerprint", false, "include this host's fingerprint (sandcheck doctor) in the emitted result")
+	budget := fs.Duration("budget", 0, "finish within this long of starting, teardown and report included: sandboxed runs are cut short to fit (0 = no budget)")
 	if ok, code := parse(fs, args); !ok {
 		return code
+	}
+	if *budget < 0 {
+		fmt.Fprintf(stderr, "sandcheck trial: --budget %s: want a positive duration\n", *budget)
+		return 2
+	}
+	if *budget > 0 {
+		os.Setenv(harness.EnvBudget, budget.String())
 	}
 	if _, err := o.config(); err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
@@ -71,6 +88,17 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		reportFile = f.Name()
 		defer os.Remove(reportFile)
 	}
+	var frames sync.Mutex // one frame at a time on stdout, whole
+	if *emit {
+		harness.OnEgress = func(h nethost.Hit) {
+			frames.Lock()
+			defer frames.Unlock()
+			if err := specreport.EmitEgress(stdout, key, h); err != nil {
+				fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+			}
+			flush(stdout)
+		}
+	}
 	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
 	t, err := specreport.ReadFile(reportFile)
 	if err != nil {
@@ -82,7 +110,11 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		if *fingerprint {
 			fp = hostFingerprint()
 		}
-		if err := specreport.Emit(stdout, t, fp); err != nil {
+		frames.Lock()
+		err := specreport.Emit(stdout, key, t, fp)
+		flush(stdout)
+		frames.Unlock()
+		if err != nil {
 			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 			return 1
 		}
@@ -93,6 +125,13 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.
+func flush(w io.Writer) {
+	if f, ok := w.(interface{ Flush() error }); ok {
+		f.Flush()
+	}
 }
 
 // runSpecs runs the compiled specs once in this process.

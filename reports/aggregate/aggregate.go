@@ -7,7 +7,9 @@ package aggregate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sandcheck/sandcheck/reports/load"
@@ -57,9 +59,56 @@ type scenAcc struct {
 
 type acc struct {
 	trials, measured, failures, failOpen int
+	trialFailOpen, timedOutEgress        int
 	durationMS                           int64
 	outcomes, failing                    map[string]int
 	examples                             map[string]schema.Example
+	breaches                             map[string]int
+	breachOverflow                       int // observations of breaches beyond maxBreachKinds
+	known                                map[string]schema.KnownCount
+	unreproduced                         map[string]int
+}
+
+// maxBreachKinds bounds the distinct breaches a row remembers: egress lines carry per-trial
+// paths, and memory must not grow with trials.
+const maxBreachKinds = 256
+
+// breach counts each distinct what once per trial.
+func (x *acc) breach(whats []string) {
+	seen := map[string]bool{}
+	for _, w := range whats {
+		if w == "" || seen[w] {
+			continue
+		}
+		seen[w] = true
+		if x.breaches == nil {
+			x.breaches = map[string]int{}
+		}
+		if _, ok := x.breaches[w]; !ok && len(x.breaches) >= maxBreachKinds {
+			x.breachOverflow++
+			continue
+		}
+		x.breaches[w]++
+	}
+}
+
+func (x *acc) knownFailure(id string, failOpen bool) {
+	if x.known == nil {
+		x.known = map[string]schema.KnownCount{}
+	}
+	k := x.known[id]
+	k.Trials++
+	if failOpen {
+		k.FailOpen++
+	}
+	x.known[id] = k
+}
+
+func (x *acc) unreproducedIn(id string) {
+	if x.unreproduced == nil {
+		x.unreproduced = map[string]int{}
+	}
+	x.unreproduced[id]++
 }
 
 // New validates opts (the SPRT spelling in particular).
@@ -130,7 +179,10 @@ func (a *Aggregator) Add(r journal.Record) {
 	}
 
 	anyMeasured, anyFailed, anyFailOpen := false, false, false
+	sawOpen := false // some scenario observed non-enforcing, expected or not
 	var failedNames []string
+	trialKnown := map[string]bool{} // id -> fail-open, once per trial for the overall row
+	trialUnrepro := map[string]bool{}
 	for _, sc := range r.Scenarios {
 		s := c.scen[sc.Name]
 		if s == nil {
@@ -139,16 +191,29 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		m := measured(sc.Outcome)
 		failed := m && !sc.Pass
+		open := sc.Outcome == classify.NonEnforcing
 		hint := sc.Hint
 		if hint == "" {
 			hint = r.Hint
 		}
-		s.add(sc.Outcome, m, failed, sc.Outcome == classify.NonEnforcing, a.example(r, sc.Pass, hint))
+		s.add(sc.Outcome, m, failed, open, a.example(r, sc.Pass, hint))
+		sawOpen = sawOpen || open
+		for _, id := range schema.SplitIDs(sc.Unreproduced) {
+			s.unreproducedIn(id)
+			trialUnrepro[id] = true
+		}
 		anyMeasured = anyMeasured || m
 		if failed {
 			anyFailed = true
-			anyFailOpen = anyFailOpen || sc.Outcome == classify.NonEnforcing
+			anyFailOpen = anyFailOpen || open
 			failedNames = append(failedNames, sc.Name)
+			s.breach(sc.Breaches)
+			if ids := schema.SplitIDs(sc.Known); len(ids) > 0 {
+				// Keyed by the whole set: the failure is accepted only if every id is.
+				key := strings.Join(ids, ", ")
+				s.knownFailure(key, open)
+				trialKnown[key] = trialKnown[key] || open
+			}
 		}
 	}
 	if len(r.Scenarios) == 0 {
@@ -156,9 +221,28 @@ func (a *Aggregator) Add(r journal.Record) {
 		anyMeasured = measured(r.Outcome)
 		sev := r.Outcome.Severity()
 		anyFailed = anyMeasured && (sev == classify.SevFailOpen || sev == classify.SevFailClosed)
-		anyFailOpen = anyFailed && sev == classify.SevFailOpen
+	}
+	// Egress the fixture servers logged, or a trial-level non-enforcing verdict, is fail-open
+	// whatever else happened (a timeout, a crash, scenarios that never reported). Unless a
+	// non-enforcing scenario row already shows it, it is counted at trial level, where the gate
+	// sees it; a timeout with egress is never harness trouble.
+	trialOpen := !sawOpen && (r.Outcome == classify.NonEnforcing || len(r.Egress) > 0)
+	trialOpen = trialOpen || (r.TimedOut && len(r.Egress) > 0)
+	if trialOpen {
+		anyMeasured, anyFailed, anyFailOpen = true, true, true
+		c.overall.trialFailOpen++
+		if r.TimedOut && len(r.Egress) > 0 {
+			c.overall.timedOutEgress++
+		}
+		c.overall.breach(r.Egress) // scenario breaches stay on their rows; these have no other
 	}
 	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, !anyFailed, r.Hint))
+	for id, open := range trialKnown {
+		c.overall.knownFailure(id, open)
+	}
+	for id := range trialUnrepro {
+		c.overall.unreproducedIn(id)
+	}
 	c.overall.durationMS += r.DurationMS
 	c.cof.Add(failedNames)
 }
@@ -286,6 +370,14 @@ func (a *Aggregator) counts(x *acc) schema.Counts {
 			c.TrialsNeeded = &schema.TrialsNeeded{Rate: a.opts.ClaimRate, Trials: n, More: max(0, n-x.measured)}
 		}
 	}
+	c.TrialFailOpen, c.TimedOutEgress = x.trialFailOpen, x.timedOutEgress
+	c.Breaches, c.BreachesOther = topBreaches(x.breaches, x.breachOverflow)
+	if len(x.known) > 0 {
+		c.Known = maps.Clone(x.known)
+	}
+	if len(x.unreproduced) > 0 {
+		c.Unreproduced = maps.Clone(x.unreproduced)
+	}
 	if a.sprt != nil {
 		c.SPRT = &schema.SPRT{Decision: a.sprt.Judge(x.failures, x.measured).String(), LLR: a.sprt.LLRFor(x.failures, x.measured), Trials: x.measured}
 	}
@@ -294,6 +386,32 @@ func (a *Aggregator) counts(x *acc) schema.Counts {
 		c.Examples[o] = ex
 	}
 	return c
+}
+
+// topBreaches lists the most frequent breaches (then by name, so shard order does not matter)
+// and counts the observations left out.
+func topBreaches(m map[string]int, overflow int) ([]schema.Breach, int) {
+	all := make([]schema.Breach, 0, len(m))
+	for w, n := range m {
+		all = append(all, schema.Breach{What: w, Trials: n})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Trials != all[j].Trials {
+			return all[i].Trials > all[j].Trials
+		}
+		return all[i].What < all[j].What
+	})
+	other := overflow
+	if len(all) > schema.MaxBreaches {
+		for _, b := range all[schema.MaxBreaches:] {
+			other += b.Trials
+		}
+		all = all[:schema.MaxBreaches]
+	}
+	if len(all) == 0 {
+		all = nil
+	}
+	return all, other
 }
 
 // capEvidence keeps reports readable and bounded when a probe dumped megabytes; the cut evidence

@@ -205,3 +205,51 @@ func TestStreamingMemoryIsFlat(t *testing.T) {
 		t.Fatalf("heap grew from %d to %d bytes with 100x the trials", small, large)
 	}
 }
+
+// TestTrialLevelEgressKnownAndBreaches: egress the fixture servers saw counts as fail-open at
+// trial level (a timeout with egress is not harness trouble), breaches are counted per trial and
+// bounded, known findings are keyed by their whole id set, unreproduced ids per id.
+func TestTrialLevelEgressKnownAndBreaches(t *testing.T) {
+	a, _ := New(Options{})
+	rec := func(i int, r journal.Record) journal.Record { r.V, r.Cell, r.Trial = 1, clean, i; return r }
+	i := 0
+	for ; i < 10; i++ { // correct; the udp finding keyed to network/seed did not show
+		a.Add(rec(i, journal.Record{Outcome: classify.Correct, Scenarios: []journal.Scenario{
+			{Name: "network/seed", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:b, srt:a"}}}))
+	}
+	a.Add(rec(i, journal.Record{Outcome: classify.Timeout, TimedOut: true})) // no egress: harness
+	i++
+	a.Add(rec(i, journal.Record{Outcome: classify.Timeout, TimedOut: true, Egress: []string{"denied tcp 198.18.0.3:9 from 198.18.0.2"}}))
+	i++
+	a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Egress: []string{"dns denied.sandcheck.test"}}))
+	i++
+	// A known failure whose breach repeats in the trial: counted once.
+	a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
+		{Name: "network/seed", Outcome: classify.NonEnforcing, Known: "srt:b, srt:a", Breaches: []string{"udp: x", "udp: x"}}}}))
+	i++
+	// Many distinct breaches: the report keeps MaxBreaches and counts the rest.
+	for k := 0; k < 20; k++ {
+		a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
+			{Name: "network/seed", Outcome: classify.NonEnforcing, Breaches: []string{fmt.Sprintf("write /tmp/f%02d", k)}}}}))
+		i++
+	}
+	rep := a.Report()
+	o, c := rep.Overall[0], rep.Cells[0]
+	if o.Trials != 34 || o.TrialFailOpen != 2 || o.TimedOutEgress != 1 || o.FailOpen != 23 || o.Measured != 33 {
+		t.Fatalf("overall: trials %d trial_fail_open %d timed_out_egress %d fail_open %d measured %d", o.Trials, o.TrialFailOpen, o.TimedOutEgress, o.FailOpen, o.Measured)
+	}
+	if got := o.BreachList(); got != "denied tcp 198.18.0.3:9 from 198.18.0.2 (1), dns denied.sandcheck.test (1)" {
+		t.Fatalf("overall breaches = %q (only trial-level egress belongs here)", got)
+	}
+	if c.FailOpen != 21 || c.Known["srt:a, srt:b"] != (schema.KnownCount{Trials: 1, FailOpen: 1}) || len(c.Known) != 1 {
+		t.Fatalf("row: fail_open %d known %v", c.FailOpen, c.Known)
+	}
+	if c.Unreproduced["srt:a"] != 10 || c.Unreproduced["srt:b"] != 10 || len(c.Fixed()) != 0 {
+		t.Fatalf("unreproduced %v fixed %v (the finding showed once: not fixed)", c.Unreproduced, c.Fixed())
+	}
+	// Equal counts sort by name; the 21 distinct breaches keep 8, the other 13 are counted.
+	if len(c.Breaches) != schema.MaxBreaches || c.Breaches[0] != (schema.Breach{What: "udp: x", Trials: 1}) ||
+		c.Breaches[7].What != "write /tmp/f06" || c.BreachesOther != 21-schema.MaxBreaches {
+		t.Fatalf("breaches %v other %d", c.Breaches, c.BreachesOther)
+	}
+}

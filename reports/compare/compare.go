@@ -33,6 +33,7 @@ type NewOutcome struct {
 	Outcome  string
 	Count    int
 	Severity string
+	What     string // for a fail-open outcome, what was breached, in its own terms
 }
 
 // Result is the comparison. Rows are named as in the reports (target@host fault scenario).
@@ -95,8 +96,25 @@ func Compare(base, cur *schema.Report, alpha float64) (Result, error) {
 				if oc := classify.Outcome(o); oc.Valid() {
 					sev = string(oc.Severity())
 				}
-				res.NewOutcomes = append(res.NewOutcomes, NewOutcome{Name: n.Name(), Outcome: o, Count: cnt, Severity: sev})
+				no := NewOutcome{Name: n.Name(), Outcome: o, Count: cnt, Severity: sev}
+				if sev == string(classify.SevFailOpen) {
+					no.What = n.Breached()
+				}
+				res.NewOutcomes = append(res.NewOutcomes, no)
 			}
+		}
+	}
+	// Egress no scenario row shows (a trial that timed out or crashed after reaching a denied
+	// host) lives in the cells' overall rows: new there is a new fail-open too.
+	baseOverall := map[string]schema.Overall{}
+	for _, o := range base.Overall {
+		baseOverall[o.CellID] = o
+	}
+	for _, o := range cur.Overall {
+		b, ok := baseOverall[o.CellID]
+		if ok && o.TrialFailOpen > 0 && b.TrialFailOpen == 0 {
+			res.NewOutcomes = append(res.NewOutcomes, NewOutcome{Name: o.Name(), Outcome: "fail-open outside any scenario",
+				Count: o.TrialFailOpen, Severity: string(classify.SevFailOpen), What: o.Breached()})
 		}
 	}
 	for _, b := range base.Cells {
@@ -134,7 +152,11 @@ func WriteText(w io.Writer, r Result) error {
 		if n.Severity == string(classify.SevFailOpen) {
 			tag = "NEW FAIL-OPEN OUTCOME"
 		}
-		fmt.Fprintf(&b, "%s %s: %s x%d (%s), never seen in the baseline\n", tag, n.Name, n.Outcome, n.Count, n.Severity)
+		what := ""
+		if n.What != "" {
+			what = ": " + n.What
+		}
+		fmt.Fprintf(&b, "%s %s: %s x%d (%s), never seen in the baseline%s\n", tag, n.Name, n.Outcome, n.Count, n.Severity, what)
 	}
 	for _, d := range r.Disappeared {
 		fmt.Fprintf(&b, "disappeared %s: in the baseline, not in the new report\n", d)

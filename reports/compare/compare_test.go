@@ -140,3 +140,40 @@ func TestCompareErrors(t *testing.T) {
 		t.Fatal("alpha >= 1 must fail")
 	}
 }
+
+// TestCompareNewEgressOutsideScenarios: a trial that timed out after reaching a denied host has
+// no scenario row; compare still reports it as a new fail-open, saying what was reached.
+func TestCompareNewEgressOutsideScenarios(t *testing.T) {
+	dir := t.TempDir()
+	base := reportOf(t, dir, "base", spec{"native", "network/seed", 50, nil})
+	jpath := filepath.Join(dir, "new.jsonl")
+	w, err := journal.OpenWriter(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := journal.Cell{ID: "native", Target: "srt", Host: "native"}
+	for i := 0; i < 50; i++ {
+		w.Append(journal.Record{RunID: "new", Cell: cell, Trial: i, Outcome: classify.Correct,
+			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}})
+	}
+	w.Append(journal.Record{RunID: "new", Cell: cell, Trial: 50, Outcome: classify.Timeout, TimedOut: true,
+		Egress: []string{"denied https CONNECT denied.sandcheck.test:443 from 198.18.0.2"}})
+	w.Close()
+	rep, _, err := aggregate.FromJournals([]string{jpath}, aggregate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := format.WriteAll(filepath.Join(dir, "new"), rep, format.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Files(base, filepath.Join(dir, "new", format.JSONFile), 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	WriteText(&buf, res)
+	want := "NEW FAIL-OPEN OUTCOME srt@native: fail-open outside any scenario x1 (fail-open), never seen in the baseline: denied https CONNECT denied.sandcheck.test:443 from 198.18.0.2 (1)"
+	if !res.Failed() || !strings.Contains(buf.String(), want) {
+		t.Fatalf("compare must fail naming the egress:\n%s", buf.String())
+	}
+}

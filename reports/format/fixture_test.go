@@ -46,6 +46,10 @@ func seedReport(t *testing.T) *schema.Report {
 				{Name: "network/seed", Outcome: o, Pass: o == classify.Correct},
 				{Name: "network/ip-literal", Outcome: o, Pass: o == classify.Correct},
 			}
+			if o == classify.NonEnforcing {
+				r.Scenarios[0].Breaches = []string{"http: denied.sandcheck.test reached"}
+				r.Scenarios[1].Breaches = []string{"direct: 198.18.0.3 reached"}
+			}
 		}
 		a.Add(r)
 	}

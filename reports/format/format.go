@@ -26,9 +26,10 @@ type Options struct {
 	Expected string // what a healthy sandbox does; "" = the design's definition of correct
 }
 
-// DefaultExpected is what DESIGN.md defines as a healthy network trial.
-const DefaultExpected = "Deterministically `correct` in every trial: the allowed host answers with its token, " +
-	"the denied host is refused by policy, over every channel."
+// DefaultExpected is what DESIGN.md defines as a healthy trial, for every kind of scenario.
+const DefaultExpected = "Deterministically `correct` in every trial of every scenario: the allowed host answers with its token " +
+	"and the denied host is refused by policy, over every channel; writes stay inside the workspace and protected files " +
+	"stay unreadable; a sandbox that cannot enforce refuses to start, loudly."
 
 // Files are the names WriteAll uses.
 const (
@@ -188,4 +189,53 @@ func verdict(c schema.Counts) string {
 	}
 	return fmt.Sprintf("%d of %d measured trials failed (%s, 95%% CI %s): %s", c.Failures, c.Measured,
 		pct(c.FailureRate), ciString(c.CI95), schema.OutcomeList(c.FailingOutcomes, allOrder))
+}
+
+// knownNote marks the row's failures that known findings cover. They stay failures: the note
+// says so, so a reader never takes "known" for "fine".
+func knownNote(c schema.Counts) string {
+	var parts []string
+	for _, id := range c.KnownIDs() {
+		parts = append(parts, fmt.Sprintf("known finding %s in %d of %d trials", id, c.Known[id].Trials, c.Trials))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fixedNote names the known findings keyed to the row that showed in none of its trials.
+func fixedNote(c schema.Counts) string {
+	var parts []string
+	for _, id := range c.Fixed() {
+		parts = append(parts, fmt.Sprintf("known finding %s did not reproduce in any of %d trials (fixed?)", id, c.Trials))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// details is what a row adds to its verdict: what its fail-open trials breached, in the
+// breach's own terms, and the known findings that did or did not show.
+func details(c schema.Counts) []string {
+	var d []string
+	if c.FailOpen > 0 {
+		d = append(d, "breached: "+c.Breached())
+	}
+	for _, n := range []string{knownNote(c), fixedNote(c)} {
+		if n != "" {
+			d = append(d, n)
+		}
+	}
+	return d
+}
+
+// failOpenWhat lists what a cell's fail-open trials breached, scenario by scenario, and the
+// trial-level egress no scenario reported.
+func failOpenWhat(rep *schema.Report, o schema.Overall) []string {
+	var out []string
+	for _, c := range rep.Cells {
+		if c.CellID == o.CellID && c.FailOpen > 0 {
+			out = append(out, c.Scenario+": "+c.Breached())
+		}
+	}
+	if o.TrialFailOpen > 0 || (len(out) == 0 && o.FailOpen > 0) {
+		out = append(out, "outside any scenario: "+o.Breached())
+	}
+	return out
 }

@@ -76,7 +76,8 @@ func TestMarkdownShape(t *testing.T) {
 		"| kernel | unknown |", // the native host recorded no fingerprint
 		"| `proxy-dead` | fail-closed | 6 | 60.0% | 31.3% – 83.2% |",
 		"| `non-enforcing` | fail-open | 2 | 20.0% |",
-		"**Fail-open: the denied host was reached in 2 trial(s).**",
+		"**Fail-open in 2 trial(s): network/ip-literal: direct: 198.18.0.3 reached (2); network/seed: http: denied.sandcheck.test reached (2).**",
+		"FAIL-OPEN x2: http: denied.sandcheck.test reached (2)",
 		"network/ip-literal, network/seed failed together in 8 of 10 trials",
 		"sandcheck run --matrix matrix.yaml --trials 10",
 		"\"failIfUnavailable\": true",

@@ -63,18 +63,21 @@ type heatRow struct {
 
 type heatCell struct {
 	Scenario, Color, Text, Title string
-	Has, FailOpen                bool
+	Has, FailOpen, Known         bool
 }
 
 type cellView struct {
 	Anchor, CellID, Name, Verdict string
 	FailOpen                      bool
+	Breached                      []string // what the fail-open trials let through, per scenario
 	Bars                          []barView
 	Examples                      []exView
 }
 
 type barView struct {
 	Label, Verdict, Kind string // Kind: "overall" or "scenario"
+	Details              []string
+	Known, Fixed         string
 	Segs                 []seg
 	Measured             bool
 	Rate, Lo, Hi         float64 // x positions in px
@@ -141,6 +144,9 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 		v.Heat = append(v.Heat, hr)
 
 		cv := cellView{Anchor: anchor, CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts), FailOpen: o.FailOpen > 0}
+		if cv.FailOpen {
+			cv.Breached = failOpenWhat(rep, o)
+		}
 		cv.Bars = append(cv.Bars, bar("all scenarios (per trial)", "overall", o.Counts))
 		for _, s := range v.Scenarios {
 			if c, ok := rows[s]; ok {
@@ -181,7 +187,15 @@ func heat(s string, c schema.Cell, ok bool) heatCell {
 		h.Color, h.Text, h.Title = "#ffffff", "", "not run in this cell"
 	case c.FailOpen > 0:
 		h.Color, h.Text, h.FailOpen = "#6a1b9a", "OPEN", true
-		h.Title = "fail-open: " + verdict(c.Counts)
+		h.Title = "fail-open: " + verdict(c.Counts) + ": " + c.Breached()
+		if c.KnownFailures() == c.Failures {
+			// Still purple: a known fail-open is fail-open. The mark only says it is on the list.
+			h.Text, h.Known = "OPEN (known)", true
+			h.Title += "; " + knownNote(c.Counts)
+		}
+	case c.Failures > 0 && c.KnownFailures() == c.Failures:
+		h.Color, h.Text, h.Known = rateColor(c.FailureRate), pct(c.FailureRate)+" (known)", true
+		h.Title = verdict(c.Counts) + "; " + knownNote(c.Counts)
 	case c.Measured == 0:
 		h.Color, h.Text, h.Title = "#e0e0e0", "n/m", verdict(c.Counts)
 	default:
@@ -207,6 +221,13 @@ func rateColor(r float64) string {
 
 func bar(label, kind string, c schema.Counts) barView {
 	b := barView{Label: label, Kind: kind, Verdict: verdict(c), Measured: c.Measured > 0}
+	if kind == "scenario" {
+		// The overall bar repeats none of this: the cell's breach list and its scenario bars say it.
+		b.Known, b.Fixed = knownNote(c), fixedNote(c)
+		if c.FailOpen > 0 {
+			b.Details = append(b.Details, "breached: "+c.Breached())
+		}
+	}
 	x := 0.0
 	for _, o := range outcomeOrder(c.Outcomes) {
 		n := c.Outcomes[o]

@@ -109,7 +109,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			tc := junitCase{Name: c.Scenario, Classname: classname(c.CellRef), Time: "0", Properties: caseProps(c)}
 			switch {
 			case c.Failures > 0:
-				tc.Failure = &junitMessage{Message: xmlSafe(verdict(c.Counts)), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(c))}
+				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(c))}
 				s.Failures++
 			case c.Measured == 0 && c.Trials > 0 && c.Outcomes[string(classify.NotApplicable)] == c.Trials:
 				tc.Skipped = &junitMessage{Message: "not applicable to this target in every trial"}
@@ -118,7 +118,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 				tc.Error = &junitMessage{Message: xmlSafe(verdict(c.Counts)), Type: "unmeasured", Body: xmlSafe(failureBody(c))}
 				s.Errors++
 			default:
-				tc.SystemOut = &junitText{xmlSafe(verdict(c.Counts))}
+				tc.SystemOut = &junitText{xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; "))}
 			}
 			s.Tests++
 			s.Cases = append(s.Cases, tc)

@@ -171,9 +171,23 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	for _, o := range rep.Overall {
 		p("- **%s**: %s.", mdCell(o.Name()), mdCell(verdict(o.Counts)))
 		if o.FailOpen > 0 {
-			p(" **Fail-open: the denied host was reached in %d trial(s).**", o.FailOpen)
+			p(" **Fail-open in %d trial(s): %s.**", o.FailOpen, mdCell(strings.Join(failOpenWhat(rep, o), "; ")))
 		}
 		p("\n")
+		// Known findings stay in view: named where they showed, and flagged when they no longer do.
+		for _, c := range rep.Cells {
+			if c.CellID != o.CellID {
+				continue
+			}
+			for _, id := range c.KnownIDs() {
+				k := c.Known[id]
+				p("  - %s: **known finding** `%s` in %d of %d trials: %s (still a failure; the gate passes it only if its policy accepts it: `accept_known`).\n",
+					mdCell(c.Scenario), mdCell(id), k.Trials, c.Trials, mdCell(c.Breached()))
+			}
+			for _, id := range c.Fixed() {
+				p("  - %s: known finding `%s` did not reproduce in any of %d trials (fixed?).\n", mdCell(c.Scenario), mdCell(id), c.Trials)
+			}
+		}
 	}
 	for _, cf := range rep.CoFailures {
 		for _, g := range cf.Groups {
@@ -274,7 +288,12 @@ func rowNote(c schema.Counts) string {
 		notes = append(notes, fmt.Sprintf("SPRT %s after %d", c.SPRT.Decision, c.SPRT.Trials))
 	}
 	if c.FailOpen > 0 {
-		notes = append(notes, fmt.Sprintf("FAIL-OPEN x%d", c.FailOpen))
+		notes = append(notes, fmt.Sprintf("FAIL-OPEN x%d: %s", c.FailOpen, c.Breached()))
+	}
+	for _, n := range []string{knownNote(c), fixedNote(c)} {
+		if n != "" {
+			notes = append(notes, n)
+		}
 	}
 	if h := c.Trials - c.Measured; h > 0 {
 		notes = append(notes, fmt.Sprintf("%d not measured", h))

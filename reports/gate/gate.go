@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 const (
 	RuleRanNothing       = "ran-nothing"
 	RuleNonEnforcing     = "non-enforcing"
+	RuleHarness          = "harness-bound"
 	RuleFailClosed       = "fail-closed-bound"
 	RuleMinTrials        = "min-trials"
 	RuleMinCells         = "min-cells"
@@ -23,12 +25,40 @@ const (
 	RuleRequiredScenario = "required-scenario"
 )
 
+// Group is where a violation is listed: what blocks outright, what a rate bound caught, and
+// what lacks the trials to say either way.
+type Group int
+
+const (
+	GroupBlocker Group = iota
+	GroupFailClosed
+	GroupEvidence
+)
+
+// groupOf places a rule: fail-open and coverage guards block outright; min-trials is missing
+// evidence, not a finding.
+func groupOf(rule string) Group {
+	switch rule {
+	case RuleFailClosed:
+		return GroupFailClosed
+	case RuleMinTrials:
+		return GroupEvidence
+	}
+	return GroupBlocker
+}
+
+// blockerRank orders the blockers: fail-open first, then harness trouble, then coverage.
+var blockerRank = map[string]int{RuleNonEnforcing: 0, RuleHarness: 1, RuleRanNothing: 2, RuleMinCells: 3, RuleMinScenarios: 4, RuleRequiredScenario: 5}
+
 // Violation is one reason the release does not pass.
 type Violation struct {
 	Rule    string
-	Cell    string // the row's name ("" for whole-report rules)
+	Cell    string // the row's name ("" for whole-report rules); min-trials names the cell only
 	Message string
 }
+
+// Group is where the violation is listed.
+func (v Violation) Group() Group { return groupOf(v.Rule) }
 
 func (v Violation) String() string {
 	if v.Cell == "" {
@@ -37,68 +67,198 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s: %s: %s", v.Rule, v.Cell, v.Message)
 }
 
+// Accepted is a known finding whose failures the policy accepted (accept_known) in one row.
+type Accepted struct {
+	ID       string
+	Row      string
+	Failures int // failing trials the finding covered
+	FailOpen int // of them, non-enforcing
+	Trials   int // the row's trials
+	What     string
+}
+
+func (a Accepted) String() string {
+	kind := "fail-closed"
+	if a.FailOpen > 0 {
+		kind = "non-enforcing"
+	}
+	s := fmt.Sprintf("%s: %s: %s in %d of %d trials", a.ID, a.Row, kind, a.Failures, a.Trials)
+	if a.What != "" {
+		s += ": " + a.What
+	}
+	return s
+}
+
+// Result is the gate's judgement.
+type Result struct {
+	Violations []Violation // blockers (fail-open first), fail-closed bounds, insufficient evidence
+	Accepted   []Accepted  // known findings accepted by the policy, each named
+	Unused     []string    // accept_known ids no row showed: the list may be stale
+	Rows       int         // rows judged
+	Cells      int
+}
+
+// Failed is the exit-1 condition.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Count counts the violations in group g.
+func (r Result) Count(g Group) int {
+	n := 0
+	for _, v := range r.Violations {
+		if v.Group() == g {
+			n++
+		}
+	}
+	return n
+}
+
 // row is what the rules look at: a cell x scenario row, or a cell's overall row when the cell
 // has no scenario rows (every trial died before a scenario reported).
 type row struct {
-	name  string
-	fault string
+	cell, scenario string // cell name, scenario name
+	fault          string
+	whole          bool // a cell's overall row standing in for scenario rows it never got
 	schema.Counts
 }
 
+func (r row) name() string { return r.cell + " " + r.scenario }
+
+// short is one line of evidence for a row still missing trials.
+type short struct {
+	scenario     string
+	held, needed int
+}
+
 // Evaluate applies p (defaults filled by ParsePolicy/DefaultPolicy; a zero Policy is also
-// defaulted) to rep and returns every violation, in a stable order.
-func Evaluate(rep *schema.Report, p Policy) []Violation {
+// defaulted) to rep, in a stable order.
+func Evaluate(rep *schema.Report, p Policy) Result {
 	p.applyDefaults()
-	var vs []Violation
+	var res Result
 	add := func(rule, cell, format string, a ...any) {
-		vs = append(vs, Violation{Rule: rule, Cell: cell, Message: fmt.Sprintf(format, a...)})
+		res.Violations = append(res.Violations, Violation{Rule: rule, Cell: cell, Message: fmt.Sprintf(format, a...)})
 	}
 	if len(rep.Cells) == 0 && len(rep.Overall) == 0 {
 		add(RuleRanNothing, "", "the report holds no cells: the run measured nothing, which cannot qualify a release")
-		return vs
+		return res
 	}
+	accept := map[string]bool{}
+	for _, id := range p.AcceptKnown {
+		accept[id] = true
+	}
+	used := map[string]bool{}
+	res.Cells = len(rep.Overall)
 
 	var rows []row
 	withRows := map[string]bool{}
 	for _, c := range rep.Cells {
-		rows = append(rows, row{c.Name(), c.Fault, c.Counts})
+		rows = append(rows, row{c.CellRef.Name(), c.Scenario, c.Fault, false, c.Counts})
 		withRows[c.CellID] = true
 	}
 	for _, o := range rep.Overall {
 		if !withRows[o.CellID] {
-			rows = append(rows, row{o.Name() + " (no scenario reported)", o.Fault, o.Counts})
+			rows = append(rows, row{o.Name(), "(no scenario reported)", o.Fault, true, o.Counts})
 		}
 	}
+	res.Rows = len(rows)
 
+	shorts := map[string][]short{}
+	var cellOrder []string
 	for _, r := range rows {
-		// Security first, and without a threshold: one escaped request is a finding.
+		// Security first, and without a threshold: one escaped request is a finding. Known
+		// findings count like any other unless the policy accepts them by id.
 		open := r.Outcomes[string(classify.NonEnforcing)]
-		if p.ExpectedFailOpenInFaultCells && r.fault != "" {
+		if r.whole {
+			open = 0 // all of it is trial-level, judged with the overall rows below
+		} else if p.ExpectedFailOpenInFaultCells && r.fault != "" {
 			open = r.FailOpen // only the non-enforcing results the scenario did not expect
 		}
+		acceptedClosed := 0
+		var unaccepted []string // ids a failure needs that the policy does not accept
+		for _, id := range r.KnownIDs() {
+			k := r.Known[id]
+			all := true
+			for _, one := range schema.SplitIDs(id) {
+				if !accept[one] {
+					all = false
+					unaccepted = append(unaccepted, one)
+				}
+			}
+			if !all {
+				continue
+			}
+			for _, one := range schema.SplitIDs(id) {
+				used[one] = true
+			}
+			open -= k.FailOpen
+			acceptedClosed += k.Trials - k.FailOpen
+			res.Accepted = append(res.Accepted, Accepted{ID: id, Row: r.name(), Failures: k.Trials, FailOpen: k.FailOpen, Trials: r.Trials, What: r.Breached()})
+		}
 		if open > 0 {
-			add(RuleNonEnforcing, r.name, "non-enforcing observed in %d of %d trials: the denied host was reached (fail-open)", open, r.Trials)
+			msg := fmt.Sprintf("non-enforcing in %d of %d trials: %s", open, r.Trials, r.Breached())
+			if len(unaccepted) > 0 {
+				msg += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(slices.Compact(slices.Sorted(slices.Values(unaccepted))), ", "))
+			}
+			add(RuleNonEnforcing, r.name(), "%s", msg)
 		}
-		if r.Measured < *p.MinTrials {
-			add(RuleMinTrials, r.name, "%d measured trials, policy requires %d (%d trials ran)", r.Measured, *p.MinTrials, r.Trials)
+
+		needed := *p.MinTrials
+		closed := max(0, r.FailClosed.Count-acceptedClosed)
+		if closed == 0 {
+			// With no failure the only question is whether there are trials enough to show the
+			// bound; that is missing evidence, not a finding.
+			needed = max(needed, cleanTrialsFor(*p.MaxFailClosedUpper, p.Interval))
 		}
-		if r.Measured == 0 {
-			continue // no rate to bound; min-trials (or ran-nothing) speaks for it
+		notApplicable := r.Trials > 0 && r.Outcomes[string(classify.NotApplicable)] == r.Trials
+		if r.Measured < needed && !notApplicable { // a scenario the target cannot express has nothing to show
+			if _, ok := shorts[r.cell]; !ok {
+				cellOrder = append(cellOrder, r.cell)
+			}
+			shorts[r.cell] = append(shorts[r.cell], short{r.scenario, r.Measured, needed})
 		}
-		upper := r.FailClosed.CI95[1]
+		if r.Measured == 0 || closed == 0 {
+			continue // no rate to bound; insufficient evidence (or ran-nothing) speaks for it
+		}
+		upper := stats.Wilson(closed, r.Measured).High
 		if p.Interval == "clopper-pearson" {
-			upper = stats.ClopperPearson(r.FailClosed.Count, r.Measured, 0.05).High
+			upper = stats.ClopperPearson(closed, r.Measured, 0.05).High
 		}
 		if upper > *p.MaxFailClosedUpper {
-			msg := fmt.Sprintf("fail-closed rate %d/%d = %.2f%%, 95%% upper bound %.2f%% exceeds %.2f%%", r.FailClosed.Count, r.Measured,
-				100*r.FailClosed.Rate, 100*upper, 100**p.MaxFailClosedUpper)
-			if r.FailClosed.Count == 0 {
-				msg += fmt.Sprintf(" (no failures, but too few trials: %d clean trials needed)", cleanTrialsFor(*p.MaxFailClosedUpper, p.Interval))
+			msg := fmt.Sprintf("fail-closed rate %d/%d = %.2f%%, 95%% upper bound %.2f%% exceeds %.2f%%: %s", closed, r.Measured,
+				100*stats.Rate(closed, r.Measured), 100*upper, 100**p.MaxFailClosedUpper, closedWhat(r.Counts))
+			if len(unaccepted) > 0 {
+				msg += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(slices.Compact(slices.Sorted(slices.Values(unaccepted))), ", "))
 			}
-			add(RuleFailClosed, r.name, "%s", msg)
+			add(RuleFailClosed, r.name(), "%s", msg)
 		}
 	}
 
+	for _, o := range rep.Overall {
+		// Trial-level evidence no scenario row shows: egress the fixture servers logged, or a
+		// non-enforcing trial verdict (the trial timed out, crashed, or never reported). Never
+		// acceptable, never harness trouble.
+		n := o.TrialFailOpen
+		if !withRows[o.CellID] {
+			n = max(n, o.Outcomes[string(classify.NonEnforcing)]) // reports from before trial_fail_open
+		}
+		if n > 0 {
+			msg := fmt.Sprintf("%d of %d trials fail-open outside any scenario", n, o.Trials)
+			if o.TimedOutEgress > 0 {
+				msg += fmt.Sprintf(" (%d timed out after the egress)", o.TimedOutEgress)
+			}
+			add(RuleNonEnforcing, o.Name(), "%s: %s", msg, o.Breached())
+		}
+		harness := o.Outcomes[string(classify.HarnessError)] + o.Outcomes[string(classify.Timeout)]
+		if o.Trials > 0 && float64(harness) > *p.MaxHarnessRate*float64(o.Trials) {
+			add(RuleHarness, o.Name(), "%d of %d trials (%.1f%%) were harness errors or timeouts (%s), policy allows %.1f%%: they measured nothing, so the rest cannot speak for the cell%s",
+				harness, o.Trials, 100*stats.Rate(harness, o.Trials), schema.OutcomeList(map[string]int{
+					string(classify.Timeout): o.Outcomes[string(classify.Timeout)], string(classify.HarnessError): o.Outcomes[string(classify.HarnessError)]}, allOrder),
+				100**p.MaxHarnessRate, exampleHint(o.Counts, classify.Timeout, classify.HarnessError))
+		}
+	}
+
+	for _, cell := range cellOrder {
+		add(RuleMinTrials, cell, "%s", shortLine(shorts[cell]))
+	}
 	if n := len(rep.Overall); n < p.MinCells {
 		add(RuleMinCells, "", "%d cells ran, policy requires at least %d", n, p.MinCells)
 	}
@@ -114,8 +274,83 @@ func Evaluate(rep *schema.Report, p Policy) []Violation {
 			add(RuleRequiredScenario, "", "required scenario %q was not measured in any cell", s)
 		}
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Rule == RuleNonEnforcing && vs[j].Rule != RuleNonEnforcing })
-	return vs
+	for _, id := range p.AcceptKnown {
+		if !used[id] {
+			res.Unused = append(res.Unused, id)
+		}
+	}
+	sort.SliceStable(res.Violations, func(i, j int) bool {
+		a, b := res.Violations[i], res.Violations[j]
+		if a.Group() != b.Group() {
+			return a.Group() < b.Group()
+		}
+		return a.Group() == GroupBlocker && blockerRank[a.Rule] < blockerRank[b.Rule]
+	})
+	return res
+}
+
+var allOrder = func() []string {
+	var s []string
+	for _, o := range classify.All {
+		s = append(s, string(o))
+	}
+	return s
+}()
+
+// closedWhat says which fail-closed outcomes a row showed and why, from the worst one's example.
+func closedWhat(c schema.Counts) string {
+	fc := map[string]int{}
+	var worst classify.Outcome
+	for o, n := range c.FailingOutcomes {
+		if classify.Outcome(o).Severity() == classify.SevFailOpen {
+			continue
+		}
+		fc[o] = n
+		worst = classify.Worst(worst, classify.Outcome(o))
+	}
+	s := schema.OutcomeList(fc, allOrder)
+	if ex, ok := c.Examples[string(worst)]; ok && ex.Hint != "" {
+		s += " (" + ex.Hint + ")"
+	}
+	return s
+}
+
+// exampleHint is ": <hint>" of the first of os with an example hint, for harness lines.
+func exampleHint(c schema.Counts, os ...classify.Outcome) string {
+	for _, o := range os {
+		ex, ok := c.Examples[string(o)]
+		if !ok {
+			continue
+		}
+		h := ex.Hint
+		if h == "" {
+			h = ex.Error
+		}
+		if h != "" {
+			return fmt.Sprintf("; e.g. trial %d: %s", ex.Trial, h)
+		}
+	}
+	return ""
+}
+
+// shortLine is the one line for a cell missing trials: held / needed and the rows concerned.
+func shortLine(ss []short) string {
+	lo, hi, need := ss[0].held, ss[0].held, 0
+	var names []string
+	for _, s := range ss {
+		lo, hi, need = min(lo, s.held), max(hi, s.held), max(need, s.needed)
+		names = append(names, s.scenario)
+	}
+	held := fmt.Sprint(lo)
+	if lo != hi {
+		held = fmt.Sprintf("%d-%d", lo, hi)
+	}
+	slices.Sort(names)
+	list := strings.Join(names, ", ")
+	if len(names) > 4 {
+		list = fmt.Sprintf("%s and %d more", strings.Join(names[:4], ", "), len(names)-4)
+	}
+	return fmt.Sprintf("%s measured trials held, %d needed (%d scenario(s): %s)", held, need, len(names), list)
 }
 
 // cleanTrialsFor is the fewest failure-free trials whose 95% upper bound is within bound.
@@ -128,35 +363,84 @@ func cleanTrialsFor(bound float64, interval string) int {
 	return int(math.Ceil(z2 * (1 - bound) / bound))
 }
 
-// WriteText prints the verdict: every violation, then PASS or FAIL.
-func WriteText(w io.Writer, vs []Violation) error {
+var groupTitles = []struct {
+	g     Group
+	title string
+}{
+	{GroupBlocker, "blockers (fail-open first)"},
+	{GroupFailClosed, "fail-closed bounds"},
+	{GroupEvidence, "insufficient evidence (measured trials held / needed, per cell)"},
+}
+
+// WriteText prints the judgement grouped (blockers, fail-closed bounds, insufficient evidence,
+// accepted known findings), then one verdict line starting PASS or FAIL.
+func WriteText(w io.Writer, r Result) error {
 	var b strings.Builder
-	for _, v := range vs {
-		b.WriteString("VIOLATION " + v.String() + "\n")
+	for _, g := range groupTitles {
+		n := r.Count(g.g)
+		if n == 0 {
+			fmt.Fprintf(&b, "%s: none\n", g.title)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %d\n", g.title, n)
+		for _, v := range r.Violations {
+			if v.Group() == g.g {
+				b.WriteString("  " + v.String() + "\n")
+			}
+		}
 	}
-	if len(vs) == 0 {
-		b.WriteString("PASS: no violations\n")
-	} else {
-		fmt.Fprintf(&b, "FAIL: %d violation(s)\n", len(vs))
+	if len(r.Accepted) > 0 || len(r.Unused) > 0 {
+		fmt.Fprintf(&b, "accepted known findings (policy accept_known): %d\n", len(r.Accepted))
+		for _, a := range r.Accepted {
+			b.WriteString("  ACCEPTED " + a.String() + "\n")
+		}
+		for _, id := range r.Unused {
+			b.WriteString("  accept_known lists " + id + ", which no row showed (fixed, or intermittent and absent from these trials)\n")
+		}
 	}
+	b.WriteString(verdictLine(r) + "\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write gate verdict: %w", err)
 	}
 	return nil
 }
 
+func verdictLine(r Result) string {
+	acc := ""
+	if len(r.Accepted) > 0 {
+		ids := map[string]bool{}
+		for _, a := range r.Accepted {
+			for _, id := range schema.SplitIDs(a.ID) {
+				ids[id] = true
+			}
+		}
+		acc = fmt.Sprintf("; %d known finding(s) accepted by policy", len(ids))
+	}
+	if !r.Failed() {
+		return fmt.Sprintf("PASS: %d rows in %d cells within policy%s", r.Rows, r.Cells, acc)
+	}
+	open := 0
+	for _, v := range r.Violations {
+		if v.Rule == RuleNonEnforcing {
+			open++
+		}
+	}
+	return fmt.Sprintf("FAIL: %d blocker(s) (%d fail-open), %d fail-closed bound(s), %d cell(s) with insufficient evidence%s",
+		r.Count(GroupBlocker), open, r.Count(GroupFailClosed), r.Count(GroupEvidence), acc)
+}
+
 // File evaluates the report.json at path; policyPath "" means DefaultPolicy.
-func File(reportPath, policyPath string) ([]Violation, error) {
+func File(reportPath, policyPath string) (Result, error) {
 	p := DefaultPolicy()
 	if policyPath != "" {
 		var err error
 		if p, err = LoadPolicy(policyPath); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 	}
 	rep, err := schema.ReadFile(reportPath)
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return Result{}, fmt.Errorf("gate: %w", err)
 	}
 	return Evaluate(rep, p), nil
 }

@@ -41,9 +41,9 @@ func report(t *testing.T, specs ...trialsSpec) *schema.Report {
 	return a.Report()
 }
 
-func rules(vs []Violation) string {
+func rules(r Result) string {
 	var s []string
-	for _, v := range vs {
+	for _, v := range r.Violations {
 		s = append(s, v.Rule+"@"+v.Cell)
 	}
 	return strings.Join(s, " ")
@@ -61,14 +61,16 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 		// 0/73 clean: Wilson upper = 3.84/76.84 = 0.04998 < 0.05 -> pass.
 		{"73 clean trials pass", report(t, trialsSpec{"native", "", "net/seed", 73, nil, nil}), DefaultPolicy(), ""},
 		// 0/72 clean: upper 0.0506 > 0.05 -> too few trials to claim the bound.
-		{"72 clean trials are too few", report(t, trialsSpec{"native", "", "net/seed", 72, nil, nil}), DefaultPolicy(), "fail-closed-bound@srt@native net/seed"},
+		{"72 clean trials are too few", report(t, trialsSpec{"native", "", "net/seed", 72, nil, nil}), DefaultPolicy(), "min-trials@srt@native"},
+		// A lower min_trials cannot lower what the bound needs: 0/72 still shows nothing.
+		{"min_trials below the bound's need", report(t, trialsSpec{"native", "", "net/seed", 72, nil, nil}), Policy{MinTrials: intp(10)}, "min-trials@srt@native"},
 		// One non-enforcing in 1000: no threshold.
 		{"one non-enforcing fails", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{500: classify.NonEnforcing}, nil}), DefaultPolicy(), "non-enforcing@srt@wsl net/seed"},
 		// 5 proxy-dead in 1000: rate 0.5%, Wilson upper ~1.17% < 5% -> pass.
 		{"rare proxy-dead within bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{1: classify.ProxyDead, 2: classify.ProxyDead, 3: classify.ProxyDead, 4: classify.ProxyDead, 5: classify.ProxyDead}, nil}), DefaultPolicy(), ""},
 		// Same counts against a 1% bound -> violation.
 		{"rare proxy-dead above a strict bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{1: classify.ProxyDead, 2: classify.ProxyDead, 3: classify.ProxyDead, 4: classify.ProxyDead, 5: classify.ProxyDead}, nil}), Policy{MaxFailClosedUpper: ptr(0.01)}, "fail-closed-bound@srt@wsl net/seed"},
-		{"min trials per row", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"mac", "", "net/seed", 80, nil, nil}), Policy{MinTrials: intp(90)}, "min-trials@srt@mac net/seed"},
+		{"min trials per row", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"mac", "", "net/seed", 80, nil, nil}), Policy{MinTrials: intp(90)}, "min-trials@srt@mac"},
 		{"expected-count guards", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}), Policy{MinCells: 2, MinScenarios: 2, RequiredScenarios: []string{"net/seed", "fs/write"}}, "min-cells@ min-scenarios@ required-scenario@"},
 		// A fault cell whose scenario expected non-enforcing (an open-proxy fault): strict by default...
 		{"fault cell strict by default", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]classify.Outcome{3: classify.NonEnforcing}, map[int]bool{3: true}}), DefaultPolicy(), "non-enforcing@srt@native fault=open-proxy net/seed"},
@@ -80,7 +82,7 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 				a.Add(journal.Record{Cell: journal.Cell{ID: "x", Target: "srt", Host: "ci"}, Trial: i, Outcome: classify.HarnessError})
 			}
 			return a.Report()
-		}(), DefaultPolicy(), "min-trials@srt@ci (no scenario reported)"},
+		}(), DefaultPolicy(), "harness-bound@srt@ci min-trials@srt@ci"},
 		{"exemption does not cover healthy cells", report(t, trialsSpec{"native", "", "net/seed", 100, map[int]classify.Outcome{3: classify.NonEnforcing}, nil}), Policy{ExpectedFailOpenInFaultCells: true}, "non-enforcing@srt@native net/seed"},
 	}
 	for _, c := range cases {
@@ -110,33 +112,40 @@ func TestViolationMessagesNameCells(t *testing.T) {
 	WriteText(&buf, vs)
 	out := buf.String()
 	for _, want := range []string{
-		"VIOLATION non-enforcing: srt@wsl net/seed: non-enforcing observed in 1 of 10 trials",
-		"VIOLATION fail-closed-bound: srt@wsl net/seed: fail-closed rate 1/10 = 10.00%",
-		"VIOLATION fail-closed-bound: srt@native net/seed: fail-closed rate 0/10 = 0.00%, 95% upper bound 27.75% exceeds 5.00% (no failures, but too few trials: 73 clean trials needed)",
-		"FAIL: 3 violation(s)",
+		"  non-enforcing: srt@wsl net/seed: non-enforcing in 1 of 10 trials: ",
+		"  fail-closed-bound: srt@wsl net/seed: fail-closed rate 1/10 = 10.00%, 95% upper bound 40.42% exceeds 5.00%: proxy-dead x1",
+		"  min-trials: srt@native: 10 measured trials held, 73 needed (1 scenario(s): net/seed)",
+		"FAIL: 1 blocker(s) (1 fail-open), 1 fail-closed bound(s), 2 cell(s) with insufficient evidence",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if vs[0].Rule != RuleNonEnforcing {
+	if vs.Violations[0].Rule != RuleNonEnforcing {
 		t.Error("security violations come first")
 	}
 	buf.Reset()
-	WriteText(&buf, nil)
-	if buf.String() != "PASS: no violations\n" {
+	WriteText(&buf, Result{Rows: 3, Cells: 1})
+	if want := "blockers (fail-open first): none\nfail-closed bounds: none\ninsufficient evidence (measured trials held / needed, per cell): none\nPASS: 3 rows in 1 cells within policy\n"; buf.String() != want {
 		t.Fatalf("pass text = %q", buf.String())
 	}
 }
 
 func TestPolicyParsing(t *testing.T) {
 	p, err := ParsePolicy([]byte(""), "gate.yaml")
-	if err != nil || *p.MaxFailClosedUpper != 0.05 || *p.MinTrials != 1 || p.Interval != "wilson" {
+	if err != nil || *p.MaxFailClosedUpper != 0.05 || *p.MinTrials != 73 || p.Interval != "wilson" || *p.MaxHarnessRate != 0.05 {
 		t.Fatalf("defaults: %+v %v", p, err)
 	}
-	p, err = ParsePolicy([]byte("max_fail_closed_upper: 0.02\nmin_trials: 300\nrequired_scenarios: [network/seed]\ninterval: clopper-pearson\n"), "gate.yaml")
-	if err != nil || *p.MaxFailClosedUpper != 0.02 || *p.MinTrials != 300 || p.RequiredScenarios[0] != "network/seed" {
+	p, err = ParsePolicy([]byte("max_fail_closed_upper: 0.02\nmin_trials: 300\nrequired_scenarios: [network/seed]\ninterval: clopper-pearson\nmax_harness_rate: 0\naccept_known: [\"srt:network/x\"]\n"), "gate.yaml")
+	if err != nil || *p.MaxFailClosedUpper != 0.02 || *p.MinTrials != 300 || p.RequiredScenarios[0] != "network/seed" || *p.MaxHarnessRate != 0 || p.AcceptKnown[0] != "srt:network/x" {
 		t.Fatalf("parsed: %+v %v", p, err)
+	}
+	// The default min_trials follows the bound and the interval.
+	if p, _ := ParsePolicy([]byte("max_fail_closed_upper: 0.02\n"), "g"); *p.MinTrials != 189 {
+		t.Fatalf("min_trials for 2%% Wilson = %d, want 189", *p.MinTrials)
+	}
+	if p, _ := ParsePolicy([]byte("interval: clopper-pearson\n"), "g"); *p.MinTrials != 72 {
+		t.Fatalf("min_trials for 5%% Clopper-Pearson = %d, want 72", *p.MinTrials)
 	}
 	bad := []struct{ yaml, want string }{
 		{"min_trials: 3\nmax_fail_closed_uper: 0.1\n", "gate.yaml:2: max_fail_closed_uper: unknown field"},
@@ -146,6 +155,8 @@ func TestPolicyParsing(t *testing.T) {
 		{"min_trials: -1\n", "gate.yaml:1: min_trials: -1 < 0"},
 		{"required_scenarios:\n  - a\n  - ''\n", "gate.yaml:1: required_scenarios: empty scenario name"},
 		{"- a list\n", "gate.yaml:1: (document): cannot unmarshal"},
+		{"max_harness_rate: 1.5\n", "gate.yaml:1: max_harness_rate: 1.5 is not in [0, 1]"},
+		{"accept_known: ['']\n", "gate.yaml:1: accept_known: empty finding id"},
 	}
 	for _, b := range bad {
 		_, err := ParsePolicy([]byte(b.yaml), "gate.yaml")
@@ -167,12 +178,12 @@ func TestFileEndToEnd(t *testing.T) {
 	pol := filepath.Join(dir, "gate.yaml")
 	os.WriteFile(pol, []byte("min_trials: 100\nmin_cells: 1\n"), 0o644)
 	vs, err := File(filepath.Join(dir, format.JSONFile), pol)
-	if err != nil || len(vs) != 0 {
+	if err != nil || vs.Failed() {
 		t.Fatalf("clean 100-trial report: %v %v", vs, err)
 	}
 	os.WriteFile(pol, []byte("min_trials: 101\n"), 0o644)
 	vs, err = File(filepath.Join(dir, format.JSONFile), pol)
-	if err != nil || rules(vs) != "min-trials@srt@native net/seed" {
+	if err != nil || rules(vs) != "min-trials@srt@native" {
 		t.Fatalf("101 required: %v %v", vs, err)
 	}
 	os.WriteFile(pol, []byte("bogus: 1\n"), 0o644)

@@ -1,6 +1,7 @@
-// Package gate is release qualification: it judges a report.json against a policy and lists every
-// violation, naming the cell. `sandcheck gate report.json [--policy gate.yaml]` exits 1 when
-// Evaluate returns any.
+// Package gate is release qualification: it judges a report.json against a policy and lists,
+// grouped, what blocks the release (fail-open first), the fail-closed bounds exceeded and the cells
+// with too few trials, naming every known finding it accepts. `sandcheck gate report.json
+// [--policy gate.yaml]` exits 1 when the Result failed.
 package gate
 
 import (
@@ -25,8 +26,16 @@ type Policy struct {
 	MaxFailClosedUpper *float64 `yaml:"max_fail_closed_upper"`
 	// Interval is the interval used for that bound: "wilson" (default) or "clopper-pearson".
 	Interval string `yaml:"interval"`
-	// MinTrials is the fewest measured trials each cell x scenario row must have (default 1).
+	// MinTrials is the fewest measured trials each cell x scenario row must have. Its default is
+	// the fewest clean trials whose 95% upper bound clears MaxFailClosedUpper with Interval (73
+	// for 5% with Wilson, 72 with Clopper-Pearson): below that even a row with no failure cannot
+	// show the bound, so any smaller default would only pretend to be evidence. A clean row
+	// below that number is reported as insufficient evidence whatever MinTrials says.
 	MinTrials *int `yaml:"min_trials"`
+	// MaxHarnessRate bounds, per cell, the share of trials that were harness errors or timeouts
+	// (default 0.05). They are kept out of every rate, so without a bound a harness that fails
+	// most trials would leave a few clean ones to speak for the sandbox.
+	MaxHarnessRate *float64 `yaml:"max_harness_rate"`
 	// MinCells and MinScenarios are expected-count guards: a matrix that silently lost half its
 	// cells must not pass because the remaining half was clean.
 	MinCells     int `yaml:"min_cells"`
@@ -37,10 +46,17 @@ type Policy struct {
 	// non-enforcing where its scenario expected exactly that (the suite testing itself). Off by
 	// default: any non-enforcing anywhere fails the gate.
 	ExpectedFailOpenInFaultCells bool `yaml:"expected_fail_open_in_fault_cells"`
+	// AcceptKnown lists known-finding ids (knownfindings/, "<target>:<scenario>[#<check>]")
+	// whose failures the release accepts. A known finding is still a failure: without its id
+	// here it fails the gate like any other, and every accepted one is named in the output.
+	AcceptKnown []string `yaml:"accept_known"`
 }
 
-// DefaultMaxFailClosedUpper is the fail-closed bound when the policy sets none.
-const DefaultMaxFailClosedUpper = 0.05
+// Defaults when the policy sets none.
+const (
+	DefaultMaxFailClosedUpper = 0.05
+	DefaultMaxHarnessRate     = 0.05
+)
 
 // DefaultPolicy is what the gate applies without a policy file.
 func DefaultPolicy() Policy {
@@ -58,8 +74,12 @@ func (p *Policy) applyDefaults() {
 		p.Interval = "wilson"
 	}
 	if p.MinTrials == nil {
-		v := 1
+		v := cleanTrialsFor(*p.MaxFailClosedUpper, p.Interval)
 		p.MinTrials = &v
+	}
+	if p.MaxHarnessRate == nil {
+		v := DefaultMaxHarnessRate
+		p.MaxHarnessRate = &v
 	}
 }
 
@@ -119,6 +139,14 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 	if p.MinTrials != nil && *p.MinTrials < 0 {
 		return fail("min_trials", "%d < 0", *p.MinTrials)
 	}
+	if v := p.MaxHarnessRate; v != nil && !(*v >= 0 && *v <= 1) {
+		return fail("max_harness_rate", "%v is not in [0, 1]", *v)
+	}
+	for _, id := range p.AcceptKnown {
+		if strings.TrimSpace(id) == "" {
+			return fail("accept_known", "empty finding id")
+		}
+	}
 	if p.MinCells < 0 {
 		return fail("min_cells", "%d < 0", p.MinCells)
 	}
@@ -137,7 +165,7 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 // errPolicy marks an invalid policy, so callers can tell it from a gate violation.
 var errPolicy = errors.New("invalid gate policy")
 
-var knownFields = []string{"max_fail_closed_upper", "interval", "min_trials", "min_cells", "min_scenarios", "required_scenarios", "expected_fail_open_in_fault_cells"}
+var knownFields = []string{"max_fail_closed_upper", "interval", "min_trials", "max_harness_rate", "min_cells", "min_scenarios", "required_scenarios", "expected_fail_open_in_fault_cells", "accept_known"}
 
 // keyLines maps each top-level key to its line, for messages about values.
 func keyLines(root *yaml.Node) map[string]int {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -98,6 +99,109 @@ type Counts struct {
 	SPRT            *SPRT              `json:"sprt,omitempty"`
 	DurationMS      int64              `json:"duration_ms,omitempty"` // summed trial wall time (overall rows only)
 	Examples        map[string]Example `json:"examples,omitempty"`    // outcome -> one trial
+	// TrialFailOpen (overall rows only) counts trials that are fail-open by trial-level evidence
+	// no scenario row shows: a fixture server logged a denied hit, or the trial's own outcome is
+	// non-enforcing, and no failing scenario of that trial was non-enforcing. They are in
+	// FailOpen too. TimedOutEgress is the part of them that also passed its deadline.
+	TrialFailOpen  int `json:"trial_fail_open,omitempty"`
+	TimedOutEgress int `json:"timed_out_egress,omitempty"`
+	// Breaches says what was breached, in the breach's own terms ("write /home/u/x",
+	// "http: denied.sandcheck.test reached"), with the failing trials that showed it: the most
+	// frequent first, at most MaxBreaches; BreachesOther counts the observations left out.
+	Breaches      []Breach `json:"breaches,omitempty"`
+	BreachesOther int      `json:"breaches_other,omitempty"`
+	// Known counts the failures known findings cover in full, keyed by the covering ids
+	// (sorted, ", "-joined: one failure may need several findings). They are still failures:
+	// the gate fails on them unless its policy accepts every id of the key.
+	Known map[string]KnownCount `json:"known,omitempty"`
+	// Unreproduced counts, per known-finding id keyed to this row, the trials it did not show in.
+	Unreproduced map[string]int `json:"unreproduced,omitempty"`
+}
+
+// MaxBreaches is how many distinct breaches a row lists; the rest are counted, so a report's
+// size follows its failures' variety, not the number of trials.
+const MaxBreaches = 8
+
+// Breach is one thing a sandbox let through, with the number of trials that showed it.
+type Breach struct {
+	What   string `json:"what"`
+	Trials int    `json:"trials"`
+}
+
+// KnownCount is how often a known finding covered a failure of the row.
+type KnownCount struct {
+	Trials   int `json:"trials"`    // failing trials it covered
+	FailOpen int `json:"fail_open"` // of them, non-enforcing
+}
+
+// SplitIDs splits a ", "-separated list of known-finding ids (journal.Scenario.Known and
+// .Unreproduced, a Known key) into sorted, distinct ids.
+func SplitIDs(list string) []string {
+	var ids []string
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return slices.Compact(ids)
+}
+
+// KnownIDs lists the keys of Known, sorted.
+func (c Counts) KnownIDs() []string {
+	ids := make([]string, 0, len(c.Known))
+	for id := range c.Known {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// KnownFailures is the number of failures covered by known findings.
+func (c Counts) KnownFailures() int {
+	n := 0
+	for _, k := range c.Known {
+		n += k.Trials
+	}
+	return n
+}
+
+// Fixed lists the known findings keyed to this row that showed in none of its trials: the id
+// was reported unreproduced by every trial. Such a finding may have been fixed.
+func (c Counts) Fixed() []string {
+	var ids []string
+	for id, n := range c.Unreproduced {
+		if n > 0 && n == c.Trials && c.Known[id].Trials == 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Breached says what a row's fail-open trials let through, in the breach's own terms: the
+// recorded breaches, else the non-enforcing example's hint (journals from before breaches were
+// recorded). Never a generic "host reached": a filesystem write is not a network breach.
+func (c Counts) Breached() string {
+	if s := c.BreachList(); s != "" {
+		return s
+	}
+	if ex, ok := c.Examples["non-enforcing"]; ok && ex.Hint != "" {
+		return ex.Hint
+	}
+	return "what was breached is not recorded (see the evidence)"
+}
+
+// BreachList is the breaches as one line: "write /x (3), read /y (1), and 4 more".
+func (c Counts) BreachList() string {
+	var parts []string
+	for _, b := range c.Breaches {
+		parts = append(parts, fmt.Sprintf("%s (%d)", b.What, b.Trials))
+	}
+	if c.BreachesOther > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", c.BreachesOther))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Rate is a count over Measured with its Wilson interval.

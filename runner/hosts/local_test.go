@@ -34,8 +34,8 @@ func TestLocalExecAndTimeoutKillsGroup(t *testing.T) {
 func TestExecutorMapsHostResults(t *testing.T) {
 	e := &Executor{Host: NewLocal(""), Binary: "sh",
 		Argv: func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
-		Parse: func(stdout []byte) (journal.Record, error) {
-			return journal.Record{Outcome: classify.Outcome(strings.TrimSpace(string(stdout)))}, nil
+		Parse: func(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
+			return journal.Record{Outcome: classify.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
 		}}
 	run := func(script string, timeout time.Duration) journal.Record {
 		return e.Run(context.Background(), runner.Trial{Cell: journal.Cell{Labels: script}, Timeout: timeout})
@@ -45,6 +45,35 @@ func TestExecutorMapsHostResults(t *testing.T) {
 	}
 	if r := run("sleep 5", 100*time.Millisecond); r.Outcome != classify.Timeout {
 		t.Fatalf("timeout: %+v", r)
+	}
+}
+
+// The trial's key reaches the trial process as its environment (not its arguments), on a host
+// as through the local executor, and what parse finds past a deadline is kept when it is a
+// fail-open.
+func TestExecutorPassesKeyAndKeepsFailOpenPastDeadline(t *testing.T) {
+	var seen runner.ProcResult
+	e := &Executor{Host: NewLocal(""), Binary: "sh",
+		Argv: func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
+		Parse: func(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
+			seen = res
+			if strings.Contains(string(res.Stdout), "egress") {
+				return journal.Record{Outcome: classify.NonEnforcing, Egress: []string{"denied http /x"}}, nil
+			}
+			return journal.Record{Outcome: classify.Correct, Hint: strings.TrimSpace(string(res.Stdout))}, nil
+		}}
+	tr := runner.Trial{Cell: journal.Cell{Labels: `echo "$` + runner.EnvResultKey + `"`}, Timeout: 5 * time.Second, Key: "k123"}
+	if r := e.Run(context.Background(), tr); r.Hint != "k123" || strings.Contains(strings.Join(seen.Argv, " "), "k123") {
+		t.Fatalf("key: record %+v, argv %q", r, seen.Argv)
+	}
+	tr.Cell.Labels, tr.Timeout = "echo egress; sleep 5", 300*time.Millisecond
+	r := e.Run(context.Background(), tr)
+	if r.Outcome != classify.NonEnforcing || !r.TimedOut || len(r.Egress) != 1 || !strings.Contains(r.Error, "deadline") {
+		t.Fatalf("egress then deadline: %+v", r)
+	}
+	tr.Cell.Labels = "sleep 5"
+	if r := e.Run(context.Background(), tr); r.Outcome != classify.Timeout || !r.TimedOut {
+		t.Fatalf("deadline without evidence: %+v", r)
 	}
 }
 

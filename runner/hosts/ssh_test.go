@@ -181,8 +181,10 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Executor{Host: h, Binary: "unused",
-		Argv:  func(t runner.Trial, _ string) []string { return []string{"sh", "-c", t.Cell.Labels} },
-		Parse: func([]byte) (journal.Record, error) { return journal.Record{Outcome: classify.Correct}, nil }}
+		Argv: func(t runner.Trial, _ string) []string { return []string{"sh", "-c", t.Cell.Labels} },
+		Parse: func(runner.Trial, runner.ProcResult) (journal.Record, error) {
+			return journal.Record{Outcome: classify.Correct}, nil
+		}}
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	got := make(chan journal.Record, 1)
 	go func() {

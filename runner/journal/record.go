@@ -29,6 +29,16 @@ type Scenario struct {
 	Outcome classify.Outcome `json:"outcome"`
 	Pass    bool             `json:"pass"`           // outcome was what the spec expects of a healthy sandbox
 	Hint    string           `json:"hint,omitempty"` // one-line root cause
+	// Breaches say what a failing scenario breached, each in its own terms ("write
+	// $WORKSPACE/newrepo/.git/hooks/pre-commit", "http: denied.sandcheck.test reached",
+	// "condition socat-missing: ran unconfined").
+	Breaches []string `json:"breaches,omitempty"`
+	// Known lists the ids (", "-separated) of the known findings that cover every breach of this
+	// failing scenario (knownfindings/). A failing scenario with Known == "" is a real failure.
+	Known string `json:"known,omitempty"`
+	// Unreproduced lists the ids of known findings keyed to this scenario, for this target,
+	// version and fault, that did not show although the scenario was judged: fixed?
+	Unreproduced string `json:"unreproduced,omitempty"`
 }
 
 // Record is one finished trial.
@@ -46,4 +56,11 @@ type Record struct {
 	HostFP     json.RawMessage  `json:"host_fp,omitempty"` // host fingerprint (doctor), first trial per cell
 	Isolation  string           `json:"isolation,omitempty"`
 	Error      string           `json:"error,omitempty"` // harness trouble, when the trial itself could not run
+	// TimedOut: the trial passed its deadline and was killed. The outcome is timeout unless
+	// the trial had already shown a fail-open (then non-enforcing, with TimedOut still set).
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Egress lists, one line each, the hits on fixture servers by anything but the allowed
+	// role that the trial streamed while it ran (e.g. "denied http GET /http/abc from
+	// 198.18.0.2"). Not empty means fail-open, whatever the outcome says.
+	Egress []string `json:"egress,omitempty"`
 }

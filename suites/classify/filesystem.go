@@ -37,6 +37,7 @@ type FSCheckResult struct {
 type FSInput struct {
 	Ran      bool
 	Obs      *probe.Observation
+	ParseErr error // probe.Parse's complaint about the output
 	Exit     int
 	Stderr   string
 	TimedOut bool
@@ -51,72 +52,95 @@ type FSResult struct {
 }
 
 // ClassifyFS judges each check: a denied operation that took effect is non-enforcing (read:
-// only when the canary's token came back); an allowed one that failed is allowed-blocked.
+// only when the canary's token came back); an allowed one that failed is allowed-blocked. The
+// host side is evidence first: an escape the host sees is non-enforcing even when the run timed
+// out, crashed or never reported.
 func ClassifyFS(in FSInput) FSResult {
 	r := FSResult{Checks: map[string]FSCheckResult{}}
-	if pre, hint, stop := preconditions(in.TimedOut, in.Ran, in.Obs != nil, in.Exit, in.Stderr); stop {
-		r.Outcome, r.Hint = pre, hint
-		return r
-	}
 	seen := map[string]probe.FSResult{}
-	for _, res := range in.Obs.FS {
-		seen[res.Name] = res
+	if in.Obs != nil {
+		for _, res := range in.Obs.FS {
+			seen[res.Name] = res
+		}
 	}
+	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 	var outs []Outcome
-	var hints []string
+	evidence := false
 	for _, e := range in.Expect {
 		res, ok := seen[e.Check.Name]
-		c := FSCheckResult{Name: e.Check.Name, Errno: res.Errno}
-		switch {
-		case e.NotApplicable != "":
-			c.Outcome, c.Hint = NotApplicable, e.NotApplicable
-		case !ok:
-			c.Outcome, c.Hint = HarnessError, "check not reported by the probe"
-		case e.Allow && !res.OK:
-			c.Outcome, c.Hint = AllowedBlocked, fmt.Sprintf("%s %s refused: %s", e.Check.Op, e.Check.Path, res.Err)
-		case e.Allow:
-			c.Outcome = Correct
-		case e.Escaped:
-			c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
-		case e.Check.Op == probe.OpRead && res.OK && e.Secret != "" && strings.Contains(res.Data, e.Secret):
-			c.Outcome, c.Hint = NonEnforcing, "denied secret read: "+e.Check.Path
-		case e.Check.Op == probe.OpRead:
-			c.Outcome, c.Hint = Correct, firstNonEmpty(res.Errno, "secret hidden")
-		case res.OK && e.HostChecked:
-			c.Outcome, c.Hint = Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
-		case res.OK:
-			c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
-		default:
-			c.Outcome, c.Hint = Correct, res.Errno
+		c := judgeFS(e, res, ok)
+		if stop && c.Outcome != NonEnforcing && c.Outcome != NotApplicable {
+			// Only evidence of an escape outlives a run that cannot be judged.
+			c = FSCheckResult{Name: c.Name, Outcome: pre, Hint: preHint}
 		}
+		evidence = evidence || c.Outcome == NonEnforcing
 		r.Checks[c.Name] = c
 		outs = append(outs, c.Outcome)
-		if c.Outcome != Correct && c.Outcome != NotApplicable {
-			hints = append(hints, c.Name+": "+c.Hint)
-		}
+	}
+	if stop && !evidence {
+		r.Checks = map[string]FSCheckResult{}
+		r.Outcome, r.Hint = pre, preHint
+		return r
 	}
 	r.Outcome = Worst(outs...)
-	if len(hints) > 0 {
+	n := 0
+	for _, e := range in.Expect {
+		c := r.Checks[e.Check.Name]
+		if c.Outcome == Correct || c.Outcome == NotApplicable || c.Outcome == pre && stop {
+			continue
+		}
+		n++
 		// Lead with the first check, in plan order, that shows the most severe outcome.
-		for _, e := range in.Expect {
-			if c := r.Checks[e.Check.Name]; c.Outcome == r.Outcome {
-				r.Hint = c.Name + ": " + c.Hint
-				break
-			}
+		if r.Hint == "" && c.Outcome == r.Outcome {
+			r.Hint = c.Name + ": " + c.Hint
 		}
-		if len(hints) > 1 {
-			r.Hint += fmt.Sprintf(" (+%d more)", len(hints)-1)
-		}
+	}
+	if n > 1 {
+		r.Hint += fmt.Sprintf(" (+%d more)", n-1)
+	}
+	if stop {
+		r.Hint += "; also: " + preHint
 	}
 	return r
 }
 
-// preconditions decides the outcomes that end a trial before any check can be judged: a
-// timeout, a sandbox that refused to start, a probe that never reported.
-func preconditions(timedOut, ran, haveObs bool, exit int, stderr string) (Outcome, string, bool) {
+// judgeFS classifies one check from the host side and the probe's report of it.
+func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
+	c := FSCheckResult{Name: e.Check.Name, Errno: res.Errno}
+	switch {
+	case e.NotApplicable != "":
+		c.Outcome, c.Hint = NotApplicable, e.NotApplicable
+	case !e.Allow && e.Escaped:
+		c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
+	case !reported:
+		c.Outcome, c.Hint = HarnessError, "check not reported by the probe"
+	case e.Allow && !res.OK:
+		c.Outcome, c.Hint = AllowedBlocked, fmt.Sprintf("%s %s refused: %s", e.Check.Op, e.Check.Path, res.Err)
+	case e.Allow:
+		c.Outcome = Correct
+	case e.Check.Op == probe.OpRead && res.OK && e.Secret != "" && strings.Contains(res.Data, e.Secret):
+		c.Outcome, c.Hint = NonEnforcing, "denied secret read: "+e.Check.Path
+	case e.Check.Op == probe.OpRead:
+		c.Outcome, c.Hint = Correct, firstNonEmpty(res.Errno, "secret hidden")
+	case res.OK && e.HostChecked:
+		c.Outcome, c.Hint = Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
+	case res.OK:
+		c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
+	default:
+		c.Outcome, c.Hint = Correct, res.Errno
+	}
+	return c
+}
+
+// preconditions decides the outcomes that keep a trial's checks from being judged: a timeout,
+// output that could not be read or trusted, a sandbox that refused to start, a probe that never
+// reported. Evidence of egress or an escape is read before them and outweighs them.
+func preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, stderr string) (Outcome, string, bool) {
 	switch {
 	case timedOut:
 		return Timeout, "trial exceeded its deadline", true
+	case parseErr != nil:
+		return HarnessError, "probe output: " + parseErr.Error(), true
 	case !ran && exit != 0 && strings.TrimSpace(stderr) != "":
 		return SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastLine(stderr)), true
 	case !ran:

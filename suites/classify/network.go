@@ -2,34 +2,22 @@ package classify
 
 import (
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
-// socksReply matches curl's report of a SOCKS5 reply code: "... connection to HOST. (N)".
-var socksReply = regexp.MustCompile(`\. \([0-9]+\)$`)
-
-// Verdict is what one attempt amounts to, read from what the client saw.
-type Verdict string
-
 const (
-	Reached       Verdict = "reached"        // the host's own token came back
-	PolicyBlocked Verdict = "policy-blocked" // the proxy consulted its policy and refused
-	NoRoute       Verdict = "no-route"       // no way out of the namespace (direct, DNS)
-	ProxyRefused  Verdict = "proxy-refused"  // nothing accepted a connection on the proxy port
-	ProxyEmpty    Verdict = "proxy-empty"    // something accepted, then closed with no reply
-	ProxyError    Verdict = "proxy-error"    // the proxy answered with an error that is not a policy refusal
-	Skipped       Verdict = "skipped"        // the channel could not be tried here
-	Unexplained   Verdict = "unexplained"    // none of the above: a harness question
+	allowed = nethost.RoleAllowed
+	denied  = nethost.RoleDenied
 )
 
 // Network is the input for classifying one network trial.
 type Network struct {
 	Ran      bool               // SANDBOX-RAN marker seen
 	Obs      *probe.Observation // nil when the probe never finished
+	ParseErr error              // probe.Parse's complaint about the output (unreadable, forged frame)
 	Exit     int                // sandbox exit status
 	Stderr   string             // sandbox stderr (tail)
 	TimedOut bool
@@ -38,8 +26,14 @@ type Network struct {
 	// (e.g. http, https, socks through srt's proxies). Denied must be unreachable over all.
 	// Empty means a deny-all sandbox: the allowed host must be unreachable too, on every channel.
 	Reach []string
-	// DeniedHits are requests the denied fixture host received (server-side proof).
-	DeniedHits []string
+	// Channels the probe was asked to try (probe.AllChannels when empty). Each, and each of
+	// Reach, must be reported for both hosts: a missing one is never a pass.
+	Channels []string
+	// Nonce is the trial's nonce (Obs.Nonce when empty): every probe request carries it, which
+	// is how the servers' log is matched to the probe's report.
+	Nonce string
+	// Hits is everything the fixture servers logged while the sandbox ran (server-side proof).
+	Hits []nethost.Hit
 }
 
 // ChannelResult is the classification restricted to one channel.
@@ -49,6 +43,7 @@ type ChannelResult struct {
 	Denied  Verdict `json:"denied"`
 	Outcome Outcome `json:"outcome"`
 	Hint    string  `json:"hint,omitempty"`
+	Server  string  `json:"server,omitempty"` // what the fixture servers logged for this channel
 }
 
 // Result is the verdict of a network trial.
@@ -56,159 +51,92 @@ type Result struct {
 	Outcome  Outcome                  `json:"outcome"`
 	Hint     string                   `json:"hint"`
 	Channels map[string]ChannelResult `json:"channels"`
+	// Egress lists the servers' hits counted as egress, one line each (nethost.Hit.String).
+	Egress []string `json:"egress,omitempty"`
 }
 
-// VerdictOf reads one attempt. Tokens decide "reached"; everything else is read from the
-// client's own words (curl's exit code and message, HTTP status, proxy error header, errno).
-func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
-	if a.Skipped != "" {
-		return Skipped, a.Skipped
-	}
-	for role, tok := range tokens {
-		if tok != "" && strings.Contains(a.Body, tok) {
-			return Reached, role
-		}
-	}
-	if a.Channel == probe.ChanDNS {
-		if len(a.Resolved) > 0 {
-			return Reached, "dns answered " + strings.Join(a.Resolved, ",")
-		}
-		return NoRoute, a.Err
-	}
-	if a.Channel == probe.ChanDirect {
-		switch a.Errno {
-		case "ENETUNREACH", "EHOSTUNREACH", "ECONNREFUSED", "ETIMEDOUT", "EADDRNOTAVAIL", "EPERM", "EACCES", "EAFNOSUPPORT":
-			return NoRoute, a.Err
-		}
-		if a.Status != 0 {
-			return Unexplained, fmt.Sprintf("direct connection answered %d without a fixture token", a.Status)
-		}
-		return Unexplained, a.Err
-	}
-	// Through a proxy (curl).
-	msg := a.Err
-	switch {
-	case a.Status == 403 || strings.Contains(msg, "response 403") || strings.Contains(a.Body, "blocked by network allowlist"):
-		return PolicyBlocked, firstNonEmpty(a.ProxyError, msg, "403")
-	case a.Status >= 500:
-		// The proxy answered (plain HTTP, or to the CONNECT) but could not reach upstream.
-		return ProxyError, firstNonEmpty(msg, fmt.Sprintf("%d %s", a.Status, a.ProxyError))
-	case a.Exit == 97 && strings.HasSuffix(strings.TrimSpace(msg), ". (2)"):
-		// SOCKS5 reply 2: "connection not allowed by ruleset".
-		return PolicyBlocked, msg
-	case a.Exit == 97 && socksReply.MatchString(msg):
-		// Any other SOCKS5 reply code: the proxy answered, its upstream failed.
-		return ProxyError, msg
-	case a.Exit == 7 || a.Exit == 97 && strings.Contains(msg, "Failed to connect"):
-		return ProxyRefused, msg
-	case a.Exit == 52 || a.Exit == 56 || a.Exit == 97 || a.Exit == 35:
-		// 52 empty reply, 56 recv failure / reset, 97 SOCKS handshake cut, 35 TLS cut mid-tunnel.
-		return ProxyEmpty, msg
-	case a.Exit == 5:
-		return ProxyRefused, msg // the proxy's own name did not resolve: nothing to connect to
-	case a.Exit == 28:
-		return ProxyEmpty, msg // accepted, then silence until the deadline
-	}
-	if msg == "" {
-		msg = fmt.Sprintf("status %d, body %.60q", a.Status, a.Body)
-	}
-	return Unexplained, msg
+// side is one probe request as both ends saw it.
+type side struct {
+	reported bool // the probe reported this request
+	v        Verdict
+	detail   string
+	a        probe.Attempt
+	logged   []nethost.Hit // the fixture server's record of it
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-// ClassifyNetwork decides the outcome of a network trial, overall and per channel.
+// ClassifyNetwork decides the outcome of a network trial, overall and per channel. What the
+// fixture servers logged is read first: egress makes the trial non-enforcing whatever else
+// happened. Then the trial must have run and reported every request; then `correct` needs, on
+// every promised channel, the allowed token seen by the client and the request logged by the
+// allowed host, and every denied request refused.
 func ClassifyNetwork(in Network) Result {
 	r := Result{Channels: map[string]ChannelResult{}}
-	if pre, hint, stop := preconditions(in.TimedOut, in.Ran, in.Obs != nil, in.Exit, in.Stderr); stop {
-		r.Outcome, r.Hint = pre, hint
-		return r
+	nonce := in.Nonce
+	if nonce == "" && in.Obs != nil {
+		nonce = in.Obs.Nonce
 	}
-	if len(in.Obs.Problems) > 0 {
-		r.Outcome, r.Hint = HarnessError, "probe: "+strings.Join(in.Obs.Problems, "; ")
-		return r
-	}
-
-	type seen struct {
-		v      Verdict
-		detail string
-		a      probe.Attempt
-	}
-	byChan := map[string]map[string]seen{}
-	var order []string
-	var crossed []seen
-	for _, a := range in.Obs.Attempts {
-		v, d := VerdictOf(a, in.Tokens)
-		if byChan[a.Channel] == nil {
-			byChan[a.Channel] = map[string]seen{}
-			order = append(order, a.Channel)
-		}
-		// A token that is not the addressed host's own means traffic was redirected. Whatever
-		// was asked, the denied host's token coming back is egress to the denied host.
-		if v == Reached && d != a.Role && a.Channel != probe.ChanDNS {
-			if d == "denied" {
-				crossed = append(crossed, seen{Reached, "asked the " + a.Role + " host, the denied host answered", a})
-			}
-			v, d = Unexplained, fmt.Sprintf("asked %s, got %s's token", a.Role, d)
-		}
-		if len(in.Reach) == 0 && v == Unexplained && a.Exit == 6 && a.Channel != probe.ChanDirect && a.Channel != probe.ChanDNS {
-			// A deny-all sandbox may refuse even name resolution (Codex's seccomp filter stops
-			// the resolver's netlink socket): curl's "could not resolve host" is no way out.
-			v, d = NoRoute, "name not resolvable inside: "+d
-		}
-		byChan[a.Channel][a.Role] = seen{v, d, a}
-	}
-	for _, c := range crossed {
-		byChan[c.a.Channel]["denied"] = c
-	}
+	log := readServerLog(in.Hits, nonce)
 	reach := map[string]bool{}
 	for _, c := range in.Reach {
 		reach[c] = true
 	}
+	denyAll := len(in.Reach) == 0
+	var order []string
+	explained := map[nethost.Hit]bool{}
+	if in.Obs != nil {
+		order = judgeChannels(in, log, reach, nonce, r.Channels, explained)
+	}
+	egress := log.egress(reach, denyAll)
+	for _, h := range egress {
+		r.Egress = append(r.Egress, h.String())
+	}
+	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 
+	// Evidence first: nothing else that happened can outweigh it.
+	var hints []string
 	for _, ch := range order {
-		al, de := byChan[ch]["allowed"], byChan[ch]["denied"]
-		cr := ChannelResult{Channel: ch, Allowed: al.v, Denied: de.v}
-		if len(in.Reach) == 0 {
-			cr.Outcome, cr.Hint = decideDenyAll(al.v, al.detail, de.v, de.detail)
-		} else {
-			cr.Outcome, cr.Hint = decideChannel(ch, reach[ch], al.v, al.detail, de.v, de.detail)
+		if c := r.Channels[ch]; c.Outcome == NonEnforcing {
+			hints = append(hints, ch+": "+c.Hint)
 		}
-		r.Channels[ch] = cr
+	}
+	var unexplained []nethost.Hit
+	for _, h := range egress {
+		if !explained[h] {
+			unexplained = append(unexplained, h)
+		}
+	}
+	if len(hints) > 0 || len(unexplained) > 0 {
+		hints = append(hints, log.egressHint(unexplained)...)
+		if stop {
+			hints = append(hints, "also: "+preHint)
+			evidenceOnlyChannels(in, log, reach, denyAll, pre, preHint, r.Channels)
+		}
+		r.Outcome, r.Hint = NonEnforcing, strings.Join(hints, "; ")
+		return r
+	}
+	if stop {
+		r.Channels = map[string]ChannelResult{}
+		r.Outcome, r.Hint = pre, preHint
+		return r
+	}
+	if h := reportProblems(in, nonce); h != "" {
+		r.Channels = map[string]ChannelResult{}
+		r.Outcome, r.Hint = HarnessError, h
+		return r
 	}
 
-	// Overall: a security finding anywhere wins; then a dead proxy (which explains failures on
-	// every proxy channel at once); then policy trouble; harness doubts last.
+	// Overall: a dead proxy (which explains failures on every proxy channel at once) first;
+	// then policy trouble; harness doubts last.
 	var outs []Outcome
 	for _, ch := range order {
 		outs = append(outs, r.Channels[ch].Outcome)
-	}
-	if len(in.DeniedHits) > 0 && r.Channels != nil {
-		// The denied host itself saw a request: it egressed even if the reply never came back.
-		found := false
-		for _, ch := range order {
-			if r.Channels[ch].Outcome == NonEnforcing {
-				found = true
-			}
-		}
-		if !found {
-			r.Outcome, r.Hint = NonEnforcing, "denied host received "+strings.Join(in.DeniedHits, ", ")+" although no token came back"
-			return r
-		}
 	}
 	r.Outcome = Worst(outs...)
 	if r.Outcome == NotApplicable {
 		r.Outcome, r.Hint = HarnessError, "no channel was tried"
 		return r
 	}
-	var hints []string
+	hints = nil
 	for _, ch := range order {
 		if c := r.Channels[ch]; c.Outcome == r.Outcome && c.Hint != "" {
 			hints = append(hints, ch+": "+c.Hint)
@@ -218,163 +146,237 @@ func ClassifyNetwork(in Network) Result {
 		hints = append([]string{proxyDeadCause(in.Obs)}, hints...)
 	}
 	if r.Outcome == Correct {
-		hints = []string{"allowed reachable via " + strings.Join(in.Reach, ", ") + "; denied refused on every channel"}
-		if len(in.Reach) == 0 {
-			hints = []string{"deny-all: both hosts blocked on every channel, no route out"}
+		hints = []string{"allowed reachable via " + strings.Join(in.Reach, ", ") + " (token seen, request logged by the allowed host); denied refused on every channel"}
+		if denyAll {
+			hints = []string{"deny-all: both hosts blocked on every channel, no route out, nothing logged by the fixture servers"}
 		}
 	}
 	r.Hint = strings.Join(dedupe(hints), "; ")
 	return r
 }
 
-// decideChannel classifies one channel from its allowed and denied verdicts.
-func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict, ded string) (Outcome, string) {
-	if de == Reached {
-		return NonEnforcing, "denied host reached (" + ded + ")"
-	}
-	if al == Skipped && de == Skipped {
-		return NotApplicable, ald
-	}
-	dead := func(v Verdict) bool { return v == ProxyRefused || v == ProxyEmpty }
-	if ch == probe.ChanDirect || ch == probe.ChanDNS {
-		if !mustReach {
-			// A way out that the policy does not offer: blocked is correct; reaching even the
-			// allowed host means the namespace is not isolated.
-			if al == Reached {
-				return NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + ald + ")"
+// judgeChannels classifies every channel the probe reported, in the order it tried them, and
+// marks the hits that a non-enforcing channel's hint already names.
+func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce string, out map[string]ChannelResult, explained map[nethost.Hit]bool) []string {
+	denyAll := len(in.Reach) == 0
+	sides := map[pair]side{}
+	var order []string
+	seen := map[string]bool{}
+	var crossed []side
+	for _, a := range in.Obs.Attempts {
+		if !seen[a.Channel] {
+			seen[a.Channel] = true
+			order = append(order, a.Channel)
+		}
+		v, d := VerdictOf(a, in.Tokens)
+		// A token that is not the addressed host's own means traffic was redirected. Whatever
+		// was asked, the denied host's token coming back is egress to the denied host.
+		if v == Reached && d != a.Role && a.Channel != probe.ChanDNS {
+			if d == denied {
+				crossed = append(crossed, side{v: Reached, detail: "asked the " + a.Role + " host, the denied host answered", a: a})
 			}
-			if de == NoRoute && (al == NoRoute || al == Skipped) {
-				return Correct, ""
+			v, d = Unexplained, fmt.Sprintf("asked %s, got %s's token", a.Role, d)
+		}
+		if denyAll && v == Unexplained && a.Exit == 6 && !offProxy(a.Channel) {
+			// A deny-all sandbox may refuse even name resolution (Codex's seccomp filter stops
+			// the resolver's netlink socket): curl's "could not resolve host" is no way out.
+			v, d = NoRoute, "name not resolvable inside: "+d
+		}
+		p := pair{a.Channel, a.Role}
+		sides[p] = side{reported: true, v: v, detail: d, a: a, logged: log.logged(p, a)}
+	}
+	for _, c := range crossed {
+		p := pair{c.a.Channel, denied}
+		s := sides[p]
+		s.v, s.detail = c.v, c.detail
+		sides[p] = s
+	}
+	for _, ch := range order {
+		al, de := sides[pair{ch, allowed}], sides[pair{ch, denied}]
+		cr := ChannelResult{Channel: ch, Allowed: al.v, Denied: de.v, Server: serverNote(al.logged, de.logged)}
+		cr.Outcome, cr.Hint = judge(ch, reach[ch], denyAll, al, de, nonce)
+		if cr.Outcome == NonEnforcing {
+			for _, h := range append(append([]nethost.Hit{}, al.logged...), de.logged...) {
+				explained[h] = true
 			}
-			return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
+		}
+		out[ch] = cr
+	}
+	return order
+}
+
+// judge classifies one channel from both ends of its two requests.
+func judge(ch string, mustReach, denyAll bool, al, de side, nonce string) (Outcome, string) {
+	// Egress first: the denied host reached, by the client's word or the server's.
+	switch {
+	case de.v == Reached:
+		return NonEnforcing, "denied host reached (" + reachedDetail(de) + loggedNote(de.logged) + ")"
+	case len(de.logged) > 0:
+		return NonEnforcing, fmt.Sprintf("denied host received %s, although the client saw %s (%s)", describeHits(requestHits(de.logged)), de.v, de.detail)
+	case denyAll && (al.v == Reached || len(al.logged) > 0):
+		return NonEnforcing, "allowed host reached although the sandbox denies all network (" + reachNote(al) + ")"
+	case !mustReach && offProxy(ch) && (al.v == Reached || len(al.logged) > 0):
+		return NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + reachNote(al) + ")"
+	}
+	if !al.reported || !de.reported {
+		return HarnessError, "not reported by the probe"
+	}
+	if h := contradiction(ch, al, de, nonce); h != "" {
+		return HarnessError, h
+	}
+	if denyAll {
+		return decideDenyAll(al.v, al.detail, de.v, de.detail)
+	}
+	if mustReach && (al.v == Skipped || de.v == Skipped) {
+		return HarnessError, "a channel the target promises was not tried: " + firstNonEmpty(pick(al.v, al.detail, Skipped), de.detail)
+	}
+	return decideChannel(ch, mustReach, al.v, al.detail, de.v, de.detail)
+}
+
+// contradiction names a request on which client and server tell different stories. A denied
+// request either of them shows reached was egress, decided before; what is left for the denied
+// host is a connect the client saw accepted that its server never logged.
+func contradiction(ch string, al, de side, nonce string) string {
+	if al.v == Reached && len(al.logged) == 0 {
+		how := ""
+		if al.detail != allowed {
+			how = " (" + al.detail + ")"
+		}
+		return fmt.Sprintf("client: the allowed token came back over %s%s; server: the allowed host logged no %s", ch, how, requestPath(ch, nonce))
+	}
+	for _, s := range []struct {
+		role string
+		side
+	}{{allowed, al}, {denied, de}} {
+		if s.v == Accepted && len(s.logged) == 0 {
+			return fmt.Sprintf("client: the direct connection to the %s host was accepted (%s); server: the %s host logged no connection", s.role, s.detail, s.role)
 		}
 	}
-	switch {
-	case dead(al) || dead(de):
-		return ProxyDead, deadHint(al, ald, de, ded)
-	case al == PolicyBlocked && mustReach:
-		return AllowedBlocked, "allowed host refused by policy: " + ald
-	case al == ProxyError && mustReach:
-		return AllowedBlocked, "proxy failed the allowed host: " + ald
-	case (al == Reached || !mustReach) && (de == PolicyBlocked || de == NoRoute):
-		return Correct, ""
-	}
-	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
-}
-
-// decideDenyAll classifies one channel of a sandbox that allows no network at all: any token
-// coming back is egress; any way of not getting through (no route, nothing listening on a proxy
-// port the environment names, a refusal) is what such a sandbox promises.
-func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (Outcome, string) {
-	switch {
-	case de == Reached:
-		return NonEnforcing, "denied host reached (" + ded + ")"
-	case al == Reached:
-		return NonEnforcing, "allowed host reached although the sandbox denies all network (" + ald + ")"
-	case al == Skipped && de == Skipped:
-		return NotApplicable, ald
-	}
-	blocked := func(v Verdict) bool {
-		switch v {
-		case NoRoute, ProxyRefused, ProxyEmpty, PolicyBlocked, ProxyError, Skipped:
-			return true
-		}
-		return false
-	}
-	if blocked(al) && blocked(de) {
-		return Correct, ""
-	}
-	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
-}
-
-func deadHint(al Verdict, ald string, de Verdict, ded string) string {
-	switch {
-	case al == ProxyRefused || de == ProxyRefused:
-		return "connection refused at the proxy: " + firstNonEmpty(pick(al, ald, ProxyRefused), pick(de, ded, ProxyRefused))
-	default:
-		return "proxy accepted but replied nothing: " + firstNonEmpty(pick(al, ald, ProxyEmpty), pick(de, ded, ProxyEmpty))
-	}
-}
-
-func pick(v Verdict, d string, want Verdict) string {
-	if v == want {
-		return d
+	if len(al.logged) > 0 && (al.v == PolicyBlocked || al.v == ProxyRefused || al.v == NoRoute && ch != probe.ChanDNS) {
+		// A DNS reply may be dropped on its way back in; a refusal cannot have reached the host.
+		return fmt.Sprintf("client: %s over %s (%s); server: the allowed host logged %s", al.v, ch, al.detail, describeHits(requestHits(al.logged)))
 	}
 	return ""
 }
 
-// proxyDeadCause names the layer that died, from what was listening inside the sandbox and in
-// what order the requests failed.
-func proxyDeadCause(obs *probe.Observation) string {
-	ports := proxyPorts(obs.ProxyEnv)
-	listening := map[int]bool{}
-	for _, l := range obs.Listeners {
-		listening[l.Port] = true
+// reportProblems is what keeps a trial that ran from being judged at all: the probe's own
+// trouble, a report for another nonce, requests it was asked for and did not report.
+func reportProblems(in Network, nonce string) string {
+	if len(in.Obs.Problems) > 0 {
+		return "probe: " + strings.Join(in.Obs.Problems, "; ")
 	}
-	var missing, present []string
-	for _, p := range ports {
-		if listening[p] {
-			present = append(present, fmt.Sprint(p))
-		} else {
-			missing = append(missing, fmt.Sprint(p))
-		}
+	if nonce != "" && in.Obs.Nonce != nonce {
+		return fmt.Sprintf("observation carries nonce %q, the trial's is %q", in.Obs.Nonce, nonce)
 	}
-	var refusedFirst, reachedLater, emptyAfterOK bool
-	sawOK := false
-	for i, a := range obs.Attempts {
-		if a.Channel == probe.ChanDirect || a.Channel == probe.ChanDNS || a.Skipped != "" {
-			continue
-		}
-		v, _ := VerdictOf(a, nil)
-		ok := a.Status != 0 && v != ProxyRefused && v != ProxyEmpty
-		if i == 0 && v == ProxyRefused {
-			refusedFirst = true
-		}
-		if i > 0 && ok && refusedFirst {
-			reachedLater = true
-		}
-		if sawOK && v == ProxyEmpty {
-			emptyAfterOK = true
-		}
-		if ok {
-			sawOK = true
-		}
+	if m := missingPairs(in); len(m) > 0 {
+		return "probe did not report " + strings.Join(m, ", ") + " (channel/host): missing evidence is never a pass"
 	}
-	switch {
-	case len(ports) == 0:
-		return "no proxy in the environment, yet requests failed at a proxy"
-	case refusedFirst && reachedLater:
-		return "proxy came up late: the first request was refused, later ones reached the proxy"
-	case len(missing) > 0 && len(present) == 0:
-		return fmt.Sprintf("in-sandbox bridge not listening on 127.0.0.1:%s; proxy env set but nothing behind it", strings.Join(missing, ","))
-	case emptyAfterOK:
-		return fmt.Sprintf("host-side bridge died mid-session: the in-sandbox relay on :%s accepted, then closed with no reply", strings.Join(present, ","))
-	case len(present) > 0:
-		return fmt.Sprintf("in-sandbox relay on :%s accepts but nothing answers behind it (host-side bridge or proxy gone)", strings.Join(present, ","))
-	}
-	return "proxy unreachable"
+	return ""
 }
 
-// proxyPorts lists the loopback ports the proxy environment points at.
-func proxyPorts(env map[string]string) []int {
-	set := map[int]bool{}
-	for k, v := range env {
-		if strings.EqualFold(k, "no_proxy") {
-			continue
+// missingPairs lists the channel x host requests that were asked for (every channel the probe
+// was given and every channel the target promises, against both hosts) but not reported.
+func missingPairs(in Network) []string {
+	asked := in.Channels
+	if len(asked) == 0 {
+		asked = probe.AllChannels
+	}
+	want := append([]string{}, asked...)
+	for _, c := range in.Reach {
+		if !contains(want, c) {
+			want = append(want, c)
 		}
-		if i := strings.LastIndexByte(v, ':'); i >= 0 {
-			var p int
-			if _, err := fmt.Sscanf(strings.TrimRight(v[i+1:], "/"), "%d", &p); err == nil && p > 0 {
-				set[p] = true
+	}
+	got := map[pair]bool{}
+	for _, a := range in.Obs.Attempts {
+		got[pair{a.Channel, a.Role}] = true
+	}
+	var out []string
+	for _, ch := range want {
+		for _, role := range []string{allowed, denied} {
+			if !got[pair{ch, role}] {
+				out = append(out, pair{ch, role}.String())
 			}
 		}
 	}
-	var out []int
-	for p := range set {
-		out = append(out, p)
-	}
-	sort.Ints(out)
 	return out
+}
+
+// evidenceOnlyChannels fills in, for a trial that was cut short, the channels its evidence
+// speaks for (non-enforcing) and gives every other channel it was asked for the reason it could
+// not be judged: only evidence of egress outlives such a trial, never a pass.
+func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre Outcome, preHint string, out map[string]ChannelResult) {
+	asked := in.Channels
+	if len(asked) == 0 {
+		asked = probe.AllChannels
+	}
+	for ch, c := range out {
+		if c.Outcome != NonEnforcing {
+			c.Outcome, c.Hint = pre, preHint
+			out[ch] = c
+		}
+	}
+	for _, ch := range asked {
+		if _, ok := out[ch]; ok {
+			continue
+		}
+		var ev []nethost.Hit
+		for _, role := range []string{allowed, denied} {
+			for _, h := range log.byPair[pair{ch, role}] {
+				if h.Egress() || denyAll || offProxy(ch) && !reach[ch] {
+					ev = append(ev, h)
+				}
+			}
+		}
+		if len(ev) > 0 {
+			out[ch] = ChannelResult{Channel: ch, Outcome: NonEnforcing, Hint: "fixture servers logged " + describeHits(requestHits(ev)), Server: describeHits(ev)}
+			continue
+		}
+		out[ch] = ChannelResult{Channel: ch, Outcome: pre, Hint: preHint}
+	}
+}
+
+// reachedDetail says how the client saw a host reached.
+func reachedDetail(s side) string {
+	if s.detail == s.a.Role {
+		return "its token came back"
+	}
+	return s.detail
+}
+
+// reachNote says how a host was reached: the token seen, or the server's record.
+func reachNote(s side) string {
+	if s.v == Reached {
+		return reachedDetail(s) + loggedNote(s.logged)
+	}
+	return fmt.Sprintf("the client saw %s, the host logged %s", s.v, describeHits(requestHits(s.logged)))
+}
+
+func loggedNote(hits []nethost.Hit) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	return "; logged: " + describeHits(requestHits(hits))
+}
+
+func serverNote(al, de []nethost.Hit) string {
+	var s []string
+	if len(al) > 0 {
+		s = append(s, "allowed host logged "+describeHits(requestHits(al)))
+	}
+	if len(de) > 0 {
+		s = append(s, "denied host logged "+describeHits(requestHits(de)))
+	}
+	return strings.Join(s, "; ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func dedupe(s []string) []string {

@@ -7,12 +7,43 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
+// attempt finds the probe's report of one request.
+func attempt(in *Network, ch, role string) *probe.Attempt {
+	for i, a := range in.Obs.Attempts {
+		if a.Channel == ch && a.Role == role {
+			return &in.Obs.Attempts[i]
+		}
+	}
+	panic("no attempt " + ch + "/" + role)
+}
+
+// dropRequest removes a request from the servers' log, with the connection that carried it.
+func dropRequest(in *Network, role, path string) {
+	from := map[string]bool{}
+	for _, h := range in.Hits {
+		if h.Role == role && h.Path == path {
+			from[h.From] = true
+		}
+	}
+	var keep []nethost.Hit
+	for _, h := range in.Hits {
+		if !(h.Role == role && from[h.From]) {
+			keep = append(keep, h)
+		}
+	}
+	if len(keep) == len(in.Hits) {
+		panic("no request " + role + " " + path + " in the log")
+	}
+	in.Hits = keep
+}
+
 // recording is the part of a real trial's evidence (harness.NetworkTrial) that classification
 // reads. The files in testdata/ were recorded from real srt 0.0.83 runs on this machine, one per
-// fault (`sandcheck trial --fault NAME --report ...`).
+// fault, by suites/harness's TestRecordClassifyTestdata (SANDCHECK_RECORD=1).
 type recording struct {
 	Allowed struct{ Token string } `json:"allowed"`
 	Denied  struct{ Token string } `json:"denied"`
@@ -21,9 +52,10 @@ type recording struct {
 		Stderr   string `json:"stderr"`
 		TimedOut bool   `json:"timed_out"`
 	} `json:"run"`
-	Ran  bool                                 `json:"sandbox_ran"`
-	Obs  *probe.Observation                   `json:"observation"`
-	Hits []struct{ Role, Proto, Path string } `json:"fixture_hits"`
+	Ran   bool               `json:"sandbox_ran"`
+	Obs   *probe.Observation `json:"observation"`
+	Nonce string             `json:"nonce"`
+	Hits  []nethost.Hit      `json:"fixture_hits"`
 }
 
 var srtReach = []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS}
@@ -38,14 +70,9 @@ func load(t *testing.T, name string) Network {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	in := Network{Ran: r.Ran, Obs: r.Obs, Exit: r.Run.Exit, Stderr: r.Run.Stderr, TimedOut: r.Run.TimedOut,
-		Tokens: map[string]string{"allowed": r.Allowed.Token, "denied": r.Denied.Token}, Reach: srtReach}
-	for _, h := range r.Hits {
-		if h.Role == "denied" {
-			in.DeniedHits = append(in.DeniedHits, h.Proto+" "+h.Path)
-		}
-	}
-	return in
+	return Network{Ran: r.Ran, Obs: r.Obs, Exit: r.Run.Exit, Stderr: r.Run.Stderr, TimedOut: r.Run.TimedOut,
+		Tokens: map[string]string{"allowed": r.Allowed.Token, "denied": r.Denied.Token}, Reach: srtReach,
+		Nonce: r.Nonce, Hits: r.Hits}
 }
 
 func TestRecordedTrials(t *testing.T) {
@@ -108,16 +135,13 @@ func TestDerivedCases(t *testing.T) {
 		{"marker but no observation", mutate(func(in *Network) { in.Obs = nil }), HarnessError, "never reported"},
 		{"curl missing", mutate(func(in *Network) { in.Obs.Problems = []string{"curl not runnable"} }), HarnessError, "curl"},
 		{"allowed refused by policy", mutate(func(in *Network) {
-			for i, a := range in.Obs.Attempts {
-				if a.Role == "allowed" && a.Channel == "http" {
-					in.Obs.Attempts[i] = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist",
-						Body: "Connection blocked by network allowlist\n"}
-				}
-			}
+			*attempt(in, "http", "allowed") = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist",
+				Body: "Connection blocked by network allowlist\n"}
+			dropRequest(in, "allowed", "/http/"+in.Nonce) // refused: the allowed host never saw it
 		}), AllowedBlocked, "allowed host refused by policy"},
 		{"denied host saw a request but no token came back", mutate(func(in *Network) {
-			in.DeniedHits = []string{"http /http"}
-		}), NonEnforcing, "denied host received"},
+			in.Hits = append(in.Hits, nethost.Hit{Role: "denied", Proto: "http", Path: "/http/" + in.Nonce, Host: "denied.sandcheck.test", Port: 80, Detail: "GET"})
+		}), NonEnforcing, "http: denied host received denied.sandcheck.test:80 http GET /http/"},
 		{"wrong token for the addressed host", mutate(func(in *Network) {
 			in.Tokens["allowed"], in.Tokens["denied"] = in.Tokens["denied"], in.Tokens["allowed"]
 		}), NonEnforcing, "denied host reached"},

@@ -1,5 +1,7 @@
-// Package classify turns what a probe saw into an outcome. Everything here is a pure function of
-// the observation, so it is table-tested with recorded real outputs.
+// Package classify turns what a probe saw, and what the fixture servers logged of the same run,
+// into an outcome. The servers' log is read first: egress it shows outweighs anything else the
+// trial did. Everything here is a pure function of its input, so it is table-tested with
+// recorded real runs.
 package classify
 
 // Outcome is the verdict of one scenario in one trial. The names are the vocabulary of DESIGN.md
@@ -9,7 +11,7 @@ type Outcome string
 const (
 	Correct        Outcome = "correct"         // allowed reachable, denied refused by policy
 	ProxyDead      Outcome = "proxy-dead"      // requests fail before policy is consulted
-	NonEnforcing   Outcome = "non-enforcing"   // the denied host's token came back: fail-open
+	NonEnforcing   Outcome = "non-enforcing"   // the denied host was reached (its server logged it, or its token came back): fail-open
 	AllowedBlocked Outcome = "allowed-blocked" // policy reached, but it refused the allowed host
 	SandboxFailed  Outcome = "sandbox-failed"  // the sandbox refused to start, loudly
 	Residue        Outcome = "residue"         // the sandbox left the workspace changed behind it

@@ -62,10 +62,12 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 	ct := &ConcurrentTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
 		K: k, Shared: shared, Sessions: make([]Session, k)}
 	nonces := make([]string, k)
+	for i := range nonces {
+		nonces[i] = randomHex(8)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
 	for i := 0; i < k; i++ {
-		nonces[i] = randomHex(8)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
@@ -83,12 +85,7 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 				return
 			}
 			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
-			ct.Sessions[i].Result = classify.ClassifyNetwork(classify.Network{
-				Ran: x.Out.Ran, Obs: x.Out.Obs, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-				Tokens:     map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token},
-				Reach:      t.target.Reach(),
-				DeniedHits: deniedHitsOf(t.hosts.Hits(), nonces[i]),
-			})
+			ct.Sessions[i].Result = classify.ClassifyNetwork(t.networkInput(x, spec, sessionHits(t.hosts.Hits(), nonces[i], nonces)))
 		}(i)
 	}
 	wg.Wait()
@@ -115,11 +112,33 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 	return ct, nil
 }
 
-func deniedHitsOf(hits []nethost.Hit, nonce string) []string {
-	var out []string
+// sessionHits is the part of the shared fixture servers' log that may be one session's: its own
+// requests (their path or DNS name carries its nonce) with the connections that carried them,
+// and every hit no session's nonce claims. The latter go to every session: egress that cannot be
+// pinned on one of them still makes each suspect, never a pass.
+func sessionHits(hits []nethost.Hit, nonce string, all []string) []nethost.Hit {
+	owner := func(h nethost.Hit) string {
+		for _, n := range all {
+			if strings.Contains(h.Path, n) {
+				return n
+			}
+		}
+		return ""
+	}
+	conn := map[string]string{} // role + client address -> the nonce its request carried
 	for _, h := range hits {
-		if h.Role == nethost.RoleDenied && strings.HasSuffix(h.Path, "/"+nonce) {
-			out = append(out, h.Proto+" "+h.Path)
+		if n := owner(h); n != "" {
+			conn[h.Role+" "+h.From] = n
+		}
+	}
+	var out []nethost.Hit
+	for _, h := range hits {
+		n := owner(h)
+		if n == "" && (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS) {
+			n = conn[h.Role+" "+h.From]
+		}
+		if n == "" || n == nonce {
+			out = append(out, h)
 		}
 	}
 	return out

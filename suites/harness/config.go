@@ -28,6 +28,39 @@ type Config struct {
 	Timeout        time.Duration // SANDCHECK_SANDBOX_TIMEOUT: deadline for one sandboxed run
 	WorkDir        string        // SANDCHECK_WORKDIR: parent of trial directories
 	Keep           bool          // SANDCHECK_KEEP=1 keeps the trial directory for debugging
+	// Deadline is when this process's trial budget (SANDCHECK_TRIAL_BUDGET, counted from the
+	// process's start) runs out; zero when there is none. Every sandboxed run ends BudgetReserve
+	// before it, so the trial can still tear down, classify and emit before the runner kills it.
+	Deadline time.Time
+}
+
+// BudgetReserve is the time a trial keeps after its last sandboxed run, within its budget: to
+// kill the run's processes, read the fixture logs, classify and emit the result.
+const BudgetReserve = 1500 * time.Millisecond
+
+// processStart is when this process started, near enough: the budget a runner gives a trial
+// process counts from its start, however many trials it then runs.
+var processStart = time.Now()
+
+// KillGrace is how long a timed-out run gets between SIGTERM and SIGKILL: under a budget, it
+// must fit in BudgetReserve with the teardown and the classification.
+func (c Config) KillGrace() time.Duration {
+	if c.Deadline.IsZero() {
+		return 2 * time.Second
+	}
+	return BudgetReserve / 2
+}
+
+// RunTimeout is the deadline for one sandboxed run: Timeout, cut to what is left of the trial
+// budget less BudgetReserve. Zero or less means no time is left to run anything.
+func (c Config) RunTimeout() time.Duration {
+	d := c.Timeout
+	if !c.Deadline.IsZero() {
+		if left := time.Until(c.Deadline) - BudgetReserve; left < d {
+			d = left
+		}
+	}
+	return d
 }
 
 // Environment variable names, shared with `sandcheck trial`.
@@ -41,6 +74,7 @@ const (
 	EnvTimeout    = "SANDCHECK_SANDBOX_TIMEOUT"
 	EnvWorkDir    = "SANDCHECK_WORKDIR"
 	EnvKeep       = "SANDCHECK_KEEP"
+	EnvBudget     = "SANDCHECK_TRIAL_BUDGET" // a duration: this process's whole budget, from its start
 )
 
 // FromEnv reads the Config, with defaults.
@@ -62,6 +96,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("%s=%q: want a positive duration like 30s", EnvTimeout, v)
 		}
 		c.Timeout = d
+	}
+	if v := os.Getenv(EnvBudget); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive duration like 25s", EnvBudget, v)
+		}
+		c.Deadline = processStart.Add(d)
 	}
 	if c.Hostnames != "name" && c.Hostnames != "ip" {
 		return c, fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)
@@ -92,6 +133,10 @@ func (c Config) Env() []string {
 	}
 	if c.WorkDir != "" {
 		e = append(e, EnvWorkDir+"="+c.WorkDir)
+	}
+	if !c.Deadline.IsZero() {
+		// What is left of this budget, for a child that starts now.
+		e = append(e, EnvBudget+"="+max(time.Until(c.Deadline), time.Millisecond).Round(time.Millisecond).String())
 	}
 	return e
 }

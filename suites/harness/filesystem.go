@@ -26,6 +26,7 @@ type FilesystemTrial struct {
 	Run           Run                `json:"run"`
 	Ran           bool               `json:"sandbox_ran"`
 	Observation   *probe.Observation `json:"observation,omitempty"`
+	ParseError    string             `json:"parse_error,omitempty"`
 	Escaped       []string           `json:"escaped,omitempty"` // checks whose effect the host saw
 	Result        classify.FSResult  `json:"result"`
 }
@@ -213,7 +214,12 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	}
 	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
 		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	if x.ParseErr != nil {
+		ft.ParseError = x.ParseErr.Error()
+	}
+	// The host side is checked whatever became of the run (timed out, crashed, never reported):
+	// an escape it shows is evidence that outweighs all of that.
+	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
 		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {

@@ -25,6 +25,8 @@ type NetworkTrial struct {
 	Run           Run                `json:"run"`
 	Ran           bool               `json:"sandbox_ran"`
 	Observation   *probe.Observation `json:"observation,omitempty"`
+	ParseError    string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
+	Nonce         string             `json:"nonce"`
 	Hits          []nethost.Hit      `json:"fixture_hits"`
 	Result        classify.Result    `json:"result"`
 }
@@ -65,29 +67,32 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 		binds = append(binds, opt.BindsFn()...)
 	}
 	t.dropDAC = opt.DropDAC
-	x, err := t.exec(ctx, t.networkSpec(), opt.Session, binds)
+	spec := t.networkSpec()
+	x, err := t.exec(ctx, spec, opt.Session, binds)
 	if err != nil {
 		return nil, err
 	}
 	nt := &NetworkTrial{
 		Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, Condition: opt.Condition,
 		Hostnames: cfg.Hostnames, Allowed: t.hosts.Allowed, Denied: t.hosts.Denied, Settings: x.Settings,
-		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Hits: t.hosts.Hits(),
+		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Nonce: x.Nonce, Hits: t.hosts.Hits(),
 	}
-	var deniedHits []string
-	for _, h := range nt.Hits {
-		if h.Role == nethost.RoleDenied {
-			deniedHits = append(deniedHits, h.Proto+" "+h.Path)
-		}
+	if x.ParseErr != nil {
+		nt.ParseError = x.ParseErr.Error()
 	}
-	nt.Result = classify.ClassifyNetwork(classify.Network{
-		Ran: x.Out.Ran, Obs: x.Out.Obs, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-		Tokens:     map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token},
-		Reach:      t.target.Reach(),
-		DeniedHits: deniedHits,
-	})
-	if x.ParseErr != nil && nt.Result.Outcome == classify.HarnessError {
-		nt.Result.Hint += "; " + x.ParseErr.Error()
-	}
+	nt.Result = classify.ClassifyNetwork(t.networkInput(x, spec, nt.Hits))
 	return nt, nil
+}
+
+// networkInput is what the classifier reads of one sandboxed run: the probe's report and the
+// fixture servers' log of the same run.
+func (t *trial) networkInput(x *Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
+	return classify.Network{
+		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
+		Tokens:   map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token},
+		Reach:    t.target.Reach(),
+		Channels: spec.Channels,
+		Nonce:    x.Nonce,
+		Hits:     hits,
+	}
 }

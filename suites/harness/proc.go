@@ -31,11 +31,16 @@ type Run struct {
 
 const stderrTail = 8 << 10
 
-// runCommand runs argv in its own process group with a deadline. On expiry, and always after it
-// ends, the whole group and every process carrying cookie are killed: nothing a trial starts
-// outlives it.
-func runCommand(ctx context.Context, argv, env []string, dir, cookie string, timeout time.Duration) Run {
+// runCommand runs argv in its own process group with a deadline. On expiry the group gets SIGTERM
+// and grace to exit (a sandbox cleans up after itself), then SIGKILL; and always after it ends,
+// the whole group and every process carrying cookie are killed: nothing a trial starts outlives it.
+func runCommand(ctx context.Context, argv, env []string, dir, cookie string, timeout, grace time.Duration) Run {
 	r := Run{Argv: argv}
+	if timeout <= 0 {
+		// The trial budget is spent: starting the sandbox now would only be killed mid-run.
+		r.TimedOut, r.Exit, r.Stderr = true, -1, "sandcheck: trial budget spent before the sandbox could start"
+		return r
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append([]string{}, env...), CookieVar+"="+cookie)
 	cmd.Dir = dir
@@ -60,7 +65,7 @@ func runCommand(ctx context.Context, argv, env []string, dir, cookie string, tim
 		syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
 		case err = <-done:
-		case <-time.After(2 * time.Second):
+		case <-time.After(grace):
 			syscall.Kill(-pgid, syscall.SIGKILL)
 			err = <-done
 		}

@@ -46,8 +46,10 @@ type trialOptions struct {
 	faults  []string // scenario-inherent faults, applied after the configured one
 }
 
-func newTrial(ctx context.Context, cfg Config, opt trialOptions) (t *trial, err error) {
-	t = &trial{cfg: cfg, nonce: randomHex(8)}
+func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err error) {
+	// t stays set on every path (a `return nil, err` would nil a named result before the
+	// deferred cleanup reads it).
+	t := &trial{cfg: cfg, nonce: randomHex(8)}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -72,7 +74,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (t *trial, err 
 	}
 	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}}
 	if opt.network {
-		if t.hosts, err = nethost.Start(ctx, nethost.Options{Dir: t.dir}); err != nil {
+		if t.hosts, err = nethost.Start(ctx, nethost.Options{Dir: t.dir, OnHit: streamHit}); err != nil {
 			return nil, fmt.Errorf("fixture hosts: %w", err)
 		}
 		t.undo = append(t.undo, func() { t.hosts.Close() })
@@ -155,6 +157,7 @@ type Bind struct {
 // Exec is one sandboxed run of the probe.
 type Exec struct {
 	Settings json.RawMessage
+	Nonce    string // the probe's nonce: its frame and every request it makes carry it
 	Run      Run
 	Out      probe.Output
 	ParseErr error
@@ -206,7 +209,8 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
-	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.Timeout)
+	x.Nonce = spec.Nonce
+	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
 	return x, nil
 }

@@ -84,7 +84,8 @@ func parseHTTP(b []byte, a *Attempt) {
 }
 
 // directAttempt ignores every proxy: a raw TCP connection to the host's address, as a program
-// that does not read proxy variables would make.
+// that does not read proxy variables would make. Whether the connect was accepted is recorded
+// apart from the read: accepted-then-silent is traffic that got out, not "no route".
 func directAttempt(s Spec, h Host) Attempt {
 	addr := net.JoinHostPort(h.IP, "80")
 	a := Attempt{Target: addr}
@@ -94,11 +95,15 @@ func directAttempt(s Spec, h Host) Attempt {
 		return a
 	}
 	defer conn.Close()
+	a.Connected = true
 	conn.SetDeadline(time.Now().Add(s.Timeout))
-	fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, ChanDirect), h.Addr)
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, ChanDirect), h.Addr); err != nil {
+		a.Exit, a.Err, a.Errno = 1, "write request: "+err.Error(), errnoName(err)
+		return a
+	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		a.Exit, a.Err, a.Errno = 1, err.Error(), errnoName(err)
+		a.Exit, a.Err, a.Errno = 1, "read reply: "+err.Error(), errnoName(err)
 		return a
 	}
 	defer resp.Body.Close()
@@ -115,7 +120,7 @@ func dnsAttempt(s Spec, h Host) Attempt {
 	if s.Resolver == "" {
 		return Attempt{Skipped: "no fixture resolver"}
 	}
-	name := fmt.Sprintf("q-%s.%s.sandcheck.test", s.Nonce, h.Role)
+	name := DNSName(s.Nonce, h.Role)
 	a := Attempt{Target: name + " @" + s.Resolver}
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "udp", s.Resolver)

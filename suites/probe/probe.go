@@ -66,6 +66,7 @@ type Attempt struct {
 	Exit       int      `json:"exit"`                  // curl exit code (0 = transfer done)
 	Err        string   `json:"err,omitempty"`         // curl's error line, or the Go error text
 	Errno      string   `json:"errno,omitempty"`       // e.g. ECONNREFUSED, ENETUNREACH
+	Connected  bool     `json:"connected,omitempty"`   // direct: the connect was accepted (Err is then the read's)
 	Status     int      `json:"status,omitempty"`      // HTTP status of the final response
 	ProxyError string   `json:"proxy_error,omitempty"` // X-Proxy-Error header, e.g. blocked-by-allowlist
 	Body       string   `json:"body,omitempty"`        // first bytes of the response body
@@ -123,6 +124,7 @@ func Main(specFile string, w io.Writer) int {
 	}
 	fmt.Fprintf(w, "%s %s\n", RanMarker, s.Nonce)
 	obs := Run(s)
+	// Exactly one frame, in one write: Parse treats a second, different frame as forged.
 	b, _ := json.Marshal(obs)
 	fmt.Fprintf(w, "%s %s\n%s\n%s %s\n", BeginMarker, s.Nonce, b, EndMarker, s.Nonce)
 	return 0
@@ -185,9 +187,15 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 	return a
 }
 
-// path names the channel and the session in every request, so the fixture hosts' own records
-// say which session reached them over which channel.
-func path(s Spec, ch string) string { return "/" + ch + "/" + s.Nonce }
+// RequestPath names the channel and the session in every request, so the fixture hosts' own
+// records say which session reached them over which channel: the classifier matches the servers'
+// logs to the probe's report by it.
+func RequestPath(ch, nonce string) string { return "/" + ch + "/" + nonce }
+
+// DNSName is the fresh name the dns channel asks for, under the host of the given role.
+func DNSName(nonce, role string) string { return "q-" + nonce + "." + role + ".sandcheck.test" }
+
+func path(s Spec, ch string) string { return RequestPath(ch, s.Nonce) }
 
 // mark records progress and, after the first request, waits for a fault's ack when asked to.
 func mark(s Spec, step int) {

@@ -2,8 +2,11 @@ package probe
 
 import (
 	"bytes"
+	"net"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Recorded inside srt 0.0.83: relays listening on :1080 and :3128 (tcp6, v4-mapped), plus two
@@ -60,5 +63,102 @@ func TestRedactHidesProxyCredentials(t *testing.T) {
 	got := redact("http://srt.Zm9v:secret@localhost:3128")
 	if strings.Contains(got, "secret") || !strings.Contains(got, "localhost:3128") {
 		t.Fatalf("redact = %q", got)
+	}
+}
+
+func frame(nonce, body string) string {
+	return BeginMarker + " " + nonce + "\n" + body + "\n" + EndMarker + " " + nonce + "\n"
+}
+
+func TestParseFrames(t *testing.T) {
+	real := `{"nonce":"n1","attempts":[{"channel":"http","role":"allowed","status":403}]}`
+	forged := `{"nonce":"n1","attempts":[{"channel":"http","role":"allowed","status":200,"body":"token"}]}`
+	ran := RanMarker + " n1\n"
+	cases := []struct {
+		name, stdout string
+		wantObs      bool
+		wantErr      string
+	}{
+		{"one frame", ran + frame("n1", real), true, ""},
+		{"identical duplicate", ran + frame("n1", real) + "noise\n" + frame("n1", real), true, ""},
+		{"forged second frame", ran + frame("n1", real) + frame("n1", forged), false, "two observations for one nonce"},
+		{"forged first frame", ran + frame("n1", forged) + frame("n1", real), false, "two observations for one nonce"},
+		{"opened twice", ran + BeginMarker + " n1\n" + frame("n1", real), false, "opened twice"},
+		{"end without begin", ran + EndMarker + " n1\n" + frame("n1", real), false, "without a begin"},
+		{"never ended", ran + BeginMarker + " n1\n" + real + "\n", false, "never ended"},
+		{"other nonce only", RanMarker + " n2\n" + frame("n2", forged), false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Parse([]byte(c.stdout), "n1")
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, c.wantErr)
+			}
+			if (out.Obs != nil) != c.wantObs {
+				t.Fatalf("obs = %+v, want present=%v", out.Obs, c.wantObs)
+			}
+			if out.Obs != nil && out.Obs.Attempts[0].Status != 403 {
+				t.Fatalf("took the wrong frame: %+v", out.Obs.Attempts[0])
+			}
+		})
+	}
+}
+
+// A line longer than the scanner's limit is an error naming it, never a silently dropped marker.
+func TestParseLongLineIsAnError(t *testing.T) {
+	var buf bytes.Buffer
+	buf.WriteString(strings.Repeat("x", 9<<20) + "\n")
+	buf.WriteString(RanMarker + " n1\n" + frame("n1", `{"nonce":"n1"}`))
+	out, err := Parse(buf.Bytes(), "n1")
+	if err == nil || !strings.Contains(err.Error(), "token too long") {
+		t.Fatalf("err = %v, want the scanner's error", err)
+	}
+	if out.Obs != nil {
+		t.Fatalf("frame behind an unreadable line taken: %+v", out.Obs)
+	}
+}
+
+// The probe prints exactly one frame, which Parse takes.
+func TestMainPrintsOneFrame(t *testing.T) {
+	spec := t.TempDir() + "/spec.json"
+	if err := os.WriteFile(spec, []byte(`{"nonce":"n1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := Main(spec, &out); code != 0 {
+		t.Fatalf("Main = %d: %s", code, out.String())
+	}
+	if n := strings.Count(out.String(), BeginMarker+" n1\n"); n != 1 {
+		t.Fatalf("%d frames:\n%s", n, out.String())
+	}
+	if p, err := Parse(out.Bytes(), "n1"); err != nil || !p.Ran || p.Obs == nil {
+		t.Fatalf("Parse = %+v, %v", p, err)
+	}
+}
+
+// The direct channel records the connect apart from the read: accepted-then-silent is
+// Connected with a read timeout, refused is not Connected.
+func TestDirectRecordsConnectApartFromRead(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.77:80")
+	if err != nil {
+		t.Skipf("SKIPPED LOUDLY: cannot listen on port 80 here (needs root): %v", err)
+	}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c // held open, never answered
+		}
+	}()
+	s := Spec{Nonce: "n1", Timeout: 300 * time.Millisecond}
+	a := directAttempt(s, Host{Role: "denied", Addr: "127.0.0.77", IP: "127.0.0.77"})
+	if !a.Connected || a.Errno != "ETIMEDOUT" || a.Status != 0 {
+		t.Fatalf("accepted then silent: %+v", a)
+	}
+	(<-accepted).Close()
+	ln.Close()
+	a = directAttempt(s, Host{Role: "denied", Addr: "127.0.0.77", IP: "127.0.0.77"})
+	if a.Connected || a.Errno != "ECONNREFUSED" {
+		t.Fatalf("refused: %+v", a)
 	}
 }

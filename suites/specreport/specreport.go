@@ -27,6 +27,10 @@ type Verdict struct {
 	Outcome classify.Outcome `json:"outcome"`
 	Pass    bool             `json:"pass"`
 	Hint    string           `json:"hint,omitempty"`
+	// Breaches, Known and Unreproduced are journal.Scenario's (knownfindings decides them).
+	Breaches     []string `json:"breaches,omitempty"`
+	Known        string   `json:"known,omitempty"`
+	Unreproduced string   `json:"unreproduced,omitempty"`
 }
 
 // Attach records a spec's verdict; call it before asserting so a failing spec still reports.
@@ -92,6 +96,7 @@ func FromReports(reports []types.Report) Trial {
 					var v Verdict
 					if json.Unmarshal([]byte(e.Value.AsJSON), &v) == nil {
 						sc.Name, sc.Outcome, sc.Pass, sc.Hint = v.Name, v.Outcome, v.Pass, v.Hint
+						sc.Breaches, sc.Known, sc.Unreproduced = v.Breaches, v.Known, v.Unreproduced
 						found = true
 					}
 				case EntryEvidence:
@@ -134,9 +139,15 @@ func FromReports(reports []types.Report) Trial {
 		t.Outcome = classify.Correct
 	default:
 		t.Outcome = classify.Worst(failing...)
-		for _, sc := range t.Scenarios {
-			if !sc.Pass && sc.Outcome == t.Outcome && sc.Hint != "" {
-				t.Hint = sc.Hint
+		// Lead with a failure no known finding covers, if one shows the outcome.
+		for _, known := range []bool{false, true} {
+			for _, sc := range t.Scenarios {
+				if !sc.Pass && sc.Outcome == t.Outcome && sc.Hint != "" && (sc.Known != "") == known {
+					t.Hint = sc.Hint
+					break
+				}
+			}
+			if t.Hint != "" {
 				break
 			}
 		}

@@ -1,0 +1,126 @@
+package knownfindings
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/probe"
+)
+
+func TestFSPath(t *testing.T) {
+	const trial, ws, home = "/tmp/sandcheck-trial-123", "/tmp/sandcheck-trial-123/workspace", "/root"
+	for in, want := range map[string]string{
+		ws + "/newrepo/.git/hooks/pre-commit":                    "$WORKSPACE/newrepo/.git/hooks/pre-commit",
+		ws + "/../dotdot-sandcheck-fs-0a1b2c3d4e5f6789":          "$WORKSPACE/../dotdot-sandcheck-fs-*",
+		trial + "/home/.ssh/id_rsa":                              "$TRIAL/home/.ssh/id_rsa",
+		"/proc/self/root" + trial + "/home/.ssh/id_rsa":          "/proc/self/root$TRIAL/home/.ssh/id_rsa",
+		home + "/sandcheck-fs-0a1b2c3d4e5f6789":                  "$HOME/sandcheck-fs-*",
+		"/tmp/claude/sandcheck-fs-0a1b2c3d4e5f6789":              "/tmp/claude/sandcheck-fs-*",
+		"/etc/sandcheck-fs-ff":                                   "/etc/sandcheck-fs-*",
+		"/tmp/sandcheck-trial-1234/workspace/not-this-workspace": "/tmp/sandcheck-trial-1234/workspace/not-this-workspace",
+		"": "",
+	} {
+		if got := FSPath(in, ws, trial, home); got != want {
+			t.Errorf("FSPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFSBreaches(t *testing.T) {
+	r := classify.FSResult{Outcome: classify.NonEnforcing, Checks: map[string]classify.FSCheckResult{
+		"workspace/write":              {Name: "workspace/write", Outcome: classify.Correct},
+		"workspace/tmpdir":             {Name: "workspace/tmpdir", Outcome: classify.AllowedBlocked, Errno: "ENOENT"},
+		"secret/read":                  {Name: "secret/read", Outcome: classify.NonEnforcing},
+		"secret/proc-root":             {Name: "secret/proc-root", Outcome: classify.NotApplicable},
+		"protected/git-hooks-new-repo": {Name: "protected/git-hooks-new-repo", Outcome: classify.NonEnforcing},
+		"escape/unlisted":              {Name: "escape/unlisted", Outcome: classify.HarnessError, Hint: "check not reported by the probe"},
+	}}
+	paths := map[string]string{"workspace/tmpdir": "/tmp/claude/sandcheck-fs-*", "secret/read": "$TRIAL/home/.ssh/id_rsa",
+		"protected/git-hooks-new-repo": "$WORKSPACE/newrepo/.git/hooks/pre-commit"}
+	got := FSBreaches(r, []string{"workspace/write", "workspace/tmpdir", "secret/read", "secret/proc-root", "protected/git-hooks-new-repo"}, paths)
+	want := []Breach{
+		{"filesystem/workspace/tmpdir", "/tmp/claude/sandcheck-fs-*", classify.AllowedBlocked, "write /tmp/claude/sandcheck-fs-* refused (ENOENT)"},
+		{"filesystem/secret/read", "$TRIAL/home/.ssh/id_rsa", classify.NonEnforcing, "read $TRIAL/home/.ssh/id_rsa"},
+		{"filesystem/protected/git-hooks-new-repo", "$WORKSPACE/newrepo/.git/hooks/pre-commit", classify.NonEnforcing, "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
+		// Not in the order given, unknown path: still a breach, with a check no finding has.
+		{"filesystem/escape/unlisted", "", classify.HarnessError, "write (path not reported): harness-error (check not reported by the probe)"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestNetworkBreaches(t *testing.T) {
+	r := classify.Result{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
+		probe.ChanHTTP:   {Channel: probe.ChanHTTP, Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.Reached, Hint: "denied host reached (denied)"},
+		probe.ChanHTTPS:  {Channel: probe.ChanHTTPS, Outcome: classify.AllowedBlocked, Allowed: classify.PolicyBlocked, Denied: classify.PolicyBlocked},
+		probe.ChanSOCKS:  {Channel: probe.ChanSOCKS, Outcome: classify.ProxyDead},
+		probe.ChanDirect: {Channel: probe.ChanDirect, Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.NoRoute},
+		probe.ChanDNS:    {Channel: probe.ChanDNS, Outcome: classify.Correct},
+		"quic":           {Channel: "quic", Outcome: classify.HarnessError},
+		// The client saw the denied host refused, its server logged the request: egress to it.
+		"udp": {Channel: "udp", Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.PolicyBlocked,
+			Server: "allowed host logged GET /x; denied host logged GET /y"},
+	}}
+	h := Hosts{Allowed: "allowed.sandcheck.test", Denied: "denied.sandcheck.test"}
+	var checks, scenarios, whats []string
+	for _, b := range NetworkBreaches(r, "", h) {
+		checks, scenarios, whats = append(checks, b.Check), append(scenarios, b.Scenario), append(whats, b.What)
+	}
+	if want := []string{"http:denied", "https:allowed", "socks:proxy", "direct:allowed", "quic", "udp:denied"}; !reflect.DeepEqual(checks, want) {
+		t.Errorf("checks %q, want %q", checks, want)
+	}
+	if scenarios[0] != "network/channel/http" || scenarios[4] != "network/channel/quic" {
+		t.Errorf("scenarios %q", scenarios)
+	}
+	if whats[0] != "http: denied.sandcheck.test reached" || whats[1] != "https: allowed.sandcheck.test refused" ||
+		whats[2] != "socks: proxy dead" || whats[3] != "direct: allowed.sandcheck.test reached outside the policy" {
+		t.Errorf("words %q", whats)
+	}
+	only := NetworkBreaches(r, classify.NonEnforcing, h)
+	if len(only) != 3 || only[0].Check != "http:denied" || only[1].Check != "direct:allowed" || only[2].Check != "udp:denied" {
+		t.Errorf("only non-enforcing: %+v", only)
+	}
+}
+
+func TestSessionBreaches(t *testing.T) {
+	ws := "/tmp/t/workspace"
+	sessions := []classify.Result{
+		{Outcome: classify.Correct},
+		{Outcome: classify.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.gitconfig"},
+		{Outcome: classify.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.bashrc"},
+		{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
+			probe.ChanHTTP: {Channel: probe.ChanHTTP, Outcome: classify.NonEnforcing, Denied: classify.Reached}}},
+		// Non-enforcing by the server's log alone: no channel shows it.
+		{Outcome: classify.NonEnforcing, Hint: "denied host received http GET /x", Channels: map[string]classify.ChannelResult{
+			probe.ChanHTTP: {Channel: probe.ChanHTTP, Outcome: classify.Correct}}},
+	}
+	got := SessionBreaches("concurrency/shared-workspace/k4", sessions, []string{ws + "/.claude", ws + "/.gitconfig (removed)"}, []string{ws, ws, ws, ws, ws}, Hosts{})
+	var checks []string
+	for _, b := range got {
+		if b.Scenario != "concurrency/shared-workspace/k4" {
+			t.Errorf("breach keyed elsewhere: %+v", b)
+		}
+		checks = append(checks, b.Check+"="+string(b.Outcome))
+	}
+	// The same check and outcome in two sessions is one breach, whatever the hints say.
+	want := []string{"session=sandbox-failed", "http:denied=non-enforcing", "session=non-enforcing", "leftover:.claude=residue", "removed:.gitconfig=residue"}
+	if !reflect.DeepEqual(checks, want) {
+		t.Fatalf("checks %q, want %q", checks, want)
+	}
+	if got[3].What != "left $WORKSPACE/.claude behind" || got[1].What != "a session: http: the denied host reached" ||
+		got[0].What != "a session failed as a whole: sandbox-failed (bwrap: Can't find source path $WORKSPACE/.gitconfig)" {
+		t.Errorf("words: %+v", got)
+	}
+}
+
+func TestConditionBreach(t *testing.T) {
+	b := ConditionBreach("failclosed/socat-missing", "socat-missing", classify.NonEnforcing, "ran unconfined")
+	if b != (Breach{"failclosed/socat-missing", "socat-missing", classify.NonEnforcing, "condition socat-missing: ran unconfined"}) {
+		t.Fatalf("%+v", b)
+	}
+	if got := Words([]Breach{b}); !reflect.DeepEqual(got, []string{"condition socat-missing: ran unconfined"}) {
+		t.Fatal(got)
+	}
+}

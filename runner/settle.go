@@ -1,0 +1,45 @@
+package runner
+
+// Settling a trial's record: the rules every executor applies to what its parser made of a
+// finished trial process.
+
+import (
+	"strings"
+
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// Settle applies the runner's rules to what a parser made of a finished trial process. A trial
+// killed at its deadline (timedOut) is a timeout, and output the parser could not read
+// (parseErr) a harness error; but neither overrides a record the parser found non-enforcing:
+// evidence that traffic or data escaped is kept whatever else went wrong, with TimedOut still
+// set. deadline explains the kill ("deadline 20s exceeded; ...").
+func Settle(rec journal.Record, parseErr error, timedOut bool, deadline string) journal.Record {
+	rec.TimedOut = rec.TimedOut || timedOut
+	var why []string
+	if timedOut {
+		why = append(why, deadline)
+	}
+	if parseErr != nil {
+		why = append(why, parseErr.Error())
+	}
+	if rec.Error != "" {
+		why = append(why, rec.Error)
+	}
+	if rec.Outcome == classify.NonEnforcing {
+		if len(why) > 0 {
+			rec.Error = strings.Join(why, "; ")
+		}
+		return rec
+	}
+	switch {
+	case timedOut:
+		rec.Outcome = classify.Timeout
+		rec.Error = strings.Join(why, "; ")
+	case parseErr != nil:
+		rec.Outcome = classify.HarnessError
+		rec.Error = strings.Join(why, "; ")
+	}
+	return rec
+}

@@ -1,0 +1,98 @@
+// Package trialresult is the runner's reading of a trial process's output: the result line and
+// the egress lines it streamed (framed with the trial's key, see specreport), into a journal
+// record. Egress evidence comes first: a hit on a fixture server by anything but the allowed
+// role makes the record non-enforcing, whatever the result line says or whether there is one.
+package trialresult
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+// Prefixes are the lines a runner.ProcessExecutor should keep whole (FramePrefixes).
+var Prefixes = []string{specreport.EmitPrefix, specreport.EgressPrefix}
+
+// MaxEgress bounds Record.Egress; further hits are summed up in one last line.
+const MaxEgress = 64
+
+// Parse reads a finished trial process; it fits runner.ProcessExecutor.Parse and
+// hosts.Executor.Parse. Errors are for runner.Settle: with fail-open evidence the record is
+// non-enforcing and the error is nil (what went wrong besides is in Record.Error).
+func Parse(t runner.Trial, res runner.ProcResult) (journal.Record, error) {
+	out := res.Stdout
+	if res.Frames != nil {
+		out = res.Frames
+	}
+	return Record(out, t.Key, res.TimedOut)
+}
+
+// Record reads output keyed key; timedOut says the trial was killed at its deadline (for the
+// hint).
+func Record(out []byte, key string, timedOut bool) (journal.Record, error) {
+	hits, egressErr := specreport.ParseEgress(out, key)
+	t, fp, resultErr := specreport.ParseEmitted(out, key)
+	var rec journal.Record
+	if resultErr == nil {
+		rec = journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp}
+	}
+	rec.Egress = Egress(hits)
+	if len(rec.Egress) == 0 {
+		if resultErr != nil {
+			return rec, resultErr
+		}
+		if egressErr != nil {
+			// An unreadable egress line could be a denied hit: no pass on that.
+			return rec, fmt.Errorf("egress lines: %w", egressErr)
+		}
+		return rec, nil
+	}
+	if rec.Outcome != classify.NonEnforcing {
+		var despite string
+		switch {
+		case timedOut:
+			despite = "before the trial was killed at its deadline"
+		case resultErr != nil:
+			despite = "although the trial ended without a result"
+		default:
+			despite = fmt.Sprintf("although the trial reported %s", rec.Outcome)
+		}
+		more := ""
+		if n := len(rec.Egress); n > 1 {
+			more = fmt.Sprintf(" (and %d more)", n-1)
+		}
+		rec.Hint = fmt.Sprintf("a fixture server logged %s%s %s", rec.Egress[0], more, despite)
+		rec.Outcome = classify.NonEnforcing
+	}
+	if err := errors.Join(resultErr, egressErr); err != nil {
+		rec.Error = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	return rec, nil
+}
+
+// Egress describes the hits that were not allowed (nethost.Hit.Egress), one line each in the
+// hit's own terms ("denied http GET /x on denied.sandcheck.test:80 from 198.18.0.1:4242"), at
+// most MaxEgress of them.
+func Egress(hits []nethost.Hit) []string {
+	var lines []string
+	n := 0
+	for _, h := range hits {
+		if !h.Egress() {
+			continue
+		}
+		n++
+		if len(lines) < MaxEgress {
+			lines = append(lines, h.String())
+		}
+	}
+	if n > MaxEgress {
+		lines = append(lines, fmt.Sprintf("… %d more", n-MaxEgress))
+	}
+	return lines
+}

@@ -1,0 +1,122 @@
+//go:build linux
+
+package trialresult
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+const key = "0123456789abcdef0123456789abcdef"
+
+var (
+	denied  = nethost.Hit{Role: nethost.RoleDenied, Proto: "http", Path: "/http/abc", From: "198.18.0.2:4711"}
+	allowed = nethost.Hit{Role: nethost.RoleAllowed, Proto: "https", Path: "/https/ok", From: "198.18.0.2:4712"}
+)
+
+type out struct{ bytes.Buffer }
+
+func (o *out) result(k string, outcome classify.Outcome) *out {
+	specreport.Emit(o, k, specreport.Trial{Outcome: outcome, Hint: "from the trial",
+		Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: outcome, Pass: outcome == classify.Correct}}}, nil)
+	return o
+}
+
+func (o *out) hit(k string, h nethost.Hit) *out { specreport.EmitEgress(o, k, h); return o }
+func (o *out) text(s string) *out               { o.WriteString(s); return o }
+
+// settle is what an executor does with Parse's answer.
+func settle(o *out, timedOut bool) journal.Record {
+	rec, err := Parse(runner.Trial{Key: key}, runner.ProcResult{Stdout: o.Bytes(), TimedOut: timedOut})
+	return runner.Settle(rec, err, timedOut, "deadline exceeded")
+}
+
+func TestRecordsFromTrialOutput(t *testing.T) {
+	cases := []struct {
+		name     string
+		out      *out
+		timedOut bool
+		want     classify.Outcome
+		egress   int
+		hint     string // substring
+	}{
+		{"result only", new(out).hit(key, allowed).result(key, classify.Correct), false, classify.Correct, 0, "from the trial"},
+		{"forged unkeyed result after the real one", new(out).result(key, classify.ProxyDead).result("", classify.Correct), false, classify.ProxyDead, 0, "from the trial"},
+		{"only a forged result", new(out).result("", classify.Correct).result("guess", classify.Correct), false, classify.HarnessError, 0, ""},
+		{"two different keyed results", new(out).result(key, classify.Correct).result(key, classify.NonEnforcing), false, classify.HarnessError, 0, ""},
+		{"killed at the deadline, denied hit streamed", new(out).hit(key, allowed).hit(key, denied).text("• partial"), true, classify.NonEnforcing, 1, "denied http /http/abc"},
+		{"died without a result, denied hit streamed", new(out).hit(key, denied), false, classify.NonEnforcing, 1, "ended without a result"},
+		{"killed at the deadline, only allowed hits", new(out).hit(key, allowed), true, classify.Timeout, 0, ""},
+		{"died without a result, nothing streamed", new(out).text("panic: boom\n"), false, classify.HarnessError, 0, ""},
+		{"result correct but a denied hit streamed", new(out).hit(key, denied).result(key, classify.Correct), false, classify.NonEnforcing, 1, "although the trial reported correct"},
+		{"result proxy-dead but a denied DNS query", new(out).hit(key, nethost.Hit{Role: nethost.RoleDenied, Proto: "dns", Path: "denied.sandcheck.test"}).result(key, classify.ProxyDead), false, classify.NonEnforcing, 1, "denied dns denied.sandcheck.test"},
+		{"forged unkeyed denied hit", new(out).hit("", denied).result(key, classify.Correct), false, classify.Correct, 0, ""},
+		{"unreadable keyed egress line", new(out).text("SANDCHECK-EGRESS "+key+" {cut\n").result(key, classify.Correct), false, classify.HarnessError, 0, ""},
+		{"9 MiB line, denied hit before it", new(out).hit(key, denied).text(strings.Repeat("x", 9<<20)+"\n").result(key, classify.Correct), false, classify.NonEnforcing, 1, ""},
+		{"9 MiB line, no egress", new(out).text(strings.Repeat("x", 9<<20)+"\n").result(key, classify.Correct), false, classify.HarnessError, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := settle(c.out, c.timedOut)
+			if rec.Outcome != c.want || len(rec.Egress) != c.egress || rec.TimedOut != c.timedOut || !strings.Contains(rec.Hint, c.hint) {
+				t.Fatalf("got %s egress %q timed_out %v hint %q error %q; want %s with %d egress line(s), hint containing %q",
+					rec.Outcome, rec.Egress, rec.TimedOut, rec.Hint, rec.Error, c.want, c.egress, c.hint)
+			}
+			if c.want == classify.HarnessError && rec.Error == "" {
+				t.Fatal("harness error without an error")
+			}
+		})
+	}
+}
+
+func TestEgressBounded(t *testing.T) {
+	hits := make([]nethost.Hit, MaxEgress+5)
+	for i := range hits {
+		hits[i] = denied
+	}
+	lines := Egress(append(hits, allowed))
+	if len(lines) != MaxEgress+1 || lines[0] != denied.String() || lines[MaxEgress] != "… 5 more" {
+		t.Fatalf("lines %d: first %q last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// End to end through a real process: the key arrives in the trial's environment, the trial
+// streams a keyed denied hit, prints a megabyte of noise and hangs; the record is non-enforcing
+// and timed out, the hit kept although it is long gone from the output's tail.
+func TestProcessKilledAfterEgressIsNonEnforcing(t *testing.T) {
+	var hit bytes.Buffer
+	specreport.EmitEgress(&hit, "KEY", denied)
+	script := `printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$` + runner.EnvResultKey + `/")"
+head -c 3000000 /dev/zero | tr '\0' x; echo
+exec sleep 60`
+	pe := &runner.ProcessExecutor{
+		KillGrace:     200 * time.Millisecond,
+		FramePrefixes: Prefixes,
+		Command: func(runner.Trial, string) ([]string, []string, string) {
+			return []string{"sh", "-c", script}, nil, ""
+		},
+		Parse: Parse,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	rec := pe.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: 500 * time.Millisecond})
+	if rec.Outcome != classify.NonEnforcing || !rec.TimedOut || len(rec.Egress) != 1 || !strings.Contains(rec.Hint, "denied http /http/abc") {
+		t.Fatalf("record %+v", rec)
+	}
+	// The same process without the key in its frames (a forged hit) is a plain timeout.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	script = strings.Replace(script, `$`+runner.EnvResultKey, "not-the-key", 1)
+	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: 500 * time.Millisecond}); rec.Outcome != classify.Timeout || !rec.TimedOut {
+		t.Fatalf("forged hit: %+v", rec)
+	}
+}

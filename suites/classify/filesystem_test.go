@@ -1,0 +1,74 @@
+package classify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/suites/probe"
+)
+
+// fsHealthy is a filesystem trial where everything was confined: the workspace write worked, the
+// write outside was refused, the secret stayed hidden.
+func fsHealthy() FSInput {
+	return FSInput{
+		Ran: true,
+		Obs: &probe.Observation{FS: []probe.FSResult{
+			{Name: "workspace/write", OK: true},
+			{Name: "outside/tmp", Errno: "EROFS", Err: "read-only file system"},
+			{Name: "secret/read", Errno: "ENOENT", Err: "no such file"},
+		}},
+		Expect: []FSExpect{
+			{Check: probe.FSCheck{Name: "workspace/write", Op: probe.OpWrite, Path: "/ws/f"}, Allow: true},
+			{Check: probe.FSCheck{Name: "outside/tmp", Op: probe.OpWrite, Path: "/tmp/f"}, HostChecked: true},
+			{Check: probe.FSCheck{Name: "secret/read", Op: probe.OpRead, Path: "/home/.ssh/id_rsa"}, Secret: "S3CRET"},
+		},
+	}
+}
+
+func TestFSEvidenceFirst(t *testing.T) {
+	escaped := func(in *FSInput) { in.Expect[1].Escaped = true }
+	cases := []struct {
+		name   string
+		mutate func(in *FSInput)
+		want   Outcome
+		hint   string
+		checks map[string]Outcome // per-check outcomes to check
+	}{
+		{"healthy", func(*FSInput) {}, Correct, "", map[string]Outcome{"outside/tmp": Correct, "secret/read": Correct}},
+		{"escape seen on the host, run timed out", func(in *FSInput) { escaped(in); in.TimedOut, in.Obs = true, nil }, NonEnforcing,
+			"outside/tmp: write /tmp/f took effect outside the sandbox; also: trial exceeded its deadline",
+			map[string]Outcome{"outside/tmp": NonEnforcing, "workspace/write": Timeout, "secret/read": Timeout}},
+		{"escape seen on the host, probe never reported", func(in *FSInput) { escaped(in); in.Obs = nil; in.Exit = 3 }, NonEnforcing,
+			"also: probe started but never reported (exit 3)", map[string]Outcome{"outside/tmp": NonEnforcing, "secret/read": HarnessError}},
+		{"escape seen on the host, forged frame", func(in *FSInput) {
+			escaped(in)
+			in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce n that differ")
+		}, NonEnforcing, "also: probe output: two observations", map[string]Outcome{"outside/tmp": NonEnforcing}},
+		{"secret read, then the run hung", func(in *FSInput) {
+			in.Obs.FS[2] = probe.FSResult{Name: "secret/read", OK: true, Data: "key S3CRET"}
+			in.TimedOut = true
+		}, NonEnforcing, "secret/read: denied secret read", map[string]Outcome{"secret/read": NonEnforcing, "outside/tmp": Timeout}},
+		// A run that cannot be judged reports no checks: each check's spec then reports the
+		// trial's own outcome.
+		{"timeout, no escape", func(in *FSInput) { in.TimedOut, in.Obs = true, nil }, Timeout, "deadline", map[string]Outcome{"outside/tmp": ""}},
+		{"forged frame, no escape", func(in *FSInput) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, HarnessError, "two observations",
+			map[string]Outcome{"outside/tmp": ""}},
+		{"check not reported", func(in *FSInput) { in.Obs.FS = in.Obs.FS[:2] }, HarnessError, "secret/read: check not reported", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := fsHealthy()
+			c.mutate(&in)
+			r := ClassifyFS(in)
+			if r.Outcome != c.want || !strings.Contains(r.Hint, c.hint) {
+				t.Fatalf("got %s (%s), want %s with %q", r.Outcome, r.Hint, c.want, c.hint)
+			}
+			for name, want := range c.checks {
+				if got := r.Checks[name].Outcome; got != want {
+					t.Errorf("check %s = %s (%s), want %s", name, got, r.Checks[name].Hint, want)
+				}
+			}
+		})
+	}
+}
