@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -119,7 +120,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	} else {
-		fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		fmt.Fprintf(stdout, "outcome: %s%s  %s\n", t.Outcome, knownOnly(t), t.Hint)
 	}
 	if !ok {
 		return 1
@@ -157,4 +158,23 @@ func hostFingerprint() json.RawMessage {
 	}
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
+}
+
+// knownOnly says, for a failing trial whose every failure a known finding covers, which
+// findings those are: the trial then passes, and its outcome line must not read as news.
+func knownOnly(t specreport.Trial) string {
+	var ids []string
+	for _, sc := range t.Scenarios {
+		if sc.Pass {
+			continue
+		}
+		if sc.Known == "" {
+			return ""
+		}
+		ids = append(ids, sc.Known)
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return " (known findings only: " + strings.Join(schema.SplitIDs(strings.Join(ids, ", ")), ", ") + ")"
 }
