@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -340,10 +341,18 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 	}
 }
 
-// why explains an outcome of the cell: a breach of a scenario that failed that way, in its own
-// terms, else the trial's hint. Failures outside the known findings come first, then the most
+// maxBreachLines bounds the breaches listed per scenario; the journal keeps them all.
+const maxBreachLines = 3
+
+// why explains an outcome of the cell: for a fail-open, a breach of a scenario that failed that
+// way, in its own terms, else the trial's hint. Failures outside the known findings come first, then the most
 // specific scenario (fewest breaches: an aggregate's first breach may be of another outcome).
 func (c *cellResult) why(o classify.Outcome) string {
+	// Short of a fail-open, the trial's own hint names the root cause (which layer of the proxy
+	// died, which condition degraded), which a breach such as "http: proxy dead" only restates.
+	if o.Severity() != classify.SevFailOpen && c.hints[o] != "" {
+		return c.hints[o]
+	}
 	var cands []string
 	for _, n := range c.names() {
 		if t := c.scen[n]; t.outs[o] > 0 && (len(t.breaches) > 0 || t.hint[o] != "") {
@@ -425,7 +434,15 @@ func (c *cellResult) printScenarios(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(w, "    %s: %s%s\n", n, strings.Join(parts, ", "), note)
-		for _, b := range t.breaches {
+		// An aggregate's breaches are those of the per-check scenarios listed beside it.
+		if knownfindings.IsAggregate(n) {
+			continue
+		}
+		for i, b := range t.breaches {
+			if i == maxBreachLines {
+				fmt.Fprintf(w, "      (+%d more)\n", len(t.breaches)-i)
+				break
+			}
 			fmt.Fprintf(w, "      breached: %s\n", b)
 		}
 	}
