@@ -7,6 +7,7 @@ package versions
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,3 +240,16 @@ func (r Range) mentionsPrerelease() bool {
 }
 
 func (r Range) String() string { return r.text }
+
+// versionText finds a version inside what a sandbox says about itself ("bubblewrap 0.8.0",
+// "codex-cli 0.171.0"): at least two numeric components.
+var versionText = regexp.MustCompile(`v?[0-9]+(?:\.[0-9]+)+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?`)
+
+// Extract returns the bare version in an adapter's self-description ("0.0.83" from
+// "@anthropic-ai/sandbox-runtime@0.0.83"), or "" when there is none ("unknown").
+func Extract(s string) string {
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		s = s[i+1:] // npm: NAME@VERSION, the name may itself hold '@' and '-'
+	}
+	return strings.TrimPrefix(versionText.FindString(s), "v")
+}

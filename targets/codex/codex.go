@@ -32,6 +32,9 @@ const ToolsBin = ".tools/npm-codex/node_modules/.bin/codex"
 
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	// Codex's npm package pulls its native binary in as an optional dependency; its scripts
+	// are not needed for that.
+	targets.RegisterNPM(Name, targets.NPM{Package: "@openai/codex", Bin: "codex", IgnoreScripts: true})
 }
 
 // Target is the codex adapter.
