@@ -17,9 +17,12 @@ const SchemaVersion = 1
 type Cell struct {
 	ID     string `json:"id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
-	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
-	Labels string `json:"labels,omitempty"`
+	// Version is the sandbox version the cell runs, as chosen (a matrix's versions:,
+	// --target NAME@VERSION): "" is the adapter's pinned install. Part of ID when set.
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
+	Fault   string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
+	Labels  string `json:"labels,omitempty"`
 }
 
 // Scenario is the verdict of one spec within a trial.
