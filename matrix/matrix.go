@@ -51,8 +51,8 @@ type Target struct {
 // VersionSel is one entry of a target's versions:, with where it was written.
 type VersionSel struct {
 	versions.Selector
-	Line  int
-	Field string // e.g. targets[0].versions[2]
+	Line  int    // 0: not from the file (a command-line flag)
+	Field string // e.g. targets[0].versions[2], or the flag as given (--target srt@0.0.9)
 }
 
 // Host kinds.
@@ -427,7 +427,11 @@ func (m *Matrix) ResolveVersions(resolve Resolver) error {
 		var all []string
 		for _, sel := range t.Versions {
 			vs, err := resolve(*t, sel.Selector)
-			if err != nil {
+			switch {
+			case err != nil && sel.Line == 0: // from the command line: Field is the flag as given
+				errs = append(errs, fmt.Errorf("%s: %w", sel.Field, err))
+				continue
+			case err != nil:
 				errs = append(errs, &FieldError{File: m.File, Line: sel.Line, Field: sel.Field, Msg: err.Error(), Err: err})
 				continue
 			}

@@ -246,6 +246,7 @@ type jsonSummary struct {
 type jsonCell struct {
 	ID       string                   `json:"id"`
 	Target   string                   `json:"target"`
+	Version  string                   `json:"version,omitempty"` // a chosen version; "" = the pinned install
 	Host     string                   `json:"host"`
 	Fault    string                   `json:"fault"`
 	Trials   int                      `json:"trials"`
@@ -280,7 +281,7 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
 		ExitCode: v.code, ExitReasons: v.reasons}
 	for _, c := range sum.Cells {
-		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Host: c.Cell.Host, Fault: c.Cell.Fault,
+		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Version: c.Cell.Version, Host: c.Cell.Host, Fault: c.Cell.Fault,
 			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
 		for o, k := range c.Counts {
 			jc.Outcomes[o] += k
@@ -312,7 +313,11 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		if fault == "" {
 			fault = "none (healthy)"
 		}
-		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", c.Cell.Target, c.Cell.Host, fault, c.Trials)
+		target := c.Cell.Target
+		if c.Cell.Version != "" {
+			target += "@" + c.Cell.Version
+		}
+		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", target, c.Cell.Host, fault, c.Trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
 		var outs []classify.Outcome

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,6 +36,9 @@ func init() {
 
 // env turns the options into the environment the specs read.
 func (o *trialOptions) config() (harness.Config, error) {
+	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
+		return harness.Config{}, err
+	}
 	for k, v := range map[string]string{
 		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
 		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
@@ -74,9 +78,23 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *budget > 0 {
 		os.Setenv(harness.EnvBudget, budget.String())
 	}
-	if _, err := o.config(); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
+	}
+	if t, ok := undrivableTrial(cfg); ok {
+		// A build the adapter cannot drive: not-applicable, with the reason, and nothing run.
+		if *emit {
+			err = specreport.Emit(stdout, key, t, nil)
+		} else {
+			_, err = fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	reportFile := *report
 	if reportFile == "" {
@@ -109,7 +127,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
-			fp = hostFingerprint()
+			fp = hostFingerprint(cfg)
 		}
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
@@ -151,9 +169,15 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine).
-func hostFingerprint() json.RawMessage {
+func hostFingerprint(cfg harness.Config) json.RawMessage {
 	opts := doctor.Options{}
-	if t, err := srt.New(""); err == nil {
+	if t, err := harness.NewTarget(cfg); err == nil {
+		// The build under test (a version's install, when the cell chose one), not the pinned srt.
+		opts.SandboxVersion = t.Version()
+		if p, ok := t.(interface{ Path() string }); ok {
+			opts.SandboxPath = p.Path()
+		}
+	} else if t, err := srt.New(""); err == nil {
 		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 	}
 	b, _ := json.Marshal(doctor.Collect(opts))

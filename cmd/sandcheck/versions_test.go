@@ -1,0 +1,109 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
+)
+
+func TestFlagTargetsGroupVersionsByName(t *testing.T) {
+	ts, err := flagTargets([]string{"srt@0.0.60", "bwrap", "srt@latest", "srt@last:3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].ID != "srt" || ts[1].ID != "bwrap" || len(ts[1].Versions) != 0 {
+		t.Fatalf("targets %+v", ts)
+	}
+	var got []string
+	for _, v := range ts[0].Versions {
+		got = append(got, v.Text+" ("+v.Field+")")
+	}
+	if !slices.Equal(got, []string{"0.0.60 (--target srt@0.0.60)", "latest (--target srt@latest)", "last:3 (--target srt@last:3)"}) {
+		t.Fatalf("srt versions %q", got)
+	}
+	// A bare name beside versions of it is its pinned install.
+	ts, err = flagTargets([]string{"srt", "srt@0.0.60"})
+	if err != nil || len(ts) != 1 || len(ts[0].Versions) != 2 || ts[0].Versions[0].Text != "pinned" {
+		t.Fatalf("srt + srt@0.0.60: %+v %v", ts, err)
+	}
+	for _, bad := range []struct{ arg, want string }{
+		{"bwrap@0.8.0", "bwrap is not installed from a registry"},
+		{"srt@0.0.x!", `"0.0.x!" is not a version`},
+		{"nosuch@1.0.0", `unknown target "nosuch"`},
+	} {
+		if _, err := flagTargets([]string{bad.arg}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("--target %s: %v, want %q", bad.arg, err, bad.want)
+		}
+	}
+}
+
+func TestVersionedCellsRunTheirInstall(t *testing.T) {
+	dir := t.TempDir()
+	fakeRegistry(t, "0.0.83")
+	p, argv := planAndArgv(t, "--out", dir, "--target", "srt@0.0.83", "--target", "srt@0.0.60")
+	if len(p.opt.Cells) != 2 || p.opt.Cells[0].Version != "0.0.60" || p.opt.Cells[1].Version != "0.0.83" {
+		t.Fatalf("cells %+v (one per version, oldest first)", p.opt.Cells)
+	}
+	// Not installed by the run (the plan alone): the trial is told the version and installs it
+	// itself, never running the pinned build under the version's name.
+	if !hasPair(argv, "--target", "srt@0.0.60") || slices.Contains(argv, "--target-path") {
+		t.Fatalf("argv without an install: %q", argv)
+	}
+	p.o.versionPaths = map[string]string{"srt@0.0.60": "/cache/srt@0.0.60/node_modules/.bin/srt"}
+	p.o.targetPath = "/opt/other/srt"
+	argv = trialArgv("/bin/sandcheck", p.m, runner.Trial{Cell: p.opt.Cells[0]}, &p.o)
+	i := slices.Index(argv, "--target-path")
+	last := slices.Index(argv[i+1:], "--target-path") + i + 1
+	if !hasPair(argv, "--target", "srt") || argv[last+1] != "/cache/srt@0.0.60/node_modules/.bin/srt" {
+		t.Fatalf("argv with the install: %q (the version's path must come last)", argv)
+	}
+	if _, err := os.Stat(filepath.Join(dir, VersionsFile)); err != nil {
+		t.Fatalf("the run did not record its versions: %v", err)
+	}
+}
+
+// fakeRegistry points the process's npm cache at a stand-in npm whose version list says latest
+// is latest.
+func fakeRegistry(t *testing.T, latest string) {
+	t.Helper()
+	dir := t.TempDir()
+	npm := filepath.Join(dir, "npm")
+	script := "#!/bin/sh\n[ \"$1\" = view ] && echo '{\"versions\": [\"0.0.60\", \"0.0.81\", \"0.0.82\", \"0.0.83\"], \"dist-tags\": {\"latest\": \"" + latest + "\"}}'\n"
+	os.WriteFile(npm, []byte(script), 0o755)
+	saved := npmCache
+	c := &npmcache.Cache{Dir: filepath.Join(dir, "cache"), NPM: npm}
+	npmCache = func() *npmcache.Cache { return c }
+	t.Cleanup(func() { npmCache = saved })
+}
+
+func TestResumeRunsWhatTheRunResolved(t *testing.T) {
+	dir := t.TempDir()
+	fakeRegistry(t, "0.0.82")
+	p, _ := planAndArgv(t, "--out", dir, "--target", "srt@latest", "--target", "srt@0.0.81")
+	if got := []string{p.opt.Cells[0].Version, p.opt.Cells[1].Version}; !slices.Equal(got, []string{"0.0.81", "0.0.82"}) {
+		t.Fatalf("versions %v", got)
+	}
+	// latest moves on; the resumed run keeps what it started with, a new run takes the new one.
+	fakeRegistry(t, "0.0.83")
+	p, _ = planAndArgv(t, "--out", dir, "--resume", "--target", "srt@latest", "--target", "srt@0.0.81")
+	if v := p.opt.Cells[1].Version; v != "0.0.82" {
+		t.Fatalf("resumed run runs %s, want what it resolved at its start (0.0.82)", v)
+	}
+	p, _ = planAndArgv(t, "--out", t.TempDir(), "--target", "srt@latest")
+	if v := p.opt.Cells[0].Version; v != "0.0.83" {
+		t.Fatalf("new run runs %s, want latest 0.0.83", v)
+	}
+	var stderr bytes.Buffer
+	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != exitUsage ||
+		!strings.Contains(stderr.String(), "--target srt@0.0.99: 0.0.99 is not a published version") {
+		t.Fatalf("unpublished version: exit %d: %s", code, stderr.String())
+	}
+}
