@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Options tune a report. The zero value is usable.
@@ -171,7 +172,8 @@ func (a *Aggregator) Add(r journal.Record) {
 	c := a.cells[id]
 	if c == nil {
 		c = &cellAcc{
-			ref:  schema.CellRef{CellID: id, Target: r.Cell.Target, Host: r.Cell.Host, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
+			ref: schema.CellRef{CellID: id, Target: r.Cell.Target, Version: r.Cell.Version, Host: r.Cell.Host,
+				Fault: r.Cell.Fault, Labels: r.Cell.Labels},
 			scen: map[string]*scenAcc{},
 			cof:  stats.NewCoFailure(),
 		}
@@ -300,6 +302,9 @@ func (a *Aggregator) Report() *schema.Report {
 		x, y := a.cells[ids[i]].ref, a.cells[ids[j]].ref
 		if x.Target != y.Target {
 			return x.Target < y.Target
+		}
+		if c := versions.CompareStrings(x.Version, y.Version); x.Version != y.Version && c != 0 {
+			return c < 0 // release order, not text order: 0.0.9 before 0.0.10
 		}
 		if x.Host != y.Host {
 			return x.Host < y.Host

@@ -52,6 +52,7 @@ type htmlView struct {
 	CoFail                                   []string
 	Settings, Repro, Expected                string
 	NoTrials                                 bool
+	VersionTables                            []vtView
 }
 
 type legendItem struct{ Name, Color, Severity string }
@@ -169,6 +170,7 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 	for _, h := range hostNames(rep) {
 		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: envTable(rep.Hosts[h])})
 	}
+	v.VersionTables = versionViews(rep)
 	for _, cf := range rep.CoFailures {
 		for _, g := range cf.Groups {
 			v.CoFail = append(v.CoFail, fmt.Sprintf("%s: %s failed together in %d of %d trials (likely one cause)", cf.Name(), strings.Join(g.Scenarios, ", "), g.Failures, cf.Trials))

@@ -197,6 +197,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	p("\nGenerated %s by sandcheck %s from run(s) %s.\n\n", rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
 		orUnknown(rep.SandcheckVersion), mdCell(strings.Join(rep.RunIDs, ", ")))
+	writeVersionTablesMD(bw, rep)
 
 	p("## Environment\n\n")
 	hosts := hostNames(rep)

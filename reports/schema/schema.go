@@ -45,14 +45,20 @@ type Until struct {
 type CellRef struct {
 	CellID string `json:"cell_id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
-	Fault  string `json:"fault"` // "" = healthy sandbox
-	Labels string `json:"labels,omitempty"`
+	// Version is the sandbox version the cell chose ("" = the adapter's pinned install).
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
+	Fault   string `json:"fault"` // "" = healthy sandbox
+	Labels  string `json:"labels,omitempty"`
 }
 
-// Name is how messages and reports name the cell: target/host, plus the fault when injected.
+// Name is how messages and reports name the cell: target/host, plus the version when chosen and
+// the fault when injected.
 func (c CellRef) Name() string {
 	s := c.Target + "@" + c.Host
+	if c.Version != "" {
+		s = c.Target + " " + c.Version + "@" + c.Host
+	}
 	if c.Fault != "" {
 		s += " fault=" + c.Fault
 	}
@@ -60,6 +66,13 @@ func (c CellRef) Name() string {
 		s += " [" + c.Labels + "]"
 	}
 	return s
+}
+
+// Series is the cell without its version: the cells of one target at different versions,
+// otherwise alike, share it (the version table's columns, compare --versions' pairs).
+func (c CellRef) Series() CellRef {
+	c.CellID, c.Version = "", ""
+	return c
 }
 
 // Cell is one cell x scenario row.
