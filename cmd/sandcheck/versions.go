@@ -207,6 +207,9 @@ func resolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume b
 	return os.WriteFile(file, append(b, '\n'), 0o644)
 }
 
+// installJobs is how many versions install at once (npm waits on the network more than the CPU).
+const installJobs = 4
+
 // installVersions installs every version the matrix runs (once per machine: later runs find them
 // in the cache) and records each one's executable for the trials. It prints one line per target.
 func installVersions(ctx context.Context, m *matrix.Matrix, o *trialOptions, stderr io.Writer) error {
@@ -220,19 +223,30 @@ func installVersions(ctx context.Context, m *matrix.Matrix, o *trialOptions, std
 			return versionedCheck(t.Name)
 		}
 		start := time.Now()
+		ins := make([]npmcache.Install, len(t.Resolved))
+		errs := make([]error, len(t.Resolved))
+		sem := make(chan struct{}, installJobs)
+		var wg sync.WaitGroup
+		for i, v := range t.Resolved {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				ins[i], errs[i] = c.Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
+			})
+		}
+		wg.Wait()
 		fresh := 0
-		for _, v := range t.Resolved {
-			in, err := c.Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
-			if err != nil {
-				return err
+		for i, v := range t.Resolved {
+			if errs[i] != nil {
+				return errs[i]
 			}
-			if in.Fresh {
+			if ins[i].Fresh {
 				fresh++
 			}
 			if o.versionPaths == nil {
 				o.versionPaths = map[string]string{}
 			}
-			o.versionPaths[t.ID+"@"+v] = in.BinPath()
+			o.versionPaths[t.ID+"@"+v] = ins[i].BinPath()
 		}
 		fmt.Fprintf(stderr, "versions: %s %s: %d installed (%.1fs), %d from the cache %s\n", t.ID, versionSpan(t.Resolved),
 			fresh, time.Since(start).Seconds(), len(t.Resolved)-fresh, c.Root())

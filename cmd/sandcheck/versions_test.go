@@ -107,3 +107,25 @@ func TestResumeRunsWhatTheRunResolved(t *testing.T) {
 		t.Fatalf("unpublished version: exit %d: %s", code, stderr.String())
 	}
 }
+
+func TestBisectUsageErrors(t *testing.T) {
+	fakeRegistry(t, "0.0.83")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "srt"}, "--label-filter is required"},
+		{[]string{"--target", "srt@0.0.60", "--label-filter", "network"}, "name the target only; the versions are --good and --bad"},
+		{[]string{"--target", "bwrap", "--label-filter", "network"}, "bwrap is not installed from a registry"},
+		{[]string{"--label-filter", "network", "--good", "0.0.83", "--bad", "0.0.60"}, "good must be the older one"},
+		{[]string{"--label-filter", "network", "--good", "0.0.59"}, "--good: 0.0.59 is not a published version"},
+		{[]string{"--label-filter", "network", "--bad", "last:2"}, "--bad last:2 selects 2 versions; name one"},
+		{[]string{"--label-filter", "network", "--resume"}, "--resume needs --out DIR"},
+		{[]string{"--label-filter", "network", "-n", "1"}, "-n must be at least 2"},
+	} {
+		var stderr bytes.Buffer
+		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("bisect %q: exit %d, %s\nwant %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
