@@ -161,6 +161,9 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := versionsOnHosts(m); err != nil {
+		return fail("versions: %v", err)
+	}
 	if err := resolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
 		return fail("versions: %v", err)
 	}

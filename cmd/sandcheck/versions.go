@@ -287,3 +287,28 @@ func (o *trialOptions) pinVersion(ctx context.Context, stderr io.Writer) error {
 	o.targetPath = o.versionPaths[name+"@"+m.Targets[0].Resolved[0]]
 	return nil
 }
+
+// versionsOnHosts refuses versioned targets on hosts the npm cache does not reach: local trials
+// run the cache's installs, container hosts mount the cache read-only at the same path; ssh, wsl
+// and vm hosts run the sandbox installed there.
+func versionsOnHosts(m *matrix.Matrix) error {
+	var versioned []string
+	for _, t := range m.Targets {
+		if len(t.Versions) > 0 {
+			versioned = append(versioned, t.ID)
+		}
+	}
+	if len(versioned) == 0 {
+		return nil
+	}
+	for _, h := range m.Hosts {
+		switch h.Kind {
+		case matrix.KindLocal, matrix.KindContainer:
+		default:
+			return fmt.Errorf("host %s (%s): %s chooses versions, which run from this machine's npm cache; a %s host does not see it "+
+				"(run versions on local or container hosts, or give the target settings.path of an install on that host)",
+				h.Name, h.Kind, strings.Join(versioned, ", "), h.Kind)
+		}
+	}
+	return nil
+}
