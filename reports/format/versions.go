@@ -83,18 +83,22 @@ func writeVersionTablesMD(w io.Writer, rep *schema.Report) {
 	p("## Versions\n\n")
 	p("Each cell: failure rate [Wilson 95%% CI] and the failing outcome. %s the failure rate rose, %s it fell, %s a different outcome in every trial, "+
 		"against the previous version the scenario ran in; **bold** when significant (one-sided Fisher exact test, alpha %g), plain when every trial "+
-		"changed but there are too few to be sure.\n\n", markWorse, markBetter, markOutcome, versiontable.DefaultAlpha)
+		"changed but there are too few to be sure. A column \"A … B (n)\" stands for n adjacent versions whose every cell reads the same "+
+		"(each version's own counts, not pooled).\n\n", markWorse, markBetter, markOutcome, versiontable.DefaultAlpha)
 	for _, t := range tables {
 		p("### %s: %d versions, %s .. %s\n\n", mdCell(seriesName(t.Series)), len(t.Versions), t.Versions[0], t.Versions[len(t.Versions)-1])
 		if len(t.Rows) > 0 {
+			// Adjacent versions that print alike in every row share a column.
+			spans := t.Spans()
 			p("| scenario |")
-			for _, v := range t.Versions {
-				p(" %s |", mdCell(v))
+			for _, sp := range spans {
+				p(" %s |", mdCell(sp.Label(t.Versions)))
 			}
-			p("\n|---|%s\n", strings.Repeat("---|", len(t.Versions)))
+			p("\n|---|%s\n", strings.Repeat("---|", len(spans)))
 			for _, r := range t.Rows {
 				p("| %s |", mdCell(r.Scenario))
-				for _, c := range r.Cells {
+				for _, sp := range spans {
+					c := r.Cells[sp.From]
 					text := changeMark(c.Change) + vtCellText(c)
 					if c.Change != nil && c.Change.Significant {
 						text = "**" + text + "**"
@@ -169,13 +173,15 @@ func versionViews(rep *schema.Report) []vtView {
 			bands[b.Version] = b.Outcome
 			v.Bands = append(v.Bands, fmt.Sprintf("%s: %s in %d trials: %s", b.Version, b.Outcome, b.Trials, b.Hint))
 		}
-		for _, ver := range t.Versions {
-			v.Versions = append(v.Versions, vtHead{Version: ver, Band: bands[ver]})
+		spans := t.Spans()
+		for _, sp := range spans {
+			v.Versions = append(v.Versions, vtHead{Version: sp.Label(t.Versions), Band: bands[t.Versions[sp.From]]})
 		}
 		for _, r := range t.Rows {
 			rv := vtRowView{Scenario: r.Scenario}
-			for i, c := range r.Cells {
-				cv := vtCellView{Version: t.Versions[i], Text: vtCellText(c), Mark: changeMark(c.Change)}
+			for _, sp := range spans {
+				c := r.Cells[sp.From]
+				cv := vtCellView{Version: sp.Label(t.Versions), Text: vtCellText(c), Mark: changeMark(c.Change)}
 				switch {
 				case c.Band != "":
 					cv.Color, cv.Class = colorOf(c.Band), "band"
@@ -187,7 +193,7 @@ func versionViews(rep *schema.Report) []vtView {
 					cv.Color = rateColor(c.Rate)
 				}
 				if c.Has {
-					cv.Title = fmt.Sprintf("%s at %s: %d of %d measured trials failed; outcomes %s", r.Scenario, t.Versions[i], c.Failures, c.Measured,
+					cv.Title = fmt.Sprintf("%s at %s: %d of %d measured trials failed; outcomes %s", r.Scenario, sp.Label(t.Versions), c.Failures, c.Measured,
 						schema.OutcomeList(c.Outcomes, allOrder))
 				}
 				if c.Change != nil {

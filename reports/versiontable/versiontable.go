@@ -311,3 +311,45 @@ func summary(c Cell) string {
 	}
 	return fmt.Sprintf("%s of %d", strings.Join(parts, ", "), c.Trials)
 }
+
+// Span is a run of adjacent versions (indexes into Table.Versions, inclusive) whose cells are
+// alike in every row: the same counts of every outcome and no change between them. A writer may
+// print a span as one column ("0.0.20 … 0.0.65"): nothing is lost, since every version in it
+// would print the same.
+type Span struct{ From, To int }
+
+// Label is "0.0.60", or "0.0.20 … 0.0.65 (12)" for a span of several versions.
+func (s Span) Label(vs []string) string {
+	if s.From == s.To {
+		return vs[s.From]
+	}
+	return fmt.Sprintf("%s … %s (%d)", vs[s.From], vs[s.To], s.To-s.From+1)
+}
+
+// Spans groups the table's versions into runs of alike columns, oldest first.
+func (t Table) Spans() []Span {
+	var out []Span
+	for i := range t.Versions {
+		if n := len(out); n > 0 && t.alike(out[n-1].To, i) {
+			out[n-1].To = i
+			continue
+		}
+		out = append(out, Span{From: i, To: i})
+	}
+	return out
+}
+
+func (t Table) alike(i, j int) bool {
+	for _, r := range t.Rows {
+		a, b := r.Cells[i], r.Cells[j]
+		if a.Has != b.Has || a.Band != b.Band || b.Change != nil || a.Trials != b.Trials || len(a.Outcomes) != len(b.Outcomes) {
+			return false
+		}
+		for o, n := range a.Outcomes {
+			if b.Outcomes[o] != n {
+				return false
+			}
+		}
+	}
+	return true
+}

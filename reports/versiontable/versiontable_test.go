@@ -118,3 +118,16 @@ func TestFlakyDifferencesNeedSignificance(t *testing.T) {
 		t.Fatalf("a 10%% → 20%% difference flagged: %+v", tables)
 	}
 }
+
+func TestSpansJoinAlikeVersionsOnly(t *testing.T) {
+	tb := Build(history(t), 0)[0]
+	var got []string
+	for _, s := range tb.Spans() {
+		got = append(got, s.Label(tb.Versions))
+	}
+	// 0.0.9 and 0.0.10 print alike; every other column differs from its neighbour.
+	want := []string{"0.0.8", "0.0.9 … 0.0.10 (2)", "0.0.20", "0.0.21", "0.0.22"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("spans %q, want %q", got, want)
+	}
+}
