@@ -133,10 +133,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	fault := matrix.NormalizeFault(o.fault)
 	m := &matrix.Matrix{Targets: []matrix.Target{t}, Scenarios: o.labels, Faults: []string{fault}}
 	o.versionPaths = map[string]string{}
-	prog := stderr
-	if *asJSON {
-		prog = stderr // progress stays on stderr; stdout holds the JSON alone
-	}
+	prog := stderr // progress on stderr: with --json, stdout holds the JSON alone
 	fmt.Fprintf(prog, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", name, npm.Package, o.labels, goodV, badV, len(list))
 	res, err := bisect.Run(ctx, bisect.Options{
 		Versions: list,
@@ -169,8 +166,12 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		if werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
 			outp.Reports = dir
 		}
-		b, _ := json.MarshalIndent(outp, "", "  ")
-		os.WriteFile(filepath.Join(dir, "bisect.json"), append(b, '\n'), 0o644)
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(outp)
+		os.WriteFile(filepath.Join(dir, "bisect.json"), []byte(b.String()), 0o644)
 	}
 	code := 0
 	switch {
@@ -192,6 +193,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // label filters hold && and ||
 		enc.Encode(outp)
 		return code
 	}
