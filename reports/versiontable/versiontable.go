@@ -298,18 +298,26 @@ func compare(scenario, from, to string, a, b Cell, alpha float64) (Change, bool)
 	return ch, true
 }
 
-// summary is "correct 4/4" for a cell with one outcome, else "residue 3, correct 1 of 4".
+// summary is "correct 4/4" for a cell with one outcome, else "residue 3, correct 1 of 4"; an
+// outcome other than correct that the scenario expects (a fail-closed scenario's sandbox-failed,
+// default-deny's allowed-blocked) says so: "allowed-blocked 4/4 (passes)".
 func summary(c Cell) string {
+	s := ""
 	if c.Pure {
-		return fmt.Sprintf("%s %d/%d", c.Outcome, c.Trials, c.Trials)
-	}
-	var parts []string
-	for _, o := range classify.All {
-		if n := c.Outcomes[string(o)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		s = fmt.Sprintf("%s %d/%d", c.Outcome, c.Trials, c.Trials)
+	} else {
+		var parts []string
+		for _, o := range classify.All {
+			if n := c.Outcomes[string(o)]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", o, n))
+			}
 		}
+		s = fmt.Sprintf("%s of %d", strings.Join(parts, ", "), c.Trials)
 	}
-	return fmt.Sprintf("%s of %d", strings.Join(parts, ", "), c.Trials)
+	if c.Measured > 0 && c.Failures == 0 && c.Outcome != string(classify.Correct) {
+		s += " (passes)"
+	}
+	return s
 }
 
 // Span is a run of adjacent versions (indexes into Table.Versions, inclusive) whose cells are

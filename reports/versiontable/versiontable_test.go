@@ -131,3 +131,19 @@ func TestSpansJoinAlikeVersionsOnly(t *testing.T) {
 		t.Fatalf("spans %q, want %q", got, want)
 	}
 }
+
+func TestExpectedOutcomesReadAsPasses(t *testing.T) {
+	a, _ := aggregate.New(aggregate.Options{})
+	// untrusted/fresh-home passes on allowed-blocked (default deny): proxy-dead -> allowed-blocked is a fix.
+	for i, o := range []classify.Outcome{classify.ProxyDead, classify.AllowedBlocked} {
+		v := []string{"0.0.28", "0.0.32"}[i]
+		for k := range 4 {
+			a.Add(journal.Record{Cell: journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
+				Scenarios: []journal.Scenario{{Name: "untrusted/fresh-home", Outcome: o, Pass: o == classify.AllowedBlocked}}})
+		}
+	}
+	ch := Build(a.Report(), 0)[0].Changes
+	if len(ch) != 1 || ch[0].String() != "untrusted/fresh-home: 0.0.28 → 0.0.32 better: proxy-dead 4/4 → allowed-blocked 4/4 (passes) (p=0.014)" {
+		t.Fatalf("changes %v", ch)
+	}
+}
