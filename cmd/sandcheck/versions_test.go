@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,18 +72,64 @@ func TestVersionedCellsRunTheirInstall(t *testing.T) {
 	}
 }
 
-// fakeRegistry points the process's npm cache at a stand-in npm whose version list says latest
-// is latest.
-func fakeRegistry(t *testing.T, latest string) {
+// fakeNPM stands in for npm: `view` prints a version list whose latest is $FAKE_LATEST,
+// `install --prefix DIR PKG@VER` lays out what npm would and logs the call in $FAKE_NPM_LOG.
+const fakeNPM = `#!/bin/sh
+case "$1" in
+view) echo '{"versions": ["0.0.60", "0.0.81", "0.0.82", "0.0.83"], "dist-tags": {"latest": "'"$FAKE_LATEST"'"}}' ;;
+install)
+	shift; prefix=; spec=
+	while [ $# -gt 0 ]; do case "$1" in --prefix) prefix=$2; shift 2 ;; --*) shift ;; *) spec=$1; shift ;; esac; done
+	echo "install $spec" >> "$FAKE_NPM_LOG"
+	pkg=${spec%@*}; ver=${spec##*@}
+	mkdir -p "$prefix/node_modules/$pkg" "$prefix/node_modules/.bin"
+	printf '{"name":"%s","version":"%s"}\n' "$pkg" "$ver" > "$prefix/node_modules/$pkg/package.json"
+	printf '#!/bin/sh\n' > "$prefix/node_modules/.bin/srt"; chmod +x "$prefix/node_modules/.bin/srt" ;;
+esac
+`
+
+// fakeRegistry points the process's npm cache at a fresh cache driven by fakeNPM whose latest
+// is latest; it returns the cache.
+func fakeRegistry(t *testing.T, latest string) *npmcache.Cache {
 	t.Helper()
 	dir := t.TempDir()
 	npm := filepath.Join(dir, "npm")
-	script := "#!/bin/sh\n[ \"$1\" = view ] && echo '{\"versions\": [\"0.0.60\", \"0.0.81\", \"0.0.82\", \"0.0.83\"], \"dist-tags\": {\"latest\": \"" + latest + "\"}}'\n"
-	os.WriteFile(npm, []byte(script), 0o755)
+	os.WriteFile(npm, []byte(fakeNPM), 0o755)
+	t.Setenv("FAKE_LATEST", latest)
+	t.Setenv("FAKE_NPM_LOG", filepath.Join(dir, "npm.log"))
 	saved := npmCache
 	c := &npmcache.Cache{Dir: filepath.Join(dir, "cache"), NPM: npm}
 	npmCache = func() *npmcache.Cache { return c }
 	t.Cleanup(func() { npmCache = saved })
+	return c
+}
+
+func TestSecondSweepInstallsNothing(t *testing.T) {
+	c := fakeRegistry(t, "0.0.83")
+	sweep := func() (installs int, paths map[string]string, log string) {
+		t.Helper()
+		p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@>=0.0.60", "--target", "srt@latest"}, io.Discard)
+		if p == nil {
+			t.Fatalf("plan: exit %d", code)
+		}
+		var stderr bytes.Buffer
+		if err := installVersions(context.Background(), p.m, &p.o, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(os.Getenv("FAKE_NPM_LOG"))
+		return strings.Count(string(b), "install "), p.o.versionPaths, stderr.String()
+	}
+	n, paths, log := sweep()
+	if n != 4 || len(paths) != 4 || !strings.Contains(log, "srt 0.0.60 .. 0.0.83 (4 versions): 4 installed") {
+		t.Fatalf("first sweep: %d installs, paths %v\n%s", n, paths, log)
+	}
+	n2, paths2, log := sweep()
+	if n2 != n || !strings.Contains(log, "0 installed") || !strings.Contains(log, "4 from the cache") || paths2["srt@0.0.81"] != paths["srt@0.0.81"] {
+		t.Fatalf("second sweep ran npm install %d more times\n%s", n2-n, log)
+	}
+	if paths["srt@0.0.81"] != filepath.Join(c.Dir, "@anthropic-ai", "sandbox-runtime@0.0.81", "node_modules", ".bin", "srt") {
+		t.Fatalf("path %s", paths["srt@0.0.81"])
+	}
 }
 
 func TestResumeRunsWhatTheRunResolved(t *testing.T) {
