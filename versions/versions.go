@@ -253,3 +253,6 @@ func Extract(s string) string {
 	}
 	return strings.TrimPrefix(versionText.FindString(s), "v")
 }
+
+// Any reports whether the range is "*", which holds even for a build whose version is unknown.
+func (r Range) Any() bool { return r.any }
