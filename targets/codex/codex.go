@@ -12,6 +12,7 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -39,9 +41,11 @@ func init() {
 
 // Target is the codex adapter.
 type Target struct {
-	path    string
-	verOnce sync.Once
-	ver     string
+	path      string
+	verOnce   sync.Once
+	ver       string
+	driveOnce sync.Once
+	undriven  string
 }
 
 // New finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched upward
@@ -81,6 +85,27 @@ func (t *Target) Version() string {
 		}
 	})
 	return t.ver
+}
+
+// Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which
+// early releases (the TypeScript CLI of 0.1.x) do not have. Asked of the build itself, once, with
+// a deadline: `codex sandbox --help` must succeed. "" when it can be driven.
+func (t *Target) Undrivable() string {
+	t.driveOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, t.path, "sandbox", "--help")
+		cmd.Stdin = nil // never an interactive session
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			if ctx.Err() != nil {
+				first = "no answer in 15s"
+			}
+			t.undriven = fmt.Sprintf("this build has no usable `codex sandbox` command (`codex sandbox --help`: %v: %s)", err, first)
+		}
+	})
+	return t.undriven
 }
 
 // Config is the configuration a policy becomes, as the nested map Codex's config.toml would hold

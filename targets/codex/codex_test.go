@@ -81,3 +81,23 @@ echo x > /tmp/sandcheck-codex-test 2>/dev/null && echo ESCAPED-TMP; echo x > ` +
 		t.Errorf("network_access=true: want the host's namespace %s:\n%s", hostNet, o)
 	}
 }
+
+// A build without `codex sandbox` (the early TypeScript CLI) cannot be driven: the adapter says
+// so, once, and trials report not-applicable rather than a sandbox failure.
+func TestUndrivableWithoutSandboxCommand(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "codex-old")
+	os.WriteFile(old, []byte("#!/bin/sh\necho \"error: unrecognized subcommand '$1'\" >&2\nexit 2\n"), 0o755)
+	tg, err := New(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := tg.Undrivable(); !strings.Contains(why, "no usable `codex sandbox` command") || !strings.Contains(why, "unrecognized subcommand 'sandbox'") {
+		t.Fatalf("undrivable = %q", why)
+	}
+	current := filepath.Join(dir, "codex-new")
+	os.WriteFile(current, []byte("#!/bin/sh\n[ \"$1 $2\" = 'sandbox --help' ] && echo 'Usage: codex sandbox ...'\n"), 0o755)
+	if tg, _ := New(current); tg.Undrivable() != "" {
+		t.Fatalf("a build with `codex sandbox` is undrivable: %q", tg.Undrivable())
+	}
+}
