@@ -12,9 +12,6 @@ import (
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// ScenarioDrivable is the one scenario a trial of an undrivable build reports.
-const ScenarioDrivable = "target/drivable"
-
 // undrivableTrial is the result of a trial whose target build the adapter cannot drive (its
 // command line or settings are ones the adapter does not speak): not-applicable with the
 // adapter's reason, never a failure of the sandbox. ok is false for a drivable build.
@@ -29,5 +26,5 @@ func undrivableTrial(cfg harness.Config) (specreport.Trial, bool) {
 	}
 	hint := fmt.Sprintf("%s %s: %s", t.Name(), t.Version(), why)
 	return specreport.Trial{Outcome: classify.NotApplicable, Hint: hint,
-		Scenarios: []journal.Scenario{{Name: ScenarioDrivable, Outcome: classify.NotApplicable, Pass: true, Hint: hint}}}, true
+		Scenarios: []journal.Scenario{{Name: targets.ScenarioDrivable, Outcome: classify.NotApplicable, Pass: true, Hint: hint}}}, true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -138,8 +139,8 @@ func Build(rep *schema.Report, alpha float64) []Table {
 		s.overall[o.Version] = o
 	}
 	for _, c := range rep.Cells {
-		if c.Version == "" {
-			continue
+		if c.Version == "" || c.Scenario == targets.ScenarioDrivable {
+			continue // an undrivable build is a band, not a row
 		}
 		s := get(c.CellRef)
 		s.versions[c.Version] = true

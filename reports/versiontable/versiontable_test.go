@@ -9,6 +9,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/targets"
 )
 
 // trials adds n trials of srt at version v on host with the given scenario outcomes.
@@ -16,6 +17,9 @@ func trials(a *aggregate.Aggregator, host, v string, n int, outcome classify.Out
 	cell := journal.Cell{ID: "srt-" + v + "-" + host, Target: "srt", Version: v, Host: host}
 	for i := range n {
 		rec := journal.Record{RunID: "r", Cell: cell, Trial: i, Outcome: outcome}
+		if outcome == classify.NotApplicable { // as an undrivable build's trial says it
+			rec.Hint = "srt 0.0.8 is older than the first release the adapter knows"
+		}
 		for name, o := range scen {
 			sc := journal.Scenario{Name: name, Outcome: o, Pass: o == classify.Correct || o == classify.NotApplicable}
 			if o == classify.SandboxFailed {
@@ -37,7 +41,7 @@ func history(t *testing.T) *schema.Report {
 		t.Fatal(err)
 	}
 	ok, res, sf := classify.Correct, classify.Residue, classify.SandboxFailed
-	na := map[string]classify.Outcome{"target/drivable": classify.NotApplicable}
+	na := map[string]classify.Outcome{targets.ScenarioDrivable: classify.NotApplicable}
 	trials(a, "local", "0.0.8", 4, classify.NotApplicable, na)
 	trials(a, "local", "0.0.9", 4, ok, map[string]classify.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
 	trials(a, "local", "0.0.10", 4, ok, map[string]classify.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})

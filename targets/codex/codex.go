@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -87,26 +88,30 @@ func (t *Target) Version() string {
 	return t.ver
 }
 
-// Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which
-// early releases (the TypeScript CLI of 0.1.x) do not have. Asked of the build itself, once, with
-// a deadline: `codex sandbox --help` must succeed. "" when it can be driven.
+// Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which early
+// releases do not have (0.1.x lists only exec, mcp, proto and debug, with the sandbox as `debug
+// landlock`; there `codex sandbox ...` is taken for a prompt). Asked of the build itself, once,
+// with a deadline: its `codex --help` must list the sandbox command. "" when it can be driven.
 func (t *Target) Undrivable() string {
 	t.driveOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, t.path, "sandbox", "--help")
-		cmd.Stdin = nil // never an interactive session
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		out, err := exec.CommandContext(ctx, t.path, "--help").CombinedOutput()
+		switch {
+		case ctx.Err() != nil:
+			t.undriven = "`codex --help` gave no answer in 15s"
+		case err != nil:
 			first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-			if ctx.Err() != nil {
-				first = "no answer in 15s"
-			}
-			t.undriven = fmt.Sprintf("this build has no usable `codex sandbox` command (`codex sandbox --help`: %v: %s)", err, first)
+			t.undriven = fmt.Sprintf("`codex --help` failed (%v: %s)", err, first)
+		case !sandboxCommand.Match(out):
+			t.undriven = "this build has no `codex sandbox` command (its `codex --help` lists no sandbox among its commands)"
 		}
 	})
 	return t.undriven
 }
+
+// sandboxCommand is the sandbox subcommand's line in `codex --help`'s command list.
+var sandboxCommand = regexp.MustCompile(`(?m)^\s+sandbox\s`)
 
 // Config is the configuration a policy becomes, as the nested map Codex's config.toml would hold
 // (faults patch it), before it is flattened into -c overrides.
