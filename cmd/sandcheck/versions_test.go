@@ -189,3 +189,21 @@ func TestVersionsOnlyWhereTheCacheReaches(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
+	c := fakeRegistry(t, "0.0.83")
+	if _, err := c.Install(context.Background(), npmcache.Spec{Package: "@anthropic-ai/sandbox-runtime", Version: "0.0.82", Bin: "srt"}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := versionsCmd([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := "  0.0.81\n* 0.0.82\n  0.0.83  (latest)\n"
+	if !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), "3 version(s), 1 installed") {
+		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
+	}
+	if code := versionsCmd([]string{"bwrap"}, &out, &errb); code != exitUsage {
+		t.Fatalf("bwrap: exit %d", code)
+	}
+}
