@@ -168,7 +168,7 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 		v.Cells = append(v.Cells, cv)
 	}
 	for _, h := range hostNames(rep) {
-		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: envTable(rep.Hosts[h])})
+		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: hostEnv(rep, h)})
 	}
 	v.VersionTables = versionViews(rep)
 	for _, cf := range rep.CoFailures {

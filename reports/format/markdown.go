@@ -206,7 +206,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	for _, h := range hosts {
 		p("### Host `%s`\n\n| | |\n|---|---|\n", strings.ReplaceAll(h, "`", "'"))
-		for _, r := range envTable(rep.Hosts[h]) {
+		for _, r := range hostEnv(rep, h) {
 			p("| %s | %s |\n", mdCell(r[0]), mdCell(r[1]))
 		}
 		p("\n")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/versiontable"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // The version x scenario tables of a report (reports/versiontable): one per target, host, fault
@@ -216,4 +217,42 @@ func versionViews(rep *schema.Report) []vtView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// hostEnv is a host's environment table. On a host whose cells ran chosen versions, the one
+// fingerprint kept per host names only the first trial's build: the sandbox row says which
+// versions ran instead.
+func hostEnv(rep *schema.Report, host string) [][2]string {
+	rows := envTable(rep.Hosts[host])
+	byTarget := map[string][]string{}
+	var names []string
+	for _, o := range rep.Overall {
+		if o.Host != host || o.Version == "" {
+			continue
+		}
+		if _, ok := byTarget[o.Target]; !ok {
+			names = append(names, o.Target)
+		}
+		byTarget[o.Target] = append(byTarget[o.Target], o.Version)
+	}
+	if len(names) == 0 {
+		return rows
+	}
+	var parts []string
+	for _, n := range names {
+		vs := versions.Sorted(byTarget[n])
+		if len(vs) == 1 {
+			parts = append(parts, n+" "+vs[0])
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %s … %s (%d versions)", n, vs[0], vs[len(vs)-1], len(vs)))
+		}
+	}
+	val := "per cell: " + strings.Join(parts, "; ")
+	for i, r := range rows {
+		if r[0] == "sandbox" {
+			rows[i][1] = val
+			return rows
+		}
+	}
+	return append(rows, [2]string{"sandbox", val})
 }

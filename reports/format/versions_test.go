@@ -60,6 +60,9 @@ func TestVersionTableInMarkdown(t *testing.T) {
 			t.Errorf("report.md lacks %q\n%s", want, md)
 		}
 	}
+	if !strings.Contains(md, "| sandbox | per cell: srt 0.0.9 … 0.0.22 (4 versions) |") {
+		t.Error("the environment names one build for a host that ran four")
+	}
 	// The versions section comes before the per-cell details.
 	if strings.Index(md, "## Versions") > strings.Index(md, "## Environment") {
 		t.Error("the version table should lead, right after the summary")
