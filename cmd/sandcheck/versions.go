@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/versions"
@@ -199,6 +200,9 @@ func resolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume b
 		if len(t.Versions) > 0 {
 			out.Targets[t.ID] = savedSelection{Name: t.Name, Selectors: selectorTexts(t), Versions: t.Resolved}
 		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, runner.JournalFile)); !resume && err == nil && st.Size() > 0 {
+		return nil // the runner refuses this directory; its record stays that run's
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

@@ -149,6 +149,13 @@ func TestResumeRunsWhatTheRunResolved(t *testing.T) {
 	if v := p.opt.Cells[0].Version; v != "0.0.83" {
 		t.Fatalf("new run runs %s, want latest 0.0.83", v)
 	}
+	// Planning a run into that directory without --resume (the runner will refuse it) leaves
+	// the record of what the run resolved alone.
+	os.WriteFile(filepath.Join(dir, runner.JournalFile), []byte("{}\n"), 0o644)
+	planAndArgv(t, "--out", dir, "--target", "srt@latest", "--target", "srt@0.0.81")
+	if b, _ := os.ReadFile(filepath.Join(dir, VersionsFile)); !strings.Contains(string(b), `"0.0.82"`) {
+		t.Fatalf("versions.json of the started run was overwritten:\n%s", b)
+	}
 	var stderr bytes.Buffer
 	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != exitUsage ||
 		!strings.Contains(stderr.String(), "--target srt@0.0.99: 0.0.99 is not a published version") {
