@@ -86,9 +86,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 func compareCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", "BASE.json NEW.json [--alpha 0.05]  |  REPORT.json --versions [OLD,NEW] [--target srt]", `  sandcheck compare baseline/report.json out/nightly/report.json
   sandcheck compare out/sweep/report.json --versions 0.0.60,0.0.83   # two versions of one run
-  sandcheck compare out/rc/report.json --versions                   # its oldest vs its newest version`, stderr)
+  sandcheck compare out/rc/report.json --versions all               # its oldest vs its newest version`, stderr)
 	alpha := fs.Float64("alpha", 0.05, "significance of a rate increase (one-sided Fisher's exact test)")
-	vers := fs.String("versions", "", "compare two versions of one target within REPORT.json: OLD,NEW (baseline first); \"\" or \"all\" = its oldest and newest")
+	vers := fs.String("versions", "", "compare two versions of one target within REPORT.json: OLD,NEW (baseline first), or all: its oldest and newest")
 	target := fs.String("target", "", "with --versions: the target whose versions to compare (needed when the report holds several)")
 	if ok, code := parse(fs, args); !ok {
 		return code

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
 
@@ -212,5 +214,39 @@ func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
 	}
 	if code := versionsCmd([]string{"bwrap"}, &out, &errb); code != exitUsage {
 		t.Fatalf("bwrap: exit %d", code)
+	}
+}
+
+func TestCompareVersionsOfOneReport(t *testing.T) {
+	dir := t.TempDir()
+	w, err := journal.OpenWriter(filepath.Join(dir, "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"0.0.42", "0.0.43"} {
+		o := classify.Correct
+		if v == "0.0.43" {
+			o = classify.AllowedBlocked
+		}
+		cell := journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
+		for i := range 4 {
+			w.Append(journal.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: o,
+				Scenarios: []journal.Scenario{{Name: "untrusted/proxy-env-dead", Outcome: o, Pass: o == classify.Correct}}})
+		}
+	}
+	w.Close()
+	if code := reportCmd([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("report: exit %d", code)
+	}
+	var out, errb bytes.Buffer
+	code := compareCmd([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
+	if code != 1 || !strings.Contains(out.String(), "srt 0.0.42 (baseline) vs 0.0.43") ||
+		!strings.Contains(out.String(), "REGRESSION srt 0.0.43@local untrusted/proxy-env-dead: failures 0/4 (0.0%) -> 4/4 (100.0%)") {
+		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+	for _, bad := range [][]string{{"--versions", "0.0.42"}, {"--versions", "0.0.42,0.0.99"}} {
+		if code := compareCmd(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
+			t.Errorf("compare %v: exit %d", bad, code)
+		}
 	}
 }
