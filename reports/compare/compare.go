@@ -7,6 +7,7 @@ package compare
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -184,6 +185,24 @@ func WriteText(w io.Writer, r Result) error {
 	return nil
 }
 
+// bandStart is the first version of the run of band versions that ends at to, never from or
+// older; "" when to is not in a band.
+func bandStart(t versiontable.Table, from, to string) string {
+	band := map[string]bool{}
+	for _, b := range t.Bands {
+		band[b.Version] = true
+	}
+	i := slices.Index(t.Versions, to)
+	if i < 0 || !band[to] {
+		return ""
+	}
+	start := to
+	for i--; i >= 0 && band[t.Versions[i]] && t.Versions[i] != from; i-- {
+		start = t.Versions[i]
+	}
+	return start
+}
+
 func firstIn(v string) string {
 	if v == "" {
 		return ""
@@ -309,11 +328,34 @@ func Versions(rep *schema.Report, target, from, to string, alpha float64) (Resul
 			}
 		}
 	}
+	// A new version inside a band (it did not start here): the band's first version after from.
+	bandFrom := map[string]string{} // series name at version to -> version
+	for _, t := range versiontable.Build(rep, alpha) {
+		if t.Series.Target != target {
+			continue
+		}
+		if v := bandStart(t, from, to); v != "" {
+			ref := t.Series
+			ref.Version = to
+			bandFrom[ref.Name()] = v
+		}
+	}
+	firstOf := func(name string) string {
+		if v := first[name]; v != "" {
+			return v
+		}
+		for series, v := range bandFrom {
+			if strings.HasPrefix(name, series+" ") {
+				return v
+			}
+		}
+		return ""
+	}
 	for i := range res.Regressions {
-		res.Regressions[i].FirstIn = first[res.Regressions[i].Name]
+		res.Regressions[i].FirstIn = firstOf(res.Regressions[i].Name)
 	}
 	for i := range res.NewOutcomes {
-		res.NewOutcomes[i].FirstIn = first[res.NewOutcomes[i].Name]
+		res.NewOutcomes[i].FirstIn = firstOf(res.NewOutcomes[i].Name)
 	}
 	return res, nil
 }

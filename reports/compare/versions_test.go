@@ -85,3 +85,21 @@ func TestCompareVersionsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareIntoABandNamesItsFirstVersion(t *testing.T) {
+	a, _ := aggregate.New(aggregate.Options{})
+	for _, v := range []string{"0.0.64", "0.0.66", "0.0.68"} {
+		o := classify.Correct
+		if v != "0.0.64" {
+			o = classify.SandboxFailed
+		}
+		cell := journal.Cell{ID: v, Target: "srt", Version: v, Host: "local"}
+		for i := range 4 {
+			a.Add(journal.Record{Cell: cell, Trial: i, Outcome: o, Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: o, Pass: o == classify.Correct}}})
+		}
+	}
+	res, err := Versions(a.Report(), "srt", "0.0.64", "0.0.68", 0)
+	if err != nil || len(res.Regressions) != 1 || res.Regressions[0].FirstIn != "0.0.66" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}

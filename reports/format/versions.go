@@ -52,10 +52,10 @@ func pct0(r float64) string { return fmt.Sprintf("%.0f%%", math.Round(100*r)) }
 // vtCellText is one cell: the failure rate and its Wilson interval, then the failing outcome.
 func vtCellText(c versiontable.Cell) string {
 	switch {
-	case !c.Has && c.Band == "not-applicable":
+	case c.Band == "not-applicable":
 		return "n/a (not driven)"
-	case !c.Has && c.Band != "":
-		return c.Band
+	case c.Band != "":
+		return c.Band + " (band)"
 	case !c.Has:
 		return "—"
 	case c.Measured == 0:

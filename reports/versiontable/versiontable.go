@@ -26,7 +26,9 @@ const DefaultAlpha = 0.05
 // sandbox-failed for the version to count as one that failed to start here.
 const BandShare = 0.9
 
-// Table is one series seen at several versions.
+// Table is one series seen at several versions. A band version (the sandbox did not start, or
+// could not be driven) is listed in Bands and left out of Changes and of deciding which rows are
+// steady: its neighbours are compared with each other.
 type Table struct {
 	Series   schema.CellRef // without CellID and Version
 	Versions []string       // oldest first
@@ -246,24 +248,26 @@ func cellOf(c schema.Cell, ok bool, bandOutcome string) Cell {
 	return x
 }
 
-// steady reports whether a row passed in every version it ran in.
+// steady reports whether a row passed in every version it ran in, bands aside (a version that
+// did not start says nothing about the scenario; the band says it once for all of them).
 func steady(r Row) bool {
 	for _, c := range r.Cells {
-		if c.Has && (c.Failures > 0 || c.Band != "") {
+		if c.Has && c.Band == "" && c.Failures > 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// diff marks each cell's change against the previous version the scenario ran in and returns them.
+// diff marks each cell's change against the previous version the scenario ran in and returns
+// them. Band versions are skipped: the versions either side of a band are compared directly.
 func diff(r *Row, vs []string, alpha float64) []Change {
 	var out []Change
 	prev := -1
 	seen := map[string]bool{} // failing outcomes shown by older versions
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if !c.Has {
+		if !c.Has || c.Band != "" {
 			continue
 		}
 		if prev >= 0 {
