@@ -9,8 +9,8 @@ import (
 
 // srt's command line and settings changed over its releases; the adapter drives each release the
 // way that release expects. Read from the published packages themselves (`srt --help` and
-// dist/cli.js, dist/utils/settings.js, dist/sandbox/sandbox-config.js of 0.0.1, 0.0.2, 0.0.20,
-// 0.0.21, 0.0.40, 0.0.50, 0.0.83):
+// dist/cli.js, dist/utils/settings.js, dist/sandbox/sandbox-config.js of 0.0.1 .. 0.0.5, 0.0.10,
+// 0.0.15, 0.0.20, 0.0.21, 0.0.23 .. 0.0.25, 0.0.30, 0.0.40 .. 0.0.50, 0.0.60, 0.0.70, 0.0.80, 0.0.83):
 //
 //	0.0.1    settings are Claude Code's: the merge of ~/.claude/settings.json, the project's
 //	         .claude/settings{,.local}.json, /etc/claude-code/managed-settings.json and --settings,
@@ -22,8 +22,8 @@ import (
 //	         network.{allowedDomains,deniedDomains,...} and filesystem.{denyRead,allowWrite,
 //	         denyWrite}; a missing, empty or invalid file falls back to an all-deny default.
 //	0.0.21   -c 'STRING' runs a shell command string; the argument list remains.
-//	0.0.4x+  the argument list is run as argv, no longer joined into a shell string (so only -c
-//	         takes a shell command from here on).
+//	0.0.50   the argument list is shell-quoted (run as argv), no longer joined into a shell
+//	         string: only -c takes a shell command from here on.
 //
 // Every published release (0.0.1 .. 0.0.83) is drivable by one of these shapes; a build the
 // table does not know (newer than the adapter, or no version at all) gets the newest shape.
