@@ -63,7 +63,7 @@ func vtCellText(c versiontable.Cell) string {
 	}
 	s := fmt.Sprintf("%s [%s–%s]", pct0(c.Rate), strings.TrimSuffix(pct0(c.CI[0]), "%"), pct0(c.CI[1]))
 	if c.Failures > 0 {
-		s += " " + c.Outcome
+		s += " " + c.Failing
 		if c.FailOpen {
 			s += " OPEN"
 		}
@@ -157,7 +157,7 @@ type vtRowView struct {
 }
 
 type vtCellView struct {
-	Version, Text, Title, Color, Class, Mark string
+	Version, Text, CI, Title, Color, Class, Mark string
 }
 
 type vtChangeView struct {
@@ -183,6 +183,11 @@ func versionViews(rep *schema.Report) []vtView {
 			for _, sp := range spans {
 				c := r.Cells[sp.From]
 				cv := vtCellView{Version: sp.Label(t.Versions), Text: vtCellText(c), Mark: changeMark(c.Change)}
+				if c.Has && c.Band == "" && c.Measured > 0 {
+					// Two lines in a narrow cell: the rate and what failed, then the interval.
+					cv.Text, cv.CI = strings.Replace(vtCellText(c), " ["+strings.TrimSuffix(pct0(c.CI[0]), "%")+"–"+pct0(c.CI[1])+"]", "", 1),
+						fmt.Sprintf("[%s–%s]", strings.TrimSuffix(pct0(c.CI[0]), "%"), pct0(c.CI[1]))
+				}
 				switch {
 				case c.Band != "":
 					cv.Color, cv.Class = colorOf(c.Band), "band"

@@ -63,6 +63,7 @@ type Cell struct {
 	Rate     float64
 	CI       [2]float64
 	Outcome  string         // the most frequent outcome (failing outcomes win ties)
+	Failing  string         // the most frequent outcome among the failures ("" without failures)
 	Outcomes map[string]int // every outcome's count
 	Pure     bool           // every trial had Outcome
 	Known    bool           // every failure is covered by known findings
@@ -237,15 +238,22 @@ func cellOf(c schema.Cell, ok bool, bandOutcome string) Cell {
 	}
 	x := Cell{Has: true, Trials: c.Trials, Measured: c.Measured, Failures: c.Failures, Rate: c.FailureRate, CI: c.CI95, Outcomes: c.Outcomes,
 		FailOpen: c.FailOpen > 0, Known: c.Failures > 0 && c.KnownFailures() == c.Failures, Band: bandOutcome}
-	best := 0
+	x.Outcome = dominant(c.Outcomes)
+	x.Failing = dominant(c.FailingOutcomes)
+	x.Pure = x.Outcome != "" && c.Outcomes[x.Outcome] == c.Trials && c.Trials > 0
+	return x
+}
+
+// dominant is the most frequent outcome of counts; a tie goes to the more severe one.
+func dominant(counts map[string]int) string {
+	best, out := 0, ""
 	for _, o := range classify.All {
-		n := c.Outcomes[string(o)]
-		if n > best || n == best && n > 0 && classify.Worst(o, classify.Outcome(x.Outcome)) == o {
-			x.Outcome, best = string(o), n // a tie goes to the more severe outcome
+		n := counts[string(o)]
+		if n > best || n == best && n > 0 && classify.Worst(o, classify.Outcome(out)) == o {
+			out, best = string(o), n
 		}
 	}
-	x.Pure = best == c.Trials && c.Trials > 0
-	return x
+	return out
 }
 
 // steady reports whether a row passed in every version it ran in, bands aside (a version that

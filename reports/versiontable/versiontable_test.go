@@ -150,3 +150,21 @@ func TestExpectedOutcomesReadAsPasses(t *testing.T) {
 		t.Fatalf("changes %v", ch)
 	}
 }
+
+func TestMixedCellNamesWhatFailed(t *testing.T) {
+	a, _ := aggregate.New(aggregate.Options{})
+	for i, v := range []string{"1.0.0", "1.1.0"} {
+		cell := journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}
+		for k := range 3 {
+			o := classify.Correct
+			if i == 1 && k == 0 {
+				o = classify.ProxyDead // one of three: correct is still the most frequent outcome
+			}
+			a.Add(journal.Record{Cell: cell, Trial: k, Outcome: o, Scenarios: []journal.Scenario{{Name: "u/home", Outcome: o, Pass: o == classify.Correct}}})
+		}
+	}
+	c := Build(a.Report(), 0)[0].Rows[0].Cells[1]
+	if c.Outcome != "correct" || c.Failing != "proxy-dead" || c.Pure {
+		t.Fatalf("cell %+v", c)
+	}
+}
