@@ -55,7 +55,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bisect", "--target srt --label-filter SCENARIOS [--good V] [--bad V] [--json] [--out DIR [--resume]]",
 		`  sandcheck bisect --target srt --label-filter 'network && seed' --good 0.0.60 --bad 0.0.70
   sandcheck bisect --target srt --label-filter filesystem --json        # oldest release .. latest
-  sandcheck bisect --out out/bisect --resume                             # continue an interrupted search`, stderr)
+  sandcheck bisect --target srt --label-filter filesystem --out out/b --resume   # continue it (same flags)`, stderr)
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprintf(stderr, "\n%s\n", bisectHelp) }
 	var o trialOptions

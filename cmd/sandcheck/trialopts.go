@@ -32,8 +32,8 @@ func (f targetFlag) Set(v string) error {
 
 func (o *trialOptions) bind(fs *flag.FlagSet, withFault bool) {
 	o.target = "srt"
-	fs.Var(targetFlag{o}, "target", "sandbox under test: NAME, or NAME@VERSION for a published version of an npm sandbox "+
-		"(srt@0.0.60, srt@latest, 'srt@>=0.0.60 <=0.0.83', srt@last:5; installed once into the npm cache); run takes several (default srt)")
+	fs.Var(targetFlag{o}, "target", "sandbox under test: `NAME[@VERSION]`, a version of an npm sandbox being a published one "+
+		"(srt@0.0.60, srt@latest, 'srt@>=0.0.60 <=0.0.83', srt@last:5, srt@pinned; installed once into the npm cache); run takes several")
 	fs.StringVar(&o.targetPath, "target-path", "", "the sandbox's executable (default: found by the adapter)")
 	if withFault {
 		fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
