@@ -287,7 +287,11 @@ func printBisect(w io.Writer, o bisectOutput) {
 	for _, s := range r.Steps {
 		if s.Role == "midpoint" {
 			steps += s.Trials
-			path = append(path, fmt.Sprintf("%s %s (%d)", s.Version, strings.TrimPrefix(s.Verdict, "looks-"), s.Trials))
+			like := map[string]string{"looks-good": "like " + r.Good, "looks-bad": "like " + r.Bad}[s.Verdict]
+			if like == "" {
+				like = s.Verdict
+			}
+			path = append(path, fmt.Sprintf("%s %s (%d trials)", s.Version, like, s.Trials))
 		} else {
 			ends += s.Trials
 		}
