@@ -96,7 +96,10 @@ const (
 // String is one line: "filesystem/x: 0.0.23 → 0.0.24 worse: correct 4/4 → residue 4/4 (p=0.014, first seen in 0.0.24)".
 func (c Change) String() string {
 	sig := fmt.Sprintf("p=%.2g", c.P)
-	if !c.Significant {
+	switch {
+	case c.Kind == KindOutcome:
+		sig = "the same failure rate, another outcome in every trial"
+	case !c.Significant:
 		sig += ", not significant at these counts"
 	}
 	if c.FirstSeen {

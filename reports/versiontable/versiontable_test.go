@@ -168,3 +168,20 @@ func TestMixedCellNamesWhatFailed(t *testing.T) {
 		t.Fatalf("cell %+v", c)
 	}
 }
+
+func TestAnotherPassingOutcomeIsAChangeOfKind(t *testing.T) {
+	a, _ := aggregate.New(aggregate.Options{})
+	// untrusted/settings-empty: default deny (allowed-blocked) in 0.0.52, refused loudly in 0.0.56; both pass.
+	for i, o := range []classify.Outcome{classify.AllowedBlocked, classify.SandboxFailed} {
+		v := []string{"0.0.52", "0.0.56"}[i]
+		for k := range 4 {
+			a.Add(journal.Record{Cell: journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
+				Scenarios: []journal.Scenario{{Name: "untrusted/settings-empty", Outcome: o, Pass: true}}})
+		}
+	}
+	tb := Build(a.Report(), 0)[0]
+	want := "untrusted/settings-empty: 0.0.52 → 0.0.56 outcome: allowed-blocked 4/4 (passes) → sandbox-failed 4/4 (passes) (the same failure rate, another outcome in every trial)"
+	if len(tb.Changes) != 1 || tb.Changes[0].String() != want || tb.Changes[0].Significant {
+		t.Fatalf("changes %v", tb.Changes)
+	}
+}
