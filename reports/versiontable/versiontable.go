@@ -23,7 +23,8 @@ import (
 const DefaultAlpha = 0.05
 
 // BandShare is the part of a version's measured scenario observations that must be
-// sandbox-failed for the version to count as one that failed to start here.
+// sandbox-failed (some of them failures: scenarios that needed the sandbox to run) for the
+// version to count as one that failed to start here.
 const BandShare = 0.9
 
 // Table is one series seen at several versions. A band version (the sandbox did not start, or
@@ -212,7 +213,9 @@ func band(v string, o schema.Overall, rows map[string]map[string]schema.Cell) (B
 		}
 		return Band{Version: v, Outcome: string(classify.NotApplicable), Hint: hint, Trials: o.Trials}, true
 	}
-	failed, measured := 0, 0
+	// Nearly every observation sandbox-failed, and some where the scenario needed the sandbox
+	// to run: a healthy sandbox refusing in every fail-closed scenario is no band.
+	failed, unexpected, measured := 0, 0, 0
 	hint := ""
 	for _, byVersion := range rows {
 		c, ok := byVersion[v]
@@ -222,11 +225,12 @@ func band(v string, o schema.Overall, rows map[string]map[string]schema.Cell) (B
 		measured += c.Measured
 		n := c.Outcomes[string(classify.SandboxFailed)]
 		failed += n
+		unexpected += c.FailingOutcomes[string(classify.SandboxFailed)]
 		if n > 0 && hint == "" {
 			hint = c.Examples[string(classify.SandboxFailed)].Hint
 		}
 	}
-	if measured == 0 || float64(failed) < BandShare*float64(measured) {
+	if measured == 0 || unexpected == 0 || float64(failed) < BandShare*float64(measured) {
 		return Band{}, false
 	}
 	if ex, ok := o.Examples[string(classify.SandboxFailed)]; ok && ex.Hint != "" {
