@@ -25,7 +25,10 @@ func TestVersionsRealReleases(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"run", "--plain", "--out", out, "--target", "srt@" + oldShape, "--target", "srt@" + rootFailed,
 		"-n", "2", "-j", "2", "--label-filter", "network && seed"}
-	_, stderr, code := sandcheckExit(t, nil, args...)
+	// A TMPDIR of this test's own: releases 0.0.62 to 0.0.79 of srt leave a socket in $TMPDIR
+	// after every run (0.0.80 removes it), which the leftover check would rightly blame on us.
+	env := []string{"TMPDIR=" + t.TempDir()}
+	_, stderr, code := sandcheckExit(t, env, args...)
 	if code != 1 { // 0.0.66 fails every trial here, outside any known finding
 		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
 	}
@@ -58,14 +61,16 @@ func TestVersionsRealReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Versions", "| scenario | " + oldShape + " | " + rootFailed + " |", "- **" + rootFailed + "**: the sandbox failed to start"} {
+	// network/seed fails at 0.0.66 only because it never started: the band says so, no row does.
+	for _, want := range []string{"## Versions", "2 versions, " + oldShape + " .. " + rootFailed, "- **" + rootFailed + "**: the sandbox failed to start",
+		"3 scenario(s) passed in every version they ran in"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
 	// A second run installs nothing.
 	args[3] = t.TempDir()
-	_, stderr, _ = sandcheckExit(t, nil, args...)
+	_, stderr, _ = sandcheckExit(t, env, args...)
 	if !strings.Contains(stderr, "0 installed") || !strings.Contains(stderr, "2 from the cache") {
 		t.Fatalf("second run:\n%s", stderr)
 	}
@@ -80,7 +85,7 @@ func TestBisectRealReleases(t *testing.T) {
 		t.Skip("long tier: set SANDCHECK_LONG=1 (installs up to five srt releases)")
 	}
 	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", "srt", "--label-filter", "network && seed",
+	stdout, stderr, code := sandcheckExit(t, []string{"TMPDIR=" + t.TempDir()}, "bisect", "--target", "srt", "--label-filter", "network && seed",
 		"--good", "0.0.64", "--bad", "0.0.68", "-n", "4", "--out", out, "--json")
 	var res struct {
 		FirstBad    string `json:"first_bad"`
