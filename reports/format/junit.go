@@ -148,7 +148,11 @@ func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 
 // classname groups testcases by cell in JUnit viewers, which split it on dots.
 func classname(c schema.CellRef) string {
-	parts := []string{"sandcheck", c.Target, c.Host}
+	target := c.Target
+	if c.Version != "" {
+		target += "-" + c.Version // srt-0_0_60: one class per version, dots kept out
+	}
+	parts := []string{"sandcheck", target, c.Host}
 	if c.Fault != "" {
 		parts = append(parts, "fault-"+c.Fault)
 	}

@@ -69,6 +69,18 @@ func TestVersionTableInMarkdown(t *testing.T) {
 	}
 }
 
+func TestJUnitClassPerVersion(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, versionReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`classname="sandcheck.srt-0_0_9.local"`, `classname="sandcheck.srt-0_0_22.local"`, `name="sandcheck/srt 0.0.20@local"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("junit.xml lacks %s", want)
+		}
+	}
+}
+
 func TestVersionTableInHTML(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteHTML(&b, versionReport(t), Options{}); err != nil {
