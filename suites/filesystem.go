@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"path/filepath"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -67,6 +69,9 @@ func fsPaths(ft *harness.FilesystemTrial) map[string]string {
 	var ws string
 	if len(ft.Policy.WritablePaths) > 0 {
 		ws = ft.Policy.WritablePaths[0]
+	}
+	if u := ft.User; !u.IsRoot() && ws != "" {
+		return knownfindings.FSPaths(ft.Observation.FS, ws, filepath.Dir(ws), u.Home)
 	}
 	return knownfindings.FSPathsIn(ft.Observation.FS, ws)
 }
