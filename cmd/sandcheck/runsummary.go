@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -246,6 +247,7 @@ type jsonCell struct {
 	ID       string                   `json:"id"`
 	Target   string                   `json:"target"`
 	Host     string                   `json:"host"`
+	User     string                   `json:"user"` // who the sandbox ran as
 	Fault    string                   `json:"fault"`
 	Trials   int                      `json:"trials"`
 	Outcomes map[classify.Outcome]int `json:"outcomes"`
@@ -279,7 +281,7 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
 		ExitCode: v.code, ExitReasons: v.reasons}
 	for _, c := range sum.Cells {
-		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Host: c.Cell.Host, Fault: c.Cell.Fault,
+		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Host: c.Cell.Host, User: users.Recorded(c.Cell.User), Fault: c.Cell.Fault,
 			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
 		for o, k := range c.Counts {
 			jc.Outcomes[o] += k
@@ -299,6 +301,16 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	enc.Encode(js)
 }
 
+// asUser names who a cell's sandbox ran as: "sandcheck (unprivileged)", "root", an account.
+func asUser(spec string) string {
+	switch u := users.Recorded(spec); u {
+	case users.Unprivileged:
+		return users.DedicatedName + " (unprivileged)"
+	default:
+		return u
+	}
+}
+
 // printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate,
 // why (in the breach's own terms), and per scenario how often it failed.
 func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
@@ -311,7 +323,7 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		if fault == "" {
 			fault = "none (healthy)"
 		}
-		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", c.Cell.Target, c.Cell.Host, fault, c.Trials)
+		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", c.Cell.Target, c.Cell.Host, asUser(c.Cell.User), fault, c.Trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
 		var outs []classify.Outcome

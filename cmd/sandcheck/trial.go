@@ -36,7 +36,7 @@ func init() {
 func (o *trialOptions) config() (harness.Config, error) {
 	for k, v := range map[string]string{
 		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
-		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
+		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
 	} {
 		os.Setenv(k, v)
 	}

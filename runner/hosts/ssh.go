@@ -55,7 +55,7 @@ const (
 
 func init() {
 	Register(matrix.KindSSH, func(h matrix.Host) (Host, error) {
-		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts})
+		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.Login, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts})
 	})
 }
 

@@ -46,7 +46,7 @@ func init() {
 		if cold == "" {
 			cold = os.Getenv(EnvWSLCold)
 		}
-		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.User, Cold: cold})
+		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.Login, Cold: cold})
 	})
 }
 

@@ -18,6 +18,9 @@ type Cell struct {
 	ID     string `json:"id"`
 	Target string `json:"target"`
 	Host   string `json:"host"`
+	// User is who the sandbox ran as: unprivileged, root or an account's name; "" in journals
+	// written before the user axis, when every trial ran as root.
+	User   string `json:"user,omitempty"`
 	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
 	Labels string `json:"labels,omitempty"`
 }

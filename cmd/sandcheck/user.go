@@ -1,0 +1,62 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/fixtures/users"
+)
+
+func init() {
+	register("user", "show (and create, when it is the dedicated one) the account sandboxes run as", userCmd)
+}
+
+// userCmd resolves a user spec the way every trial does: the dedicated account is created on
+// first use (useradd: its own group, HOME /home/sandcheck, no login shell, no password), an
+// account given by name must exist. Hosts run it at prepare time, so a missing account fails
+// the run before any trial starts.
+func userCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("user", "[--json] [unprivileged|root|NAME]", `  sandcheck user                  # the dedicated account (created if missing)
+  sandcheck user --json ci        # an existing account, as JSON`, stderr)
+	asJSON := fs.Bool("json", false, "print the account as JSON")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "sandcheck user: one user at a time (got %s)\n", strings.Join(fs.Args(), " "))
+		return 2
+	}
+	a, err := users.Resolve(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck user: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(a)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s: %s uid=%d gid=%d groups=%v home=%s shell=%s", a.Spec, a.Name, a.UID, a.GID, a.Groups, a.Home, a.Shell)
+	for _, n := range a.Notes {
+		fmt.Fprintf(stdout, " (%s)", n)
+	}
+	fmt.Fprintln(stdout)
+	return 0
+}
+
+// ensureLocalUsers resolves every user a local host's cells run as before the first trial:
+// the dedicated account is created once, and a named account that does not exist stops the run
+// as a configuration error rather than failing every trial.
+func ensureLocalUsers(host string, specs []string) error {
+	for _, s := range specs {
+		if _, err := users.Resolve(s); err != nil {
+			return fmt.Errorf("host %s: %w", host, err)
+		}
+	}
+	return nil
+}
