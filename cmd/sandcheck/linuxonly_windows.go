@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+
+	"github.com/sandcheck/sandcheck/doctor"
 )
 
 // The commands that run the specs need Linux (network namespace fixtures, a Linux sandbox), so
@@ -23,3 +25,6 @@ func init() {
 
 // ensureLocalUsers has nothing to do: no local host runs trials on Windows.
 func ensureLocalUsers(string, []string) error { return nil }
+
+// fingerprintUser: the sandbox user lives inside the WSL distribution, not on Windows.
+func fingerprintUser(string, bool) *doctor.User { return nil }

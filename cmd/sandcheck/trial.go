@@ -108,7 +108,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
-			fp = hostFingerprint()
+			fp = hostFingerprint(o.user)
 		}
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
@@ -150,8 +150,8 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine).
-func hostFingerprint() json.RawMessage {
-	opts := doctor.Options{}
+func hostFingerprint(user string) json.RawMessage {
+	opts := doctor.Options{User: fingerprintUser(user, true)}
 	if t, err := srt.New(""); err == nil {
 		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 )
 
@@ -59,4 +60,31 @@ func ensureLocalUsers(host string, specs []string) error {
 		}
 	}
 	return nil
+}
+
+// fingerprintUser is the user part of a host fingerprint. A trial has resolved its user (and
+// created the dedicated account) before it fingerprints; doctor only looks (create false).
+func fingerprintUser(spec string, create bool) *doctor.User {
+	spec = users.Normalize(spec)
+	u := &doctor.User{Spec: spec}
+	var a *users.Account
+	var err error
+	switch {
+	case create || spec == users.Root:
+		a, err = users.Resolve(spec)
+	case spec == users.Unprivileged:
+		a, err = users.Lookup(users.DedicatedName)
+		if err != nil {
+			u.Note = users.DedicatedName + " does not exist yet: the first trial creates it (or `sandcheck user`)"
+			return u
+		}
+	default:
+		a, err = users.Lookup(spec)
+	}
+	if err != nil {
+		u.Note = err.Error()
+		return u
+	}
+	u.Name, u.UID, u.GID, u.Groups, u.Home = a.Name, a.UID, a.GID, a.Groups, a.Home
+	return u
 }
