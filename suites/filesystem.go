@@ -1,8 +1,6 @@
 package suites
 
 import (
-	"path/filepath"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -70,10 +68,7 @@ func fsPaths(ft *harness.FilesystemTrial) map[string]string {
 	if len(ft.Policy.WritablePaths) > 0 {
 		ws = ft.Policy.WritablePaths[0]
 	}
-	if u := ft.User; !u.IsRoot() && ws != "" {
-		return knownfindings.FSPaths(ft.Observation.FS, ws, filepath.Dir(ws), u.Home)
-	}
-	return knownfindings.FSPathsIn(ft.Observation.FS, ws)
+	return knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 }
 
 // labelOf is the group of a check name ("escape/symlink" -> "escape").

@@ -37,6 +37,15 @@ type FilesystemTrial struct {
 	Result      classify.FSResult `json:"result"`
 }
 
+// Home is the HOME of the user the sandbox ran as (this process's own for root).
+func (ft *FilesystemTrial) Home() string {
+	if ft.User.IsRoot() {
+		h, _ := os.UserHomeDir()
+		return h
+	}
+	return ft.User.Home
+}
+
 // fsPlan is one filesystem check with what the policy says about it and how the host side can
 // tell whether it took effect.
 type fsPlan struct {
