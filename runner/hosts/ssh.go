@@ -26,6 +26,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 )
 
@@ -55,7 +56,7 @@ const (
 
 func init() {
 	Register(matrix.KindSSH, func(h matrix.Host) (Host, error) {
-		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.Login, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts})
+		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.Login, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts, Users: h.Users})
 	})
 }
 
@@ -63,7 +64,9 @@ func init() {
 type SSHConfig struct {
 	Name    string
 	Address string // host[:port], port 22 by default
-	User    string // default: the runner's user
+	User    string // the login (matrix login:); default: the runner's user. Must be root.
+	// Users are who the sandbox runs as there (matrix user:); Prepare readies each account.
+	Users []string
 	// KeyFile is a private key (default $SANDCHECK_SSH_KEY; else the agent at $SSH_AUTH_SOCK and
 	// the usual ~/.ssh/id_* files).
 	KeyFile string
@@ -409,7 +412,7 @@ func (h *SSH) Prepare(ctx context.Context, localBinary string) (string, error) {
 	}
 	rs, bin, err := prepareRemote(h.cfg.Binary, localBinary, 30*time.Second,
 		func(cmd string, timeout time.Duration) ([]byte, error) { return runOn(c, cmd, nil, timeout) },
-		func(src, dst string) error { return upload(c, src, dst) })
+		func(src, dst string) error { return upload(c, src, dst) }, h.cfg.Users)
 	if err != nil {
 		return "", fmt.Errorf("ssh host %s: %w", h.Name(), err)
 	}
@@ -732,7 +735,7 @@ func shq(s string) string {
 // make a private run directory, copy the binary there and check that it runs.
 // setupTimeout bounds the first command (starting a WSL distribution takes longer than ssh).
 func prepareRemote(explicit, local string, setupTimeout time.Duration, shell func(cmd string, timeout time.Duration) ([]byte, error),
-	copyIn func(src, dst string) error) (remoteSetup, string, error) {
+	copyIn func(src, dst string) error, specs []string) (remoteSetup, string, error) {
 	src, err := linuxBinary(explicit, local)
 	if err != nil {
 		return remoteSetup{}, "", err
@@ -758,16 +761,30 @@ func prepareRemote(explicit, local string, setupTimeout time.Duration, shell fun
 	} else if len(bytes.TrimSpace(out)) == 0 {
 		return rs, "", fmt.Errorf("the copied binary ran, but `sandcheck version` printed nothing")
 	}
-	return rs, bin, nil
+	err = ensureUsers(specs, func(argv []string) ([]byte, int, error) {
+		q := make([]string, len(argv))
+		for i, a := range argv {
+			q[i] = shq(a)
+		}
+		out, err := shell(shq(bin)+" "+strings.Join(q, " "), time.Minute)
+		if err != nil {
+			return out, -1, err
+		}
+		return out, 0, nil
+	})
+	return rs, bin, err
 }
 
 // remoteSetupScript runs once on a remote Linux host (ssh, wsl): what it is, a private run
 // directory, and whether setsid can wait for its child (trials are then killed by session).
-const remoteSetupScript = `uname -sm; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`
+//
+// The run directory is world-readable so that the sandbox's user (fixtures/users) can run the
+// binary in it; it holds nothing else. The login's uid is reported: fixtures need root.
+const remoteSetupScript = `uname -sm; echo "UID $(id -u)"; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && chmod 755 "$d" && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`
 
 type remoteSetup struct {
-	uname, dir string
-	setsid     bool
+	uname, dir, uid string
+	setsid          bool
 }
 
 // parseRemoteSetup reads remoteSetupScript's output and checks that the host can run the Linux
@@ -779,6 +796,8 @@ func parseRemoteSetup(out []byte, src, machine string) (remoteSetup, error) {
 		switch {
 		case strings.HasPrefix(l, "DIR "):
 			rs.dir = strings.TrimPrefix(l, "DIR ")
+		case strings.HasPrefix(l, "UID "):
+			rs.uid = strings.TrimPrefix(l, "UID ")
 		case l == "SETSID":
 			rs.setsid = true
 		case rs.uname == "":
@@ -790,6 +809,9 @@ func parseRemoteSetup(out []byte, src, machine string) (remoteSetup, error) {
 	}
 	if f := strings.Fields(rs.uname); len(f) != 2 || f[0] != "Linux" || (machine != "" && f[1] != machine) {
 		return rs, fmt.Errorf("host is %q; the binary %s is for Linux %s (set %s to a matching build)", rs.uname, src, machine, EnvLinuxBinary)
+	}
+	if rs.uid != "" && rs.uid != "0" {
+		return rs, fmt.Errorf("logged in as uid %s: trials need root there for their fixtures (network namespaces, veths, private mounts); log in as root (login: root) and say who the sandbox runs as with user: (default %s, a dedicated account)", rs.uid, users.Unprivileged)
 	}
 	return rs, nil
 }
