@@ -475,6 +475,15 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		}
 		h.Users = p.users(f["user"], field+".user")
+		if kind == KindVM {
+			// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
+			// account each boot creates; no other account exists there.
+			for _, u := range h.Users {
+				if u != users.Root && u != users.Unprivileged {
+					p.errf(f["user"], field+".user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
+				}
+			}
+		}
 		if h.Name == "" {
 			continue
 		}

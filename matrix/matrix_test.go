@@ -441,6 +441,7 @@ faults: ["", bridge-absent]
 		{"hosts: [{name: a, kind: local, user: [root, root]}]", `m.yaml:2: hosts[0].user: user "root" listed twice`},
 		{"hosts: [{name: a, kind: local, user: {x: 1}}]", "m.yaml:2: hosts[0].user: expected unprivileged, root or an account name, got a mapping"},
 		{"hosts: [{name: s, kind: ssh, address: a, user: root, login: [x]}]", "m.yaml:2: hosts[0].login: expected the account to log in as"},
+		{"hosts: [{name: v, kind: vm, image: bookworm, user: [root, ci]}]", `m.yaml:2: hosts[0].user: "ci": a vm guest has only unprivileged and root`},
 	} {
 		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
