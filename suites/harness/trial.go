@@ -45,8 +45,6 @@ type trial struct {
 	env      []string
 	probeBin string
 	ledger   *users.Ledger
-	// Swept is what the ledger removed when this trial ended as its account's last one.
-	Swept []string
 }
 
 // trialOptions say what a scenario needs of the scaffolding.
@@ -73,7 +71,10 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	if t.ledger, err = t.acct.Begin(t.nonce); err != nil {
 		return nil, err
 	}
-	t.undo = append(t.undo, func() { t.Swept = t.ledger.End() })
+	if t.ledger != nil {
+		reportSwept(t.ledger.Found)
+	}
+	t.undo = append(t.undo, func() { reportSwept(t.ledger.End()) })
 	if t.dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
 		return nil, fmt.Errorf("trial dir: %w", err)
 	}

@@ -47,6 +47,14 @@ func (t *trial) asUser() error {
 	return nil
 }
 
+// reportSwept writes what the user's ledger removed (processes that outlived their trial,
+// entries left in the shared temporary directories) to stderr, where a verbose trial shows it.
+func reportSwept(done []string) {
+	for _, d := range done {
+		fmt.Fprintf(os.Stderr, "sandcheck: cleanup after the sandbox's user: %s\n", d)
+	}
+}
+
 // home is the HOME of the sandbox's user: root's is this process's own.
 func (t *trial) home() string {
 	if t.acct.IsRoot() {
