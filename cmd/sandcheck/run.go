@@ -205,6 +205,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	opt := p.opt
 	opt.Progress = stderr
 	sum, err := runner.Run(ctx, exec, opt)
+	for _, h := range p.m.Hosts {
+		if h.Kind == matrix.KindLocal {
+			sweepLocalUsers(h.Users, stderr)
+		}
+	}
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		return exitUsage

@@ -21,9 +21,11 @@ func init() {
 // account given by name must exist. Hosts run it at prepare time, so a missing account fails
 // the run before any trial starts.
 func userCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("user", "[--json] [unprivileged|root|NAME]", `  sandcheck user                  # the dedicated account (created if missing)
-  sandcheck user --json ci        # an existing account, as JSON`, stderr)
+	fs := newFlags("user", "[--json|--sweep] [unprivileged|root|NAME]", `  sandcheck user                  # the dedicated account (created if missing)
+  sandcheck user --json ci        # an existing account, as JSON
+  sandcheck user --sweep          # remove what killed trials left as the dedicated account`, stderr)
 	asJSON := fs.Bool("json", false, "print the account as JSON")
+	sweep := fs.Bool("sweep", false, "when no trial of the account runs: kill what dead trials left running as it and remove what they left in /tmp, /var/tmp and /dev/shm")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -35,6 +37,17 @@ func userCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck user: %v\n", err)
 		return 1
+	}
+	if *sweep {
+		done, err := a.Sweep()
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck user: %v\n", err)
+			return 1
+		}
+		for _, d := range done {
+			fmt.Fprintf(stdout, "%s\n", d)
+		}
+		return 0
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -87,4 +100,25 @@ func fingerprintUser(spec string, create bool) *doctor.User {
 	}
 	u.Name, u.UID, u.GID, u.Groups, u.Home = a.Name, a.UID, a.GID, a.Groups, a.Home
 	return u
+}
+
+// sweepLocalUsers cleans up after a run's local users: a trial killed at its deadline cannot
+// clean up after its sandbox's user itself, and no later trial of the run may come to do it.
+func sweepLocalUsers(specs []string, stderr io.Writer) {
+	for _, s := range specs {
+		if s == users.Root {
+			continue
+		}
+		a, err := users.Resolve(s)
+		if err != nil {
+			continue
+		}
+		done, err := a.Sweep()
+		if err != nil {
+			fmt.Fprintf(stderr, "warning: cleanup after user %s: %v\n", a.Name, err)
+		}
+		for _, d := range done {
+			fmt.Fprintf(stderr, "cleanup after user %s: %s\n", a.Name, d)
+		}
+	}
 }

@@ -713,7 +713,7 @@ func (h *SSH) Close() error {
 	defer c.Close()
 	cmd := killMarked(markRun, h.runID)
 	if dir != "" {
-		cmd += "; rm -rf -- " + shq(dir)
+		cmd += "; " + sweepUsers(dir+"/sandcheck", h.cfg.Users) + "rm -rf -- " + shq(dir)
 	}
 	if _, err := runOn(c, cmd, nil, 60*time.Second); err != nil {
 		return fmt.Errorf("clean up %s:%s: %w", h.Name(), dir, err)

@@ -23,3 +23,18 @@ func ensureUsers(specs []string, run func(argv []string) (out []byte, exit int, 
 	}
 	return nil
 }
+
+// sweepUsers is the shell command that cleans up after the host's users when it closes
+// (`sandcheck user --sweep SPEC`, see there), before the run directory holding bin goes.
+func sweepUsers(bin string, specs []string) string {
+	var cmd []string
+	for _, s := range specs {
+		if s != users.Root {
+			cmd = append(cmd, shq(bin)+" user --sweep "+shq(s)+" >/dev/null 2>&1")
+		}
+	}
+	if len(cmd) == 0 {
+		return ""
+	}
+	return strings.Join(cmd, "; ") + "; "
+}

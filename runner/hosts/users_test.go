@@ -30,7 +30,7 @@ func userFake(t *testing.T) (bin, log string) {
 // TestRemotePrepareReadiesUsers: ssh and wsl hosts ready every account their cells run the
 // sandbox as (sandcheck user SPEC on the host: root needs nothing), an account the host does
 // not have stops Prepare with the host's word for it, and a login that is not root is refused
-// up front (fixtures need root), naming what to change.
+// up front (fixtures need root), naming what to change; closing the host sweeps after the users.
 func TestRemotePrepareReadiesUsers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPED LOUDLY: the stand-ins log in as root")
@@ -73,7 +73,11 @@ func TestRemotePrepareReadiesUsers(t *testing.T) {
 	if _, err := h.Prepare(ctx, bin); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "user unprivileged\n") {
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing cleans up after the user (what killed trials left) before the run dir goes.
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "user unprivileged\n") || !strings.HasSuffix(string(b), "user --sweep unprivileged\n") {
 		t.Errorf("ssh: calls %q", b)
 	}
 }

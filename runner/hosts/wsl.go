@@ -345,7 +345,7 @@ func (w *WSL) Close() error {
 	if dir == "" {
 		return nil
 	}
-	_, err := w.shell(killMarked(markRun, w.runID)+"; rm -rf -- "+shq(dir), nil, time.Minute)
+	_, err := w.shell(killMarked(markRun, w.runID)+"; "+sweepUsers(dir+"/sandcheck", w.cfg.Users)+"rm -rf -- "+shq(dir), nil, time.Minute)
 	return err
 }
 
