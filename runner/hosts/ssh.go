@@ -735,24 +735,28 @@ func shq(s string) string {
 // make a private run directory, copy the binary there and check that it runs.
 // setupTimeout bounds the first command (starting a WSL distribution takes longer than ssh).
 func prepareRemote(explicit, local string, setupTimeout time.Duration, shell func(cmd string, timeout time.Duration) ([]byte, error),
-	copyIn func(src, dst string) error, specs []string) (remoteSetup, string, error) {
+	copyIn func(src, dst string) error, specs []string) (rs remoteSetup, bin string, err error) {
 	src, err := linuxBinary(explicit, local)
-	if err != nil {
-		return remoteSetup{}, "", err
-	}
-	machine, err := elfMachine(src)
-	if err != nil {
-		return remoteSetup{}, "", err
-	}
-	out, err := shell(remoteSetupScript, setupTimeout)
-	if err != nil {
-		return remoteSetup{}, "", fmt.Errorf("probe the host: %w", err)
-	}
-	rs, err := parseRemoteSetup(out, src, machine)
 	if err != nil {
 		return rs, "", err
 	}
-	bin := rs.dir + "/sandcheck"
+	machine, err := elfMachine(src)
+	if err != nil {
+		return rs, "", err
+	}
+	out, err := shell(remoteSetupScript, setupTimeout)
+	if err != nil {
+		return rs, "", fmt.Errorf("probe the host: %w", err)
+	}
+	defer func() {
+		if err != nil && rs.dir != "" {
+			shell("rm -rf -- "+shq(rs.dir), time.Minute) // Prepare failed: no Close will remove it
+		}
+	}()
+	if rs, err = parseRemoteSetup(out, src, machine); err != nil {
+		return rs, "", err
+	}
+	bin = rs.dir + "/sandcheck"
 	if err := copyIn(src, bin); err != nil {
 		return rs, "", fmt.Errorf("copy %s to %s: %w", src, bin, err)
 	}

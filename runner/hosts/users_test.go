@@ -37,6 +37,13 @@ func TestRemotePrepareReadiesUsers(t *testing.T) {
 	}
 	exe, _ := wslStub(t)
 	ctx := context.Background()
+	before, _ := filepath.Glob("/tmp/sandcheck-host-*")
+	defer func() {
+		// A Prepare that failed removed the run directory it had made: no Close would.
+		if after, _ := filepath.Glob("/tmp/sandcheck-host-*"); len(after) > len(before) {
+			t.Errorf("run dirs left behind: %v (before: %v)", after, before)
+		}
+	}()
 	prepare := func(login string, specs ...string) (string, error) {
 		t.Helper()
 		w, err := NewWSL(WSLConfig{Name: "wsl", Distro: "Debian", User: login, Exe: exe, Root: "/", Users: specs})
