@@ -73,6 +73,7 @@ func containersOfRunner(t *testing.T, cli client.APIClient, pid int) []string {
 type containersRunJSON struct {
 	Cells []struct {
 		Host     string                   `json:"host"`
+		User     string                   `json:"user"`
 		Trials   int                      `json:"trials"`
 		Outcomes map[classify.Outcome]int `json:"outcomes"`
 	} `json:"cells"`
@@ -112,21 +113,24 @@ func TestContainersMatrix(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("decode run --json: %v\n%s", err, stdout.String())
 	}
+	// The sandbox runs as the unprivileged user, and in bookworm (the one root cell) and the
+	// stock container as root too.
 	want := map[string]classify.Outcome{
-		"bullseye": classify.Correct, "bookworm": classify.Correct, "trixie": classify.Correct, "sid": classify.Correct,
-		"bookworm-default": classify.SandboxFailed,
+		"bullseye unprivileged": classify.Correct, "bookworm unprivileged": classify.Correct, "bookworm root": classify.Correct,
+		"trixie unprivileged": classify.Correct, "sid unprivileged": classify.Correct,
+		"bookworm-default root": classify.SandboxFailed,
 	}
 	if len(r.Cells) != len(want) {
 		t.Fatalf("got %d cells, want %d: %+v", len(r.Cells), len(want), r.Cells)
 	}
 	for _, c := range r.Cells {
-		w, ok := want[c.Host]
+		w, ok := want[c.Host+" "+c.User]
 		if !ok {
-			t.Errorf("unexpected cell on host %q", c.Host)
+			t.Errorf("unexpected cell on host %q as %q", c.Host, c.User)
 			continue
 		}
 		if c.Trials != n || c.Outcomes[w] != n {
-			t.Errorf("host %s: outcomes %v over %d trials, want %s in all %d", c.Host, c.Outcomes, c.Trials, w, n)
+			t.Errorf("host %s as %s: outcomes %v over %d trials, want %s in all %d", c.Host, c.User, c.Outcomes, c.Trials, w, n)
 		}
 	}
 

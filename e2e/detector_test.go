@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Reachable by the sandbox's unprivileged user, who runs this binary and works in tmp.
+	os.Chmod(dir, 0o755)
 	bin = filepath.Join(dir, "sandcheck")
 	tmp = filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o755)

@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -78,7 +79,7 @@ type Host struct {
 	Profile           string   // container
 	PerTrialContainer bool     // container: a fresh container per trial instead of one per cell
 	Address           string   // ssh: host[:port]
-	User              string   // ssh, wsl
+	Login             string   // ssh, wsl: the account that logs in (fixtures need root there)
 	KeyFile           string   // ssh: private key (default: agent, ~/.ssh/id_*)
 	KnownHosts        []string // ssh: known_hosts files (default ~/.ssh/known_hosts)
 	ColdStart         string   // wsl: "", first or every (wsl --shutdown before trials)
@@ -86,6 +87,9 @@ type Host struct {
 	Rootfs            string   // vm: Debian suite of the guest root filesystem
 	Accel             string   // vm: tcg or kvm
 	Distro            string   // wsl
+	// Users are who the sandbox runs as on this host, each its own cell: unprivileged (the
+	// default: a dedicated account sandcheck creates), root, or an account's name.
+	Users []string
 }
 
 // Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
@@ -257,7 +261,7 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 	if n := f["hosts"]; n != nil {
 		m.Hosts = p.hosts(n)
 	} else {
-		m.Hosts = []Host{{Name: "local", Kind: KindLocal}} // the one host that needs no description
+		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
 		if why := unavailableKinds[KindLocal]; why != "" {
 			p.errf(root, "hosts", "missing, i.e. the local host; %s", why)
 		}
@@ -462,11 +466,11 @@ var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
 
 // hostKeys lists, per kind, the keys a host of that kind may have.
 var hostKeys = map[string][]string{
-	KindLocal:     {"name", "kind"},
-	KindContainer: {"name", "kind", "image", "profile", "per_trial_container"},
-	KindSSH:       {"name", "kind", "address", "user", "key_file", "known_hosts"},
-	KindWSL:       {"name", "kind", "distro", "user", "cold_start"},
-	KindVM:        {"name", "kind", "image", "memory_mib", "rootfs", "accel"},
+	KindLocal:     {"name", "kind", "user"},
+	KindContainer: {"name", "kind", "user", "image", "profile", "per_trial_container"},
+	KindSSH:       {"name", "kind", "user", "address", "login", "key_file", "known_hosts"},
+	KindWSL:       {"name", "kind", "user", "distro", "login", "cold_start"},
+	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel"},
 }
 
 func (p *parser) hosts(n *yaml.Node) []Host {
@@ -569,7 +573,7 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		case KindSSH:
 			h.Address = req("address", "an address host[:port]")
-			h.User = opt("user", "a user name")
+			h.Login = opt("login", "the account to log in as")
 			h.KeyFile = opt("key_file", "a private key file")
 			if v := f["known_hosts"]; v != nil {
 				if v.Kind == yaml.ScalarNode {
@@ -580,7 +584,7 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		case KindWSL:
 			h.Distro = req("distro", "a WSL distribution name")
-			h.User = opt("user", "a Linux user in the distribution")
+			h.Login = opt("login", "the Linux account trials start as in the distribution")
 			h.ColdStart = oneOf("cold_start", "first", "every")
 		case KindVM:
 			h.Image = req("image", "a VM image")
@@ -595,6 +599,16 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 				}
 			}
 		}
+		h.Users = p.users(f["user"], field+".user")
+		if kind == KindVM {
+			// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
+			// account each boot creates; no other account exists there.
+			for _, u := range h.Users {
+				if u != users.Root && u != users.Unprivileged {
+					p.errf(f["user"], field+".user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
+				}
+			}
+		}
 		if h.Name == "" {
 			continue
 		}
@@ -604,6 +618,45 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 		}
 		seen[h.Name] = i
 		out = append(out, h)
+	}
+	return out
+}
+
+// users reads a host's user: one spec or a list of them (an axis: each its own cell), default
+// unprivileged.
+func (p *parser) users(n *yaml.Node, field string) []string {
+	if n == nil {
+		return []string{users.Default}
+	}
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+		if len(items) == 0 {
+			p.errf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
+			return []string{users.Default}
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range items {
+		item = resolve(item)
+		s, ok := p.str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
+		if !ok {
+			continue
+		}
+		if err := users.Check(s); err != nil {
+			p.errf(item, field, "%v", err)
+			continue
+		}
+		if seen[s] {
+			p.errf(item, field, "user %q listed twice", s)
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return []string{users.Default}
 	}
 	return out
 }

@@ -69,7 +69,7 @@ Exit status:
 		fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the check: %v\n", err)
 		return 1
 	}
-	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault}
+	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault, User: cfg.User}
 	var matched []knownfindings.Match
 	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
 	if r := nt.Result; r.Outcome != classify.Correct {
@@ -99,7 +99,7 @@ Exit status:
 			}
 			var paths map[string]string
 			if ft.Observation != nil {
-				paths = knownfindings.FSPathsIn(ft.Observation.FS, ws)
+				paths = knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 			}
 			d := known.Decide(on, knownfindings.Verdict{Scenario: "filesystem/isolation", Outcome: r.Outcome, Hint: r.Hint,
 				Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths)})

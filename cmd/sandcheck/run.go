@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
@@ -73,6 +74,7 @@ const runExitHelp = `Exit codes:
 type runFlags struct {
 	o          trialOptions
 	faults     multiFlag
+	users      multiFlag
 	matrix     string
 	n, j       int
 	timeout    time.Duration
@@ -100,6 +102,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	f := &runFlags{}
 	f.o.bind(fs, false)
 	fs.Var(&f.faults, "fault", "inject a fault NAME[:k=v,...]; repeatable, each is its own cell; \"\" = healthy (see `sandcheck faults`)")
+	fs.Var(&f.users, "user", userHelp+"; repeatable, each is its own cell on every host (overrides the hosts' user:)")
 	fs.StringVar(&f.matrix, "matrix", "", "matrix YAML (default: the embedded one: srt, local, 20 trials)")
 	fs.IntVar(&f.n, "n", 0, "trials per cell (overrides the matrix)")
 	fs.IntVar(&f.j, "j", 0, "trials in parallel (overrides the matrix)")
@@ -146,6 +149,9 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 		return fail("%v", err)
 	}
 	if err := overrideMatrix(m, &f.o, set, f.faults, f.n, f.j, f.timeout); err != nil {
+		return fail("%v", err)
+	}
+	if err := overrideUsers(m, f.users); err != nil {
 		return fail("%v", err)
 	}
 	sh, err := matrix.ParseShard(f.shard)
@@ -212,6 +218,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	opt := p.opt
 	opt.Progress = stderr
 	sum, err := runner.Run(ctx, exec, opt)
+	for _, h := range p.m.Hosts {
+		if h.Kind == matrix.KindLocal {
+			sweepLocalUsers(h.Users, stderr)
+		}
+	}
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		return exitUsage
@@ -310,6 +321,29 @@ func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faul
 	return nil
 }
 
+// overrideUsers applies --user over every host's user: list.
+func overrideUsers(m *matrix.Matrix, list []string) error {
+	if len(list) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var us []string
+	for _, u := range list {
+		u = strings.TrimSpace(u)
+		if err := users.Check(u); err != nil {
+			return fmt.Errorf("--user: %w", err)
+		}
+		if !seen[u] {
+			seen[u] = true
+			us = append(us, u)
+		}
+	}
+	for i := range m.Hosts {
+		m.Hosts[i].Users = us
+	}
+	return nil
+}
+
 // trialArgv is the process of one trial on its host: sandcheck's `trial` command, emitting its
 // verdict on stdout. The first trial of a cell also fingerprints the host.
 func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []string {
@@ -324,7 +358,7 @@ func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []
 		}
 	}
 	argv := []string{bin, "trial", "--emit", "--target", target, "--fault", c.Fault,
-		"--label-filter", c.Labels, "--hostnames", o.hostnames}
+		"--label-filter", c.Labels, "--hostnames", o.hostnames, "--user", users.Recorded(c.User)}
 	if t.Index == 0 {
 		argv = append(argv, "--fingerprint")
 	}
@@ -377,6 +411,9 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	}
 	for _, mh := range m.Hosts {
 		if mh.Kind == matrix.KindLocal {
+			if err := ensureLocalUsers(mh.Name, usersOf(m, mh.Name)); err != nil {
+				return nil, closeAll, err
+			}
 			byHost[mh.Name] = &runner.ProcessExecutor{
 				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
 				Parse:         trialresult.Parse,
@@ -400,6 +437,12 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
 		return byHost[t.Cell.Host].Run(ctx, t)
 	}), closeAll, nil
+}
+
+// usersOf lists who the sandbox runs as on a host (its user: list, or --user).
+func usersOf(m *matrix.Matrix, host string) []string {
+	h, _ := m.Host(host)
+	return h.Users
 }
 
 type sprtStopper struct{ s *stats.SPRT }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
@@ -248,6 +249,7 @@ type jsonCell struct {
 	Target   string                   `json:"target"`
 	Version  string                   `json:"version,omitempty"` // a chosen version; "" = the pinned install
 	Host     string                   `json:"host"`
+	User     string                   `json:"user"` // who the sandbox ran as
 	Fault    string                   `json:"fault"`
 	Trials   int                      `json:"trials"`
 	Outcomes map[classify.Outcome]int `json:"outcomes"`
@@ -281,7 +283,7 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
 		ExitCode: v.code, ExitReasons: v.reasons}
 	for _, c := range sum.Cells {
-		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Version: c.Cell.Version, Host: c.Cell.Host, Fault: c.Cell.Fault,
+		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Version: c.Cell.Version, Host: c.Cell.Host, User: users.Recorded(c.Cell.User), Fault: c.Cell.Fault,
 			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
 		for o, k := range c.Counts {
 			jc.Outcomes[o] += k
@@ -301,6 +303,16 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	enc.Encode(js)
 }
 
+// asUser names who a cell's sandbox ran as: "sandcheck (unprivileged)", "root", an account.
+func asUser(spec string) string {
+	switch u := users.Recorded(spec); u {
+	case users.Unprivileged:
+		return users.DedicatedName + " (unprivileged)"
+	default:
+		return u
+	}
+}
+
 // printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate,
 // why (in the breach's own terms), and per scenario how often it failed.
 func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
@@ -317,7 +329,7 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		if c.Cell.Version != "" {
 			target += "@" + c.Cell.Version
 		}
-		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", target, c.Cell.Host, fault, c.Trials)
+		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.Cell.Host, asUser(c.Cell.User), fault, c.Trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
 		var outs []classify.Outcome

@@ -41,7 +41,7 @@ func (o *trialOptions) config() (harness.Config, error) {
 	}
 	for k, v := range map[string]string{
 		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
-		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
+		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
 	} {
 		os.Setenv(k, v)
 	}
@@ -127,7 +127,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
-			fp = hostFingerprint(cfg)
+			fp = hostFingerprint(cfg, o.user)
 		}
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
@@ -169,8 +169,8 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine).
-func hostFingerprint(cfg harness.Config) json.RawMessage {
-	opts := doctor.Options{}
+func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
+	opts := doctor.Options{User: fingerprintUser(user, true)}
 	if t, err := harness.NewTarget(cfg); err == nil {
 		// The build under test (a version's install, when the cell chose one), not the pinned srt.
 		opts.SandboxVersion = t.Version()

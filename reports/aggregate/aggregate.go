@@ -161,19 +161,19 @@ func (a *Aggregator) Add(r journal.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
 	}
-	if len(r.HostFP) > 0 && a.hosts[r.Cell.Host] == nil {
-		a.hosts[r.Cell.Host] = append(json.RawMessage(nil), r.HostFP...)
+	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk] == nil {
+		a.hosts[hk] = append(json.RawMessage(nil), r.HostFP...)
 	}
 	id := r.Cell.ID
 	if id == "" {
 		// Old or hand-made journals: derive a stand-in from the fields the ID is made of.
-		id = fmt.Sprintf("%s|%s|%s|%s", r.Cell.Target, r.Cell.Host, r.Cell.Fault, r.Cell.Labels)
+		id = fmt.Sprintf("%s|%s|%s|%s|%s", r.Cell.Target, r.Cell.Version, schema.HostKey(r.Cell.Host, r.Cell.User), r.Cell.Fault, r.Cell.Labels)
 	}
 	c := a.cells[id]
 	if c == nil {
 		c = &cellAcc{
 			ref: schema.CellRef{CellID: id, Target: r.Cell.Target, Version: r.Cell.Version, Host: r.Cell.Host,
-				Fault: r.Cell.Fault, Labels: r.Cell.Labels},
+				User: r.Cell.User, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
 			scen: map[string]*scenAcc{},
 			cof:  stats.NewCoFailure(),
 		}
@@ -308,6 +308,9 @@ func (a *Aggregator) Report() *schema.Report {
 		}
 		if x.Host != y.Host {
 			return x.Host < y.Host
+		}
+		if x.User != y.User {
+			return x.User < y.User
 		}
 		if x.Fault != y.Fault {
 			return x.Fault < y.Fault

@@ -97,7 +97,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			Timestamp: rep.GeneratedAt.Format("2006-01-02T15:04:05"),
 			Hostname:  o.Host,
 			Properties: []junitProperty{
-				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"fault", o.Fault},
+				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"user", o.User}, {"fault", o.Fault},
 				{"trials", fmt.Sprint(o.Trials)}, {"measured", fmt.Sprint(o.Measured)}, {"failures", fmt.Sprint(o.Failures)},
 			},
 		}
@@ -153,6 +153,9 @@ func classname(c schema.CellRef) string {
 		target += "-" + c.Version // srt-0_0_60: one class per version, dots kept out
 	}
 	parts := []string{"sandcheck", target, c.Host}
+	if c.User != "" {
+		parts = append(parts, "user-"+c.User)
+	}
 	if c.Fault != "" {
 		parts = append(parts, "fault-"+c.Fault)
 	}

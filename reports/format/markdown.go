@@ -311,9 +311,9 @@ func hostNames(rep *schema.Report) []string {
 	}
 	// Hosts that ran trials but recorded no fingerprint still get a table of "unknown".
 	for _, o := range rep.Overall {
-		if !seen[o.Host] {
-			seen[o.Host] = true
-			out = append(out, o.Host)
+		if k := schema.HostKey(o.Host, o.User); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)

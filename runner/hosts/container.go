@@ -293,6 +293,13 @@ func (c *Container) start(ctx context.Context, localBinary string) (*ctrBox, err
 		c.remove(b)
 		return nil, fmt.Errorf("copy %s into %s: %w", localBinary, name, err)
 	}
+	if err := ensureUsers(c.h.Users, func(argv []string) ([]byte, int, error) {
+		r := c.execIn(ctx, b, append([]string{RemoteBinary}, argv...), nil)
+		return append(r.Stdout, r.Stderr...), r.Exit, r.Err
+	}); err != nil {
+		c.remove(b)
+		return nil, fmt.Errorf("container %s: %w", name, err)
+	}
 	return b, nil
 }
 

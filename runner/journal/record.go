@@ -21,8 +21,11 @@ type Cell struct {
 	// --target NAME@VERSION): "" is the adapter's pinned install. Part of ID when set.
 	Version string `json:"version,omitempty"`
 	Host    string `json:"host"`
-	Fault   string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
-	Labels  string `json:"labels,omitempty"`
+	// User is who the sandbox ran as: unprivileged, root or an account's name; "" in journals
+	// written before the user axis, when every trial ran as root.
+	User   string `json:"user,omitempty"`
+	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
+	Labels string `json:"labels,omitempty"`
 }
 
 // Scenario is the verdict of one spec within a trial.
