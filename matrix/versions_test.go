@@ -76,11 +76,11 @@ faults: ["", bridge-absent]
 		}
 		ids[c.ID] = true
 	}
-	if !strings.HasPrefix(cells[0].ID, "srt-0.0.60.here.healthy-") {
-		t.Errorf("versioned cell id %q should read target-version.host.fault", cells[0].ID)
+	if !strings.HasPrefix(cells[0].ID, "srt-0.0.60.here-unprivileged.healthy-") {
+		t.Errorf("versioned cell id %q should read target-version.host-user.fault", cells[0].ID)
 	}
-	// A cell of the pinned install keeps the id it had before versions existed.
-	if c := cells[len(cells)-2]; c.ID != CellID("codex", "here", "", "") {
+	// A cell of the pinned install keeps the id it had before versions existed (for its user).
+	if c := cells[len(cells)-2]; c.ID != CellID("codex", HostAs("here", c.User), "", "") {
 		t.Errorf("pinned cell id %s changed", c.ID)
 	}
 }
