@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -99,7 +100,10 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			flush(stdout)
 		}
 	}
+	specsStart := time.Now()
+	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
 	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
+	reportStart := time.Now()
 	t, err := specreport.ReadFile(reportFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
@@ -110,6 +114,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		if *fingerprint {
 			fp = hostFingerprint()
 		}
+		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
 		flush(stdout)
@@ -125,6 +130,24 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// phasesMS is the harness's phases plus the trial command's own, in ms: the specs' time less
+// what the harness accounted for, and the report's.
+func phasesMS(specs, report time.Duration) map[string]int64 {
+	p := harness.Phases()
+	for name, d := range p {
+		if name != harness.PhaseStart {
+			specs -= d
+		}
+	}
+	p[harness.PhaseSpecs] = max(specs, 0)
+	p[harness.PhaseReport] = report
+	out := make(map[string]int64, len(p))
+	for name, d := range p {
+		out[name] = d.Milliseconds()
+	}
+	return out
 }
 
 // flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.

@@ -50,6 +50,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	// t stays set on every path (a `return nil, err` would nil a named result before the
 	// deferred cleanup reads it).
 	t := &trial{cfg: cfg, nonce: randomHex(8)}
+	defer timePhase(PhaseFixture)()
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -100,6 +101,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 
 // Close undoes everything, last first.
 func (t *trial) Close() {
+	defer timePhase(PhaseCleanup)()
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}

@@ -49,6 +49,8 @@ type Trial struct {
 	Hint      string             `json:"hint,omitempty"`
 	Scenarios []journal.Scenario `json:"scenarios"`
 	Evidence  json.RawMessage    `json:"evidence,omitempty"`
+	// PhasesMS is where the trial process's time went, per phase (harness.Phase*), in ms.
+	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
 }
 
 // ReadFile parses a Ginkgo JSON report file.
