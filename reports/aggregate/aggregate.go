@@ -186,8 +186,11 @@ func (a *Aggregator) Add(r journal.Record) {
 	for _, sc := range r.Scenarios {
 		s := c.scen[sc.Name]
 		if s == nil {
-			s = &scenAcc{labels: append([]string(nil), sc.Labels...)}
+			s = &scenAcc{}
 			c.scen[sc.Name] = s
+		}
+		if s.labels == nil && len(sc.Labels) > 0 { // compact records carry none
+			s.labels = append([]string(nil), sc.Labels...)
 		}
 		m := measured(sc.Outcome)
 		failed := m && !sc.Pass

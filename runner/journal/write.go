@@ -99,7 +99,8 @@ func (w *Writer) Repaired() string { return w.repaired }
 // Path is the journal file being written.
 func (w *Writer) Path() string { return w.path }
 
-// Append writes r as one line and fsyncs. A zero r.V is set to SchemaVersion. When Append
+// Append writes r as one line and fsyncs (in its compact form when r.Compact, see Compacted).
+// A zero r.V is set to SchemaVersion. When Append
 // returns nil the record is durable; callers count a trial done only after that.
 func (w *Writer) Append(r Record) error {
 	if r.V == 0 {
@@ -111,8 +112,12 @@ func (w *Writer) Append(r Record) error {
 		return fmt.Errorf("journal: append to %s: writer closed", w.path)
 	}
 	w.buf.Reset()
+	var v any = r
+	if r.Compact {
+		v = r.compactForm()
+	}
 	// Encoder writes the trailing newline; one Write call keeps the line whole for O_APPEND.
-	if err := json.NewEncoder(&w.buf).Encode(r); err != nil {
+	if err := json.NewEncoder(&w.buf).Encode(v); err != nil {
 		return fmt.Errorf("journal: encode record %s/%d: %w", r.Cell.ID, r.Trial, err)
 	}
 	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
