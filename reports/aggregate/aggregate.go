@@ -31,8 +31,8 @@ type Options struct {
 	Max         int     // SPRT trial budget, as in the matrix
 	// ClaimRate is the rate that trials_needed speaks of ("N clean trials show rate < 1%").
 	ClaimRate float64 // 0 means 0.01
-	// MaxEvidenceBytes caps each kept example's evidence; larger evidence is cut and marked.
-	MaxEvidenceBytes int // 0 means 64 KiB
+	// MaxEvidenceBytes caps each trial's kept evidence; larger evidence is cut and marked.
+	MaxEvidenceBytes int // 0 means 256 KiB
 }
 
 // Aggregator accumulates records. Not safe for concurrent use.
@@ -123,7 +123,7 @@ func New(opts Options) (*Aggregator, error) {
 		opts.ClaimRate = 0.01
 	}
 	if opts.MaxEvidenceBytes == 0 {
-		opts.MaxEvidenceBytes = 64 << 10
+		opts.MaxEvidenceBytes = 256 << 10
 	}
 	if opts.ClaimRate <= 0 || opts.ClaimRate >= 1 {
 		return nil, fmt.Errorf("aggregate: claim rate %v not in (0,1)", opts.ClaimRate)
@@ -199,7 +199,7 @@ func (a *Aggregator) Add(r journal.Record) {
 		if hint == "" {
 			hint = r.Hint
 		}
-		s.add(sc.Outcome, m, failed, open, a.example(r, sc.Pass, hint))
+		s.add(sc.Outcome, m, failed, open, a.example(r, id, sc.Pass, hint))
 		sawOpen = sawOpen || open
 		for _, id := range schema.SplitIDs(sc.Unreproduced) {
 			s.unreproducedIn(id)
@@ -239,7 +239,7 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		c.overall.breach(r.Egress) // scenario breaches stay on their rows; these have no other
 	}
-	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, !anyFailed, r.Hint))
+	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, id, !anyFailed, r.Hint))
 	for id, open := range trialKnown {
 		c.overall.knownFailure(id, open)
 	}
@@ -250,8 +250,14 @@ func (a *Aggregator) Add(r journal.Record) {
 	c.cof.Add(failedNames)
 }
 
-func (a *Aggregator) example(r journal.Record, pass bool, hint string) schema.Example {
-	return schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error, Evidence: r.Evidence}
+// example is a trial as an example of an outcome. Only failures keep evidence (a passing
+// example says which trial; its evidence is in the journal), and only until Report.
+func (a *Aggregator) example(r journal.Record, id string, pass bool, hint string) schema.Example {
+	ex := schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error}
+	if !pass && len(r.Evidence) > 0 {
+		ex.Evidence, ex.EvidenceRef = r.Evidence, schema.EvidenceKey(r.RunID, id, r.Trial)
+	}
+	return ex
 }
 
 func (x *acc) add(o classify.Outcome, measured, failed, failOpen bool, ex schema.Example) {
@@ -294,6 +300,7 @@ func (a *Aggregator) Report() *schema.Report {
 		ClaimRate:        a.opts.ClaimRate,
 		Cells:            []schema.Cell{},
 		Overall:          []schema.Overall{},
+		Evidence:         map[string]json.RawMessage{},
 	}
 	ids := make([]string, 0, len(a.cells))
 	for id := range a.cells {
@@ -317,7 +324,7 @@ func (a *Aggregator) Report() *schema.Report {
 	})
 	for _, id := range ids {
 		c := a.cells[id]
-		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(&c.overall)})
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall)})
 		names := make([]string, 0, len(c.scen))
 		for n := range c.scen {
 			names = append(names, n)
@@ -325,7 +332,7 @@ func (a *Aggregator) Report() *schema.Report {
 		sort.Strings(names)
 		for _, n := range names {
 			s := c.scen[n]
-			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(&s.acc)})
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc)})
 		}
 		if pairs := c.cof.Pairs(); len(pairs) > 0 {
 			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
@@ -338,10 +345,13 @@ func (a *Aggregator) Report() *schema.Report {
 			rep.CoFailures = append(rep.CoFailures, cf)
 		}
 	}
+	if len(rep.Evidence) == 0 {
+		rep.Evidence = nil
+	}
 	return rep
 }
 
-func (a *Aggregator) counts(x *acc) schema.Counts {
+func (a *Aggregator) counts(rep *schema.Report, x *acc) schema.Counts {
 	wil := stats.Wilson(x.failures, x.measured)
 	cp := stats.ClopperPearson(x.failures, x.measured, 0.05)
 	closed := x.failures - x.failOpen
@@ -385,7 +395,12 @@ func (a *Aggregator) counts(x *acc) schema.Counts {
 		c.SPRT = &schema.SPRT{Decision: a.sprt.Judge(x.failures, x.measured).String(), LLR: a.sprt.LLRFor(x.failures, x.measured), Trials: x.measured}
 	}
 	for o, ex := range x.examples {
-		ex.Evidence = capEvidence(ex.Evidence, a.opts.MaxEvidenceBytes)
+		if ex.EvidenceRef != "" {
+			if _, ok := rep.Evidence[ex.EvidenceRef]; !ok {
+				rep.Evidence[ex.EvidenceRef] = capEvidence(ex.Evidence, a.opts.MaxEvidenceBytes)
+			}
+		}
+		ex.Evidence = nil
 		c.Examples[o] = ex
 	}
 	return c

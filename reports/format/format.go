@@ -118,6 +118,18 @@ func severityOf(o string) string {
 	return string(oc.Severity())
 }
 
+// exampleEvidence is an example's evidence for reading, or why the report holds none: reports
+// keep the evidence of failures only (schema v2), and the journal holds the rest.
+func exampleEvidence(rep *schema.Report, ex schema.Example) string {
+	if ev := rep.ExampleEvidence(ex); len(ev) > 0 {
+		return prettyEvidence(ev)
+	}
+	if ex.Pass {
+		return fmt.Sprintf("(a passing trial: reports keep the evidence of failures only; see trial %d of run %s in the journal)", ex.Trial, ex.RunID)
+	}
+	return prettyEvidence(nil)
+}
+
 // prettyEvidence indents evidence JSON for reading; evidence that is a JSON string (e.g. a
 // captured stderr) is shown unquoted so its newlines read as newlines. It re-encodes without
 // Go's HTML escaping (\u003c) so a reader sees the probe's bytes; every format escapes for its

@@ -162,7 +162,7 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Hint != "" {
 				sum += " — " + ex.Hint
 			}
-			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: prettyEvidence(ex.Evidence)})
+			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: exampleEvidence(rep, ex)})
 		}
 		v.Cells = append(v.Cells, cv)
 	}

@@ -265,7 +265,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Error != "" {
 				p("Harness error: %s\n\n", mdCell(ex.Error))
 			}
-			codeBlock(bw, "json", prettyEvidence(ex.Evidence))
+			codeBlock(bw, "json", exampleEvidence(rep, ex))
 			p("\n</details>\n\n")
 		}
 	}

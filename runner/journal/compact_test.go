@@ -125,3 +125,17 @@ func TestReadsV1Journals(t *testing.T) {
 		t.Fatalf("v1 record: %+v", r)
 	}
 }
+
+func TestCompactScenarioStrings(t *testing.T) {
+	for in, want := range map[string]Scenario{
+		`"network/seed"`:                      {Name: "network/seed", Outcome: classify.Correct, Pass: true},
+		`"failclosed/x=sandbox-failed"`:       {Name: "failclosed/x", Outcome: classify.SandboxFailed, Pass: true},
+		`"odd\"name"`:                         {Name: `odd"name`, Outcome: classify.Correct, Pass: true},
+		`{"name":"a","outcome":"proxy-dead"}`: {Name: "a", Outcome: classify.ProxyDead},
+	} {
+		var s Scenario
+		if err := json.Unmarshal([]byte(in), &s); err != nil || !reflect.DeepEqual(s, want) {
+			t.Errorf("%s: %+v %v, want %+v", in, s, err, want)
+		}
+	}
+}
