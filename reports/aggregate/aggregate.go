@@ -179,6 +179,7 @@ func (a *Aggregator) Add(r journal.Record) {
 	}
 
 	anyMeasured, anyFailed, anyFailOpen := false, false, false
+	allKnown := true // every failing scenario of the trial is covered by known findings
 	sawOpen := false // some scenario observed non-enforcing, expected or not
 	var failedNames []string
 	trialKnown := map[string]bool{} // id -> fail-open, once per trial for the overall row
@@ -199,7 +200,9 @@ func (a *Aggregator) Add(r journal.Record) {
 		if hint == "" {
 			hint = r.Hint
 		}
-		s.add(sc.Outcome, m, failed, open, a.example(r, id, sc.Pass, hint))
+		ex := a.example(r, id, sc.Pass, hint)
+		ex.Known = failed && sc.Known != ""
+		s.add(sc.Outcome, m, failed, open, ex)
 		sawOpen = sawOpen || open
 		for _, id := range schema.SplitIDs(sc.Unreproduced) {
 			s.unreproducedIn(id)
@@ -207,6 +210,7 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		anyMeasured = anyMeasured || m
 		if failed {
+			allKnown = allKnown && sc.Known != ""
 			anyFailed = true
 			anyFailOpen = anyFailOpen || open
 			failedNames = append(failedNames, sc.Name)
@@ -239,7 +243,9 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		c.overall.breach(r.Egress) // scenario breaches stay on their rows; these have no other
 	}
-	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, id, !anyFailed, r.Hint))
+	ex := a.example(r, id, !anyFailed, r.Hint)
+	ex.Known = anyFailed && allKnown && !trialOpen
+	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, ex)
 	for id, open := range trialKnown {
 		c.overall.knownFailure(id, open)
 	}

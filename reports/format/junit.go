@@ -196,7 +196,7 @@ func failureBody(rep *schema.Report, c schema.Cell) string {
 		if ex.Error != "" {
 			fmt.Fprintf(&b, "error: %s\n", ex.Error)
 		}
-		b.WriteString(exampleEvidence(rep, ex))
+		b.WriteString(exampleEvidence(rep, ex, JUnitEvidenceBytes))
 		b.WriteString("\n\n")
 	}
 	return b.String()

@@ -265,7 +265,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Error != "" {
 				p("Harness error: %s\n\n", mdCell(ex.Error))
 			}
-			codeBlock(bw, "json", exampleEvidence(rep, ex))
+			codeBlock(bw, "json", exampleEvidence(rep, ex, PageEvidenceBytes))
 			p("\n</details>\n\n")
 		}
 	}

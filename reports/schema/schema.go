@@ -251,8 +251,10 @@ type Example struct {
 	Trial int       `json:"trial"`
 	Start time.Time `json:"start"`
 	Pass  bool      `json:"pass"`
-	Hint  string    `json:"hint,omitempty"`
-	Error string    `json:"error,omitempty"`
+	// Known: the example failed, and known findings cover every failure it shows in this row.
+	Known bool   `json:"known,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+	Error string `json:"error,omitempty"`
 	// EvidenceRef is the key of the trial's evidence in Report.Evidence, for an example of a
 	// failure whose trial kept its evidence; "" otherwise (a passing example, or a trial the
 	// journal kept compact: its evidence is that of the cell's first trial).
