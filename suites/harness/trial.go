@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -127,7 +126,7 @@ func (t *trial) networkSpec() probe.Spec {
 		Channels:       probe.AllChannels,
 		CAFile:         h.CAFile,
 		Resolver:       h.Resolver.String(),
-		Timeout:        3 * time.Second,
+		Timeout:        t.cfg.RequestTimeout(),
 		MarkDir:        t.marks,
 		SyncAfterFirst: t.inj.SyncProbe,
 	}
