@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/doctor"
@@ -78,17 +79,6 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
 	}
-	reportFile := *report
-	if reportFile == "" {
-		f, err := os.CreateTemp("", "sandcheck-ginkgo-*.json")
-		if err != nil {
-			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
-			return 1
-		}
-		f.Close()
-		reportFile = f.Name()
-		defer os.Remove(reportFile)
-	}
 	var frames sync.Mutex // one frame at a time on stdout, whole
 	if *emit {
 		harness.OnEgress = func(h nethost.Hit) {
@@ -102,13 +92,13 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	specsStart := time.Now()
 	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
-	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
+	ok := runSpecs(o.labels, *report, *verbose, stdout)
 	reportStart := time.Now()
-	t, err := specreport.ReadFile(reportFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+	if suiteReport == nil {
+		fmt.Fprintln(stderr, "sandcheck trial: Ginkgo reported no suite")
 		return 1
 	}
+	t := specreport.FromReports([]types.Report{*suiteReport})
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
@@ -156,6 +146,12 @@ func flush(w io.Writer) {
 		f.Flush()
 	}
 }
+
+// suiteReport is the suite's report, taken in this process once the specs ran (no JSON file
+// written and read back: --report writes one for people who want it).
+var suiteReport *types.Report
+
+var _ = ginkgo.ReportAfterSuite("sandcheck trial result", func(r types.Report) { suiteReport = &r })
 
 // runSpecs runs the compiled specs once in this process.
 func runSpecs(labels, report string, verbose bool, out io.Writer) bool {

@@ -218,11 +218,12 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 
 // wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
 // a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
+// (`unshare --propagation private` has made every mount private already.)
 func wrapMounts(argv []string, binds []Bind) []string {
 	if len(binds) == 0 {
 		return argv
 	}
-	script := []string{"set -e", "mount --make-rprivate /"}
+	script := []string{"set -e"}
 	args := []string{}
 	for i, b := range binds {
 		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)

@@ -90,6 +90,9 @@ type Observation struct {
 	FS        []FSResult        `json:"fs,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
+	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
+	// share of a sandboxed run is the rest.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // Markers frame the probe's output so it can be found among whatever the sandbox prints.
@@ -124,20 +127,21 @@ func Main(specFile string, w io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(w, "%s %s\n", RanMarker, s.Nonce)
+	start := time.Now()
 	obs := Run(s)
+	obs.DurationMS = time.Since(start).Milliseconds()
 	// Exactly one frame, in one write: Parse treats a second, different frame as forged.
 	b, _ := json.Marshal(obs)
 	fmt.Fprintf(w, "%s %s\n%s\n%s %s\n", BeginMarker, s.Nonce, b, EndMarker, s.Nonce)
 	return 0
 }
 
-// Run tries every channel against every host. The first pair (the allowed host over the first
-// channel, the seed's request) goes alone, so a proxy that is slow to come up fails it as it
-// would fail a user's first command, and faults that act between two requests synchronise on it
-// (mark). The others then go at once: each is its own connection through the sandbox, and
-// waiting for one before starting the next only adds their times up (six curls in a row were
-// a third of a network trial). Attempts are listed in channel x host order whatever order they
-// finish in, so the classifier reads the same sequence either way.
+// Run tries every channel against every host, all at once: each is its own connection through
+// the sandbox, and waiting for one before starting the next only adds their times up (six curls
+// in a row were a third of a network trial). When a fault must act between two requests
+// (SyncAfterFirst), the first pair (the allowed host over the first channel, the seed's
+// request) goes alone and the rest wait for the fault's ack. Attempts are listed in channel x
+// host order whatever order they finish in, so the classifier reads the same sequence either way.
 func Run(s Spec) *Observation {
 	if s.Timeout <= 0 {
 		s.Timeout = 4 * time.Second
@@ -164,17 +168,19 @@ func Run(s Spec) *Observation {
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
 		problems[i] = o.Problems
 	}
-	if len(pairs) > 0 {
+	first := 0
+	if s.SyncAfterFirst && len(pairs) > 0 {
 		one(0)
 		mark(s, 1)
-		var wg sync.WaitGroup
-		for i := 1; i < len(pairs); i++ {
-			wg.Go(func() { one(i) })
-		}
-		wg.Wait()
-		for step := 2; step <= len(pairs); step++ {
-			mark(s, step)
-		}
+		first = 1
+	}
+	var wg sync.WaitGroup
+	for i := first; i < len(pairs); i++ {
+		wg.Go(func() { one(i) })
+	}
+	wg.Wait()
+	for step := first + 1; step <= len(pairs); step++ {
+		mark(s, step)
 	}
 	obs.Attempts = attempts
 	for _, ps := range problems {
