@@ -86,6 +86,7 @@ type Host struct {
 	MemoryMiB         int      // vm: guest memory
 	Rootfs            string   // vm: Debian suite of the guest root filesystem
 	Accel             string   // vm: tcg or kvm
+	TrialsPerBoot     int      // vm: trials one boot serves (0 = no limit, 1 = a boot per trial)
 	Distro            string   // wsl
 	// Users are who the sandbox runs as on this host, each its own cell: unprivileged (the
 	// default: a dedicated account sandcheck creates), root, or an account's name.
@@ -470,7 +471,7 @@ var hostKeys = map[string][]string{
 	KindContainer: {"name", "kind", "user", "image", "profile", "per_trial_container"},
 	KindSSH:       {"name", "kind", "user", "address", "login", "key_file", "known_hosts"},
 	KindWSL:       {"name", "kind", "user", "distro", "login", "cold_start"},
-	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel"},
+	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel", "trials_per_boot"},
 }
 
 func (p *parser) hosts(n *yaml.Node) []Host {
@@ -590,6 +591,11 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			h.Image = req("image", "a VM image")
 			h.Rootfs = opt("rootfs", "a Debian suite for the guest root filesystem")
 			h.Accel = oneOf("accel", "tcg", "kvm")
+			if v := f["trials_per_boot"]; v != nil {
+				if n, ok := p.posInt(v, field+".trials_per_boot", "how many trials one boot serves (1 = a boot per trial)"); ok {
+					h.TrialsPerBoot = n
+				}
+			}
 			if v := f["memory_mib"]; v != nil {
 				if n, ok := p.posInt(v, field+".memory_mib", "guest memory in MiB"); ok {
 					if n < 128 {

@@ -233,7 +233,7 @@ func TestRemoteHostFields(t *testing.T) {
 hosts:
   - {name: box, kind: ssh, address: "h:2222", login: u, key_file: /k, known_hosts: [/a, /b]}
   - {name: w, kind: wsl, distro: Debian, login: me, cold_start: every}
-  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg}
+  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg, trials_per_boot: 10}
 `
 	m, err := Parse("m.yaml", []byte(src), testRegistry)
 	if err != nil {
@@ -241,13 +241,14 @@ hosts:
 	}
 	s, w, v := m.Hosts[0], m.Hosts[1], m.Hosts[2]
 	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.Login != "u" ||
-		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" {
+		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" || v.TrialsPerBoot != 10 {
 		t.Fatalf("hosts = %+v", m.Hosts)
 	}
 	for _, c := range []struct{ yaml, want string }{
 		{"hosts: [{name: w, kind: wsl, distro: D, cold_start: sometimes}]", `m.yaml:2: hosts[0].cold_start: unknown value "sometimes" (expected one of: first, every)`},
 		{"hosts: [{name: v, kind: vm, image: x, memory_mib: 64}]", "m.yaml:2: hosts[0].memory_mib: 64 MiB is too little (expected at least 128)"},
 		{"hosts: [{name: v, kind: vm, image: x, accel: hvf}]", `m.yaml:2: hosts[0].accel: unknown value "hvf" (expected one of: tcg, kvm)`},
+		{"hosts: [{name: v, kind: vm, image: x, trials_per_boot: 0}]", "m.yaml:2: hosts[0].trials_per_boot: must be at least 1"},
 		{"hosts: [{name: s, kind: ssh, address: a, key_file: [1]}]", "m.yaml:2: hosts[0].key_file:"},
 	} {
 		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)

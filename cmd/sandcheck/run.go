@@ -83,6 +83,7 @@ type runFlags struct {
 	shard      string
 	asJSON     bool
 	plain      bool
+	full       bool
 	maxHarness float64
 }
 
@@ -112,6 +113,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.shard, "shard", "", "run only shard i of n of the cells, e.g. 2/4")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object with outcome counts and the exit code instead of tables")
 	fs.BoolVar(&f.plain, "plain", false, "plain progress lines even on a terminal")
+	fs.BoolVar(&f.full, "full-journal", false, "journal every trial with its evidence (default: passing trials and those failing only by known findings are journaled compact, without evidence; each cell's first trial and every other failure keep theirs)")
 	fs.Float64Var(&f.maxHarness, "max-harness-rate", 0.05, "exit 3 when harness errors and timeouts exceed this fraction of a cell's trials")
 	return fs, f
 }
@@ -176,7 +178,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	p := &runPlan{m: m, o: f.o, asJSON: f.asJSON, maxHarness: f.maxHarness}
 	p.opt = runner.Options{
 		Cells: m.Cells(), Shard: sh, Trials: m.Trials, Parallel: m.Parallel, Timeout: m.Timeout,
-		Dir: dir, Resume: f.resume, Plain: f.plain,
+		Dir: dir, Resume: f.resume, Plain: f.plain, FullJournal: f.full,
 	}
 	if m.Adaptive != nil {
 		a := m.Adaptive

@@ -123,7 +123,7 @@ func (c *cellResult) add(r journal.Record) {
 		}
 		t.failed++
 		t.outs[sc.Outcome]++
-		if _, ok := t.hint[sc.Outcome]; !ok {
+		if t.hint[sc.Outcome] == "" { // compact records carry no scenario hints: wait for one
 			t.hint[sc.Outcome] = firstClause(sc.Hint)
 		}
 		for _, b := range sc.Breaches {

@@ -10,8 +10,10 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/doctor"
@@ -96,17 +98,6 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	reportFile := *report
-	if reportFile == "" {
-		f, err := os.CreateTemp("", "sandcheck-ginkgo-*.json")
-		if err != nil {
-			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
-			return 1
-		}
-		f.Close()
-		reportFile = f.Name()
-		defer os.Remove(reportFile)
-	}
 	var frames sync.Mutex // one frame at a time on stdout, whole
 	if *emit {
 		harness.OnEgress = func(h nethost.Hit) {
@@ -118,17 +109,21 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			flush(stdout)
 		}
 	}
-	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
-	t, err := specreport.ReadFile(reportFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+	specsStart := time.Now()
+	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
+	ok := runSpecs(o.labels, *report, *verbose, stdout)
+	reportStart := time.Now()
+	if suiteReport == nil {
+		fmt.Fprintln(stderr, "sandcheck trial: Ginkgo reported no suite")
 		return 1
 	}
+	t := specreport.FromReports([]types.Report{*suiteReport})
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
 			fp = hostFingerprint(cfg, o.user)
 		}
+		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
 		flush(stdout)
@@ -146,12 +141,36 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// phasesMS is the harness's phases plus the trial command's own, in ms: the specs' time less
+// what the harness accounted for, and the report's.
+func phasesMS(specs, report time.Duration) map[string]int64 {
+	p := harness.Phases()
+	for name, d := range p {
+		if name != harness.PhaseStart {
+			specs -= d
+		}
+	}
+	p[harness.PhaseSpecs] = max(specs, 0)
+	p[harness.PhaseReport] = report
+	out := make(map[string]int64, len(p))
+	for name, d := range p {
+		out[name] = d.Milliseconds()
+	}
+	return out
+}
+
 // flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.
 func flush(w io.Writer) {
 	if f, ok := w.(interface{ Flush() error }); ok {
 		f.Flush()
 	}
 }
+
+// suiteReport is the suite's report, taken in this process once the specs ran (no JSON file
+// written and read back: --report writes one for people who want it).
+var suiteReport *types.Report
+
+var _ = ginkgo.ReportAfterSuite("sandcheck trial result", func(r types.Report) { suiteReport = &r })
 
 // runSpecs runs the compiled specs once in this process.
 func runSpecs(labels, report string, verbose bool, out io.Writer) bool {

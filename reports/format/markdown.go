@@ -266,7 +266,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Error != "" {
 				p("Harness error: %s\n\n", mdCell(ex.Error))
 			}
-			codeBlock(bw, "json", prettyEvidence(ex.Evidence))
+			codeBlock(bw, "json", exampleEvidence(rep, ex, PageEvidenceBytes))
 			p("\n</details>\n\n")
 		}
 	}
