@@ -5,9 +5,11 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
@@ -174,4 +177,43 @@ func peakRSS() uint64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkLeanJournal runs trials shaped like the default matrix's (52 scenario verdicts, five
+// of them pinned known findings, 80 KB of evidence each) through the whole runner, lean (the
+// default) and --full-journal: journal bytes per trial, and the peak heap.
+//
+//	go test -run '^$' -bench BenchmarkLeanJournal -benchtime 1x ./runner/
+func BenchmarkLeanJournal(b *testing.B) {
+	var scen []journal.Scenario
+	for i := range 47 {
+		scen = append(scen, journal.Scenario{Name: fmt.Sprintf("filesystem/scenario-%02d", i), Outcome: classify.Correct, Pass: true, Hint: "held"})
+	}
+	for i := range 5 {
+		scen = append(scen, journal.Scenario{Name: fmt.Sprintf("known/scenario-%d", i), Outcome: classify.AllowedBlocked,
+			Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: fmt.Sprintf("srt:known/scenario-%d#check", i)})
+	}
+	ev := json.RawMessage(`{"blob":"` + strings.Repeat("e", 80<<10) + `"}`)
+	for _, full := range []bool{false, true} {
+		b.Run(fmt.Sprintf("full=%v", full), func(b *testing.B) {
+			n := 10000
+			if full {
+				n = 1000 // 87 MB written and fsynced already says it
+			}
+			fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.001}, Scenarios: scen, Evidence: ev, HostFP: json.RawMessage(`{"kernel":"x"}`)}
+			for b.Loop() {
+				dir := b.TempDir()
+				runtime.GC()
+				stop := samplePeakHeap()
+				sum, err := Run(context.Background(), fake, Options{Cells: testCells(10), Trials: n / 10, Parallel: 2, Dir: dir, FullJournal: full})
+				peak := stop()
+				if err != nil || sum.Ran != n {
+					b.Fatalf("ran %d: %v", sum.Ran, err)
+				}
+				st, _ := os.Stat(filepath.Join(dir, JournalFile))
+				b.ReportMetric(float64(st.Size())/float64(n), "journal-B/trial")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			}
+		})
+	}
 }

@@ -228,6 +228,16 @@ func verdict(c schema.Counts) string {
 		pct(c.FailureRate), ciString(c.CI95), schema.OutcomeList(c.FailingOutcomes, allOrder))
 }
 
+// pace is a cell's mean trial time and the trials per minute one slot (a -j worker, a VM guest)
+// runs at, after sep; "" when no durations were recorded.
+func pace(c schema.Counts, sep string) string {
+	if c.Trials == 0 || c.DurationMS <= 0 {
+		return ""
+	}
+	mean := float64(c.DurationMS) / float64(c.Trials) / 1000
+	return fmt.Sprintf("%smean trial %.1f s (%.1f trials/min)", sep, mean, 60/mean)
+}
+
 // knownNote marks the row's failures that known findings cover. They stay failures: the note
 // says so, so a reader never takes "known" for "fine".
 func knownNote(c schema.Counts) string {

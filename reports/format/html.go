@@ -163,7 +163,7 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 
 	for i, o := range rep.Overall {
 		rows := rowsOf[o.CellID]
-		cv := cellView{Anchor: anchors[i], CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts), FailOpen: o.FailOpen > 0}
+		cv := cellView{Anchor: anchors[i], CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts) + pace(o.Counts, "; "), FailOpen: o.FailOpen > 0}
 		if cv.FailOpen {
 			cv.Breached = failOpenWhat(rep, o)
 		}

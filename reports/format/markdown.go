@@ -230,7 +230,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 
 	p("\n## Observed\n\n")
 	for _, o := range rep.Overall {
-		p("### %s\n\n%d trials, %d measured (harness errors, timeouts and not-applicable are counted apart).\n\n", mdCell(o.Name()), o.Trials, o.Measured)
+		p("### %s\n\n%d trials, %d measured (harness errors, timeouts and not-applicable are counted apart)%s.\n\n", mdCell(o.Name()), o.Trials, o.Measured, pace(o.Counts, "; "))
 		p("| outcome | severity | count | rate | 95%% CI |\n|---|---|---:|---:|---|\n")
 		for _, name := range outcomeOrder(o.Outcomes) {
 			n := o.Outcomes[name]

@@ -206,3 +206,21 @@ func TestPageEvidence(t *testing.T) {
 		t.Fatalf("passing example: %q", got)
 	}
 }
+
+// Each cell says how fast its trials ran: the mean trial time and the trials per minute of one
+// slot (what a kernel's guest manages, for a vm host).
+func TestCellPace(t *testing.T) {
+	rep := scaleReport(t, scaleShape{"pace", 1, 3, 10}) // 900 ms per trial
+	var md, page strings.Builder
+	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, rep, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"report.md": md.String(), "report.html": page.String()} {
+		if !strings.Contains(s, "mean trial 0.9 s (66.7 trials/min)") {
+			t.Errorf("%s does not state the cell's pace", name)
+		}
+	}
+}
