@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -68,6 +69,12 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 	}
 	for _, f := range set.For("srt").Findings {
 		if f.Intermittent || f.Fault != "" || !seen[f.Scenario] {
+			continue
+		}
+		// The tmpdir finding exists only while /tmp/claude does not (another srt version, or
+		// Claude Code, creates it): the host decides, not the sandbox under test.
+		if _, err := os.Stat("/tmp/claude"); err == nil && strings.HasPrefix(f.Check, "/tmp/claude/") {
+			t.Logf("%s not pinned: /tmp/claude exists on this host", f.ID)
 			continue
 		}
 		if shown[f.ID] != trials {

@@ -54,9 +54,9 @@ func TestErrors(t *testing.T) {
 		{"no targets", "trials: 3\n", "m.yaml:1: targets: missing (expected a list of sandboxes under test, e.g. - name: srt)"},
 		{"empty targets", "targets: []\n", "m.yaml:1: targets: empty (expected at least one target)"},
 		{"targets not list", "targets: srt\n", "m.yaml:1: targets: expected a list of targets (- name: srt), got \"srt\""},
-		{"target not mapping", "targets:\n  - srt\n", "m.yaml:2: targets[0]: expected a mapping (name, id, settings), got \"srt\""},
+		{"target not mapping", "targets:\n  - srt\n", "m.yaml:2: targets[0]: expected a mapping (name, id, settings, versions), got \"srt\""},
 		{"target no name", "targets:\n  - id: x\n", "m.yaml:2: targets[0].name: missing (expected an adapter name, e.g. srt)"},
-		{"target unknown key", "targets:\n  - name: srt\n    path: /x\n", "m.yaml:3: targets[0].path: unknown key (expected one of: name, id, settings)"},
+		{"target unknown key", "targets:\n  - name: srt\n    path: /x\n", "m.yaml:3: targets[0].path: unknown key (expected one of: name, id, settings, versions)"},
 		{"unknown target", "targets:\n  - name: firejail\n", `m.yaml:2: targets[0].name: unknown target "firejail" (expected one of: srt, codex, bwrap)`},
 		{"target settings rejected", "targets:\n  - name: srt\n    settings: {bogus: 1}\n", "m.yaml:2: targets[0].name: setting bogus is not a srt setting"},
 		{"settings not mapping", "targets:\n  - name: srt\n    settings: [1]\n", "m.yaml:3: targets[0].settings: expected a mapping of adapter settings, got a list"},
@@ -233,7 +233,7 @@ func TestRemoteHostFields(t *testing.T) {
 hosts:
   - {name: box, kind: ssh, address: "h:2222", login: u, key_file: /k, known_hosts: [/a, /b]}
   - {name: w, kind: wsl, distro: Debian, login: me, cold_start: every}
-  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg}
+  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg, trials_per_boot: 10}
 `
 	m, err := Parse("m.yaml", []byte(src), testRegistry)
 	if err != nil {
@@ -241,13 +241,14 @@ hosts:
 	}
 	s, w, v := m.Hosts[0], m.Hosts[1], m.Hosts[2]
 	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.Login != "u" ||
-		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" {
+		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" || v.TrialsPerBoot != 10 {
 		t.Fatalf("hosts = %+v", m.Hosts)
 	}
 	for _, c := range []struct{ yaml, want string }{
 		{"hosts: [{name: w, kind: wsl, distro: D, cold_start: sometimes}]", `m.yaml:2: hosts[0].cold_start: unknown value "sometimes" (expected one of: first, every)`},
 		{"hosts: [{name: v, kind: vm, image: x, memory_mib: 64}]", "m.yaml:2: hosts[0].memory_mib: 64 MiB is too little (expected at least 128)"},
 		{"hosts: [{name: v, kind: vm, image: x, accel: hvf}]", `m.yaml:2: hosts[0].accel: unknown value "hvf" (expected one of: tcg, kvm)`},
+		{"hosts: [{name: v, kind: vm, image: x, trials_per_boot: 0}]", "m.yaml:2: hosts[0].trials_per_boot: must be at least 1"},
 		{"hosts: [{name: s, kind: ssh, address: a, key_file: [1]}]", "m.yaml:2: hosts[0].key_file:"},
 	} {
 		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"hash/fnv"
 	"math"
 	"time"
@@ -17,6 +18,12 @@ type Fake struct {
 	Seed  uint64
 	P     map[classify.Outcome]float64 // probability of each outcome; the rest is correct
 	Delay time.Duration                // how long a trial takes (honours ctx)
+	// Scenarios, when set, are the verdicts every trial reports (known findings among them);
+	// in a trial drawn another outcome than correct, the first one fails with it instead. The
+	// record's outcome is then the worst failing scenario's.
+	Scenarios []journal.Scenario
+	Evidence  json.RawMessage // every trial's evidence
+	HostFP    json.RawMessage // the host fingerprint, on each cell's first trial
 }
 
 // Run implements Executor.
@@ -31,7 +38,25 @@ func (f *Fake) Run(ctx context.Context, t Trial) journal.Record {
 			return journal.Record{Outcome: classify.Timeout, Error: ctx.Err().Error(), Start: start}
 		}
 	}
-	return journal.Record{Outcome: f.Outcome(t.Cell.ID, t.Index), Start: start, DurationMS: time.Since(start).Milliseconds()}
+	rec := journal.Record{Outcome: f.Outcome(t.Cell.ID, t.Index), Start: start, Evidence: f.Evidence}
+	if t.Index == 0 {
+		rec.HostFP = f.HostFP
+	}
+	if len(f.Scenarios) > 0 {
+		rec.Scenarios = append([]journal.Scenario(nil), f.Scenarios...)
+		if rec.Outcome != classify.Correct {
+			rec.Scenarios[0] = journal.Scenario{Name: rec.Scenarios[0].Name, Outcome: rec.Outcome, Hint: "drawn by the fake"}
+		}
+		var failing []classify.Outcome
+		for _, s := range rec.Scenarios {
+			if !s.Pass {
+				failing = append(failing, s.Outcome)
+			}
+		}
+		rec.Outcome = classify.Worst(append(failing, classify.Correct)...)
+	}
+	rec.DurationMS = time.Since(start).Milliseconds()
+	return rec
 }
 
 // Outcome is the outcome Fake gives trial index of cell.

@@ -62,6 +62,14 @@ type Stopper interface {
 	Observe(pass bool) (stop bool)
 }
 
+// RecordStopper is a Stopper that decides on whole records rather than on Passed (bisect
+// watches one scenario's outcome). When a cell's Stopper implements it, ObserveRecord is called
+// instead of Observe, for every counted record, resumed ones first.
+type RecordStopper interface {
+	Stopper
+	ObserveRecord(rec journal.Record) (stop bool)
+}
+
 // StopperFunc adapts a function to Stopper.
 type StopperFunc func(pass bool) (stop bool)
 
@@ -89,6 +97,9 @@ type Options struct {
 
 	// Dir is the run directory: journal.jsonl, the pgid file and a lock live there.
 	Dir string
+	// FullJournal journals every trial with its evidence. By default a trial that passed, or
+	// failed only by pinned known findings, is journaled compact (journal.KeepsEvidence).
+	FullJournal bool
 	// Resume skips (cell, trial) pairs the journal already holds. Without it a Dir whose
 	// journal holds trials is refused, so two runs are never mixed by accident.
 	Resume bool
@@ -162,6 +173,7 @@ func Passed(rec journal.Record) (pass, counted bool) {
 
 type cellState struct {
 	cell      journal.Cell
+	fpRef     string       // reference of the host fingerprint, once a trial of the cell carried it
 	done      map[int]bool // trial indexes in the journal before this call
 	stopper   Stopper
 	stopped   bool
@@ -243,6 +255,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 			}
 			cs.done[rec.Trial] = true
 			cs.count(rec)
+			cs.noteFingerprint(rec)
 			sum.Resumed++
 			return nil
 		})
@@ -295,7 +308,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 				if runCtx.Err() != nil {
 					return // interrupted mid-trial: not finished, so not journaled; resume reruns it
 				}
-				if err := jw.Append(rec); err != nil {
+				if err := jw.Append(s.lean(cs, rec, opt.FullJournal)); err != nil {
 					cancel(err)
 					return
 				}
@@ -451,6 +464,33 @@ func (s *scheduler) next() (*cellState, int, bool) {
 	return nil, 0, false
 }
 
+// lean is the record as the journal gets it: with a reference to its cell's host fingerprint,
+// and compact unless it must keep its evidence (or full says keep every trial's).
+func (s *scheduler) lean(cs *cellState, rec journal.Record, full bool) journal.Record {
+	s.mu.Lock()
+	cs.noteFingerprint(rec)
+	if rec.HostFPRef == "" {
+		rec.HostFPRef = cs.fpRef
+	}
+	s.mu.Unlock()
+	if full || journal.KeepsEvidence(rec) {
+		return rec
+	}
+	return journal.Compacted(rec)
+}
+
+// noteFingerprint remembers the reference of the first host fingerprint the cell's trials carry.
+func (cs *cellState) noteFingerprint(rec journal.Record) {
+	if cs.fpRef != "" {
+		return
+	}
+	if len(rec.HostFP) > 0 {
+		cs.fpRef = journal.FingerprintRef(rec.HostFP)
+	} else if rec.HostFPRef != "" {
+		cs.fpRef = rec.HostFPRef
+	}
+}
+
 func (s *scheduler) finish(cs *cellState, rec journal.Record) {
 	s.mu.Lock()
 	dropped := 0
@@ -468,6 +508,14 @@ func (cs *cellState) count(rec journal.Record) bool {
 	cs.sum.Trials++
 	cs.sum.Counts[rec.Outcome]++
 	if cs.stopper == nil || cs.stopped {
+		return false
+	}
+	if rs, ok := cs.stopper.(RecordStopper); ok {
+		if rs.ObserveRecord(rec) {
+			cs.stopped = true
+			cs.sum.Stopped = true
+			return true
+		}
 		return false
 	}
 	if pass, counted := Passed(rec); counted && cs.stopper.Observe(pass) {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -29,7 +30,8 @@ func register(name, summary string, run func(args []string, stdout, stderr io.Wr
 }
 
 func main() {
-	probe.MaybeRun() // the same binary is the probe inside the sandbox
+	probe.MaybeRun()   // the same binary is the probe inside the sandbox
+	vmagent.MaybeRun() // and the job agent inside a vm host's guest
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -45,7 +45,8 @@ func registry() matrix.Registry {
 			}
 			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(targets.Names(), ", "))
 		},
-		Fault: func(spec string) error { _, _, err := faults.Parse(spec); return err },
+		Fault:     func(spec string) error { _, _, err := faults.Parse(spec); return err },
+		Versioned: versionedCheck,
 	}
 }
 
@@ -82,6 +83,7 @@ type runFlags struct {
 	shard      string
 	asJSON     bool
 	plain      bool
+	full       bool
 	maxHarness float64
 }
 
@@ -111,6 +113,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.shard, "shard", "", "run only shard i of n of the cells, e.g. 2/4")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object with outcome counts and the exit code instead of tables")
 	fs.BoolVar(&f.plain, "plain", false, "plain progress lines even on a terminal")
+	fs.BoolVar(&f.full, "full-journal", false, "journal every trial with its evidence (default: passing trials and those failing only by known findings are journaled compact, without evidence; each cell's first trial and every other failure keep theirs)")
 	fs.Float64Var(&f.maxHarness, "max-harness-rate", 0.05, "exit 3 when harness errors and timeouts exceed this fraction of a cell's trials")
 	return fs, f
 }
@@ -164,10 +167,18 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 		}
 		dir = filepath.Join("out", "run-"+time.Now().UTC().Format("20060102-150405"))
 	}
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := versionsOnHosts(m); err != nil {
+		return fail("versions: %v", err)
+	}
+	if err := resolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
+		return fail("versions: %v", err)
+	}
 	p := &runPlan{m: m, o: f.o, asJSON: f.asJSON, maxHarness: f.maxHarness}
 	p.opt = runner.Options{
 		Cells: m.Cells(), Shard: sh, Trials: m.Trials, Parallel: m.Parallel, Timeout: m.Timeout,
-		Dir: dir, Resume: f.resume, Plain: f.plain,
+		Dir: dir, Resume: f.resume, Plain: f.plain, FullJournal: f.full,
 	}
 	if m.Adaptive != nil {
 		a := m.Adaptive
@@ -195,6 +206,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := installVersions(ctx, p.m, &p.o, stderr); err != nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		return exitUsage
+	}
 	exec, closeHosts, err := runExecutors(ctx, p.m, self, &p.o, stderr)
 	defer closeHosts()
 	if err != nil {
@@ -259,10 +274,11 @@ func loadMatrix(file string) (*matrix.Matrix, error) {
 func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faultList []string, n, j int, timeout time.Duration) error {
 	reg := registry()
 	if set["target"] {
-		if err := reg.Target(o.target, nil); err != nil {
-			return fmt.Errorf("--target: %w", err)
+		ts, err := flagTargets(o.targets)
+		if err != nil {
+			return err
 		}
-		m.Targets = []matrix.Target{{ID: o.target, Name: o.target, Settings: map[string]any{}}}
+		m.Targets = ts
 	}
 	if set["target-settings"] {
 		var ts map[string]any
@@ -334,7 +350,16 @@ func overrideUsers(m *matrix.Matrix, list []string) error {
 // verdict on stdout. The first trial of a cell also fingerprints the host.
 func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []string {
 	c := t.Cell
-	argv := []string{bin, "trial", "--emit", "--target", targetName(m, c.Target), "--fault", c.Fault,
+	target := targetName(m, c.Target)
+	versionPath := ""
+	if c.Version != "" {
+		// The installed version's executable (installVersions); failing that, the trial
+		// resolves and installs NAME@VERSION itself, never silently running another build.
+		if versionPath = o.versionPaths[c.Target+"@"+c.Version]; versionPath == "" {
+			target += "@" + c.Version
+		}
+	}
+	argv := []string{bin, "trial", "--emit", "--target", target, "--fault", c.Fault,
 		"--label-filter", c.Labels, "--hostnames", o.hostnames, "--user", users.Recorded(c.User)}
 	if t.Index == 0 {
 		argv = append(argv, "--fingerprint")
@@ -359,6 +384,9 @@ func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []
 	}
 	if o.targetPath != "" {
 		argv = append(argv, "--target-path", o.targetPath)
+	}
+	if versionPath != "" {
+		argv = append(argv, "--target-path", versionPath) // last, so it wins
 	}
 	return argv
 }

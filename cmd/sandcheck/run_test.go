@@ -89,6 +89,7 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		}},
 		"json":             {[]string{"--json"}, func(p *runPlan, a []string) bool { return p.asJSON }},
 		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.opt.Plain }},
+		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.opt.FullJournal }},
 		"max-harness-rate": {[]string{"--max-harness-rate", "0.2"}, func(p *runPlan, a []string) bool { return p.maxHarness == 0.2 }},
 	}
 	base := []string{"--out", filepath.Join(dir, "run")}

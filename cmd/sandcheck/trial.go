@@ -3,18 +3,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -34,6 +38,9 @@ func init() {
 
 // env turns the options into the environment the specs read.
 func (o *trialOptions) config() (harness.Config, error) {
+	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
+		return harness.Config{}, err
+	}
 	for k, v := range map[string]string{
 		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
 		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
@@ -73,20 +80,23 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *budget > 0 {
 		os.Setenv(harness.EnvBudget, budget.String())
 	}
-	if _, err := o.config(); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
 	}
-	reportFile := *report
-	if reportFile == "" {
-		f, err := os.CreateTemp("", "sandcheck-ginkgo-*.json")
+	if t, ok := undrivableTrial(cfg); ok {
+		// A build the adapter cannot drive: not-applicable, with the reason, and nothing run.
+		if *emit {
+			err = specreport.Emit(stdout, key, t, nil)
+		} else {
+			_, err = fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 			return 1
 		}
-		f.Close()
-		reportFile = f.Name()
-		defer os.Remove(reportFile)
+		return 0
 	}
 	var frames sync.Mutex // one frame at a time on stdout, whole
 	if *emit {
@@ -99,17 +109,21 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			flush(stdout)
 		}
 	}
-	ok := runSpecs(o.labels, reportFile, *verbose, stdout)
-	t, err := specreport.ReadFile(reportFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+	specsStart := time.Now()
+	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
+	ok := runSpecs(o.labels, *report, *verbose, stdout)
+	reportStart := time.Now()
+	if suiteReport == nil {
+		fmt.Fprintln(stderr, "sandcheck trial: Ginkgo reported no suite")
 		return 1
 	}
+	t := specreport.FromReports([]types.Report{*suiteReport})
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
-			fp = hostFingerprint(o.user)
+			fp = hostFingerprint(cfg, o.user)
 		}
+		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
 		err := specreport.Emit(stdout, key, t, fp)
 		flush(stdout)
@@ -119,12 +133,30 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	} else {
-		fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		fmt.Fprintf(stdout, "outcome: %s%s  %s\n", t.Outcome, knownOnly(t), t.Hint)
 	}
 	if !ok {
 		return 1
 	}
 	return 0
+}
+
+// phasesMS is the harness's phases plus the trial command's own, in ms: the specs' time less
+// what the harness accounted for, and the report's.
+func phasesMS(specs, report time.Duration) map[string]int64 {
+	p := harness.Phases()
+	for name, d := range p {
+		if name != harness.PhaseStart {
+			specs -= d
+		}
+	}
+	p[harness.PhaseSpecs] = max(specs, 0)
+	p[harness.PhaseReport] = report
+	out := make(map[string]int64, len(p))
+	for name, d := range p {
+		out[name] = d.Milliseconds()
+	}
+	return out
 }
 
 // flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.
@@ -133,6 +165,12 @@ func flush(w io.Writer) {
 		f.Flush()
 	}
 }
+
+// suiteReport is the suite's report, taken in this process once the specs ran (no JSON file
+// written and read back: --report writes one for people who want it).
+var suiteReport *types.Report
+
+var _ = ginkgo.ReportAfterSuite("sandcheck trial result", func(r types.Report) { suiteReport = &r })
 
 // runSpecs runs the compiled specs once in this process.
 func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
@@ -150,11 +188,36 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine).
-func hostFingerprint(user string) json.RawMessage {
+func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
 	opts := doctor.Options{User: fingerprintUser(user, true)}
-	if t, err := srt.New(""); err == nil {
+	if t, err := harness.NewTarget(cfg); err == nil {
+		// The build under test (a version's install, when the cell chose one), not the pinned srt.
+		opts.SandboxVersion = t.Version()
+		if p, ok := t.(interface{ Path() string }); ok {
+			opts.SandboxPath = p.Path()
+		}
+	} else if t, err := srt.New(""); err == nil {
 		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 	}
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
+}
+
+// knownOnly says, for a failing trial whose every failure a known finding covers, which
+// findings those are: the trial then passes, and its outcome line must not read as news.
+func knownOnly(t specreport.Trial) string {
+	var ids []string
+	for _, sc := range t.Scenarios {
+		if sc.Pass {
+			continue
+		}
+		if sc.Known == "" {
+			return ""
+		}
+		ids = append(ids, sc.Known)
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return " (known findings only: " + strings.Join(schema.SplitIDs(strings.Join(ids, ", ")), ", ") + ")"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Options tune a report. The zero value is usable.
@@ -31,8 +32,8 @@ type Options struct {
 	Max         int     // SPRT trial budget, as in the matrix
 	// ClaimRate is the rate that trials_needed speaks of ("N clean trials show rate < 1%").
 	ClaimRate float64 // 0 means 0.01
-	// MaxEvidenceBytes caps each kept example's evidence; larger evidence is cut and marked.
-	MaxEvidenceBytes int // 0 means 64 KiB
+	// MaxEvidenceBytes caps each trial's kept evidence; larger evidence is cut and marked.
+	MaxEvidenceBytes int // 0 means 256 KiB
 }
 
 // Aggregator accumulates records. Not safe for concurrent use.
@@ -123,7 +124,7 @@ func New(opts Options) (*Aggregator, error) {
 		opts.ClaimRate = 0.01
 	}
 	if opts.MaxEvidenceBytes == 0 {
-		opts.MaxEvidenceBytes = 64 << 10
+		opts.MaxEvidenceBytes = 256 << 10
 	}
 	if opts.ClaimRate <= 0 || opts.ClaimRate >= 1 {
 		return nil, fmt.Errorf("aggregate: claim rate %v not in (0,1)", opts.ClaimRate)
@@ -166,12 +167,13 @@ func (a *Aggregator) Add(r journal.Record) {
 	id := r.Cell.ID
 	if id == "" {
 		// Old or hand-made journals: derive a stand-in from the fields the ID is made of.
-		id = fmt.Sprintf("%s|%s|%s|%s", r.Cell.Target, schema.HostKey(r.Cell.Host, r.Cell.User), r.Cell.Fault, r.Cell.Labels)
+		id = fmt.Sprintf("%s|%s|%s|%s|%s", r.Cell.Target, r.Cell.Version, schema.HostKey(r.Cell.Host, r.Cell.User), r.Cell.Fault, r.Cell.Labels)
 	}
 	c := a.cells[id]
 	if c == nil {
 		c = &cellAcc{
-			ref:  schema.CellRef{CellID: id, Target: r.Cell.Target, Host: r.Cell.Host, User: r.Cell.User, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
+			ref: schema.CellRef{CellID: id, Target: r.Cell.Target, Version: r.Cell.Version, Host: r.Cell.Host,
+				User: r.Cell.User, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
 			scen: map[string]*scenAcc{},
 			cof:  stats.NewCoFailure(),
 		}
@@ -179,6 +181,7 @@ func (a *Aggregator) Add(r journal.Record) {
 	}
 
 	anyMeasured, anyFailed, anyFailOpen := false, false, false
+	allKnown := true // every failing scenario of the trial is covered by known findings
 	sawOpen := false // some scenario observed non-enforcing, expected or not
 	var failedNames []string
 	trialKnown := map[string]bool{} // id -> fail-open, once per trial for the overall row
@@ -186,8 +189,11 @@ func (a *Aggregator) Add(r journal.Record) {
 	for _, sc := range r.Scenarios {
 		s := c.scen[sc.Name]
 		if s == nil {
-			s = &scenAcc{labels: append([]string(nil), sc.Labels...)}
+			s = &scenAcc{}
 			c.scen[sc.Name] = s
+		}
+		if s.labels == nil && len(sc.Labels) > 0 { // compact records carry none
+			s.labels = append([]string(nil), sc.Labels...)
 		}
 		m := measured(sc.Outcome)
 		failed := m && !sc.Pass
@@ -196,7 +202,9 @@ func (a *Aggregator) Add(r journal.Record) {
 		if hint == "" {
 			hint = r.Hint
 		}
-		s.add(sc.Outcome, m, failed, open, a.example(r, sc.Pass, hint))
+		ex := a.example(r, id, sc.Pass, hint)
+		ex.Known = failed && sc.Known != ""
+		s.add(sc.Outcome, m, failed, open, ex)
 		sawOpen = sawOpen || open
 		for _, id := range schema.SplitIDs(sc.Unreproduced) {
 			s.unreproducedIn(id)
@@ -204,6 +212,7 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		anyMeasured = anyMeasured || m
 		if failed {
+			allKnown = allKnown && sc.Known != ""
 			anyFailed = true
 			anyFailOpen = anyFailOpen || open
 			failedNames = append(failedNames, sc.Name)
@@ -236,7 +245,9 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		c.overall.breach(r.Egress) // scenario breaches stay on their rows; these have no other
 	}
-	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, a.example(r, !anyFailed, r.Hint))
+	ex := a.example(r, id, !anyFailed, r.Hint)
+	ex.Known = anyFailed && allKnown && !trialOpen
+	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, ex)
 	for id, open := range trialKnown {
 		c.overall.knownFailure(id, open)
 	}
@@ -247,8 +258,14 @@ func (a *Aggregator) Add(r journal.Record) {
 	c.cof.Add(failedNames)
 }
 
-func (a *Aggregator) example(r journal.Record, pass bool, hint string) schema.Example {
-	return schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error, Evidence: r.Evidence}
+// example is a trial as an example of an outcome. Only failures keep evidence (a passing
+// example says which trial; its evidence is in the journal), and only until Report.
+func (a *Aggregator) example(r journal.Record, id string, pass bool, hint string) schema.Example {
+	ex := schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error}
+	if !pass && len(r.Evidence) > 0 {
+		ex.Evidence, ex.EvidenceRef = r.Evidence, schema.EvidenceKey(r.RunID, id, r.Trial)
+	}
+	return ex
 }
 
 func (x *acc) add(o classify.Outcome, measured, failed, failOpen bool, ex schema.Example) {
@@ -291,6 +308,7 @@ func (a *Aggregator) Report() *schema.Report {
 		ClaimRate:        a.opts.ClaimRate,
 		Cells:            []schema.Cell{},
 		Overall:          []schema.Overall{},
+		Evidence:         map[string]json.RawMessage{},
 	}
 	ids := make([]string, 0, len(a.cells))
 	for id := range a.cells {
@@ -300,6 +318,9 @@ func (a *Aggregator) Report() *schema.Report {
 		x, y := a.cells[ids[i]].ref, a.cells[ids[j]].ref
 		if x.Target != y.Target {
 			return x.Target < y.Target
+		}
+		if c := versions.CompareStrings(x.Version, y.Version); x.Version != y.Version && c != 0 {
+			return c < 0 // release order, not text order: 0.0.9 before 0.0.10
 		}
 		if x.Host != y.Host {
 			return x.Host < y.Host
@@ -317,7 +338,7 @@ func (a *Aggregator) Report() *schema.Report {
 	})
 	for _, id := range ids {
 		c := a.cells[id]
-		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(&c.overall)})
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall)})
 		names := make([]string, 0, len(c.scen))
 		for n := range c.scen {
 			names = append(names, n)
@@ -325,7 +346,7 @@ func (a *Aggregator) Report() *schema.Report {
 		sort.Strings(names)
 		for _, n := range names {
 			s := c.scen[n]
-			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(&s.acc)})
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc)})
 		}
 		if pairs := c.cof.Pairs(); len(pairs) > 0 {
 			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
@@ -338,10 +359,13 @@ func (a *Aggregator) Report() *schema.Report {
 			rep.CoFailures = append(rep.CoFailures, cf)
 		}
 	}
+	if len(rep.Evidence) == 0 {
+		rep.Evidence = nil
+	}
 	return rep
 }
 
-func (a *Aggregator) counts(x *acc) schema.Counts {
+func (a *Aggregator) counts(rep *schema.Report, x *acc) schema.Counts {
 	wil := stats.Wilson(x.failures, x.measured)
 	cp := stats.ClopperPearson(x.failures, x.measured, 0.05)
 	closed := x.failures - x.failOpen
@@ -385,7 +409,12 @@ func (a *Aggregator) counts(x *acc) schema.Counts {
 		c.SPRT = &schema.SPRT{Decision: a.sprt.Judge(x.failures, x.measured).String(), LLR: a.sprt.LLRFor(x.failures, x.measured), Trials: x.measured}
 	}
 	for o, ex := range x.examples {
-		ex.Evidence = capEvidence(ex.Evidence, a.opts.MaxEvidenceBytes)
+		if ex.EvidenceRef != "" {
+			if _, ok := rep.Evidence[ex.EvidenceRef]; !ok {
+				rep.Evidence[ex.EvidenceRef] = capEvidence(ex.Evidence, a.opts.MaxEvidenceBytes)
+			}
+		}
+		ex.Evidence = nil
 		c.Examples[o] = ex
 	}
 	return c

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -105,7 +106,7 @@ func TestRowsCountOutcomesAndIntervals(t *testing.T) {
 	}
 	// One example per outcome, the lowest trial, with the scenario's hint and the trial's evidence.
 	ex := seed.Examples["proxy-dead"]
-	if ex.Trial != 6 || ex.Hint != "network/seed:proxy-dead" || string(ex.Evidence) != `{"trial":6}` || ex.Pass {
+	if ex.Trial != 6 || ex.Hint != "network/seed:proxy-dead" || string(rep.ExampleEvidence(ex)) != `{"trial":6}` || ex.Pass || ex.Evidence != nil {
 		t.Fatalf("example = %+v", ex)
 	}
 	if len(seed.Examples) != 3 {
@@ -168,7 +169,8 @@ func TestEvidenceIsCapped(t *testing.T) {
 	a, _ := New(Options{MaxEvidenceBytes: 100})
 	big, _ := json.Marshal(map[string]string{"stderr": strings.Repeat("x", 1000)})
 	a.Add(journal.Record{Cell: clean, Outcome: classify.ProxyDead, Evidence: big})
-	ev := a.Report().Overall[0].Examples["proxy-dead"].Evidence
+	rep := a.Report()
+	ev := rep.ExampleEvidence(rep.Overall[0].Examples["proxy-dead"])
 	var v struct {
 		Truncated     bool
 		OriginalBytes int `json:"original_bytes"`
@@ -176,6 +178,45 @@ func TestEvidenceIsCapped(t *testing.T) {
 	}
 	if err := json.Unmarshal(ev, &v); err != nil || !v.Truncated || v.OriginalBytes != len(big) || len(v.Head) != 100 {
 		t.Fatalf("capped evidence = %s (%v)", ev, err)
+	}
+}
+
+// A report keeps the evidence of failures, once per trial however many rows it fails, and none
+// of passing trials: its size follows the failures, not the trials.
+func TestEvidenceOncePerFailingTrial(t *testing.T) {
+	a, _ := New(Options{})
+	for i := range 1000 {
+		r := journal.Record{RunID: "r", Cell: clean, Trial: i, Outcome: classify.Correct,
+			Evidence:  json.RawMessage(fmt.Sprintf(`{"trial":%d,"pad":"%s"}`, i, strings.Repeat("p", 1000))),
+			Scenarios: []journal.Scenario{{Name: "a", Outcome: classify.Correct, Pass: true}, {Name: "b", Outcome: classify.Correct, Pass: true}}}
+		if i == 7 || i == 9 { // trial 7 fails both scenarios, trial 9 one of them
+			r.Outcome = classify.ProxyDead
+			r.Scenarios[1] = journal.Scenario{Name: "b", Outcome: classify.ProxyDead}
+			if i == 7 {
+				r.Scenarios[0] = journal.Scenario{Name: "a", Outcome: classify.ProxyDead}
+			}
+		}
+		a.Add(r)
+	}
+	rep := a.Report()
+	if len(rep.Evidence) != 1 {
+		t.Fatalf("report keeps %d evidence blobs, want 1 (trial 7's)", len(rep.Evidence))
+	}
+	for _, rows := range [][]schema.Counts{{rep.Overall[0].Counts}, {rep.Cells[0].Counts, rep.Cells[1].Counts}} {
+		for _, c := range rows {
+			if ex := c.Examples["correct"]; !ex.Pass || ex.EvidenceRef != "" || rep.ExampleEvidence(ex) != nil {
+				t.Fatalf("passing example keeps evidence: %+v", ex)
+			}
+			ex := c.Examples["proxy-dead"]
+			if ev := rep.ExampleEvidence(ex); ex.Trial != 7 || !strings.Contains(string(ev), `"trial":7`) {
+				t.Fatalf("failing example: %+v, evidence %.40s", ex, ev)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	schema.Encode(&buf, rep)
+	if buf.Len() > 20<<10 {
+		t.Fatalf("report.json of 1000 trials with 1 KB of evidence each is %d bytes", buf.Len())
 	}
 }
 

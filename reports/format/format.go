@@ -118,6 +118,40 @@ func severityOf(o string) string {
 	return string(oc.Severity())
 }
 
+// Evidence limits of the formats people read. report.json keeps each failing trial's evidence
+// whole (up to the aggregator's cap); a page or an issue shows the head of it and says where the
+// rest is, so a nightly of hundreds of cells stays a page a browser opens at once.
+const (
+	PageEvidenceBytes  = 16 << 10 // report.html and report.md, per example
+	JUnitEvidenceBytes = 8 << 10  // junit.xml, per failing test case
+)
+
+// exampleEvidence is an example's evidence for reading, cut to limit bytes (0: whole), or why
+// there is none to show. An example whose failures are all pinned known findings shows none:
+// its evidence is in report.json, and repeating it in every cell of a nightly would bury the
+// failures nobody has explained yet.
+func exampleEvidence(rep *schema.Report, ex schema.Example, limit int) string {
+	ev := rep.ExampleEvidence(ex)
+	switch {
+	case len(ev) > 0 && ex.Known:
+		return fmt.Sprintf("(every failure here is a known finding: the evidence of trial %d is in report.json, evidence[%q])", ex.Trial, ex.EvidenceRef)
+	case len(ev) > 0:
+		text := prettyEvidence(ev)
+		if limit > 0 && len(text) > limit {
+			cut := strings.ToValidUTF8(text[:limit], "")
+			where := "report.json"
+			if ex.EvidenceRef != "" {
+				where = fmt.Sprintf("report.json, evidence[%q]", ex.EvidenceRef)
+			}
+			text = fmt.Sprintf("%s\n… (cut here: %d more bytes; the whole evidence is in %s)", cut, len(text)-len(cut), where)
+		}
+		return text
+	case ex.Pass:
+		return fmt.Sprintf("(a passing trial: reports keep the evidence of failures only; see trial %d of run %s in the journal)", ex.Trial, ex.RunID)
+	}
+	return prettyEvidence(nil)
+}
+
 // prettyEvidence indents evidence JSON for reading; evidence that is a JSON string (e.g. a
 // captured stderr) is shown unquoted so its newlines read as newlines. It re-encodes without
 // Go's HTML escaping (\u003c) so a reader sees the probe's bytes; every format escapes for its

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 //go:embed report.html.tmpl
@@ -44,26 +45,39 @@ const barWidth = 400.0
 
 type htmlView struct {
 	Title, Generated, Version, RunIDs, Until string
-	Scenarios                                []string
-	Heat                                     []heatRow
+	Heat                                     heatMap
 	Cells                                    []cellView
 	Hosts                                    []hostView
 	Legend                                   []legendItem
 	CoFail                                   []string
 	Settings, Repro, Expected                string
 	NoTrials                                 bool
+	VersionTables                            []vtView
 }
 
+// heatMap is the cell x scenario grid, laid out so that the longer of the two lists runs down
+// the page and the shorter across it, with rotated headings: one cell of fifty scenarios and
+// three hundred cells of one scenario both read as a tall table, not a strip off the screen.
+type heatMap struct {
+	Down   string // what the rows are: "cells" or "scenarios"
+	Corner string
+	Cols   []heatHead
+	Rows   []heatRow
+	Rotate bool // many columns: headings turned upright
+	Scroll bool // many rows: the table scrolls in a box under sticky headings
+}
+
+type heatHead struct{ Label, Title, Anchor string }
 type legendItem struct{ Name, Color, Severity string }
 
 type heatRow struct {
-	Name, Anchor, CellID string
-	Cells                []heatCell
+	Name, Title, Anchor, CellID, Scenario string
+	Cells                                 []heatCell
 }
 
 type heatCell struct {
-	Scenario, Color, Text, Title string
-	Has, FailOpen, Known         bool
+	CellID, Scenario, Color, Text, Title string
+	Has, FailOpen, Known                 bool
 }
 
 type cellView struct {
@@ -71,8 +85,12 @@ type cellView struct {
 	FailOpen                      bool
 	Breached                      []string // what the fail-open trials let through, per scenario
 	Bars                          []barView
+	Clean                         []cleanView // scenarios with nothing to show but a pass
 	Examples                      []exView
 }
+
+// cleanView is a scenario that passed in every trial with nothing to note: one line, no bar.
+type cleanView struct{ Label, Verdict string }
 
 type barView struct {
 	Label, Verdict, Kind string // Kind: "overall" or "scenario"
@@ -119,37 +137,44 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 	for _, o := range allOrder {
 		v.Legend = append(v.Legend, legendItem{o, colorOf(o), severityOf(o)})
 	}
-	scen := map[string]bool{}
+	var scenarios []string
+	rowsOf := map[string]map[string]schema.Cell{} // cell ID -> scenario -> row
 	for _, c := range rep.Cells {
-		if !scen[c.Scenario] {
-			scen[c.Scenario] = true
-			v.Scenarios = append(v.Scenarios, c.Scenario)
+		rows := rowsOf[c.CellID]
+		if rows == nil {
+			rows = map[string]schema.Cell{}
+			rowsOf[c.CellID] = rows
+		}
+		rows[c.Scenario] = c
+	}
+	seen := map[string]bool{}
+	for _, c := range rep.Cells {
+		if !seen[c.Scenario] {
+			seen[c.Scenario] = true
+			scenarios = append(scenarios, c.Scenario)
 		}
 	}
-	sort.Strings(v.Scenarios)
+	sort.Strings(scenarios)
+	anchors := make([]string, len(rep.Overall))
+	for i, o := range rep.Overall {
+		anchors[i] = fmt.Sprintf("cell-%d-%s", i, nonAnchor.ReplaceAllString(o.CellID, "-"))
+	}
+	v.Heat = heatGrid(rep, scenarios, rowsOf, anchors)
 
 	for i, o := range rep.Overall {
-		anchor := fmt.Sprintf("cell-%d-%s", i, nonAnchor.ReplaceAllString(o.CellID, "-"))
-		rows := map[string]schema.Cell{}
-		for _, c := range rep.Cells {
-			if c.CellID == o.CellID {
-				rows[c.Scenario] = c
-			}
-		}
-		hr := heatRow{Name: o.Name(), Anchor: anchor, CellID: o.CellID}
-		for _, s := range v.Scenarios {
-			c, ok := rows[s]
-			hr.Cells = append(hr.Cells, heat(s, c, ok))
-		}
-		v.Heat = append(v.Heat, hr)
-
-		cv := cellView{Anchor: anchor, CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts), FailOpen: o.FailOpen > 0}
+		rows := rowsOf[o.CellID]
+		cv := cellView{Anchor: anchors[i], CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts), FailOpen: o.FailOpen > 0}
 		if cv.FailOpen {
 			cv.Breached = failOpenWhat(rep, o)
 		}
 		cv.Bars = append(cv.Bars, bar("all scenarios (per trial)", "overall", o.Counts))
-		for _, s := range v.Scenarios {
-			if c, ok := rows[s]; ok {
+		for _, s := range scenarios {
+			c, ok := rows[s]
+			switch {
+			case !ok:
+			case clean(c.Counts):
+				cv.Clean = append(cv.Clean, cleanView{Label: s, Verdict: verdict(c.Counts)})
+			default:
 				cv.Bars = append(cv.Bars, bar(s, "scenario", c.Counts))
 			}
 		}
@@ -162,13 +187,14 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Hint != "" {
 				sum += " — " + ex.Hint
 			}
-			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: prettyEvidence(ex.Evidence)})
+			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: exampleEvidence(rep, ex, PageEvidenceBytes)})
 		}
 		v.Cells = append(v.Cells, cv)
 	}
 	for _, h := range hostNames(rep) {
-		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: envTable(rep.Hosts[h])})
+		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: hostEnv(rep, h)})
 	}
+	v.VersionTables = versionViews(rep)
 	for _, cf := range rep.CoFailures {
 		for _, g := range cf.Groups {
 			v.CoFail = append(v.CoFail, fmt.Sprintf("%s: %s failed together in %d of %d trials (likely one cause)", cf.Name(), strings.Join(g.Scenarios, ", "), g.Failures, cf.Trials))
@@ -180,8 +206,52 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 	return nil
 }
 
-func heat(s string, c schema.Cell, ok bool) heatCell {
-	h := heatCell{Scenario: s, Has: ok}
+// clean says a row has nothing to show but a pass: every trial correct, nothing known, nothing
+// fixed. Such rows are listed in a line each rather than drawn, so a cell's section grows with
+// what went wrong, not with the number of scenarios.
+func clean(c schema.Counts) bool {
+	return c.Trials > 0 && c.Failures == 0 && c.Outcomes[string(classify.Correct)] == c.Trials &&
+		len(c.Known) == 0 && len(c.Fixed()) == 0
+}
+
+// heatGrid lays the heat map out: the longer of cells and scenarios down the page.
+func heatGrid(rep *schema.Report, scenarios []string, rowsOf map[string]map[string]schema.Cell, anchors []string) heatMap {
+	h := heatMap{Down: "cells", Corner: "cell ↓ · scenario →"}
+	if len(scenarios) > len(rep.Overall) {
+		h.Down, h.Corner = "scenarios", "scenario ↓ · cell →"
+	}
+	if h.Down == "cells" {
+		for _, s := range scenarios {
+			h.Cols = append(h.Cols, heatHead{Label: s, Title: s})
+		}
+		for i, o := range rep.Overall {
+			hr := heatRow{Name: o.Name(), Title: o.Name(), Anchor: anchors[i], CellID: o.CellID}
+			for _, s := range scenarios {
+				c, ok := rowsOf[o.CellID][s]
+				hr.Cells = append(hr.Cells, heat(o.CellID, s, c, ok))
+			}
+			h.Rows = append(h.Rows, hr)
+		}
+	} else {
+		for i, o := range rep.Overall {
+			h.Cols = append(h.Cols, heatHead{Label: o.Name(), Title: o.Name(), Anchor: anchors[i]})
+		}
+		for _, s := range scenarios {
+			hr := heatRow{Name: s, Title: s, Scenario: s}
+			for _, o := range rep.Overall {
+				c, ok := rowsOf[o.CellID][s]
+				hr.Cells = append(hr.Cells, heat(o.CellID, s, c, ok))
+			}
+			h.Rows = append(h.Rows, hr)
+		}
+	}
+	h.Rotate = len(h.Cols) > 6
+	h.Scroll = len(h.Rows) > 40
+	return h
+}
+
+func heat(cellID, s string, c schema.Cell, ok bool) heatCell {
+	h := heatCell{CellID: cellID, Scenario: s, Has: ok}
 	switch {
 	case !ok:
 		h.Color, h.Text, h.Title = "#ffffff", "", "not run in this cell"

@@ -109,13 +109,13 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			tc := junitCase{Name: c.Scenario, Classname: classname(c.CellRef), Time: "0", Properties: caseProps(c)}
 			switch {
 			case c.Failures > 0:
-				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(c))}
+				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(rep, c))}
 				s.Failures++
 			case c.Measured == 0 && c.Trials > 0 && c.Outcomes[string(classify.NotApplicable)] == c.Trials:
 				tc.Skipped = &junitMessage{Message: "not applicable to this target in every trial"}
 				s.Skipped++
 			case c.Measured == 0:
-				tc.Error = &junitMessage{Message: xmlSafe(verdict(c.Counts)), Type: "unmeasured", Body: xmlSafe(failureBody(c))}
+				tc.Error = &junitMessage{Message: xmlSafe(verdict(c.Counts)), Type: "unmeasured", Body: xmlSafe(failureBody(rep, c))}
 				s.Errors++
 			default:
 				tc.SystemOut = &junitText{xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; "))}
@@ -148,7 +148,11 @@ func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 
 // classname groups testcases by cell in JUnit viewers, which split it on dots.
 func classname(c schema.CellRef) string {
-	parts := []string{"sandcheck", c.Target, c.Host}
+	target := c.Target
+	if c.Version != "" {
+		target += "-" + c.Version // srt-0_0_60: one class per version, dots kept out
+	}
+	parts := []string{"sandcheck", target, c.Host}
 	if c.User != "" {
 		parts = append(parts, "user-"+c.User)
 	}
@@ -185,7 +189,7 @@ func worstFailing(m map[string]int) string {
 	return string(classify.Worst(os...))
 }
 
-func failureBody(c schema.Cell) string {
+func failureBody(rep *schema.Report, c schema.Cell) string {
 	var b strings.Builder
 	for _, o := range outcomeOrder(c.Outcomes) {
 		ex, ok := c.Examples[o]
@@ -199,7 +203,7 @@ func failureBody(c schema.Cell) string {
 		if ex.Error != "" {
 			fmt.Fprintf(&b, "error: %s\n", ex.Error)
 		}
-		b.WriteString(prettyEvidence(ex.Evidence))
+		b.WriteString(exampleEvidence(rep, ex, JUnitEvidenceBytes))
 		b.WriteString("\n\n")
 	}
 	return b.String()

@@ -197,6 +197,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	p("\nGenerated %s by sandcheck %s from run(s) %s.\n\n", rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
 		orUnknown(rep.SandcheckVersion), mdCell(strings.Join(rep.RunIDs, ", ")))
+	writeVersionTablesMD(bw, rep)
 
 	p("## Environment\n\n")
 	hosts := hostNames(rep)
@@ -205,7 +206,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	for _, h := range hosts {
 		p("### Host `%s`\n\n| | |\n|---|---|\n", strings.ReplaceAll(h, "`", "'"))
-		for _, r := range envTable(rep.Hosts[h]) {
+		for _, r := range hostEnv(rep, h) {
 			p("| %s | %s |\n", mdCell(r[0]), mdCell(r[1]))
 		}
 		p("\n")
@@ -265,7 +266,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Error != "" {
 				p("Harness error: %s\n\n", mdCell(ex.Error))
 			}
-			codeBlock(bw, "json", prettyEvidence(ex.Evidence))
+			codeBlock(bw, "json", exampleEvidence(rep, ex, PageEvidenceBytes))
 			p("\n</details>\n\n")
 		}
 	}

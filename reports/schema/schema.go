@@ -16,7 +16,11 @@ import (
 )
 
 // Version is report.json's schema_version. Readers refuse newer versions.
-const Version = 1
+//
+// v2: evidence is kept once per trial, in Report.Evidence, and examples point at it
+// (Example.EvidenceRef); only examples of failures carry any. v1 reports, whose examples hold
+// their evidence inline, are still read (ExampleEvidence serves both).
+const Version = 2
 
 // Report is the whole of report.json.
 type Report struct {
@@ -31,6 +35,22 @@ type Report struct {
 	Cells            []Cell                     `json:"cells"`             // one per cell x scenario
 	Overall          []Overall                  `json:"overall"`           // one per cell: trial-level outcomes
 	CoFailures       []CoFailure                `json:"co_failures,omitempty"`
+	// Evidence holds, once per trial, the evidence of the trials that examples of failures
+	// point at (Example.EvidenceRef), so a report grows with its failures, not its trials.
+	Evidence map[string]json.RawMessage `json:"evidence,omitempty"`
+}
+
+// ExampleEvidence is an example's evidence: inline (v1 reports) or by reference.
+func (r *Report) ExampleEvidence(ex Example) json.RawMessage {
+	if len(ex.Evidence) > 0 {
+		return ex.Evidence
+	}
+	return r.Evidence[ex.EvidenceRef]
+}
+
+// EvidenceKey names a trial's evidence in Report.Evidence: run, cell and trial index.
+func EvidenceKey(runID, cellID string, trial int) string {
+	return fmt.Sprintf("%s/%s/%d", runID, cellID, trial)
 }
 
 // Until restates the adaptive stopping rule.
@@ -45,7 +65,9 @@ type Until struct {
 type CellRef struct {
 	CellID string `json:"cell_id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
+	// Version is the sandbox version the cell chose ("" = the adapter's pinned install).
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
 	// User is who the sandbox ran as (unprivileged, root, an account's name); absent for
 	// journals written before the user axis, when every trial ran as root.
 	User   string `json:"user,omitempty"`
@@ -53,10 +75,13 @@ type CellRef struct {
 	Labels string `json:"labels,omitempty"`
 }
 
-// Name is how messages and reports name the cell: target/host, plus the user and the fault
-// when the journal records them.
+// Name is how messages and reports name the cell: target/host, plus the version when chosen, the
+// user when the journal records it, and the fault when injected.
 func (c CellRef) Name() string {
 	s := c.Target + "@" + c.Host
+	if c.Version != "" {
+		s = c.Target + " " + c.Version + "@" + c.Host
+	}
 	if c.User != "" {
 		s += " user=" + c.User
 	}
@@ -76,6 +101,13 @@ func HostKey(host, user string) string {
 		return host
 	}
 	return host + " user=" + user
+}
+
+// Series is the cell without its version: the cells of one target at different versions,
+// otherwise alike, share it (the version table's columns, compare --versions' pairs).
+func (c CellRef) Series() CellRef {
+	c.CellID, c.Version = "", ""
+	return c
 }
 
 // Cell is one cell x scenario row.
@@ -243,12 +275,19 @@ type SPRT struct {
 
 // Example is one trial that produced an outcome, kept so a report can show why.
 type Example struct {
-	RunID    string          `json:"run_id"`
-	Trial    int             `json:"trial"`
-	Start    time.Time       `json:"start"`
-	Pass     bool            `json:"pass"`
-	Hint     string          `json:"hint,omitempty"`
-	Error    string          `json:"error,omitempty"`
+	RunID string    `json:"run_id"`
+	Trial int       `json:"trial"`
+	Start time.Time `json:"start"`
+	Pass  bool      `json:"pass"`
+	// Known: the example failed, and known findings cover every failure it shows in this row.
+	Known bool   `json:"known,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+	Error string `json:"error,omitempty"`
+	// EvidenceRef is the key of the trial's evidence in Report.Evidence, for an example of a
+	// failure whose trial kept its evidence; "" otherwise (a passing example, or a trial the
+	// journal kept compact: its evidence is that of the cell's first trial).
+	EvidenceRef string `json:"evidence_ref,omitempty"`
+	// Evidence is inline evidence, as schema v1 reports held it; v2 writes EvidenceRef instead.
 	Evidence json.RawMessage `json:"evidence,omitempty"`
 }
 

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,26 @@ func TestEncodeDecode(t *testing.T) {
 	}
 	if _, err := Decode(strings.NewReader("{"), "r.json"); err == nil || !strings.HasPrefix(err.Error(), "r.json: ") {
 		t.Fatalf("syntax error must name the file: %v", err)
+	}
+}
+
+// A v1 report (evidence inline in its examples) is still read, and its evidence still found; a
+// v2 report's examples find theirs by reference.
+func TestEvidenceOfV1AndV2Reports(t *testing.T) {
+	v1 := `{"schema_version":1,"cells":[],"overall":[{"cell_id":"c","target":"srt","host":"local","fault":"","trials":1,"measured":1,"outcomes":{"proxy-dead":1},"failures":1,"failure_rate":1,"ci95":[0.2,1],"clopper_pearson":[0.02,1],"fail_open":0,"fail_closed":{"count":1,"rate":1,"ci95":[0.2,1]},"examples":{"proxy-dead":{"run_id":"r","trial":0,"start":"2026-01-02T03:04:05Z","pass":false,"evidence":{"inline":true}}}}]}`
+	rep, err := Decode(strings.NewReader(v1), "v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := rep.ExampleEvidence(rep.Overall[0].Examples["proxy-dead"]); string(ev) != `{"inline":true}` {
+		t.Fatalf("v1 evidence = %s", ev)
+	}
+	v2 := &Report{SchemaVersion: Version, Evidence: map[string]json.RawMessage{EvidenceKey("r", "c", 3): json.RawMessage(`{"ref":true}`)}}
+	ex := Example{RunID: "r", Trial: 3, EvidenceRef: EvidenceKey("r", "c", 3)}
+	if ev := v2.ExampleEvidence(ex); string(ev) != `{"ref":true}` {
+		t.Fatalf("v2 evidence = %s", ev)
+	}
+	if ev := v2.ExampleEvidence(Example{Pass: true}); ev != nil {
+		t.Fatalf("an example without a reference has evidence %s", ev)
 	}
 }

@@ -3,10 +3,7 @@
 package hosts
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
 
@@ -34,7 +31,8 @@ const (
 
 func init() {
 	Register(matrix.KindVM, func(h matrix.Host) (Host, error) {
-		cfg := VMConfig{Name: h.Name, Kernel: h.Image, Rootfs: h.Rootfs, Accel: h.Accel, Cache: os.Getenv(EnvVMCache), MemoryMiB: h.MemoryMiB}
+		cfg := VMConfig{Name: h.Name, Kernel: h.Image, Rootfs: h.Rootfs, Accel: h.Accel, Cache: os.Getenv(EnvVMCache), MemoryMiB: h.MemoryMiB,
+			TrialsPerBoot: h.TrialsPerBoot}
 		if cfg.Rootfs == "" {
 			cfg.Rootfs = os.Getenv(EnvVMRootfs)
 		}
@@ -55,6 +53,13 @@ func init() {
 	})
 }
 
+// harnessSandboxTimeout is the trial's deadline for one sandboxed run (suites/harness reads it;
+// hosts do not import the suites).
+const harnessSandboxTimeout = "SANDCHECK_SANDBOX_TIMEOUT"
+
+// TCGSandboxTimeout is a sandboxed run's deadline in a guest under TCG (see jobEnv).
+const TCGSandboxTimeout = 120 * time.Second
+
 // VMConfig describes a vm host: a Debian kernel booted under QEMU with a root filesystem that
 // holds the sandbox.
 type VMConfig struct {
@@ -70,23 +75,37 @@ type VMConfig struct {
 	Env       map[string]string
 	Binary    string    // the Linux sandcheck to boot with (default: Prepare's argument)
 	Log       io.Writer // artifact build progress
-	Keep      bool      // keep each trial's directory (console log, job) for debugging
+	Keep      bool      // keep the run directory (initramfs, console logs) for debugging
+	// TrialsPerBoot is how many trials one boot serves before it is powered off and the next
+	// trial boots a fresh VM; 0 = no limit (a boot serves the host's trials until the run ends
+	// or the guest fails), 1 = a boot per trial.
+	TrialsPerBoot int
+	// MaxIdle is how many booted, idle guests the host keeps for its next trials (default 1);
+	// one more boots whenever more of its trials run at once.
+	MaxIdle int
 }
 
-// VM runs every trial in a fresh VM: one QEMU boot per trial (TCG boots a Debian kernel in a
-// few seconds, small next to an srt trial under emulation, and a boot per trial shares no
-// kernel state between trials). The job travels by fw_cfg, the result comes back framed with a
-// nonce on the second serial port, and the guest powers off; on the deadline the QEMU process
-// group is killed.
+// VM runs trials in QEMU guests of one Debian kernel. A boot serves trial after trial (up to
+// TrialsPerBoot): the guest's agent (vmagent) runs each trial in a fresh mount namespace with
+// empty /tmp, /var/tmp and /root, and every trial sets up its own fixtures and workspace, so
+// trials stay independent while the kernel boots once; a TCG boot costs seconds, several
+// trials' worth of the sandbox's own start-up under emulation. A trial's output streams back as
+// it is written, so a trial killed at its deadline (inside the guest, by process group and
+// cookie) still leaves its evidence; a guest that stops answering is killed, its trial is a
+// harness error, and the next trial boots a fresh one.
 type VM struct {
 	cfg VMConfig
 
 	mu     sync.Mutex
 	kernel *vmimage.Kernel
 	rootfs *vmimage.Rootfs
-	dir    string // per-run: the initramfs with the run's binary, trial dirs
+	dir    string // per-run: the initramfs with the run's binary, boot dirs
 	initrd string
 	closed bool
+	idle   []*guest
+	busy   map[*guest]bool
+	nextID int
+	boots  int
 }
 
 // NewVM checks the configuration; Prepare builds or fetches the artifacts.
@@ -106,6 +125,12 @@ func NewVM(cfg VMConfig) (*VM, error) {
 	if cfg.CPUs == 0 {
 		cfg.CPUs = 1
 	}
+	if cfg.MaxIdle == 0 {
+		cfg.MaxIdle = 1
+	}
+	if cfg.TrialsPerBoot < 0 {
+		return nil, fmt.Errorf("vm host %s: trials per boot %d: want 0 (no limit) or more", cfg.Name, cfg.TrialsPerBoot)
+	}
 	switch cfg.Accel {
 	case "":
 		cfg.Accel = "tcg"
@@ -113,7 +138,7 @@ func NewVM(cfg VMConfig) (*VM, error) {
 	default:
 		return nil, fmt.Errorf("vm host %s: accel %q: want tcg or kvm", cfg.Name, cfg.Accel)
 	}
-	return &VM{cfg: cfg}, nil
+	return &VM{cfg: cfg, busy: map[*guest]bool{}}, nil
 }
 
 // Name implements Host.
@@ -127,7 +152,14 @@ func (v *VM) Isolation() string {
 	if v.kernel != nil {
 		k = "kernel " + v.kernel.Release
 	}
-	return fmt.Sprintf("VM boot per trial (QEMU %s, %s)", strings.ToUpper(v.cfg.Accel), k)
+	boot := "VM boot per host, a fresh mount namespace per trial"
+	switch n := v.cfg.TrialsPerBoot; {
+	case n == 1:
+		boot = "VM boot per trial"
+	case n > 1:
+		boot = fmt.Sprintf("VM boot per %d trials, a fresh mount namespace per trial", n)
+	}
+	return fmt.Sprintf("%s (QEMU %s, %s)", boot, strings.ToUpper(v.cfg.Accel), k)
 }
 
 // Kernel is the booted kernel (after Prepare).
@@ -137,11 +169,18 @@ func (v *VM) Kernel() *vmimage.Kernel {
 	return v.kernel
 }
 
+// Boots is how many VMs the host has booted so far.
+func (v *VM) Boots() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.boots
+}
+
 // QEMU is the emulator the vm hosts run.
 const QEMU = "qemu-system-x86_64"
 
 // Prepare implements Host: the kernel and root filesystem (cached after the first build), and
-// this run's initramfs carrying the binary.
+// this run's initramfs carrying the binary. The first boot waits for the first trial.
 func (v *VM) Prepare(ctx context.Context, localBinary string) (string, error) {
 	if _, err := exec.LookPath(QEMU); err != nil {
 		return "", fmt.Errorf("vm host %s: %s not found (scripts/vm-deps.sh installs qemu-system-x86)", v.Name(), QEMU)
@@ -174,10 +213,10 @@ func (v *VM) Prepare(ctx context.Context, localBinary string) (string, error) {
 	v.mu.Lock()
 	v.kernel, v.rootfs, v.dir, v.initrd = k, r, dir, initrd
 	v.mu.Unlock()
-	return "/usr/local/bin/sandcheck", nil
+	return vmimage.GuestBinary, nil
 }
 
-// Exec implements Host: one boot.
+// Exec implements Host: one job on a booted guest (booting one when none is idle).
 func (v *VM) Exec(ctx context.Context, argv []string, timeout time.Duration) Result {
 	start := time.Now()
 	r := v.exec(ctx, argv, timeout)
@@ -187,105 +226,121 @@ func (v *VM) Exec(ctx context.Context, argv []string, timeout time.Duration) Res
 
 func (v *VM) exec(ctx context.Context, argv []string, timeout time.Duration) Result {
 	v.mu.Lock()
-	k, rootfs, dir, initrd, closed := v.kernel, v.rootfs, v.dir, v.initrd, v.closed
+	prepared, closed := v.kernel != nil, v.closed
+	v.nextID++
+	id := v.nextID
 	v.mu.Unlock()
 	switch {
 	case closed:
 		return Result{Exit: -1, Err: errors.New("host closed")}
-	case k == nil:
+	case !prepared:
 		return Result{Exit: -1, Err: errors.New("vm host not prepared")}
 	}
-	td, err := os.MkdirTemp(dir, "trial-")
+	// A boot counts against the trial's deadline (the runner's is for the whole trial): a
+	// trial that cannot get a guest in time is a harness error, not a hang.
+	start := time.Now()
+	bctx, cancel := context.WithTimeout(ctx, timeout)
+	g, err := v.acquire(bctx)
+	cancel()
 	if err != nil {
-		return Result{Exit: -1, Err: err}
+		return Result{Exit: -1, Err: fmt.Errorf("boot (kernel %s): %w", v.Kernel().Release, err)}
 	}
-	if !v.cfg.Keep {
-		defer os.RemoveAll(td)
-	}
-	var job strings.Builder
-	job.WriteString("#!/bin/sh\nexec env")
-	for _, kv := range trialEnv(v.cfg.Env) {
-		job.WriteString(" " + shq(kv))
-	}
-	for _, a := range argv {
-		job.WriteString(" " + shq(a))
-	}
-	job.WriteString("\n")
-	var nb [8]byte
-	rand.Read(nb[:])
-	nonce := hex.EncodeToString(nb[:])
-	jobFile, nonceFile := filepath.Join(td, "job.sh"), filepath.Join(td, "nonce")
-	console, result := filepath.Join(td, "console.log"), filepath.Join(td, "result.log")
-	os.WriteFile(jobFile, []byte(job.String()), 0o644)
-	os.WriteFile(nonceFile, []byte(nonce), 0o644)
-	kernel := k.Boot
-	args := []string{
-		"-accel", v.cfg.Accel, "-machine", "pc", "-cpu", "max",
-		"-m", strconv.Itoa(v.cfg.MemoryMiB), "-smp", strconv.Itoa(v.cfg.CPUs),
-		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-kernel", kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet loglevel=3",
-		"-drive", "file=" + rootfs.Image + ",if=virtio,format=raw,readonly=on",
-		"-fw_cfg", "name=opt/sandcheck/job,file=" + jobFile,
-		"-fw_cfg", "name=opt/sandcheck/nonce,file=" + nonceFile,
-		"-serial", "file:" + console, "-serial", "file:" + result,
-		"-nic", "none",
-	}
-	if v.cfg.Accel == "kvm" {
-		args[5] = "host"
-	}
-	cmd := exec.Command(QEMU, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var qout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &qout, &qout
-	if err := cmd.Start(); err != nil {
-		return Result{Exit: -1, Err: fmt.Errorf("start %s: %w", QEMU, err)}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	res := Result{}
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		res.TimedOut = true
-	case <-timer.C:
-		res.TimedOut = true
-	}
-	if res.TimedOut {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
-	}
-	out, _ := os.ReadFile(result)
-	jr, ok := vmimage.ParseResult(out, nonce)
-	switch {
-	case ok:
-		res.Stdout, res.Stderr, res.Exit = jr.Stdout, jr.Stderr, jr.Exit
-	case res.TimedOut:
-		res.Exit = -1
-	default:
-		res.Exit = -1
-		why := "ended without a result"
-		if i := bytes.Index(out, []byte("SC-INIT-ERROR ")); i >= 0 {
-			why = "init failed: " + strings.TrimSpace(strings.SplitN(string(out[i+len("SC-INIT-ERROR "):]), "\n", 2)[0])
-		} else if jr.Begun {
-			why = "the guest died during the trial"
-		}
-		con, _ := os.ReadFile(console)
-		res.Err = fmt.Errorf("VM (kernel %s) %s (qemu: %v %s); console: %s", k.Release, why, err, strings.TrimSpace(qout.String()), tail(con, 600))
-	}
-	return res
+	jr := g.run(ctx, id, vmagent.Job{Argv: argv, Env: v.jobEnv()}, timeout-time.Since(start))
+	v.release(g, jr.healthy)
+	return jr.Result
 }
 
-// Close implements Host.
-func (v *VM) Close() error {
+// jobEnv is the environment a trial gets in the guest: SANDCHECK_PASSENV and the host's Env,
+// and under TCG a longer deadline for each sandboxed run unless those set one: under emulation
+// a sandbox starts in seconds, not a fraction of one, and a slow answer (a tenth of the
+// deadline is the probe's per request) must not be taken for a dead proxy. The trial's own
+// budget still bounds the whole.
+func (v *VM) jobEnv() []string {
+	env := trialEnv(v.cfg.Env)
+	if v.cfg.Accel != "tcg" {
+		return env
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, harnessSandboxTimeout+"=") {
+			return env
+		}
+	}
+	return append(env, harnessSandboxTimeout+"="+TCGSandboxTimeout.String())
+}
+
+// acquire takes an idle guest, or boots one.
+func (v *VM) acquire(ctx context.Context) (*guest, error) {
+	v.mu.Lock()
+	for len(v.idle) > 0 {
+		g := v.idle[len(v.idle)-1]
+		v.idle = v.idle[:len(v.idle)-1]
+		if g.alive() {
+			v.busy[g] = true
+			v.mu.Unlock()
+			return g, nil
+		}
+		go g.kill()
+	}
+	if v.closed {
+		v.mu.Unlock()
+		return nil, errors.New("host closed")
+	}
+	v.boots++
+	v.mu.Unlock()
+	g, err := v.boot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed {
+		go g.quit()
+		return nil, errors.New("host closed")
+	}
+	v.busy[g] = true
+	return g, nil
+}
+
+// release gives a guest back after a job: kept for the next trial if it is healthy, has trials
+// left in its boot and the host keeps fewer than MaxIdle idle; else powered off.
+func (v *VM) release(g *guest, healthy bool) {
+	v.mu.Lock()
+	delete(v.busy, g)
+	keep := healthy && !v.closed && g.alive() && len(v.idle) < v.cfg.MaxIdle &&
+		(v.cfg.TrialsPerBoot == 0 || g.jobs < v.cfg.TrialsPerBoot)
+	if keep {
+		v.idle = append(v.idle, g)
+	}
+	v.mu.Unlock()
+	if !keep {
+		if healthy && g.alive() {
+			go g.quit()
+		} else {
+			go g.kill()
+		}
+	}
+}
+
+// Close implements Host: every guest powered off (killed if it does not), the run directory
+// removed.
+func (v *VM) Close() error {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
 		return nil
 	}
 	v.closed = true
+	guests := append([]*guest(nil), v.idle...)
+	for g := range v.busy {
+		guests = append(guests, g)
+	}
+	v.idle = nil
+	v.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, g := range guests {
+		wg.Go(g.quit)
+	}
+	wg.Wait()
 	if v.dir != "" && !v.cfg.Keep {
 		return os.RemoveAll(v.dir)
 	}

@@ -10,8 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
+
+// The test binary doubles as the guest's job agent: it is what the vm tests boot with.
+func TestMain(m *testing.M) {
+	vmagent.MaybeRun()
+	os.Exit(m.Run())
+}
 
 // requireVM skips loudly where this machine cannot boot a VM with the artifacts.
 func requireVM(t testing.TB) {
@@ -27,60 +34,103 @@ func requireVM(t testing.TB) {
 	}
 }
 
-// TestVMBootsAndRuns boots each kernel with busybox standing in for sandcheck: the job's
-// stdout, stderr and exit status come back through the framed serial port; the kernel is the
-// one asked for; bubblewrap works in the guest; a deadline kills QEMU.
-func TestVMBootsAndRuns(t *testing.T) {
-	requireVM(t)
-	busybox, err := exec.LookPath("busybox")
+// testVM prepares a vm host of kernel suite, booting this test binary as its agent.
+func testVM(t testing.TB, suite string, cfg VMConfig) *VM {
+	t.Helper()
+	self, err := os.Executable()
 	if err != nil {
-		t.Skip("SKIPPED LOUDLY: busybox-static not installed")
+		t.Fatal(err)
 	}
+	cfg.Kernel, cfg.Binary = suite, self
+	v, err := NewVM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	if _, err := v.Prepare(context.Background(), self); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestVMServesTrialsInOneBoot boots each kernel once and runs several jobs in that boot: the
+// job's stdout, stderr and exit come back; the kernel is the one asked for; bubblewrap works in
+// the guest; every job gets an empty /tmp; a job past its deadline is killed inside the guest
+// with what it left the group, its output up to then kept, and the next job runs in the same
+// boot.
+func TestVMServesTrialsInOneBoot(t *testing.T) {
+	requireVM(t)
 	for _, suite := range []string{"bookworm", "trixie"} {
 		t.Run(suite, func(t *testing.T) {
-			v, err := NewVM(VMConfig{Kernel: suite, Binary: busybox, Env: map[string]string{"FOO": "a b"}, Log: testLog{t}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer v.Close()
+			v := testVM(t, suite, VMConfig{Env: map[string]string{"FOO": "a b"}, Log: testLog{t}})
+			ctx := context.Background()
 			start := time.Now()
-			bin, err := v.Prepare(context.Background(), busybox)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("prepare: %s", time.Since(start).Round(time.Millisecond))
-			r := v.Exec(context.Background(), []string{"sh", "-c", `uname -r; echo "$FOO"; cmp ` + bin + ` /run/sc/busybox && echo via-bin; bwrap --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid sh -c 'ip -o link | wc -l'; echo err >&2; exit 3`}, 2*time.Minute)
+			r := v.Exec(ctx, []string{"sh", "-c", `uname -r; echo "$FOO"; ls -A /tmp | wc -l; touch /tmp/mark; ` +
+				`bwrap --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid sh -c 'ip -o link | wc -l'; echo err >&2; exit 3`}, 2*time.Minute)
 			if r.Err != nil {
 				t.Fatalf("exec: %v", r.Err)
 			}
-			want := v.Kernel().Release + "\na b\nvia-bin\n1\n"
+			want := v.Kernel().Release + "\na b\n0\n1\n"
 			if r.Exit != 3 || string(r.Stdout) != want || string(r.Stderr) != "err\n" {
 				t.Fatalf("exec: exit %d stdout %q (want %q) stderr %q", r.Exit, r.Stdout, want, r.Stderr)
 			}
-			t.Logf("boot + job + poweroff (kernel %s): %s", v.Kernel().Release, r.Duration.Round(time.Millisecond))
-			if iso := v.Isolation(); !strings.Contains(iso, v.Kernel().Release) {
-				t.Errorf("isolation %q does not name the kernel", iso)
-			}
+			t.Logf("boot + first job (kernel %s): %s", v.Kernel().Release, time.Since(start).Round(time.Millisecond))
+
 			start = time.Now()
-			r = v.Exec(context.Background(), []string{"sleep", "600"}, 5*time.Second)
-			if !r.TimedOut || time.Since(start) > 15*time.Second {
-				t.Fatalf("deadline: %+v after %s", r, time.Since(start))
+			r = v.Exec(ctx, []string{"sh", "-c", `ls -A /tmp | wc -l; setsid sleep 600 & echo early; exec sleep 600`}, 5*time.Second)
+			if !r.TimedOut || r.Err != nil || !strings.Contains(string(r.Stdout), "0\nearly") || time.Since(start) > 30*time.Second {
+				t.Fatalf("deadline: %+v (stdout %q) after %s", r, r.Stdout, time.Since(start))
+			}
+
+			start = time.Now()
+			r = v.Exec(ctx, []string{"sh", "-c", `pgrep -x sleep || echo none left`}, time.Minute)
+			if r.Err != nil || r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "none left" {
+				t.Fatalf("after a killed job: %+v (stdout %q)", r, r.Stdout)
+			}
+			t.Logf("a job in a running boot: %s", time.Since(start).Round(time.Millisecond))
+			if n := v.Boots(); n != 1 {
+				t.Fatalf("%d boots for 3 jobs, want 1", n)
+			}
+			if iso := v.Isolation(); !strings.Contains(iso, v.Kernel().Release) || !strings.Contains(iso, "boot per host") {
+				t.Errorf("isolation %q does not say how trials share the boot", iso)
 			}
 		})
 	}
 }
 
+// A guest that stops answering is killed and its job is harness trouble; the next job boots a
+// fresh guest. With trials_per_boot 1 every job boots its own.
+func TestVMWedgedGuestIsReplaced(t *testing.T) {
+	requireVM(t)
+	v := testVM(t, "bookworm", VMConfig{})
+	ctx := context.Background()
+	if r := v.Exec(ctx, []string{"true"}, 3*time.Minute); r.Err != nil { // booted
+		t.Fatal(r.Err)
+	}
+	// The job stops the agent itself ($PPID of the job's shell), then hangs.
+	r := v.Exec(ctx, []string{"sh", "-c", `kill -STOP $PPID; sleep 600`}, 5*time.Second)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "wedged") {
+		t.Fatalf("wedged guest: %+v (stdout %q)", r, r.Stdout)
+	}
+	r = v.Exec(ctx, []string{"true"}, time.Minute)
+	if r.Err != nil || r.Exit != 0 || v.Boots() != 2 {
+		t.Fatalf("after a wedged guest: %+v, %d boots", r, v.Boots())
+	}
+
+	one := testVM(t, "bookworm", VMConfig{TrialsPerBoot: 1})
+	for range 2 {
+		if r := one.Exec(ctx, []string{"true"}, time.Minute); r.Err != nil || r.Exit != 0 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if one.Boots() != 2 || !strings.Contains(one.Isolation(), "boot per trial") {
+		t.Fatalf("trials_per_boot 1: %d boots, isolation %q", one.Boots(), one.Isolation())
+	}
+}
+
 func TestVMInitFailureIsHarnessError(t *testing.T) {
 	requireVM(t)
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		t.Skip("SKIPPED LOUDLY: busybox-static not installed")
-	}
-	v, _ := NewVM(VMConfig{Kernel: "bookworm", Binary: busybox})
-	defer v.Close()
-	if _, err := v.Prepare(context.Background(), busybox); err != nil {
-		t.Fatal(err)
-	}
+	v := testVM(t, "bookworm", VMConfig{})
 	// A root disk that is not ext4: init reports it and powers off; the trial is a harness error.
 	bad, _ := os.CreateTemp("", "sandcheck-vm-bad-*.img")
 	bad.Truncate(1 << 20)
@@ -93,20 +143,6 @@ func TestVMInitFailureIsHarnessError(t *testing.T) {
 	}
 }
 
-func TestParseResult(t *testing.T) {
-	out := "noise\nSC-BEGIN n1\nSC-STDOUT n1\naGVsbG8K\nSC-STDERR n1\nSC-EXIT n1 4\n"
-	r, ok := vmimage.ParseResult([]byte(out), "n1")
-	if !ok || string(r.Stdout) != "hello\n" || len(r.Stderr) != 0 || r.Exit != 4 {
-		t.Fatalf("%+v %v", r, ok)
-	}
-	if _, ok := vmimage.ParseResult([]byte(out), "other"); ok {
-		t.Fatal("a frame with another nonce was accepted")
-	}
-	if r, ok := vmimage.ParseResult([]byte("SC-BEGIN n1\nSC-STDOUT n1\naGVsbG8K\n"), "n1"); ok || !r.Begun {
-		t.Fatalf("cut-off frame: %+v %v", r, ok)
-	}
-}
-
 type testLog struct{ t *testing.T }
 
 func (l testLog) Write(p []byte) (int, error) {
@@ -114,25 +150,29 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// BenchmarkVMBoot measures one trial's VM cost per kernel: boot, a `true` job, power off.
+// BenchmarkVMBoot measures, per kernel, a boot until the agent is ready plus a `true` job, and
+// then a `true` job in the running boot.
 func BenchmarkVMBoot(b *testing.B) {
 	requireVM(b)
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		b.Skip("busybox-static not installed")
-	}
-	for _, suite := range []string{"bookworm", "trixie"} {
+	for _, suite := range []string{"bullseye", "bookworm", "bookworm-backports", "trixie", "trixie-backports"} {
 		b.Run(suite, func(b *testing.B) {
-			v, _ := NewVM(VMConfig{Kernel: suite, Binary: busybox})
-			defer v.Close()
-			if _, err := v.Prepare(context.Background(), busybox); err != nil {
-				b.Fatal(err)
-			}
+			var boot, job time.Duration
 			for b.Loop() {
+				v := testVM(b, suite, VMConfig{})
+				start := time.Now()
 				if r := v.Exec(context.Background(), []string{"true"}, 2*time.Minute); r.Exit != 0 || r.Err != nil {
 					b.Fatalf("%+v", r)
 				}
+				boot += time.Since(start)
+				start = time.Now()
+				if r := v.Exec(context.Background(), []string{"true"}, 2*time.Minute); r.Exit != 0 || r.Err != nil {
+					b.Fatalf("%+v", r)
+				}
+				job += time.Since(start)
+				v.Close()
 			}
+			b.ReportMetric(boot.Seconds()/float64(b.N), "boot+job-s")
+			b.ReportMetric(job.Seconds()/float64(b.N)*1000, "job-in-boot-ms")
 		})
 	}
 }

@@ -10,14 +10,21 @@ import (
 )
 
 // SchemaVersion is bumped whenever a field changes meaning; readers refuse newer majors.
-const SchemaVersion = 1
+//
+// v1: every record carries its evidence. v2 adds compact records (Compact): a trial that
+// passed, or failed only by pinned known findings, keeps its verdicts and durations but not its
+// evidence (see compact.go). Readers take both versions; a v1 journal reads as it always did.
+const SchemaVersion = 2
 
 // Cell names one point of the matrix. ID is stable across runs (derived from the other fields), so
 // baselines and resumes can match cells.
 type Cell struct {
 	ID     string `json:"id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
+	// Version is the sandbox version the cell runs, as chosen (a matrix's versions:,
+	// --target NAME@VERSION): "" is the adapter's pinned install. Part of ID when set.
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
 	// User is who the sandbox ran as: unprivileged, root or an account's name; "" in journals
 	// written before the user axis, when every trial ran as root.
 	User   string `json:"user,omitempty"`
@@ -66,4 +73,15 @@ type Record struct {
 	// role that the trial streamed while it ran (e.g. "denied http GET /http/abc from
 	// 198.18.0.2"). Not empty means fail-open, whatever the outcome says.
 	Egress []string `json:"egress,omitempty"`
+	// PhasesMS is where the trial's time went, per phase, as the trial process measured it
+	// (start, fixture, sandbox, cleanup, classify, specs, report; see suites/harness); the
+	// rest of DurationMS is the runner's and the host's (process spawn, transport).
+	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
+	// Compact: the record was written without its evidence and host fingerprint, and without
+	// the hints and labels of its scenarios (Compacted). The first trial of every cell and every
+	// trial that failed in a way no known finding covers keep theirs (KeepsEvidence).
+	Compact bool `json:"compact,omitempty"`
+	// HostFPRef names the host fingerprint the trial ran under ("sha256:" and 16 hex digits of
+	// the fingerprint's JSON), which the cell's first trial holds in full (FingerprintRef).
+	HostFPRef string `json:"host_fp_ref,omitempty"`
 }

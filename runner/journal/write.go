@@ -99,7 +99,8 @@ func (w *Writer) Repaired() string { return w.repaired }
 // Path is the journal file being written.
 func (w *Writer) Path() string { return w.path }
 
-// Append writes r as one line and fsyncs. A zero r.V is set to SchemaVersion. When Append
+// Append writes r as one line and fsyncs (in its compact form when r.Compact, see Compacted).
+// A zero r.V is set to SchemaVersion. When Append
 // returns nil the record is durable; callers count a trial done only after that.
 func (w *Writer) Append(r Record) error {
 	if r.V == 0 {
@@ -111,9 +112,9 @@ func (w *Writer) Append(r Record) error {
 		return fmt.Errorf("journal: append to %s: writer closed", w.path)
 	}
 	w.buf.Reset()
-	// Encoder writes the trailing newline; one Write call keeps the line whole for O_APPEND.
-	if err := json.NewEncoder(&w.buf).Encode(r); err != nil {
-		return fmt.Errorf("journal: encode record %s/%d: %w", r.Cell.ID, r.Trial, err)
+	// One Write call below keeps the line whole for O_APPEND.
+	if err := Encode(&w.buf, r); err != nil {
+		return err
 	}
 	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
 		return fmt.Errorf("journal: write %s: %w", w.path, err)
@@ -123,6 +124,19 @@ func (w *Writer) Append(r Record) error {
 	}
 	if w.buf.Cap() > 1<<20 {
 		w.buf = bytes.Buffer{} // one huge evidence blob should not pin memory for the whole run
+	}
+	return nil
+}
+
+// Encode writes r as one journal line (newline included), in its compact form when r.Compact.
+// Writer.Append is Encode plus fsync; tools that build journals in bulk use it directly.
+func Encode(w io.Writer, r Record) error {
+	var v any = r
+	if r.Compact {
+		v = r.compactForm()
+	}
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		return fmt.Errorf("journal: encode record %s/%d: %w", r.Cell.ID, r.Trial, err)
 	}
 	return nil
 }

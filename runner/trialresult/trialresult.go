@@ -40,7 +40,7 @@ func Record(out []byte, key string, timedOut bool) (journal.Record, error) {
 	t, fp, resultErr := specreport.ParseEmitted(out, key)
 	var rec journal.Record
 	if resultErr == nil {
-		rec = journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp}
+		rec = journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS}
 	}
 	rec.Egress = Egress(hits)
 	if len(rec.Egress) == 0 {

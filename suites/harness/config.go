@@ -55,6 +55,13 @@ func (c Config) KillGrace() time.Duration {
 	return BudgetReserve / 2
 }
 
+// RequestTimeout is how long the probe gives one request (curl's --max-time): a tenth of the
+// sandboxed run's deadline, at least 3 s. Where everything is slow (a VM under emulation, given
+// a longer SANDCHECK_SANDBOX_TIMEOUT) a slow answer is not taken for a dead proxy.
+func (c Config) RequestTimeout() time.Duration {
+	return max(3*time.Second, c.Timeout/10)
+}
+
 // RunTimeout is the deadline for one sandboxed run: Timeout, cut to what is left of the trial
 // budget less BudgetReserve. Zero or less means no time is left to run anything.
 func (c Config) RunTimeout() time.Duration {

@@ -262,7 +262,9 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		}
 		in.Expect = append(in.Expect, e)
 	}
+	done := timePhase(PhaseClassify)
 	ft.Result = classify.ClassifyFS(in)
+	done()
 	if x.Out.Obs != nil {
 		removeEscapes(t.ws, x.Out.Obs.FS)
 	}

@@ -80,7 +80,9 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 	if x.ParseErr != nil {
 		nt.ParseError = x.ParseErr.Error()
 	}
+	done := timePhase(PhaseClassify)
 	nt.Result = classify.ClassifyNetwork(t.networkInput(x, spec, nt.Hits))
+	done()
 	return nt, nil
 }
 

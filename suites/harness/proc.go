@@ -71,6 +71,8 @@ func runCommand(ctx context.Context, argv, env []string, dir, cookie string, tim
 		}
 	}
 	r.Duration = time.Since(start)
+	AddPhase(PhaseSandbox, r.Duration)
+	defer timePhase(PhaseCleanup)()
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	KillCookie(cookie)
 	var ee *exec.ExitError

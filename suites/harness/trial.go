@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -57,6 +56,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	// t stays set on every path (a `return nil, err` would nil a named result before the
 	// deferred cleanup reads it).
 	t := &trial{cfg: cfg, nonce: randomHex(8)}
+	defer timePhase(PhaseFixture)()
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -120,6 +120,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 
 // Close undoes everything, last first.
 func (t *trial) Close() {
+	defer timePhase(PhaseCleanup)()
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
@@ -145,7 +146,7 @@ func (t *trial) networkSpec() probe.Spec {
 		Channels:       probe.AllChannels,
 		CAFile:         h.CAFile,
 		Resolver:       h.Resolver.String(),
-		Timeout:        3 * time.Second,
+		Timeout:        t.cfg.RequestTimeout(),
 		MarkDir:        t.marks,
 		SyncAfterFirst: t.inj.SyncProbe,
 	}
@@ -242,11 +243,12 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 
 // wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
 // a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
+// (`unshare --propagation private` has made every mount private already.)
 func wrapMounts(argv []string, binds []Bind) []string {
 	if len(binds) == 0 {
 		return argv
 	}
-	script := []string{"set -e", "mount --make-rprivate /"}
+	script := []string{"set -e"}
 	args := []string{}
 	for i, b := range binds {
 		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)

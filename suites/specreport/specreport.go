@@ -49,6 +49,8 @@ type Trial struct {
 	Hint      string             `json:"hint,omitempty"`
 	Scenarios []journal.Scenario `json:"scenarios"`
 	Evidence  json.RawMessage    `json:"evidence,omitempty"`
+	// PhasesMS is where the trial process's time went, per phase (harness.Phase*), in ms.
+	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
 }
 
 // ReadFile parses a Ginkgo JSON report file.
@@ -94,13 +96,13 @@ func FromReports(reports []types.Report) Trial {
 				switch e.Name {
 				case EntryScenario:
 					var v Verdict
-					if json.Unmarshal([]byte(e.Value.AsJSON), &v) == nil {
+					if json.Unmarshal(entryJSON(e), &v) == nil {
 						sc.Name, sc.Outcome, sc.Pass, sc.Hint = v.Name, v.Outcome, v.Pass, v.Hint
 						sc.Breaches, sc.Known, sc.Unreproduced = v.Breaches, v.Known, v.Unreproduced
 						found = true
 					}
 				case EntryEvidence:
-					ev = json.RawMessage(e.Value.AsJSON)
+					ev = entryJSON(e)
 				}
 			}
 			if ev != nil {
@@ -153,6 +155,19 @@ func FromReports(reports []types.Report) Trial {
 		}
 	}
 	return t
+}
+
+// entryJSON is a report entry's value as JSON: as Ginkgo's JSON report carries it, or, for a
+// report taken in process (ReportAfterSuite), encoded from the value itself.
+func entryJSON(e types.ReportEntry) json.RawMessage {
+	if e.Value.AsJSON != "" {
+		return json.RawMessage(e.Value.AsJSON)
+	}
+	b, err := json.Marshal(e.Value.GetRawValue())
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func specName(s types.SpecReport) string {

@@ -33,8 +33,9 @@ type Kernel struct {
 
 // DefaultModules are what a trial needs of a kernel that has them as modules: the root disk
 // (virtio_pci, virtio_blk, ext4 and the crc32c it asks the crypto API for: a soft dependency no
-// "depends=" names), the overlay root, the job (qemu_fw_cfg), fixture links (veth).
-var DefaultModules = []string{"virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "overlay", "qemu_fw_cfg", "veth"}
+// "depends=" names; from 7.x the module is crc32c_cryptoapi), the overlay root, the nonce
+// (qemu_fw_cfg), fixture links (veth). "a|b" takes the first of a and b the kernel has.
+var DefaultModules = []string{"virtio_pci", "virtio_blk", "crc32c_generic|crc32c_cryptoapi", "ext4", "overlay", "qemu_fw_cfg", "veth"}
 
 // Kernel returns the kernel of Debian suite (its linux-image-amd64), fetching and preparing it on
 // first use.
@@ -168,7 +169,8 @@ func kernelDeps(ctx context.Context, deb string) ([]string, error) {
 	for _, d := range strings.Split(string(out), ",") {
 		name := strings.Fields(strings.TrimSpace(strings.Split(d, "|")[0]))
 		if len(name) > 0 {
-			for _, p := range []string{"linux-image-", "linux-binary-", "linux-modules-"} {
+			// linux-base-REL (7.x) carries the kernel's config; plain linux-base is a tool.
+			for _, p := range []string{"linux-image-", "linux-binary-", "linux-modules-", "linux-base-"} {
 				if strings.HasPrefix(name[0], p) {
 					deps = append(deps, name[0])
 				}
@@ -222,14 +224,25 @@ func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, 
 		}
 		queue = append(queue, deps...)
 	}
+	// Up to 6.x the kernel is boot/vmlinuz-REL with boot/config-REL; from 7.x it is
+	// usr/lib/modules/REL/vmlinuz with .../config beside it.
 	vmlinuz, _ := filepath.Glob(filepath.Join(tree, "boot", "vmlinuz-*"))
+	moved, _ := filepath.Glob(filepath.Join(tree, "usr", "lib", "modules", "*", "vmlinuz"))
+	vmlinuz = append(vmlinuz, moved...)
 	if len(vmlinuz) != 1 {
-		return nil, fmt.Errorf("want one boot/vmlinuz-* in %v, found %v", names, vmlinuz)
+		return nil, fmt.Errorf("want one boot/vmlinuz-* or usr/lib/modules/*/vmlinuz in %v, found %v", names, vmlinuz)
 	}
-	k := &Kernel{Suite: suite, Package: strings.Join(names, ", "), Release: strings.TrimPrefix(filepath.Base(vmlinuz[0]), "vmlinuz-")}
+	release := strings.TrimPrefix(filepath.Base(vmlinuz[0]), "vmlinuz-")
+	if len(moved) == 1 {
+		release = filepath.Base(filepath.Dir(moved[0]))
+	}
+	k := &Kernel{Suite: suite, Package: strings.Join(names, ", "), Release: release}
 	out := filepath.Join(tmp, "out")
 	os.MkdirAll(out, 0o755)
-	config, _ := os.ReadFile(filepath.Join(tree, "boot", "config-"+k.Release))
+	config, err := os.ReadFile(filepath.Join(tree, "boot", "config-"+k.Release))
+	if err != nil {
+		config, _ = os.ReadFile(filepath.Join(tree, "usr", "lib", "modules", k.Release, "config"))
+	}
 	os.WriteFile(filepath.Join(out, "config"), config, 0o644)
 	k.Config = filepath.Join(dir, "config")
 	// PVH: boot the uncompressed ELF directly (no firmware, no decompression: about half the
@@ -375,7 +388,7 @@ func resolveModules(ctx context.Context, modDir string, want []string) ([]module
 		}
 		done[name] = true
 		if builtin[name] {
-			if contains(want, name) {
+			if wanted(want, name) {
 				builtins = append(builtins, name)
 			}
 			return nil
@@ -405,12 +418,32 @@ func resolveModules(ctx context.Context, modDir string, want []string) ([]module
 		return nil
 	}
 	for _, w := range want {
+		alts := strings.Split(w, "|")
+		w = alts[0]
+		for _, a := range alts {
+			if _, ok := files[norm(a)]; ok || builtin[norm(a)] {
+				w = a
+				break
+			}
+		}
 		if err := visit(w, nil); err != nil {
 			return nil, nil, err
 		}
 	}
 	sort.Strings(builtins)
 	return order, builtins, nil
+}
+
+// wanted says whether name is one of the wanted modules (or one of an entry's alternatives).
+func wanted(want []string, name string) bool {
+	for _, w := range want {
+		for _, a := range strings.Split(w, "|") {
+			if strings.ReplaceAll(a, "-", "_") == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func readModule(ctx context.Context, p string) ([]byte, error) {

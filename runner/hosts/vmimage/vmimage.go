@@ -3,16 +3,13 @@
 package vmimage
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -123,48 +120,4 @@ func Mirror() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no Debian mirror found in /etc/apt sources")
-}
-
-// Result is a job's outcome as the guest reported it.
-type Result struct {
-	Stdout, Stderr []byte
-	Exit           int
-	Begun          bool // the guest started the job
-}
-
-// ParseResult reads the framed job result from the guest's result port output. ok is false
-// when the frame is incomplete (the guest died, or the deadline passed first).
-func ParseResult(out []byte, nonce string) (r Result, ok bool) {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 64<<20)
-	var cur *bytes.Buffer
-	var so, se bytes.Buffer
-	for sc.Scan() {
-		l := strings.TrimRight(sc.Text(), "\r")
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[1] == nonce && strings.HasPrefix(f[0], "SC-") {
-			switch f[0] {
-			case "SC-BEGIN":
-				r.Begun = true
-			case "SC-STDOUT":
-				cur = &so
-			case "SC-STDERR":
-				cur = &se
-			case "SC-EXIT":
-				if len(f) == 3 {
-					if n, err := strconv.Atoi(f[2]); err == nil {
-						r.Exit = n
-						r.Stdout, _ = base64.StdEncoding.DecodeString(so.String())
-						r.Stderr, _ = base64.StdEncoding.DecodeString(se.String())
-						return r, true
-					}
-				}
-			}
-			continue
-		}
-		if cur != nil {
-			cur.WriteString(strings.TrimSpace(l))
-		}
-	}
-	return r, false
 }

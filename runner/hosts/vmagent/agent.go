@@ -1,0 +1,266 @@
+//go:build linux
+
+package vmagent
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// JobPrelude runs first in every job, in the job's own mount namespace: fresh, empty /tmp,
+// /var/tmp and /root (HOME), so no trial sees what an earlier trial of the same boot left
+// there; the namespace and its mounts go when the job's last process does.
+const JobPrelude = `mount -t tmpfs -o mode=1777 sc-tmp /tmp && mount -t tmpfs -o mode=1777 sc-tmp /var/tmp && ` +
+	`mount -t tmpfs -o mode=0700 sc-home /root && cd /root && exec "$@"`
+
+// KillGrace is how long a job past its deadline gets between SIGTERM and SIGKILL.
+const KillGrace = 3 * time.Second
+
+// MaybeRun runs the agent and exits when argv asks for it: `BIN __sandcheck_vm_agent TTY
+// NONCE-FILE`. Binaries that go into the guest call it first thing.
+func MaybeRun() {
+	if len(os.Args) < 2 || os.Args[1] != Arg {
+		return
+	}
+	if len(os.Args) != 4 {
+		fmt.Fprintf(os.Stderr, "usage: %s %s TTY NONCE-FILE\n", os.Args[0], Arg)
+		os.Exit(2)
+	}
+	os.Exit(Main(os.Args[2], os.Args[3]))
+}
+
+// Main serves jobs on the serial port tty until told to quit or the port fails.
+func Main(tty, nonceFile string) int {
+	nb, err := os.ReadFile(nonceFile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vm agent: %v\n", err)
+		return 1
+	}
+	f, err := os.OpenFile(tty, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vm agent: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	if err := makeRaw(int(f.Fd())); err != nil {
+		fmt.Fprintf(os.Stderr, "vm agent: %s: %v\n", tty, err)
+		return 1
+	}
+	// Orphans of a job (a daemonised helper) come to us, so we can reap them once it ends.
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	a := &agent{nonce: strings.TrimSpace(string(nb)), w: f}
+	return a.serve(bufio.NewReaderSize(f, 64<<10))
+}
+
+// makeRaw turns off every line discipline: frames are bytes, not terminal input.
+func makeRaw(fd int) error {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CBAUD
+	t.Cflag |= unix.CS8 | unix.B115200
+	t.Ispeed, t.Ospeed = unix.B115200, unix.B115200
+	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
+}
+
+type agent struct {
+	nonce string
+	mu    sync.Mutex // one frame at a time on the port, whole
+	w     io.Writer
+}
+
+func (a *agent) send(line string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = io.WriteString(a.w, line)
+}
+
+func (a *agent) logf(format string, args ...any) {
+	a.send(LogLine(a.nonce, fmt.Sprintf(format, args...)))
+}
+
+func (a *agent) serve(r *bufio.Reader) int {
+	a.send(ReadyLine(a.nonce))
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "vm agent: read: %v\n", err)
+			return 1
+		}
+		f, ok, err := Parse(line, a.nonce)
+		switch {
+		case err != nil:
+			a.logf("%v", err)
+			continue
+		case !ok:
+			continue
+		}
+		switch f.Kind {
+		case Quit:
+			return 0
+		case JobF:
+			code, timedOut := a.run(f.ID, f.Timeout, f.Job)
+			a.send(ExitLine(a.nonce, f.ID, code, timedOut))
+			a.send(ReadyLine(a.nonce))
+		}
+	}
+}
+
+// run runs one job to its end or its deadline, streaming its output, and leaves nothing of it
+// running.
+func (a *agent) run(id int, timeout time.Duration, j Job) (code int, timedOut bool) {
+	cookie := randomHex(16)
+	argv := append([]string{"/bin/sh", "-c", JobPrelude, "sc-job"}, j.Argv...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), j.Env...), CookieVar+"="+cookie)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Unshareflags: syscall.CLONE_NEWNS}
+	// Our own pipes: Wait would block on a grandchild holding them, and we kill first.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		a.logf("job %d: %v", id, err)
+		return -1, false
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		a.logf("job %d: %v", id, err)
+		return -1, false
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		a.send(ChunkLine(Err, a.nonce, id, []byte("vm agent: start job: "+err.Error()+"\n")))
+		return -1, false
+	}
+	pgid := cmd.Process.Pid
+	var streams sync.WaitGroup
+	stream := func(kind string, r io.Reader) {
+		buf := make([]byte, 16<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				a.send(ChunkLine(kind, a.nonce, id, buf[:n]))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	streams.Go(func() { stream(Out, outR) })
+	streams.Go(func() { stream(Err, errR) })
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	select {
+	case err = <-waited:
+		timer.Stop()
+	case <-timer.C:
+		timedOut = true
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case err = <-waited:
+		case <-time.After(KillGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			err = <-waited
+		}
+	}
+	// Whatever is left of the job: its group, and every process carrying its cookie.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	KillEnv(CookieVar, cookie)
+	drained := make(chan struct{})
+	go func() { streams.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second): // a process that escaped both still holds a pipe
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+	reap()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), timedOut
+	case err != nil:
+		return -1, timedOut
+	}
+	return 0, timedOut
+}
+
+// reap collects the exit status of orphans the job left to us (we are their subreaper).
+func reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// KillEnv SIGKILLs every process whose environment holds name=value, in rounds until none is
+// left (a dying parent may fork once more), and returns how many it killed.
+func KillEnv(name, value string) int {
+	needle := []byte(name + "=" + value + "\x00")
+	self := os.Getpid()
+	n := 0
+	for round := 0; round < 5; round++ {
+		found := 0
+		dirs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			if pid == self || pid == 1 {
+				continue
+			}
+			env, err := os.ReadFile(d + "/environ")
+			if err != nil || !bytes.Contains(append(env, 0), needle) {
+				continue
+			}
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				found++
+			}
+		}
+		n += found
+		if found == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+		reap()
+	}
+	return n
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

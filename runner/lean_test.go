@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// leanFake reports three scenarios, one of them a pinned known finding, with 20 KB of evidence;
+// a fifth of its trials fail the first scenario outside any finding.
+func leanFake() *Fake {
+	return &Fake{Seed: 7, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2},
+		Scenarios: []journal.Scenario{
+			{Name: "network/seed", Outcome: classify.Correct, Pass: true, Hint: "ok", Labels: []string{"network"}},
+			{Name: "failclosed/socat-missing", Outcome: classify.SandboxFailed, Pass: true},
+			{Name: "untrusted/proxy-env-dead", Outcome: classify.AllowedBlocked, Breaches: []string{"condition proxy-env-dead"},
+				Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
+		},
+		Evidence: json.RawMessage(`{"blob":"` + strings.Repeat("e", 20<<10) + `"}`),
+		HostFP:   json.RawMessage(`{"kernel":"6.1"}`)}
+}
+
+// The journal keeps evidence where it will be read (each cell's first trial, every failure no
+// known finding covers) and is compact for the rest, which still count the same.
+func TestLeanJournal(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		dir := t.TempDir()
+		fake := leanFake()
+		cells := testCells(2)
+		sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 30, Parallel: 2, Dir: dir, FullJournal: full})
+		if err != nil || sum.Ran != 60 {
+			t.Fatalf("ran %d: %v", sum.Ran, err)
+		}
+		f, _ := os.Open(filepath.Join(dir, JournalFile))
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		lines := 0
+		for sc.Scan() {
+			lines++
+			var raw struct {
+				Trial     int             `json:"trial"`
+				Compact   bool            `json:"compact"`
+				Evidence  json.RawMessage `json:"evidence"`
+				HostFPRef string          `json:"host_fp_ref"`
+				Cell      journal.Cell    `json:"cell"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+				t.Fatal(err)
+			}
+			unknown := fake.Outcome(raw.Cell.ID, raw.Trial) != classify.Correct
+			wantFull := full || raw.Trial == 0 || unknown
+			if raw.Compact == wantFull || (len(raw.Evidence) > 0) != wantFull {
+				t.Errorf("full=%v trial %d (unknown failure %v): compact %v, %d bytes of evidence", full, raw.Trial, unknown, raw.Compact, len(raw.Evidence))
+			}
+			if raw.Compact && len(sc.Bytes()) > 1024 {
+				t.Errorf("compact record of 3 scenarios is %d bytes", len(sc.Bytes()))
+			}
+			if raw.Trial == 0 && raw.HostFPRef != journal.FingerprintRef(fake.HostFP) {
+				t.Errorf("trial 0 fingerprint reference %q", raw.HostFPRef)
+			}
+		}
+		f.Close()
+		if lines != 60 {
+			t.Fatalf("%d lines", lines)
+		}
+		// What a resume counts from the lean journal is what the run counted.
+		again, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 30, Dir: dir, Resume: true})
+		if err != nil || again.Ran != 0 || again.Resumed != 60 {
+			t.Fatalf("resume: ran %d resumed %d: %v", again.Ran, again.Resumed, err)
+		}
+		for i := range cells {
+			a, b := sum.Cells[i].Counts, again.Cells[i].Counts
+			if len(a) != len(b) || a[classify.ProxyDead] != b[classify.ProxyDead] || a[classify.AllowedBlocked] != b[classify.AllowedBlocked] {
+				t.Fatalf("counts after resume %v, want %v", b, a)
+			}
+		}
+	}
+}
