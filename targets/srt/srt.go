@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -184,7 +185,22 @@ func Permissions(s map[string]any) map[string]any {
 	out := map[string]any{}
 	var allow, deny []string
 	sandboxNet := map[string]any{}
-	for k, v := range s {
+	// Network rules first, then filesystem ones: the rule order must not depend on map order.
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		rank := func(k string) int {
+			return map[string]int{"network": 0, "filesystem": 1}[k] + map[bool]int{true: 0, false: 2}[k == "network" || k == "filesystem"]
+		}
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		v := s[k]
 		switch k {
 		case "network":
 			net, _ := v.(map[string]any)
