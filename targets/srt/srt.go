@@ -190,12 +190,11 @@ func Permissions(s map[string]any) map[string]any {
 	for k := range s {
 		keys = append(keys, k)
 	}
+	first := map[string]int{"network": 1, "filesystem": 2} // other keys rank 0: after these
 	sort.Slice(keys, func(i, j int) bool {
-		rank := func(k string) int {
-			return map[string]int{"network": 0, "filesystem": 1}[k] + map[bool]int{true: 0, false: 2}[k == "network" || k == "filesystem"]
-		}
-		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
-			return ri < rj
+		ri, rj := first[keys[i]], first[keys[j]]
+		if ri != rj {
+			return ri != 0 && (rj == 0 || ri < rj)
 		}
 		return keys[i] < keys[j]
 	})
