@@ -36,6 +36,7 @@ Exit status:
      covers; or the check could not be set up.
   2  usage or configuration error.`, `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
   sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
+  sudo sandcheck preflight --user "$SUDO_USER"      # the sandbox as the account your agent runs as
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
 
   In a GitHub Actions job, before the step that relies on the sandbox:
@@ -117,7 +118,7 @@ Exit status:
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s, %.2fs)\n", summary, nt.TargetVersion, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, asUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
 }
