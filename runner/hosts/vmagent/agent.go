@@ -22,11 +22,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// JobPrelude runs first in every job, in the job's own mount namespace: fresh, empty /tmp,
-// /var/tmp and /root (HOME), so no trial sees what an earlier trial of the same boot left
-// there; the namespace and its mounts go when the job's last process does.
+// freshDirs are the directories every job gets empty (tmpfs, with these modes), so no trial sees
+// what an earlier trial of the same boot left there.
+var freshDirs = []struct{ path, mode string }{{"/tmp", "1777"}, {"/var/tmp", "1777"}, {"/root", "0700"}}
+
+// JobPrelude mounts freshDirs in the job's own mount namespace and runs the job: how an agent
+// that does not own its machine (a test on the host) gives a job fresh directories. In the
+// guest the agent mounts them itself before each job (no shell, no mount processes: each costs
+// a fork and an exec, slow under emulation) and the job still gets a namespace of its own, so
+// what it mounts goes with it.
 const JobPrelude = `mount -t tmpfs -o mode=1777 sc-tmp /tmp && mount -t tmpfs -o mode=1777 sc-tmp /var/tmp && ` +
 	`mount -t tmpfs -o mode=0700 sc-home /root && cd /root && exec "$@"`
+
+// remountFresh replaces freshDirs with empty tmpfs mounts in the agent's own namespace; the
+// previous job's are detached (and freed once nothing holds them).
+func remountFresh() error {
+	for _, d := range freshDirs {
+		_ = unix.Unmount(d.path, unix.MNT_DETACH) // not mounted yet: nothing to detach
+		if err := unix.Mount("sc-job", d.path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+d.mode); err != nil {
+			return fmt.Errorf("fresh %s: %w", d.path, err)
+		}
+	}
+	return nil
+}
 
 // KillGrace is how long a job past its deadline gets between SIGTERM and SIGKILL.
 const KillGrace = 3 * time.Second
@@ -63,7 +81,8 @@ func Main(tty, nonceFile string) int {
 	}
 	// Orphans of a job (a daemonised helper) come to us, so we can reap them once it ends.
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	a := &agent{nonce: strings.TrimSpace(string(nb)), w: f}
+	// The guest is ours: fresh directories are mounted here, before each job.
+	a := &agent{nonce: strings.TrimSpace(string(nb)), w: f, ownsMachine: true}
 	return a.serve(bufio.NewReaderSize(f, 64<<10))
 }
 
@@ -87,6 +106,9 @@ type agent struct {
 	nonce string
 	mu    sync.Mutex // one frame at a time on the port, whole
 	w     io.Writer
+	// ownsMachine: the agent is alone on its machine (the guest) and mounts each job's fresh
+	// directories in its own namespace; else the job does, in its own (JobPrelude).
+	ownsMachine bool
 }
 
 func (a *agent) send(line string) {
@@ -131,9 +153,17 @@ func (a *agent) serve(r *bufio.Reader) int {
 func (a *agent) run(id int, timeout time.Duration, j Job) (code int, timedOut bool) {
 	cookie := randomHex(16)
 	argv := append([]string{"/bin/sh", "-c", JobPrelude, "sc-job"}, j.Argv...)
+	dir := "/"
+	if a.ownsMachine {
+		if err := remountFresh(); err != nil {
+			a.send(ChunkLine(Err, a.nonce, id, []byte("vm agent: "+err.Error()+"\n")))
+			return -1, false
+		}
+		argv, dir = j.Argv, "/root"
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append(os.Environ(), j.Env...), CookieVar+"="+cookie)
-	cmd.Dir = "/"
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Unshareflags: syscall.CLONE_NEWNS}
 	// Our own pipes: Wait would block on a grandchild holding them, and we kill first.
 	outR, outW, err := os.Pipe()
