@@ -27,13 +27,20 @@ const (
 	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
 	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
 	CapSettingsFile Capability = "settings-file"
+	// CapPortRules: allow-list entries can name a port (host:port), so other ports of an
+	// allowed host stay closed.
+	CapPortRules Capability = "port-rules"
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
 type Policy struct {
-	AllowedHosts  []string // names or IP literals reachable through the sandbox's proxy
+	AllowedHosts []string // names or IP literals reachable through the sandbox's proxy
+	// DeniedHosts are never reachable, even where an allowed entry covers them (a wildcard).
+	DeniedHosts   []string
 	WritablePaths []string
 	DenyRead      []string
+	// DenyWrite are paths inside a writable one that must stay read-only.
+	DenyWrite []string
 }
 
 // Session is one sandboxed run: the policy, where it runs, and the command to wrap.

@@ -31,10 +31,24 @@ type Run struct {
 
 const stderrTail = 8 << 10
 
+// runSetup adjusts how a sandboxed command starts: where (an isolated fixture's host namespace)
+// and with which terminal. The zero value starts it here, with no terminal.
+type runSetup struct {
+	start func(*exec.Cmd) error // nil: cmd.Start
+	// tty becomes the command's stdin and controlling terminal, in a session of its own (whose
+	// leader also leads its process group, so the group kill still reaches it).
+	tty *os.File
+}
+
 // runCommand runs argv in its own process group with a deadline. On expiry the group gets SIGTERM
 // and grace to exit (a sandbox cleans up after itself), then SIGKILL; and always after it ends,
 // the whole group and every process carrying cookie are killed: nothing a trial starts outlives it.
 func runCommand(ctx context.Context, argv, env []string, dir, cookie string, timeout, grace time.Duration) Run {
+	return runCommandIn(ctx, runSetup{}, argv, env, dir, cookie, timeout, grace)
+}
+
+// runCommandIn is runCommand started as setup says.
+func runCommandIn(ctx context.Context, setup runSetup, argv, env []string, dir, cookie string, timeout, grace time.Duration) Run {
 	r := Run{Argv: argv}
 	if timeout <= 0 {
 		// The trial budget is spent: starting the sandbox now would only be killed mid-run.
@@ -45,10 +59,18 @@ func runCommand(ctx context.Context, argv, env []string, dir, cookie string, tim
 	cmd.Env = append(append([]string{}, env...), CookieVar+"="+cookie)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if setup.tty != nil {
+		cmd.Stdin = setup.tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	startCmd := cmd.Start
+	if setup.start != nil {
+		startCmd = func() error { return setup.start(cmd) }
+	}
+	if err := startCmd(); err != nil {
 		r.Exit, r.Stderr = -1, err.Error()
 		return r
 	}

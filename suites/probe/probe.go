@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/seccomp"
 )
 
 // Channels a probe can try. Each is one way a program inside a sandbox could reach a host.
@@ -55,6 +57,8 @@ type Spec struct {
 	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
 	// FS are filesystem checks, run after the network channels.
 	FS []FSCheck `json:"fs,omitempty"`
+	// Raw are crafted requests (raw.go), all at once alongside the channels.
+	Raw []Raw `json:"raw,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -88,6 +92,7 @@ type Observation struct {
 	Listeners []Listener        `json:"listeners"`
 	Attempts  []Attempt         `json:"attempts"`
 	FS        []FSResult        `json:"fs,omitempty"`
+	Raw       []RawResult       `json:"raw,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
 	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
@@ -108,6 +113,7 @@ const Arg = "__sandcheck_probe"
 // MaybeRun runs the probe and exits when argv asks for it. Binaries that carry the probe call it
 // first thing in main or TestMain.
 func MaybeRun() {
+	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}
@@ -163,6 +169,7 @@ func Run(s Spec) *Observation {
 	}
 	attempts := make([]Attempt, len(pairs))
 	problems := make([][]string, len(pairs))
+	raws := make([]RawResult, len(s.Raw))
 	one := func(i int) {
 		o := &Observation{}
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
@@ -178,7 +185,11 @@ func Run(s Spec) *Observation {
 	for i := first; i < len(pairs); i++ {
 		wg.Go(func() { one(i) })
 	}
+	for i := range s.Raw {
+		wg.Go(func() { raws[i] = runRaw(s, s.Raw[i]) })
+	}
 	wg.Wait()
+	obs.Raw = raws
 	for step := first + 1; step <= len(pairs); step++ {
 		mark(s, step)
 	}

@@ -59,7 +59,7 @@ func (t *Target) Path() string { return t.path }
 
 func (t *Target) Capabilities() []targets.Capability {
 	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile}
+		targets.CapProtectedFiles, targets.CapSettingsFile, targets.CapPortRules}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
@@ -101,15 +101,11 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	}
 	net := object(s, "network")
 	net["allowedDomains"] = union(strings_(net["allowedDomains"]), p.AllowedHosts)
-	if _, ok := net["deniedDomains"]; !ok {
-		net["deniedDomains"] = []string{}
-	}
+	net["deniedDomains"] = union(strings_(net["deniedDomains"]), p.DeniedHosts)
 	fs := object(s, "filesystem")
 	fs["allowWrite"] = union(strings_(fs["allowWrite"]), p.WritablePaths)
 	fs["denyRead"] = union(strings_(fs["denyRead"]), p.DenyRead)
-	if _, ok := fs["denyWrite"]; !ok {
-		fs["denyWrite"] = []string{}
-	}
+	fs["denyWrite"] = union(strings_(fs["denyWrite"]), p.DenyWrite)
 	return s, nil
 }
 
