@@ -78,7 +78,7 @@ func (c bypassClass) describe() {
 			on = subject(target.Name(), target.Version(), cfg.Fault)
 			switch {
 			case c.proxyOnly && targets.DenyAll(target):
-				skip = fmt.Sprintf("%s denies all network: it has no allow-list for %s to fool", target.Name(), c.title)
+				skip = fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", target.Name(), c.class, c.title)
 				return
 			case c.needs != "" && !targets.Has(target, c.needs):
 				skip = fmt.Sprintf("%s does not claim %s", target.Name(), c.needs)

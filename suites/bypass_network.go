@@ -143,6 +143,9 @@ var policyEmpty = bypassClass{
 		{id: "empty-list-http", what: "an empty allow-list denies everything (HTTP)", req: raw(probe.ViaHTTP, allowedName), policyRefusal: true},
 		{id: "empty-list-connect", what: "an empty allow-list denies everything (CONNECT)", req: raw(probe.ViaConnect, allowedName), policyRefusal: true},
 		{id: "empty-list-socks", what: "an empty allow-list denies everything (SOCKS5)", req: raw(probe.ViaSOCKS, allowedName), policyRefusal: true},
+		{id: "empty-list-direct", what: "an empty allow-list leaves no way out around the proxy", req: func(f *nethost.Hosts) probe.Raw {
+			return probe.Raw{Via: probe.ViaDirect, Addr: port80(f.Allowed.IP)}
+		}},
 	},
 }
 

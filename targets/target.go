@@ -30,6 +30,8 @@ const (
 	// CapPortRules: allow-list entries can name a port (host:port), so other ports of an
 	// allowed host stay closed.
 	CapPortRules Capability = "port-rules"
+	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
+	CapDenyWrite Capability = "deny-write"
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.

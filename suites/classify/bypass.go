@@ -169,7 +169,7 @@ func attribute(hits []nethost.Hit, nonce string, cases []BypassCase) (map[string
 	for _, h := range hits {
 		switch {
 		case owner(h) != "":
-		case (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS) && conn[h.Role+" "+h.From] != "":
+		case (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS || h.Proto == nethost.ProtoUnix) && conn[h.Role+" "+h.From] != "":
 			id := conn[h.Role+" "+h.From]
 			by[id] = append(by[id], h)
 		case h.Egress():
@@ -304,6 +304,12 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 		return cr
 	}
 	if ViaProxy(c.Raw.Via) && c.PolicyRefusal {
+		if res.Skipped != "" && !res.Connected {
+			// Some sandboxes offer no proxy at all for such a policy: nothing to refuse through
+			// (the class's request that uses no proxy judges the way out that is left).
+			cr.Outcome, cr.Hint = NotApplicable, "the sandbox names no proxy under this policy: "+res.Skipped
+			return cr
+		}
 		switch o, why := proxyFailure(res); o {
 		case AllowedBlocked:
 			if res.Status == 403 || res.Reply == 2 {

@@ -59,7 +59,7 @@ func (t *Target) Path() string { return t.path }
 
 func (t *Target) Capabilities() []targets.Capability {
 	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile, targets.CapPortRules}
+		targets.CapProtectedFiles, targets.CapSettingsFile, targets.CapPortRules, targets.CapDenyWrite}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
