@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -18,8 +19,10 @@ import (
 
 // Bypass scenarios (issue 12): the ways allow-list sandboxes have actually been escaped, each a
 // crafted request (probe.Raw) sent through the real sandbox and judged by what the fixture
-// servers logged. A class runs one sandboxed session with all its cases at once; each case is
-// a spec of its own, bypass/CLASS/CASE, labelled bypass and bypass-CLASS.
+// servers logged. Each case is a spec of its own, bypass/CLASS/CASE, labelled bypass,
+// bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a sandboxed session (a
+// sandbox's start costs more than all its requests): one session sends every selected case of
+// its classes at once.
 
 // bypassCase is one case of a class, declared before any fixture exists (Ginkgo builds its tree
 // first); req builds the request once the fixture's addresses are known.
@@ -28,25 +31,31 @@ type bypassCase struct {
 	req      func(f *nethost.Hosts) probe.Raw
 	// allowedOK, control and policyRefusal: see classify.BypassCase.
 	allowedOK, control, policyRefusal bool
-	// needs is a capability the target must claim for the case to be judged.
-	needs targets.Capability
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
 	passIfRefusedToStart bool
 }
 
-// bypassClass is one class's trial: its cases, its fixture names, its policy.
+// bypassClass is one class: its cases and what a target needs for them.
 type bypassClass struct {
 	class, title string
 	cases        []bypassCase
-	names        []nethost.Name
-	policy       func(f *nethost.Hosts) targets.Policy
-	session      func(*targets.Session)
-	tty          bool
-	// proxyOnly: every case goes through the proxy; a target without one is not applicable
-	// and no sandbox is started.
+	// proxyOnly: every case goes through the proxy; on a target without one they are not
+	// applicable.
 	proxyOnly bool
 	needs     targets.Capability // the class as a whole (port rules...)
+}
+
+// bypassSession is one sandboxed session: classes sharing a policy, their fixture names.
+type bypassSession struct {
+	title   string
+	classes []bypassClass
+	names   []nethost.Name
+	policy  func(f *nethost.Hosts, t targets.Target) targets.Policy
+	session func(*targets.Session)
+	tty     bool
+	// noControls: the policy allows nothing, so no control can exist (policyRefusal cases).
+	noControls bool
 }
 
 // controls are the requests proving each proxy channel works: the allowed host through it.
@@ -59,87 +68,124 @@ func controls() []bypassCase {
 	return out
 }
 
-// scenario is a case's scenario name.
-func (c bypassClass) scenario(id string) string { return "bypass/" + c.class + "/" + id }
+func scenarioName(class, id string) string { return "bypass/" + class + "/" + id }
 
-// describe declares the class's specs.
-func (c bypassClass) describe() {
-	Describe("bypass "+c.class+" ("+c.title+")", Ordered, ContinueOnFailure, Label("bypass", "bypass-"+c.class), func() {
+// labels are a case's spec labels.
+func (c bypassClass) labels(id string) []string {
+	return []string{"bypass-" + c.class, "bypass-" + c.class + "-" + id}
+}
+
+// skip says why a target cannot be judged on a class ("" when it can).
+func (c bypassClass) skip(t targets.Target) string {
+	switch {
+	case c.proxyOnly && targets.DenyAll(t):
+		return fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", t.Name(), c.class, c.title)
+	case c.needs != "" && !targets.Has(t, c.needs):
+		return fmt.Sprintf("%s does not claim %s", t.Name(), c.needs)
+	}
+	return ""
+}
+
+// selected says whether the run's label filter selects a case's spec.
+func selected(c bypassClass, id string) bool {
+	f := GinkgoLabelFilter()
+	if f == "" {
+		return true
+	}
+	match, err := types.ParseLabelFilter(f)
+	return err != nil || match(append([]string{"bypass"}, c.labels(id)...))
+}
+
+// describe declares the session's specs.
+func (s bypassSession) describe() {
+	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label("bypass"), func() {
 		var bt *harness.BypassTrial
-		var target targets.Target
 		var on knownfindings.Subject
-		var skip string
+		skips := map[string]string{} // class -> why the target cannot be judged on it
 
 		BeforeAll(func(ctx SpecContext) {
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
-			target, err = harness.NewTarget(cfg)
+			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
 			on = subject(target.Name(), target.Version(), cfg.Fault)
-			switch {
-			case c.proxyOnly && targets.DenyAll(target):
-				skip = fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", target.Name(), c.class, c.title)
-				return
-			case c.needs != "" && !targets.Has(target, c.needs):
-				skip = fmt.Sprintf("%s does not claim %s", target.Name(), c.needs)
-				return
+			run := false
+			for _, c := range s.classes {
+				if skips[c.class] = c.skip(target); skips[c.class] != "" {
+					continue
+				}
+				for _, bc := range c.cases {
+					run = run || selected(c, bc.id)
+				}
 			}
-			bt, err = harness.RunBypass(ctx, cfg, harness.Bypass{Class: c.class, Names: c.names, Session: c.session, TTY: c.tty,
+			if !run {
+				return // nothing selected can be judged: no sandbox to start
+			}
+			bt, err = harness.RunBypass(ctx, cfg, harness.Bypass{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
 				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classify.BypassCase) {
-					return c.policy(f), c.build(f, t)
+					return s.policy(f, t), s.build(f, t, skips)
 				}})
 			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
 			specreport.AttachEvidence(bt)
 			on = subject(bt.Target, bt.TargetVersion, bt.Fault)
 		})
 
-		for _, bc := range c.cases {
-			if bc.control {
-				continue
+		for _, c := range s.classes {
+			for _, bc := range c.cases {
+				name := scenarioName(c.class, bc.id)
+				It(bc.what, Label(c.labels(bc.id)...), func() {
+					if why := skips[c.class]; why != "" {
+						notApplicable(name, why)
+					}
+					r, ok := bt.Result.Cases[name]
+					if !ok {
+						expect(judgement{name: name, outcome: classify.HarnessError, hint: "case not classified", on: on})
+						return
+					}
+					if r.Outcome == classify.NotApplicable {
+						notApplicable(name, r.Hint)
+					}
+					pass := r.Outcome == classify.Correct
+					hint := r.Hint
+					if bc.passIfRefusedToStart && r.Outcome == classify.SandboxFailed {
+						pass, hint = true, "refused to start, loudly: "+r.Hint
+					}
+					j := judgement{name: name, outcome: r.Outcome, pass: pass, hint: hint, on: on}
+					if !pass {
+						j.breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
+					}
+					expect(j)
+				})
 			}
-			name := c.scenario(bc.id)
-			It(bc.what, Label("bypass-"+c.class+"-"+bc.id), func() {
-				if skip != "" {
-					notApplicable(name, skip)
-				}
-				r, ok := bt.Result.Cases[name]
-				if !ok {
-					expect(judgement{name: name, outcome: classify.HarnessError, hint: "case not classified", on: on})
-					return
-				}
-				if r.Outcome == classify.NotApplicable {
-					notApplicable(name, r.Hint)
-				}
-				pass := r.Outcome == classify.Correct
-				hint := r.Hint
-				if bc.passIfRefusedToStart && r.Outcome == classify.SandboxFailed {
-					pass, hint = true, "refused to start, loudly: "+r.Hint
-				}
-				j := judgement{name: name, outcome: r.Outcome, pass: pass, hint: hint, on: on}
-				if !pass {
-					j.breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
-				}
-				expect(j)
-			})
 		}
 	})
 }
 
-// build turns the class's cases into requests for the running fixture; a case needing a
-// capability the target lacks is not applicable.
-func (c bypassClass) build(f *nethost.Hosts, t targets.Target) []classify.BypassCase {
+// build turns the selected cases of the classes the target can be judged on into requests for
+// the running fixture, with the proxy controls when any of them goes through the proxy.
+func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classify.BypassCase {
 	var out []classify.BypassCase
-	for _, bc := range c.cases {
-		r := bc.req(f)
-		r.ID = bc.id
-		x := classify.BypassCase{Raw: r, AllowedOK: bc.allowedOK, Control: bc.control, PolicyRefusal: bc.policyRefusal}
-		if !bc.control {
-			x.Name = c.scenario(bc.id)
+	proxy := false
+	for _, c := range s.classes {
+		if skips[c.class] != "" {
+			continue
 		}
-		if bc.needs != "" && !targets.Has(t, bc.needs) {
-			x.NotApplicable = fmt.Sprintf("%s does not claim %s", t.Name(), bc.needs)
+		for _, bc := range c.cases {
+			if !selected(c, bc.id) {
+				continue
+			}
+			r := bc.req(f)
+			r.ID = c.class + "." + bc.id
+			proxy = proxy || classify.ViaProxy(r.Via)
+			out = append(out, classify.BypassCase{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
 		}
-		out = append(out, x)
+	}
+	if proxy && !s.noControls {
+		for _, bc := range controls() {
+			r := bc.req(f)
+			r.ID = bc.id
+			out = append(out, classify.BypassCase{Raw: r, AllowedOK: true, Control: true})
+		}
 	}
 	return out
 }
