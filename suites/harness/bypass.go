@@ -98,13 +98,18 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		}
 	}
 	spec := probe.Spec{Raw: send, Timeout: t.cfg.RequestTimeout(), Nonce: t.nonce}
+	var binds []Bind
+	if t.cfg.Hostnames != "name" {
+		// The cases are about names: they resolve through the fixture whatever the mode.
+		binds = []Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
+	}
 	x, err := t.exec(ctx, spec, func(s *targets.Session) {
 		s.Policy.AllowedHosts = policy.AllowedHosts
 		s.Policy.DeniedHosts = policy.DeniedHosts
 		if b.Session != nil {
 			b.Session(s)
 		}
-	}, nil)
+	}, binds)
 	if err != nil {
 		return nil, err
 	}
