@@ -23,7 +23,7 @@ type BypassTrial struct {
 	Target        string                `json:"target"`
 	TargetVersion string                `json:"target_version"`
 	Fault         string                `json:"fault,omitempty"`
-	Class         string                `json:"class"`
+	Class         string                `json:"class"` // the session: the classes it holds
 	Policy        targets.Policy        `json:"policy"`
 	Settings      json.RawMessage       `json:"settings,omitempty"`
 	Allowed       nethost.Host          `json:"allowed"`
@@ -46,10 +46,10 @@ type BypassTrial struct {
 	Result   classify.BypassResult `json:"result"`
 }
 
-// Bypass describes one class's trial: its fixture names, then, given the running fixture, the
-// policy and the cases.
+// Bypass describes one bypass session (one or more classes sharing a policy): its fixture
+// names, then, given the running fixture, the policy and the cases.
 type Bypass struct {
-	Class string
+	Class string // names the session in the evidence
 	Names []nethost.Name
 	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
 	// Session changes the sandboxed session further (a settings patch).
