@@ -58,8 +58,8 @@ func BenchmarkRunnerVsShellLoop(b *testing.B) {
 
 // BenchmarkTrialVsBareSRT: what a sandcheck network trial costs next to the bare thing it
 // measures, a shell loop running the same srt with two curls (the allowed and the denied
-// fixture host, fixtures up for the whole loop) at -j1. Goal: <= 1.2x. Rounds alternate the two
-// (SANDCHECK_BENCH_N trials each, default 20) and the median ratio is reported, with the -j2
+// fixture host, fixtures up for the whole loop) at -j1. Goal: <= 1.2x. Five rounds alternate the
+// two (SANDCHECK_BENCH_N trials each, default 10) and the median ratio is reported, with the -j2
 // speedup of the real srt and where a trial's time goes (phases from the journal, median).
 //
 //	go test ./e2e -run '^$' -bench TrialVsBareSRT -benchtime 1x
@@ -71,7 +71,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	n := benchN(20)
+	n := benchN(10)
 	dir := b.TempDir()
 	h, err := nethost.Start(context.Background(), nethost.Options{Dir: dir})
 	if err != nil {
@@ -99,7 +99,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	for b.Loop() {
 		var ratios, speedups, bareMS, j1MS, j2MS []float64
 		phases := map[string][]float64{}
-		for range 3 {
+		for range 5 {
 			bd := bare()
 			j1, journal := run(1)
 			j2, _ := run(2)
@@ -211,12 +211,18 @@ func BenchmarkKernelMatrix(b *testing.B) {
 		for sc.Scan() {
 			var r struct {
 				Cell       struct{ Host string }
+				Trial      int
 				Outcome    string
+				Hint       string
+				Error      string
 				DurationMS int64                   `json:"duration_ms"`
 				HostFP     struct{ Kernel string } `json:"host_fp"`
 			}
 			if json.Unmarshal(sc.Bytes(), &r) != nil {
 				continue
+			}
+			if r.Outcome != "correct" {
+				b.Logf("%s trial %d: %s: %s %s", r.Cell.Host, r.Trial, r.Outcome, r.Hint, r.Error)
 			}
 			s := stats[r.Cell.Host]
 			if s == nil {
