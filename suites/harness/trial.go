@@ -205,38 +205,14 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if t.dropDAC {
 		argv = append([]string{"setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--"}, argv...)
 	}
-	argv = wrapMounts(argv, binds)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
 	return x, nil
-}
-
-// wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
-// a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
-// (`unshare --propagation private` has made every mount private already.)
-func wrapMounts(argv []string, binds []Bind) []string {
-	if len(binds) == 0 {
-		return argv
-	}
-	script := []string{"set -e"}
-	args := []string{}
-	for i, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
-		script = append(script, "mount --bind "+src+" "+dst)
-		if b.RO {
-			script = append(script, "mount -o remount,bind,ro "+dst)
-		}
-		args = append(args, b.Src, b.Dst)
-	}
-	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
-	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
-	out = append(out, args...)
-	return append(out, argv...)
 }
 
 // setPath replaces PATH with dirs.
