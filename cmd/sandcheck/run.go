@@ -344,7 +344,11 @@ func targetName(m *matrix.Matrix, id string) string {
 func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptions, stderr io.Writer) (runner.Executor, func(), error) {
 	byHost := map[string]runner.Executor{}
 	var opened []hosts.Host
+	var local []*runner.ProcessExecutor
 	closeAll := func() {
+		for _, pe := range local {
+			pe.Close()
+		}
 		for _, h := range opened {
 			if err := h.Close(); err != nil {
 				fmt.Fprintf(stderr, "warning: closing host %s: %v\n", h.Name(), err)
@@ -353,11 +357,15 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	}
 	for _, mh := range m.Hosts {
 		if mh.Kind == matrix.KindLocal {
-			byHost[mh.Name] = &runner.ProcessExecutor{
+			pe := &runner.ProcessExecutor{
 				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
 				Parse:         trialresult.Parse,
 				FramePrefixes: trialresult.Prefixes,
+				// The next trial's process starts while this one runs (waiting for its trial).
+				Spare: []string{self, runner.SpareArg},
 			}
+			local = append(local, pe)
+			byHost[mh.Name] = pe
 			continue
 		}
 		h, err := hosts.New(mh)
