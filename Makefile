@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test readme-table build run test unit lint bench clean
+.PHONY: all deps deps-test readme-table build run test unit lint bench sweep clean
 
 all: build
 
@@ -50,6 +50,11 @@ readme-table: deps build ## regenerate the README's sandbox x scenario table, me
 	@./scripts/readme-table.sh 3 > out/readme-table.md
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
 	@echo "README.md: table updated"
+
+# Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.
+sweep: deps build ## srt's history on this host (matrix/examples/sweep.yaml): a version x scenario table in out/sweep/report.md
+	@mkdir -p out/sweep-tmp
+	TMPDIR=$(CURDIR)/out/sweep-tmp $(BIN) run --matrix matrix/examples/sweep.yaml --out out/sweep
 
 bench: deps build
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...

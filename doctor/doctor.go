@@ -74,6 +74,19 @@ type Fingerprint struct {
 	PID1Seccomp string    `json:"pid1_seccomp"`
 	Arch        string    `json:"arch"`
 	CollectedAt time.Time `json:"collected_at"`
+	// User is who the sandbox runs as (supplied by the caller: a trial knows its user).
+	User *User `json:"user,omitempty"`
+}
+
+// User is the account a sandbox runs as, as the fingerprint records it.
+type User struct {
+	Spec   string `json:"spec"`           // as asked: unprivileged, root or an account name
+	Name   string `json:"name,omitempty"` // the account; "" when it does not exist (yet)
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	Groups []int  `json:"groups,omitempty"`
+	Home   string `json:"home,omitempty"`
+	Note   string `json:"note,omitempty"` // e.g. "not created yet"
 }
 
 // RCFile says whether a curl config file exists and which of its lines configure a proxy
@@ -93,6 +106,7 @@ type Options struct {
 	Now      func() time.Time                     // default time.Now
 
 	SandboxVersion string // reported as Fingerprint.Sandbox; "" means "missing"
+	User           *User  // reported as Fingerprint.User
 	SandboxPath    string // where the caller found the sandbox; default: "srt" looked up on PATH
 }
 
@@ -110,6 +124,7 @@ func Collect(opts Options) Fingerprint {
 		ProxyEnv: proxyEnv(c.env),
 		CurlRC:   c.curlrc(),
 		Sandbox:  opts.SandboxVersion,
+		User:     opts.User,
 	}
 	if f.Sandbox == "" {
 		f.Sandbox = Missing

@@ -375,3 +375,20 @@ func TestDefaultRunOnFixture(t *testing.T) {
 	check(t, "node", f.Node, "v22.11.0")
 	check(t, "rg", f.Rg, "14.1.1")
 }
+
+// TestTableNamesTheSandboxUser: the fingerprint says who the sandbox runs as.
+func TestTableNamesTheSandboxUser(t *testing.T) {
+	var b strings.Builder
+	f := Fingerprint{User: &User{Spec: "unprivileged", Name: "sandcheck", UID: 1001, GID: 1001, Groups: []int{1001}, Home: "/home/sandcheck"}}
+	if err := WriteTable(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "unprivileged: sandcheck (uid 1001, gid 1001, groups [1001], HOME /home/sandcheck)") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	b.Reset()
+	WriteTable(&b, Fingerprint{User: &User{Spec: "unprivileged", Note: "not created yet"}})
+	if !strings.Contains(b.String(), "sandbox user") || !strings.Contains(b.String(), "not created yet") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

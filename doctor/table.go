@@ -35,6 +35,13 @@ func WriteTable(w io.Writer, f Fingerprint) error {
 	row("node", f.Node)
 	row("rg", f.Rg)
 	row("sandbox", f.Sandbox)
+	if u := f.User; u != nil {
+		v := u.Spec + ": " + orText(u.Note, "")
+		if u.Name != "" {
+			v = fmt.Sprintf("%s: %s (uid %d, gid %d, groups %v, HOME %s)", u.Spec, u.Name, u.UID, u.GID, u.Groups, u.Home)
+		}
+		row("sandbox user", v)
+	}
 	for _, k := range sortedKeys(f.Paths) {
 		row("path "+k, f.Paths[k])
 	}

@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Reachable by the sandbox's unprivileged user, who runs this binary and works in tmp.
+	os.Chmod(dir, 0o755)
 	bin = filepath.Join(dir, "sandcheck")
 	tmp = filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o755)
@@ -42,6 +44,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if left := leftovers(); len(left) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: trials left things behind after the e2e tests:\n  "+strings.Join(left, "\n  "))
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -153,20 +159,33 @@ func TestFlakyRateTracksP(t *testing.T) {
 	}
 }
 
-// TestNothingLeftBehind runs last (file order) and checks the machine is as it was.
+// TestNothingLeftBehind checks the machine is as it was so far; TestMain runs the same check
+// once more after every test, so whatever a later test leaves behind fails the run too.
 func TestNothingLeftBehind(t *testing.T) {
 	requireSandbox(t)
+	for _, l := range leftovers() {
+		t.Error(l)
+	}
+}
+
+// leftovers lists what trials left on this machine: fixture links, trial dirs, processes carrying
+// a trial cookie, trial mounts.
+func leftovers() []string {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	var out []string
 	// Links of fixtures (scXXXXXXXX / scpXXXXXXXX) vanish with their namespaces.
 	links, _ := exec.Command("ip", "-o", "link", "show").Output()
 	for _, l := range strings.Split(string(links), "\n") {
 		f := strings.Fields(l)
 		if len(f) > 1 && strings.HasPrefix(f[1], "sc") && len(strings.TrimSuffix(strings.Split(f[1], "@")[0], ":")) >= 10 {
-			t.Errorf("leftover link: %s", l)
+			out = append(out, "leftover link: "+l)
 		}
 	}
 	dirs, _ := filepath.Glob(filepath.Join(tmp, "*"))
 	if len(dirs) > 0 {
-		t.Errorf("leftover trial dirs: %v", dirs)
+		out = append(out, fmt.Sprintf("leftover trial dirs: %v", dirs))
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
 	for _, p := range procs {
@@ -174,7 +193,7 @@ func TestNothingLeftBehind(t *testing.T) {
 		if err == nil && bytes.Contains(env, []byte("SANDCHECK_TRIAL_COOKIE=")) {
 			stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
 			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
-				t.Errorf("leftover trial process %s: %s", filepath.Dir(p), f[1])
+				out = append(out, fmt.Sprintf("leftover trial process %s: %s", filepath.Dir(p), f[1]))
 			}
 		}
 	}
@@ -183,7 +202,8 @@ func TestNothingLeftBehind(t *testing.T) {
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, l := range strings.Split(string(mounts), "\n") {
 		if strings.Contains(l, "sandcheck-trial-") || strings.Contains(l, tmp) {
-			t.Errorf("leftover trial mount: %s", l)
+			out = append(out, "leftover trial mount: "+l)
 		}
 	}
+	return out
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -70,6 +71,12 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 		if f.Intermittent || f.Fault != "" || !seen[f.Scenario] {
 			continue
 		}
+		// The tmpdir finding exists only while /tmp/claude does not (another srt version, or
+		// Claude Code, creates it): the host decides, not the sandbox under test.
+		if _, err := os.Stat("/tmp/claude"); err == nil && strings.HasPrefix(f.Check, "/tmp/claude/") {
+			t.Logf("%s not pinned: /tmp/claude exists on this host", f.ID)
+			continue
+		}
 		if shown[f.ID] != trials {
 			t.Errorf("known finding %s (%s) showed in %d/%d trials, pinned in every trial (update knownfindings/srt.yaml)", f.ID, f.Pos, shown[f.ID], trials)
 		}
@@ -104,9 +111,16 @@ func TestScenarioFaultsAreFlagged(t *testing.T) {
 			t.Errorf("%s under %s: outcomes %v, want %s in all %d%s", scenario, fault, c.Outcomes, outcome, trials, why(c))
 		}
 	}
-	for _, s := range []string{"outside/tmp", "outside/home", "outside/etc", "outside/parent", "escape/symlink", "escape/dotdot", "escape/proc-root"} {
+	for _, s := range []string{"outside/tmp", "outside/home", "outside/parent", "escape/symlink", "escape/dotdot", "escape/proc-root"} {
 		expect("fs-rw-root", "filesystem/"+s, "non-enforcing")
 	}
+	// The sandbox's user cannot write /etc even without a sandbox: there the check says so
+	// (not-applicable) instead of crediting the sandbox; as root the escape shows.
+	expect("fs-rw-root", "filesystem/outside/etc", "not-applicable")
+	for k, v := range rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "fs-outside", "--fault", "fs-rw-root", "--user", "root")) {
+		r["root:"+k] = v
+	}
+	expect("root:fs-rw-root", "filesystem/outside/etc", "non-enforcing")
 	for _, s := range []string{"secret/read", "secret/via-symlink", "secret/proc-root"} {
 		expect("fs-drop-deny-read", "filesystem/"+s, "non-enforcing")
 	}

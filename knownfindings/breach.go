@@ -286,10 +286,15 @@ func Words(bs []Breach) []string {
 // FSPathsIn is FSPaths for a trial whose workspace is ws, directly under the trial directory,
 // run by this user (HOME).
 func FSPathsIn(results []probe.FSResult, ws string) map[string]string {
+	home, _ := os.UserHomeDir()
+	return FSPathsHome(results, ws, home)
+}
+
+// FSPathsHome is FSPathsIn for a sandbox run by a user whose HOME is home.
+func FSPathsHome(results []probe.FSResult, ws, home string) map[string]string {
 	trial := ""
 	if ws != "" {
 		trial = filepath.Dir(ws)
 	}
-	home, _ := os.UserHomeDir()
 	return FSPaths(results, ws, trial, home)
 }

@@ -7,11 +7,12 @@ import (
 )
 
 // Subject is what a verdict was observed on: the target, its version as the adapter reports it
-// (normalised for ranges), and the fault injected ("" = the healthy sandbox).
+// (normalised for ranges), the fault injected ("" = the healthy sandbox) and the user.
 type Subject struct {
 	Target  string
 	Version string
 	Fault   string
+	User    string // who the sandbox ran as: unprivileged, root or an account's name
 }
 
 func (s Subject) String() string {
@@ -23,6 +24,9 @@ func (s Subject) String() string {
 	}
 	if s.Fault != "" {
 		out += " under fault " + s.Fault
+	}
+	if s.User != "" {
+		out += " as " + s.User
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
@@ -24,7 +25,8 @@ var files embed.FS
 // Finding is one place a sandbox fails a spec, with what it breaches.
 type Finding struct {
 	// ID is "TARGET:SCENARIO#CHECK", or "TARGET[FAULT]:SCENARIO#CHECK" for a finding that holds
-	// under a fault; unique within a target's list.
+	// under a fault, with "@USER" after the target part for one that holds for one user only
+	// ("srt@root:..."); unique within a target's list.
 	ID       string
 	Target   string
 	Versions Versions
@@ -35,6 +37,9 @@ type Finding struct {
 	Also []classify.Outcome
 	// Fault is the injected fault the finding holds under; "" = the healthy sandbox only.
 	Fault string
+	// User is the one user (unprivileged, root, an account) the finding holds for; "" = whoever
+	// the sandbox runs as.
+	User string
 	// Intermittent findings show in some trials only; the others pass.
 	Intermittent bool
 	Note         string
@@ -59,7 +64,8 @@ func (f Finding) Matches(o classify.Outcome) bool {
 
 // appliesTo says whether the finding holds for this target, version and fault.
 func (f Finding) appliesTo(s Subject) bool {
-	return s.Target == f.Target && f.Versions.Contains(s.Version) && faultMatches(f.Fault, s.Fault)
+	return s.Target == f.Target && f.Versions.Contains(s.Version) && faultMatches(f.Fault, s.Fault) &&
+		(f.User == "" || f.User == s.User)
 }
 
 // Covers reports whether the finding covers a breach observed on sub.
@@ -174,8 +180,16 @@ func (l List) ByScenario(scenario string) []Finding {
 
 // ID is a finding's id from its key.
 func ID(target, fault, scenario, check string) string {
+	return UserID(target, fault, "", scenario, check)
+}
+
+// UserID is ID for a finding that holds for one user only (user "" = any).
+func UserID(target, fault, user, scenario, check string) string {
 	if fault != "" {
 		target += "[" + fault + "]"
+	}
+	if user != "" {
+		target += "@" + user
 	}
 	return target + ":" + scenario + "#" + check
 }
@@ -210,7 +224,7 @@ func Parse(file string, b []byte) (List, error) {
 			return l, err
 		}
 		if at, dup := ids[f.ID]; dup {
-			return l, p.errf(n, fmt.Sprintf("findings[%d]", i), "a second finding %s (the first is at %s); one finding per target, fault, scenario and check: list further outcomes under also, widen versions", f.ID, at)
+			return l, p.errf(n, fmt.Sprintf("findings[%d]", i), "a second finding %s (the first is at %s); one finding per target, fault, user, scenario and check: list further outcomes under also, widen versions", f.ID, at)
 		}
 		ids[f.ID] = f.Pos
 		l.Findings = append(l.Findings, f)
@@ -331,6 +345,15 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 		},
 		"versions": func(v *yaml.Node) error { versions = v; return nil },
 		"fault":    func(v *yaml.Node) error { return p.str(v, pre+"fault", &f.Fault) },
+		"user": func(v *yaml.Node) error {
+			if err := p.str(v, pre+"user", &f.User); err != nil {
+				return err
+			}
+			if err := users.Check(f.User); err != nil {
+				return p.errf(v, pre+"user", "%v", err)
+			}
+			return nil
+		},
 		"intermittent": func(v *yaml.Node) error {
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
 				return p.errf(v, pre+"intermittent", "want true or false")
@@ -357,7 +380,7 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 	if len(f.Also) > 0 && !f.Intermittent {
 		return f, p.errf(n, pre+"also", "only an intermittent finding shows more than one outcome (set intermittent: true)")
 	}
-	f.ID = ID(f.Target, f.Fault, f.Scenario, f.Check)
+	f.ID = UserID(f.Target, f.Fault, f.User, f.Scenario, f.Check)
 	return f, nil
 }
 

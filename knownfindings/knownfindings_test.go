@@ -362,3 +362,62 @@ func mustRange(t *testing.T, s string) Versions {
 	}
 	return v
 }
+
+// A finding keyed to a user holds for that user only; one without user: for every user. Its id
+// names the user, so the same check can have a finding per user.
+func TestUserKey(t *testing.T) {
+	src := `target: srt
+findings:
+  - scenario: filesystem/workspace/tmpdir
+    check: /tmp/claude/sandcheck-fs-*
+    outcome: allowed-blocked
+    user: unprivileged
+    versions: "0.0.83"
+    source: README.md#users
+    note: the user cannot write a root-owned /tmp/claude.
+  - scenario: filesystem/workspace/tmpdir
+    check: /tmp/claude/sandcheck-fs-*
+    outcome: allowed-blocked
+    user: root
+    versions: "0.0.83"
+    source: README.md#users
+    note: root only where /tmp/claude is missing.
+  - scenario: failclosed/proxy-port-taken
+    check: proxy-port-taken
+    outcome: proxy-dead
+    versions: "0.0.83"
+    source: README.md#known-findings
+    note: any user.
+`
+	l, err := Parse("srt.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Findings[0].ID != "srt@unprivileged:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" || l.Findings[1].ID != "srt@root:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" {
+		t.Fatalf("ids: %s, %s", l.Findings[0].ID, l.Findings[1].ID)
+	}
+	tmp := Breach{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: classify.AllowedBlocked}
+	port := Breach{Scenario: "failclosed/proxy-port-taken", Check: "proxy-port-taken", Outcome: classify.ProxyDead}
+	as := func(u string) Subject { s := healthy; s.User = u; return s }
+	for _, c := range []struct {
+		f    int
+		user string
+		b    Breach
+		want bool
+	}{
+		{0, "unprivileged", tmp, true}, {0, "root", tmp, false}, {0, "ci", tmp, false},
+		{1, "root", tmp, true}, {1, "unprivileged", tmp, false},
+		{2, "root", port, true}, {2, "unprivileged", port, true}, {2, "ci", port, true},
+	} {
+		if got := l.Findings[c.f].Covers(as(c.user), c.b); got != c.want {
+			t.Errorf("%s as %s: covers %v, want %v", l.Findings[c.f].ID, c.user, got, c.want)
+		}
+	}
+	if d := l.Decide(as("ci"), Verdict{Scenario: tmp.Scenario, Outcome: tmp.Outcome, Breaches: []Breach{tmp}}); d.Known != "" {
+		t.Errorf("as ci: %+v", d)
+	}
+	_, err = Parse("srt.yaml", []byte(strings.Replace(src, "user: root", "user: Root!", 1)))
+	if err == nil || !strings.Contains(err.Error(), "srt.yaml:13: findings[1].user:") {
+		t.Errorf("bad user: %v", err)
+	}
+}

@@ -7,27 +7,63 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
-// Cells expands the matrix into cells: targets × hosts × faults, in file order (target-major),
-// so the same file always gives the same cells in the same order, whatever machine expands it.
+// Cells expands the matrix into cells: targets × versions × hosts × users × faults, in file
+// order (target-major, versions oldest first), so the same file always gives the same cells in
+// the same order, whatever machine expands it. A target without versions: has one version, ""
+// (its pinned install); resolve the others first (ResolveVersions).
 func (m *Matrix) Cells() []journal.Cell {
 	cells := make([]journal.Cell, 0, len(m.Targets)*len(m.Hosts)*len(m.Faults))
 	for _, t := range m.Targets {
-		for _, h := range m.Hosts {
-			for _, f := range m.Faults {
-				cells = append(cells, journal.Cell{
-					ID:     CellID(t.ID, h.Name, f, m.Scenarios),
-					Target: t.ID,
-					Host:   h.Name,
-					Fault:  f,
-					Labels: m.Scenarios,
-				})
+		for _, v := range t.VersionsOf() {
+			for _, h := range m.Hosts {
+				for _, u := range hostUsers(h) {
+					for _, f := range m.Faults {
+						cells = append(cells, journal.Cell{
+							ID:      VersionedCellID(t.ID, v, HostAs(h.Name, u), f, m.Scenarios),
+							Target:  t.ID,
+							Version: v,
+							Host:    h.Name,
+							User:    u,
+							Fault:   f,
+							Labels:  m.Scenarios,
+						})
+					}
+				}
 			}
 		}
 	}
 	return cells
+}
+
+// HostAs is the host part of a cell's ID: the host's name, and the user when it is not root.
+// Every trial ran as root before the user axis existed, so root's cells keep the IDs they had
+// and journals and baselines from then still match them; any other user is a new cell.
+func HostAs(host, user string) string {
+	if user == users.Root || user == "" {
+		return host
+	}
+	return host + "@" + user
+}
+
+func hostUsers(h Host) []string {
+	if len(h.Users) == 0 {
+		return []string{users.Default}
+	}
+	return h.Users
+}
+
+// VersionedCellID is CellID for a target at a chosen version: the slug reads target@version and
+// the version is hashed in. Without a version it is CellID, so cells of the pinned install keep
+// their IDs (and their baselines) from before versions existed.
+func VersionedCellID(target, version, host, fault, labels string) string {
+	if version == "" {
+		return CellID(target, host, fault, labels)
+	}
+	return CellID(target+"@"+version, host, fault, labels)
 }
 
 // CellID is a readable slug (target.host.fault) plus a short hash of every field that defines the

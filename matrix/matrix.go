@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Matrix is a validated matrix file.
@@ -38,6 +41,19 @@ type Target struct {
 	ID       string         // unique in the matrix; defaults to Name; what cells carry
 	Name     string         // adapter name
 	Settings map[string]any // free-form, interpreted by the adapter
+	// Versions select published versions of the sandbox (versions: in the file); none means
+	// the adapter's own (pinned) install. Each version is a cell of its own.
+	Versions []VersionSel
+	// Resolved is what Versions select, oldest first: set by Parse when every selector is an
+	// exact version, else by ResolveVersions.
+	Resolved []string
+}
+
+// VersionSel is one entry of a target's versions:, with where it was written.
+type VersionSel struct {
+	versions.Selector
+	Line  int    // 0: not from the file (a command-line flag)
+	Field string // e.g. targets[0].versions[2], or the flag as given (--target srt@0.0.9)
 }
 
 // Host kinds.
@@ -63,7 +79,7 @@ type Host struct {
 	Profile           string   // container
 	PerTrialContainer bool     // container: a fresh container per trial instead of one per cell
 	Address           string   // ssh: host[:port]
-	User              string   // ssh, wsl
+	Login             string   // ssh, wsl: the account that logs in (fixtures need root there)
 	KeyFile           string   // ssh: private key (default: agent, ~/.ssh/id_*)
 	KnownHosts        []string // ssh: known_hosts files (default ~/.ssh/known_hosts)
 	ColdStart         string   // wsl: "", first or every (wsl --shutdown before trials)
@@ -72,6 +88,9 @@ type Host struct {
 	Accel             string   // vm: tcg or kvm
 	TrialsPerBoot     int      // vm: trials one boot serves (0 = no limit, 1 = a boot per trial)
 	Distro            string   // wsl
+	// Users are who the sandbox runs as on this host, each its own cell: unprivileged (the
+	// default: a dedicated account sandcheck creates), root, or an account's name.
+	Users []string
 }
 
 // Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
@@ -89,6 +108,9 @@ type Adaptive struct {
 type Registry struct {
 	Target func(name string, settings map[string]any) error
 	Fault  func(spec string) error
+	// Versioned says whether the named target can be run at chosen versions (nil error), or
+	// why not (its sandbox does not come from a registry sandcheck installs from).
+	Versioned func(name string) error
 }
 
 // Defaults applied to keys the file leaves out.
@@ -240,7 +262,7 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 	if n := f["hosts"]; n != nil {
 		m.Hosts = p.hosts(n)
 	} else {
-		m.Hosts = []Host{{Name: "local", Kind: KindLocal}} // the one host that needs no description
+		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
 		if why := unavailableKinds[KindLocal]; why != "" {
 			p.errf(root, "hosts", "missing, i.e. the local host; %s", why)
 		}
@@ -283,7 +305,7 @@ func (p *parser) targets(n *yaml.Node) []Target {
 	for i, item := range n.Content {
 		item = resolve(item)
 		field := fmt.Sprintf("targets[%d]", i)
-		f := p.fields(item, field, []string{"name", "id", "settings"}, "name, id, settings")
+		f := p.fields(item, field, []string{"name", "id", "settings", "versions"}, "name, id, settings, versions")
 		if item.Kind != yaml.MappingNode {
 			continue
 		}
@@ -305,6 +327,15 @@ func (p *parser) targets(n *yaml.Node) []Target {
 			} else if err := v.Decode(&t.Settings); err != nil {
 				p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".settings", Msg: err.Error(), Err: err})
 			}
+		}
+		if v := f["versions"]; v != nil {
+			t.Versions = p.versions(v, field+".versions")
+			if t.Name != "" && p.reg.Versioned != nil {
+				if err := p.reg.Versioned(t.Name); err != nil {
+					p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".versions", Msg: err.Error(), Err: err})
+				}
+			}
+			t.Resolved = exactOnly(t.Versions)
 		}
 		if t.Name == "" {
 			continue
@@ -333,15 +364,114 @@ func (p *parser) targets(n *yaml.Node) []Target {
 	return out
 }
 
+// versions reads a target's versions: one selector ("latest", ">=0.0.60 <=0.0.83"), a list of
+// them, or {last: N}; list items may be {last: N} too.
+func (p *parser) versions(n *yaml.Node, field string) []VersionSel {
+	const want = `a version, a dist-tag, a range, last:N, or a list of them (e.g. ["0.0.60", "latest"], {last: 5})`
+	var out []VersionSel
+	one := func(item *yaml.Node, field string) {
+		item = resolve(item)
+		switch {
+		case item.Kind == yaml.MappingNode:
+			f := p.fields(item, field, []string{"last"}, "last: N")
+			if v := f["last"]; v != nil {
+				if k, ok := p.posInt(v, field+".last", "the newest N releases"); ok {
+					out = append(out, VersionSel{Selector: versions.LastN(k), Line: v.Line, Field: field})
+				}
+			} else if len(item.Content) == 0 {
+				p.errf(item, field, "empty (expected %s)", want)
+			}
+		case item.Kind == yaml.ScalarNode && item.Tag != "!!null":
+			sel, err := versions.ParseSelector(item.Value)
+			if err != nil {
+				p.errf(item, field, "%v", err)
+				return
+			}
+			out = append(out, VersionSel{Selector: sel, Line: item.Line, Field: field})
+		default:
+			p.errf(item, field, "expected %s, got %s", want, describe(item))
+		}
+	}
+	if n.Kind != yaml.SequenceNode {
+		one(n, field)
+		return out
+	}
+	if len(n.Content) == 0 {
+		p.errf(n, field, "empty (expected %s; leave versions out for the pinned install)", want)
+	}
+	for i, item := range n.Content {
+		one(item, fmt.Sprintf("%s[%d]", field, i))
+	}
+	return out
+}
+
+// exactOnly is the versions when every selector names one (no registry needed), else nil.
+func exactOnly(sels []VersionSel) []string {
+	var out []string
+	for _, s := range sels {
+		if s.Kind != versions.Exact {
+			return nil
+		}
+		out = append(out, s.Version.String())
+	}
+	return versions.Sorted(out)
+}
+
+// Resolver returns the versions one selector of a target selects.
+type Resolver func(t Target, sel versions.Selector) ([]string, error)
+
+// ResolveVersions fills every versioned target's Resolved through resolve (the registry's version
+// lists), so that Cells can expand them. Errors name the selector's file:line and field.
+func (m *Matrix) ResolveVersions(resolve Resolver) error {
+	var errs []error
+	for i := range m.Targets {
+		t := &m.Targets[i]
+		if len(t.Versions) == 0 {
+			continue
+		}
+		var all []string
+		for _, sel := range t.Versions {
+			vs, err := resolve(*t, sel.Selector)
+			switch {
+			case err != nil && sel.Line == 0: // from the command line: Field is the flag as given
+				errs = append(errs, fmt.Errorf("%s: %w", sel.Field, err))
+				continue
+			case err != nil:
+				errs = append(errs, &FieldError{File: m.File, Line: sel.Line, Field: sel.Field, Msg: err.Error(), Err: err})
+				continue
+			}
+			all = append(all, vs...)
+		}
+		t.Resolved = versions.Sorted(all)
+	}
+	return errors.Join(errs...)
+}
+
+// VersionsOf returns the versions a target's cells run: its resolved versions, or [""] (the
+// pinned install) when it names none.
+func (t Target) VersionsOf() []string {
+	if len(t.Versions) == 0 {
+		return []string{""}
+	}
+	if len(t.Resolved) > 0 {
+		return t.Resolved
+	}
+	out := make([]string, 0, len(t.Versions)) // unresolved: the selectors as written
+	for _, s := range t.Versions {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
 var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
 
 // hostKeys lists, per kind, the keys a host of that kind may have.
 var hostKeys = map[string][]string{
-	KindLocal:     {"name", "kind"},
-	KindContainer: {"name", "kind", "image", "profile", "per_trial_container"},
-	KindSSH:       {"name", "kind", "address", "user", "key_file", "known_hosts"},
-	KindWSL:       {"name", "kind", "distro", "user", "cold_start"},
-	KindVM:        {"name", "kind", "image", "memory_mib", "rootfs", "accel", "trials_per_boot"},
+	KindLocal:     {"name", "kind", "user"},
+	KindContainer: {"name", "kind", "user", "image", "profile", "per_trial_container"},
+	KindSSH:       {"name", "kind", "user", "address", "login", "key_file", "known_hosts"},
+	KindWSL:       {"name", "kind", "user", "distro", "login", "cold_start"},
+	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel", "trials_per_boot"},
 }
 
 func (p *parser) hosts(n *yaml.Node) []Host {
@@ -444,7 +574,7 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		case KindSSH:
 			h.Address = req("address", "an address host[:port]")
-			h.User = opt("user", "a user name")
+			h.Login = opt("login", "the account to log in as")
 			h.KeyFile = opt("key_file", "a private key file")
 			if v := f["known_hosts"]; v != nil {
 				if v.Kind == yaml.ScalarNode {
@@ -455,7 +585,7 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			}
 		case KindWSL:
 			h.Distro = req("distro", "a WSL distribution name")
-			h.User = opt("user", "a Linux user in the distribution")
+			h.Login = opt("login", "the Linux account trials start as in the distribution")
 			h.ColdStart = oneOf("cold_start", "first", "every")
 		case KindVM:
 			h.Image = req("image", "a VM image")
@@ -475,6 +605,16 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 				}
 			}
 		}
+		h.Users = p.users(f["user"], field+".user")
+		if kind == KindVM {
+			// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
+			// account each boot creates; no other account exists there.
+			for _, u := range h.Users {
+				if u != users.Root && u != users.Unprivileged {
+					p.errf(f["user"], field+".user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
+				}
+			}
+		}
 		if h.Name == "" {
 			continue
 		}
@@ -484,6 +624,45 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 		}
 		seen[h.Name] = i
 		out = append(out, h)
+	}
+	return out
+}
+
+// users reads a host's user: one spec or a list of them (an axis: each its own cell), default
+// unprivileged.
+func (p *parser) users(n *yaml.Node, field string) []string {
+	if n == nil {
+		return []string{users.Default}
+	}
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+		if len(items) == 0 {
+			p.errf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
+			return []string{users.Default}
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range items {
+		item = resolve(item)
+		s, ok := p.str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
+		if !ok {
+			continue
+		}
+		if err := users.Check(s); err != nil {
+			p.errf(item, field, "%v", err)
+			continue
+		}
+		if seen[s] {
+			p.errf(item, field, "user %q listed twice", s)
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return []string{users.Default}
 	}
 	return out
 }

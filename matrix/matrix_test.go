@@ -54,9 +54,9 @@ func TestErrors(t *testing.T) {
 		{"no targets", "trials: 3\n", "m.yaml:1: targets: missing (expected a list of sandboxes under test, e.g. - name: srt)"},
 		{"empty targets", "targets: []\n", "m.yaml:1: targets: empty (expected at least one target)"},
 		{"targets not list", "targets: srt\n", "m.yaml:1: targets: expected a list of targets (- name: srt), got \"srt\""},
-		{"target not mapping", "targets:\n  - srt\n", "m.yaml:2: targets[0]: expected a mapping (name, id, settings), got \"srt\""},
+		{"target not mapping", "targets:\n  - srt\n", "m.yaml:2: targets[0]: expected a mapping (name, id, settings, versions), got \"srt\""},
 		{"target no name", "targets:\n  - id: x\n", "m.yaml:2: targets[0].name: missing (expected an adapter name, e.g. srt)"},
-		{"target unknown key", "targets:\n  - name: srt\n    path: /x\n", "m.yaml:3: targets[0].path: unknown key (expected one of: name, id, settings)"},
+		{"target unknown key", "targets:\n  - name: srt\n    path: /x\n", "m.yaml:3: targets[0].path: unknown key (expected one of: name, id, settings, versions)"},
 		{"unknown target", "targets:\n  - name: firejail\n", `m.yaml:2: targets[0].name: unknown target "firejail" (expected one of: srt, codex, bwrap)`},
 		{"target settings rejected", "targets:\n  - name: srt\n    settings: {bogus: 1}\n", "m.yaml:2: targets[0].name: setting bogus is not a srt setting"},
 		{"settings not mapping", "targets:\n  - name: srt\n    settings: [1]\n", "m.yaml:3: targets[0].settings: expected a mapping of adapter settings, got a list"},
@@ -68,7 +68,7 @@ func TestErrors(t *testing.T) {
 		{"unknown host kind", head + "hosts:\n  - name: a\n    kind: k8s\n", `m.yaml:5: hosts[0].kind: unknown host kind "k8s" (expected one of: local, container, ssh, wsl, vm)`},
 		{"host no name", head + "hosts:\n  - kind: local\n", "m.yaml:4: hosts[0].name: missing (expected a unique host name)"},
 		{"host bad name", head + "hosts:\n  - {kind: local, name: \"a/b\"}\n", `m.yaml:4: hosts[0].name: "a/b" is not a plain name`},
-		{"local with image", head + "hosts:\n  - name: a\n    kind: local\n    image: x\n", "m.yaml:6: hosts[0].image: unknown key (expected one of: name, kind)"},
+		{"local with image", head + "hosts:\n  - name: a\n    kind: local\n    image: x\n", "m.yaml:6: hosts[0].image: unknown key (expected one of: name, kind, user)"},
 		{"container no image", head + "hosts:\n  - name: c\n    kind: container\n", "m.yaml:4: hosts[0].image: missing (a container host needs an image name)"},
 		{"container empty image", head + "hosts:\n  - {name: c, kind: container, image: \"\"}\n", "m.yaml:4: hosts[0].image: empty (a container host needs an image name)"},
 		{"container bad profile", head + "hosts:\n  - {name: c, kind: container, image: i, profile: privileged}\n", `m.yaml:4: hosts[0].profile: unknown profile "privileged" (expected bwrap-ready or docker-default)`},
@@ -153,7 +153,7 @@ func TestDefaultMatrix(t *testing.T) {
 	if len(cells) != 1 || cells[0].Target != "srt" || cells[0].Host != "local" || cells[0].Fault != "" {
 		t.Fatalf("cells = %+v", cells)
 	}
-	if !strings.HasPrefix(cells[0].ID, "srt.local.healthy-") {
+	if !strings.HasPrefix(cells[0].ID, "srt.local-unprivileged.healthy-") || cells[0].User != "unprivileged" {
 		t.Fatalf("id = %s", cells[0].ID)
 	}
 }
@@ -166,7 +166,7 @@ func TestMinimalFileGetsDefaults(t *testing.T) {
 	if m.Trials != DefaultTrials || m.Parallel != DefaultParallel || m.Timeout != DefaultTimeout {
 		t.Fatalf("defaults not applied: %+v", m)
 	}
-	if len(m.Hosts) != 1 || !reflect.DeepEqual(m.Hosts[0], Host{Name: "local", Kind: KindLocal}) {
+	if len(m.Hosts) != 1 || !reflect.DeepEqual(m.Hosts[0], Host{Name: "local", Kind: KindLocal, Users: []string{"unprivileged"}}) {
 		t.Fatalf("hosts = %+v", m.Hosts)
 	}
 	if !slices.Equal(m.Faults, []string{""}) {
@@ -231,8 +231,8 @@ func TestExamplesValidate(t *testing.T) {
 func TestRemoteHostFields(t *testing.T) {
 	src := `targets: [{name: srt}]
 hosts:
-  - {name: box, kind: ssh, address: "h:2222", user: u, key_file: /k, known_hosts: [/a, /b]}
-  - {name: w, kind: wsl, distro: Debian, user: me, cold_start: every}
+  - {name: box, kind: ssh, address: "h:2222", login: u, key_file: /k, known_hosts: [/a, /b]}
+  - {name: w, kind: wsl, distro: Debian, login: me, cold_start: every}
   - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg, trials_per_boot: 10}
 `
 	m, err := Parse("m.yaml", []byte(src), testRegistry)
@@ -240,8 +240,8 @@ hosts:
 		t.Fatal(err)
 	}
 	s, w, v := m.Hosts[0], m.Hosts[1], m.Hosts[2]
-	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.User != "u" ||
-		w.User != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" || v.TrialsPerBoot != 10 {
+	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.Login != "u" ||
+		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" || v.TrialsPerBoot != 10 {
 		t.Fatalf("hosts = %+v", m.Hosts)
 	}
 	for _, c := range []struct{ yaml, want string }{
@@ -268,7 +268,7 @@ targets:
     id: srt-new
 hosts:
   - {name: here, kind: local}
-  - {name: box, kind: ssh, address: "10.0.0.2:22", user: ci}
+  - {name: box, kind: ssh, address: "10.0.0.2:22", login: ci}
   - {name: win, kind: wsl, distro: Ubuntu}
   - {name: qemu, kind: vm, image: debian.qcow2}
 anchors: &x 1
@@ -285,7 +285,7 @@ anchors: &x 1
 	if m.Scenarios != "network && !slow" || !slices.Equal(m.Faults, []string{"", "bridge-flaky:p=0.3,seed=7"}) || m.Trials != 5 {
 		t.Fatalf("m = %+v", m)
 	}
-	if h, _ := m.Host("box"); h.Address != "10.0.0.2:22" || h.User != "ci" {
+	if h, _ := m.Host("box"); h.Address != "10.0.0.2:22" || h.Login != "ci" {
 		t.Fatalf("ssh = %+v", h)
 	}
 	if h, _ := m.Host("win"); h.Distro != "Ubuntu" {
@@ -393,5 +393,60 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "x.yaml"), testRegistry)
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestUsers: user: is one spec or a list (an axis), default unprivileged; every host kind has it;
+// root's cells keep the IDs cells had before the axis, so old journals and baselines still match
+// them; any other user is a cell of its own.
+func TestUsers(t *testing.T) {
+	src := `targets: [{name: srt}]
+hosts:
+  - {name: here, kind: local, user: [unprivileged, root, ci]}
+  - {name: ctr, kind: container, image: i, user: root}
+  - {name: box, kind: ssh, address: a, login: root, user: dev}
+  - {name: v, kind: vm, image: bookworm}
+faults: ["", bridge-absent]
+`
+	m, err := Parse("m.yaml", []byte(src), testRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"unprivileged", "root", "ci"}, {"root"}, {"dev"}, {"unprivileged"}}
+	for i, h := range m.Hosts {
+		if !slices.Equal(h.Users, want[i]) {
+			t.Errorf("%s: users %v, want %v", h.Name, h.Users, want[i])
+		}
+	}
+	cells := m.Cells()
+	if len(cells) != (3+1+1+1)*2 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	ids := map[string]bool{}
+	for _, c := range cells {
+		if ids[c.ID] {
+			t.Errorf("duplicate id %s", c.ID)
+		}
+		ids[c.ID] = true
+		old := CellID(c.Target, c.Host, c.Fault, c.Labels)
+		if (c.User == "root") != (c.ID == old) {
+			t.Errorf("%s as %s: id %s, pre-axis id %s", c.Host, c.User, c.ID, old)
+		}
+	}
+	if c := cells[0]; c.Host != "here" || c.User != "unprivileged" || c.Fault != "" || cells[1].Fault != "bridge-absent" || cells[2].User != "root" {
+		t.Errorf("order: %+v", cells[:3])
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"hosts: [{name: a, kind: local, user: Admin}]", `m.yaml:2: hosts[0].user: user "Admin": expected unprivileged, root or an account name`},
+		{"hosts: [{name: a, kind: local, user: []}]", "m.yaml:2: hosts[0].user: empty"},
+		{"hosts: [{name: a, kind: local, user: [root, root]}]", `m.yaml:2: hosts[0].user: user "root" listed twice`},
+		{"hosts: [{name: a, kind: local, user: {x: 1}}]", "m.yaml:2: hosts[0].user: expected unprivileged, root or an account name, got a mapping"},
+		{"hosts: [{name: s, kind: ssh, address: a, user: root, login: [x]}]", "m.yaml:2: hosts[0].login: expected the account to log in as"},
+		{"hosts: [{name: v, kind: vm, image: bookworm, user: [root, ci]}]", `m.yaml:2: hosts[0].user: "ci": a vm guest has only unprivileged and root`},
+	} {
+		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.yaml, err, c.want)
+		}
 	}
 }

@@ -62,6 +62,14 @@ type Stopper interface {
 	Observe(pass bool) (stop bool)
 }
 
+// RecordStopper is a Stopper that decides on whole records rather than on Passed (bisect
+// watches one scenario's outcome). When a cell's Stopper implements it, ObserveRecord is called
+// instead of Observe, for every counted record, resumed ones first.
+type RecordStopper interface {
+	Stopper
+	ObserveRecord(rec journal.Record) (stop bool)
+}
+
 // StopperFunc adapts a function to Stopper.
 type StopperFunc func(pass bool) (stop bool)
 
@@ -500,6 +508,14 @@ func (cs *cellState) count(rec journal.Record) bool {
 	cs.sum.Trials++
 	cs.sum.Counts[rec.Outcome]++
 	if cs.stopper == nil || cs.stopped {
+		return false
+	}
+	if rs, ok := cs.stopper.(RecordStopper); ok {
+		if rs.ObserveRecord(rec) {
+			cs.stopped = true
+			cs.sum.Stopped = true
+			return true
+		}
 		return false
 	}
 	if pass, counted := Passed(rec); counted && cs.stopper.Observe(pass) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails if a test run left sandcheck's things behind: fixture veths, trial dirs, sandbox processes.
+# Fails if a test run left sandcheck's things behind: fixture veths, trial dirs, sandbox processes,
+# files or processes of the sandbox's user.
 set -u
 bad=0
 links=$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E '^scp?[0-9a-f]{8}' || true)
@@ -16,6 +17,13 @@ qemu=$(pgrep -a -f 'qemu-system-x86_64.*sandcheck' 2>/dev/null || true)
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
   ctrs=$(docker ps -a --filter name=sandcheck- --format '{{.Names}}' 2>/dev/null || true)
   [ -z "$ctrs" ] || { echo "leftover containers: $ctrs"; bad=1; }
+fi
+# The sandbox's dedicated user (fixtures/users): nothing of it may outlive the trials, outside its HOME.
+if id sandcheck >/dev/null 2>&1; then
+  owned=$(find /tmp /var/tmp /dev/shm -xdev -user sandcheck 2>/dev/null | head -5 || true)
+  [ -z "$owned" ] || { echo "left owned by the sandbox's user sandcheck: $owned"; bad=1; }
+  uprocs=$(pgrep -u sandcheck -a 2>/dev/null | head -3 || true)
+  [ -z "$uprocs" ] || { echo "processes of the sandbox's user sandcheck: $uprocs"; bad=1; }
 fi
 cookie=$(grep -l SANDCHECK_TRIAL_COOKIE /proc/[0-9]*/environ 2>/dev/null | head -3 || true)
 [ -z "$cookie" ] || { echo "leftover trial processes: $cookie"; bad=1; }

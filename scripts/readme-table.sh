@@ -9,6 +9,7 @@ N="${1:-3}"
 TARGETS="${TARGETS:-srt bwrap firejail codex}"
 LABELS="${LABELS:-network || filesystem || failclosed || untrusted}"
 work=$(mktemp -d /tmp/sandcheck-readme-table-XXXXXX)
+chmod 755 "$work" # the sandbox's user runs the binary in it
 trap 'rm -rf "$work"' EXIT
 bin="$work/sandcheck"
 CGO_ENABLED=0 go build -o "$bin" ./cmd/sandcheck

@@ -68,7 +68,7 @@ func fsPaths(ft *harness.FilesystemTrial) map[string]string {
 	if len(ft.Policy.WritablePaths) > 0 {
 		ws = ft.Policy.WritablePaths[0]
 	}
-	return knownfindings.FSPathsIn(ft.Observation.FS, ws)
+	return knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 }
 
 // labelOf is the group of a check name ("escape/symlink" -> "escape").

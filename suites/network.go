@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
@@ -31,9 +32,10 @@ type judgement struct {
 }
 
 // subject is what a trial ran against, from its evidence: the target, its version as the adapter
-// reports it, and the configured fault (a scenario's own faults are part of the scenario).
+// reports it, and the configured fault (a scenario's own faults are part of the scenario); the
+// user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
 func subject(target, version, fault string) knownfindings.Subject {
-	return knownfindings.Subject{Target: target, Version: version, Fault: fault}
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(os.Getenv(users.EnvUser))}
 }
 
 // expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still

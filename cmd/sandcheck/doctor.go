@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/sandcheck/sandcheck/doctor"
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
@@ -19,6 +20,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
   sandcheck doctor --json > fingerprint.json`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON (the keys reports read) instead of a table")
 	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
+	user := fs.String("user", users.Default, userHelp+" (looked up, not created)")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -33,6 +35,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		} else {
 			opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 		}
+		opts.User = fingerprintUser(*user, false)
 	}
 	f := doctor.Collect(opts)
 	if *asJSON {

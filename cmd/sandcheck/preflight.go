@@ -36,6 +36,7 @@ Exit status:
      covers; or the check could not be set up.
   2  usage or configuration error.`, `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
   sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
+  sudo sandcheck preflight --user "$SUDO_USER"      # the sandbox as the account your agent runs as
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
 
   In a GitHub Actions job, before the step that relies on the sandbox:
@@ -69,7 +70,7 @@ Exit status:
 		fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the check: %v\n", err)
 		return 1
 	}
-	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault}
+	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault, User: cfg.User}
 	var matched []knownfindings.Match
 	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
 	if r := nt.Result; r.Outcome != classify.Correct {
@@ -99,7 +100,7 @@ Exit status:
 			}
 			var paths map[string]string
 			if ft.Observation != nil {
-				paths = knownfindings.FSPathsIn(ft.Observation.FS, ws)
+				paths = knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 			}
 			d := known.Decide(on, knownfindings.Verdict{Scenario: "filesystem/isolation", Outcome: r.Outcome, Hint: r.Hint,
 				Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths)})
@@ -117,7 +118,7 @@ Exit status:
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s, %.2fs)\n", summary, nt.TargetVersion, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, asUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/compare"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/gate"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
@@ -82,19 +84,50 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compare", "BASE.json NEW.json [--alpha 0.05]", `  sandcheck compare baseline/report.json out/nightly/report.json`, stderr)
+	fs := newFlags("compare", "BASE.json NEW.json [--alpha 0.05]  |  REPORT.json --versions [OLD,NEW] [--target srt]", `  sandcheck compare baseline/report.json out/nightly/report.json
+  sandcheck compare out/sweep/report.json --versions 0.0.60,0.0.83   # two versions of one run
+  sandcheck compare out/rc/report.json --versions all               # its oldest vs its newest version`, stderr)
 	alpha := fs.Float64("alpha", 0.05, "significance of a rate increase (one-sided Fisher's exact test)")
+	vers := fs.String("versions", "", "compare two versions of one target within REPORT.json: OLD,NEW (baseline first), or all: its oldest and newest")
+	target := fs.String("target", "", "with --versions: the target whose versions to compare (needed when the report holds several)")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		fmt.Fprintln(stderr, "sandcheck compare: need BASE.json and NEW.json")
-		return 2
-	}
-	res, err := compare.Files(fs.Arg(0), fs.Arg(1), *alpha)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck compare: %v\n", err)
-		return 2
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var res compare.Result
+	switch {
+	case set["versions"]:
+		if fs.NArg() != 1 {
+			fmt.Fprintln(stderr, "sandcheck compare --versions: need one REPORT.json")
+			return 2
+		}
+		from, to := "", ""
+		if v := strings.TrimSpace(*vers); v != "" && v != "all" {
+			var ok bool
+			if from, to, ok = strings.Cut(v, ","); !ok || from == "" || to == "" {
+				fmt.Fprintf(stderr, "sandcheck compare: --versions %q: want OLD,NEW (e.g. 0.0.60,0.0.83)\n", v)
+				return 2
+			}
+		}
+		rep, err := schema.ReadFile(fs.Arg(0))
+		if err == nil {
+			res, err = compare.Versions(rep, *target, strings.TrimSpace(from), strings.TrimSpace(to), *alpha)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck compare: %v\n", err)
+			return 2
+		}
+	default:
+		if fs.NArg() != 2 {
+			fmt.Fprintln(stderr, "sandcheck compare: need BASE.json and NEW.json (or REPORT.json --versions)")
+			return 2
+		}
+		var err error
+		if res, err = compare.Files(fs.Arg(0), fs.Arg(1), *alpha); err != nil {
+			fmt.Fprintf(stderr, "sandcheck compare: %v\n", err)
+			return 2
+		}
 	}
 	compare.WriteText(stdout, res)
 	if res.Failed() {

@@ -42,7 +42,7 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
-		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames}
+		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames, "--user", o.user}
 	if o.targetSettings != "" {
 		run = append(run, "--target-settings", o.targetSettings)
 	}

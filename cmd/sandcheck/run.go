@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
@@ -44,7 +45,8 @@ func registry() matrix.Registry {
 			}
 			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(targets.Names(), ", "))
 		},
-		Fault: func(spec string) error { _, _, err := faults.Parse(spec); return err },
+		Fault:     func(spec string) error { _, _, err := faults.Parse(spec); return err },
+		Versioned: versionedCheck,
 	}
 }
 
@@ -72,6 +74,7 @@ const runExitHelp = `Exit codes:
 type runFlags struct {
 	o          trialOptions
 	faults     multiFlag
+	users      multiFlag
 	matrix     string
 	n, j       int
 	timeout    time.Duration
@@ -100,6 +103,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	f := &runFlags{}
 	f.o.bind(fs, false)
 	fs.Var(&f.faults, "fault", "inject a fault NAME[:k=v,...]; repeatable, each is its own cell; \"\" = healthy (see `sandcheck faults`)")
+	fs.Var(&f.users, "user", userHelp+"; repeatable, each is its own cell on every host (overrides the hosts' user:)")
 	fs.StringVar(&f.matrix, "matrix", "", "matrix YAML (default: the embedded one: srt, local, 20 trials)")
 	fs.IntVar(&f.n, "n", 0, "trials per cell (overrides the matrix)")
 	fs.IntVar(&f.j, "j", 0, "trials in parallel (overrides the matrix)")
@@ -149,6 +153,9 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	if err := overrideMatrix(m, &f.o, set, f.faults, f.n, f.j, f.timeout); err != nil {
 		return fail("%v", err)
 	}
+	if err := overrideUsers(m, f.users); err != nil {
+		return fail("%v", err)
+	}
 	sh, err := matrix.ParseShard(f.shard)
 	if f.shard != "" && err != nil {
 		return fail("--shard: %v", err)
@@ -159,6 +166,14 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 			return fail("--resume needs --out DIR (the run to continue)")
 		}
 		dir = filepath.Join("out", "run-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := versionsOnHosts(m); err != nil {
+		return fail("versions: %v", err)
+	}
+	if err := resolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
+		return fail("versions: %v", err)
 	}
 	p := &runPlan{m: m, o: f.o, asJSON: f.asJSON, maxHarness: f.maxHarness}
 	p.opt = runner.Options{
@@ -191,6 +206,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := installVersions(ctx, p.m, &p.o, stderr); err != nil {
+		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		return exitUsage
+	}
 	exec, closeHosts, err := runExecutors(ctx, p.m, self, &p.o, stderr)
 	defer closeHosts()
 	if err != nil {
@@ -201,6 +220,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	opt := p.opt
 	opt.Progress = stderr
 	sum, err := runner.Run(ctx, exec, opt)
+	for _, h := range p.m.Hosts {
+		if h.Kind == matrix.KindLocal {
+			sweepLocalUsers(h.Users, stderr)
+		}
+	}
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		return exitUsage
@@ -250,10 +274,11 @@ func loadMatrix(file string) (*matrix.Matrix, error) {
 func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faultList []string, n, j int, timeout time.Duration) error {
 	reg := registry()
 	if set["target"] {
-		if err := reg.Target(o.target, nil); err != nil {
-			return fmt.Errorf("--target: %w", err)
+		ts, err := flagTargets(o.targets)
+		if err != nil {
+			return err
 		}
-		m.Targets = []matrix.Target{{ID: o.target, Name: o.target, Settings: map[string]any{}}}
+		m.Targets = ts
 	}
 	if set["target-settings"] {
 		var ts map[string]any
@@ -298,12 +323,44 @@ func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faul
 	return nil
 }
 
+// overrideUsers applies --user over every host's user: list.
+func overrideUsers(m *matrix.Matrix, list []string) error {
+	if len(list) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var us []string
+	for _, u := range list {
+		u = strings.TrimSpace(u)
+		if err := users.Check(u); err != nil {
+			return fmt.Errorf("--user: %w", err)
+		}
+		if !seen[u] {
+			seen[u] = true
+			us = append(us, u)
+		}
+	}
+	for i := range m.Hosts {
+		m.Hosts[i].Users = us
+	}
+	return nil
+}
+
 // trialArgv is the process of one trial on its host: sandcheck's `trial` command, emitting its
 // verdict on stdout. The first trial of a cell also fingerprints the host.
 func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []string {
 	c := t.Cell
-	argv := []string{bin, "trial", "--emit", "--target", targetName(m, c.Target), "--fault", c.Fault,
-		"--label-filter", c.Labels, "--hostnames", o.hostnames}
+	target := targetName(m, c.Target)
+	versionPath := ""
+	if c.Version != "" {
+		// The installed version's executable (installVersions); failing that, the trial
+		// resolves and installs NAME@VERSION itself, never silently running another build.
+		if versionPath = o.versionPaths[c.Target+"@"+c.Version]; versionPath == "" {
+			target += "@" + c.Version
+		}
+	}
+	argv := []string{bin, "trial", "--emit", "--target", target, "--fault", c.Fault,
+		"--label-filter", c.Labels, "--hostnames", o.hostnames, "--user", users.Recorded(c.User)}
 	if t.Index == 0 {
 		argv = append(argv, "--fingerprint")
 	}
@@ -327,6 +384,9 @@ func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []
 	}
 	if o.targetPath != "" {
 		argv = append(argv, "--target-path", o.targetPath)
+	}
+	if versionPath != "" {
+		argv = append(argv, "--target-path", versionPath) // last, so it wins
 	}
 	return argv
 }
@@ -357,6 +417,9 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	}
 	for _, mh := range m.Hosts {
 		if mh.Kind == matrix.KindLocal {
+			if err := ensureLocalUsers(mh.Name, usersOf(m, mh.Name)); err != nil {
+				return nil, closeAll, err
+			}
 			pe := &runner.ProcessExecutor{
 				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
 				Parse:         trialresult.Parse,
@@ -384,6 +447,12 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
 		return byHost[t.Cell.Host].Run(ctx, t)
 	}), closeAll, nil
+}
+
+// usersOf lists who the sandbox runs as on a host (its user: list, or --user).
+func usersOf(m *matrix.Matrix, host string) []string {
+	h, _ := m.Host(host)
+	return h.Users
 }
 
 type sprtStopper struct{ s *stats.SPRT }

@@ -72,7 +72,10 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		"label-filter": {[]string{"--label-filter", "network"}, func(p *runPlan, a []string) bool {
 			return hasPair(a, "--label-filter", "network") && p.opt.Cells[0].Labels == "network"
 		}},
-		"fault":  {[]string{"--fault", "bridge-absent"}, func(p *runPlan, a []string) bool { return hasPair(a, "--fault", "bridge-absent") }},
+		"fault": {[]string{"--fault", "bridge-absent"}, func(p *runPlan, a []string) bool { return hasPair(a, "--fault", "bridge-absent") }},
+		"user": {[]string{"--user", "root"}, func(p *runPlan, a []string) bool {
+			return hasPair(a, "--user", "root") && p.opt.Cells[0].User == "root" && len(p.opt.Cells) == 1
+		}},
 		"matrix": {[]string{"--matrix", mf}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") && p.opt.Trials == 3 }},
 		"n":      {[]string{"-n", "7"}, func(p *runPlan, a []string) bool { return p.opt.Trials == 7 }},
 		"j":      {[]string{"-j", "3"}, func(p *runPlan, a []string) bool { return p.opt.Parallel == 3 }},
@@ -116,6 +119,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"--target-settings", "{not json"},
 		{"--target", "nosuch"},
 		{"-n", "0"},
+		{"--user", "Not A User"},
 		{"stray-argument"},
 	} {
 		var stderr bytes.Buffer

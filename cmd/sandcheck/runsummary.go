@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -245,7 +247,9 @@ type jsonSummary struct {
 type jsonCell struct {
 	ID       string                   `json:"id"`
 	Target   string                   `json:"target"`
+	Version  string                   `json:"version,omitempty"` // a chosen version; "" = the pinned install
 	Host     string                   `json:"host"`
+	User     string                   `json:"user"` // who the sandbox ran as
 	Fault    string                   `json:"fault"`
 	Trials   int                      `json:"trials"`
 	Outcomes map[classify.Outcome]int `json:"outcomes"`
@@ -279,7 +283,7 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
 		ExitCode: v.code, ExitReasons: v.reasons}
 	for _, c := range sum.Cells {
-		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Host: c.Cell.Host, Fault: c.Cell.Fault,
+		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Version: c.Cell.Version, Host: c.Cell.Host, User: users.Recorded(c.Cell.User), Fault: c.Cell.Fault,
 			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
 		for o, k := range c.Counts {
 			jc.Outcomes[o] += k
@@ -299,6 +303,16 @@ func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
 	enc.Encode(js)
 }
 
+// asUser names who a cell's sandbox ran as: "sandcheck (unprivileged)", "root", an account.
+func asUser(spec string) string {
+	switch u := users.Recorded(spec); u {
+	case users.Unprivileged:
+		return users.DedicatedName + " (unprivileged)"
+	default:
+		return u
+	}
+}
+
 // printObserved prints the seed's "Observed" section: per cell, each outcome's count and rate,
 // why (in the breach's own terms), and per scenario how often it failed.
 func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
@@ -311,7 +325,11 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		if fault == "" {
 			fault = "none (healthy)"
 		}
-		fmt.Fprintf(w, "\nObserved: %s on %s, fault %s, %d trials\n", c.Cell.Target, c.Cell.Host, fault, c.Trials)
+		target := c.Cell.Target
+		if c.Cell.Version != "" {
+			target += "@" + c.Cell.Version
+		}
+		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.Cell.Host, asUser(c.Cell.User), fault, c.Trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
 		var outs []classify.Outcome
@@ -340,10 +358,18 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 	}
 }
 
-// why explains an outcome of the cell: a breach of a scenario that failed that way, in its own
-// terms, else the trial's hint. Failures outside the known findings come first, then the most
+// maxBreachLines bounds the breaches listed per scenario; the journal keeps them all.
+const maxBreachLines = 3
+
+// why explains an outcome of the cell: for a fail-open, a breach of a scenario that failed that
+// way, in its own terms, else the trial's hint. Failures outside the known findings come first, then the most
 // specific scenario (fewest breaches: an aggregate's first breach may be of another outcome).
 func (c *cellResult) why(o classify.Outcome) string {
+	// Short of a fail-open, the trial's own hint names the root cause (which layer of the proxy
+	// died, which condition degraded), which a breach such as "http: proxy dead" only restates.
+	if o.Severity() != classify.SevFailOpen && c.hints[o] != "" {
+		return c.hints[o]
+	}
 	var cands []string
 	for _, n := range c.names() {
 		if t := c.scen[n]; t.outs[o] > 0 && (len(t.breaches) > 0 || t.hint[o] != "") {
@@ -425,7 +451,15 @@ func (c *cellResult) printScenarios(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(w, "    %s: %s%s\n", n, strings.Join(parts, ", "), note)
-		for _, b := range t.breaches {
+		// An aggregate's breaches are those of the per-check scenarios listed beside it.
+		if knownfindings.IsAggregate(n) {
+			continue
+		}
+		for i, b := range t.breaches {
+			if i == maxBreachLines {
+				fmt.Fprintf(w, "      (+%d more)\n", len(t.breaches)-i)
+				break
+			}
 			fmt.Fprintf(w, "      breached: %s\n", b)
 		}
 	}

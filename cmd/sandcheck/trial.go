@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -36,9 +38,12 @@ func init() {
 
 // env turns the options into the environment the specs read.
 func (o *trialOptions) config() (harness.Config, error) {
+	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
+		return harness.Config{}, err
+	}
 	for k, v := range map[string]string{
 		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
-		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames,
+		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
 	} {
 		os.Setenv(k, v)
 	}
@@ -75,9 +80,23 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *budget > 0 {
 		os.Setenv(harness.EnvBudget, budget.String())
 	}
-	if _, err := o.config(); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
+	}
+	if t, ok := undrivableTrial(cfg); ok {
+		// A build the adapter cannot drive: not-applicable, with the reason, and nothing run.
+		if *emit {
+			err = specreport.Emit(stdout, key, t, nil)
+		} else {
+			_, err = fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	var frames sync.Mutex // one frame at a time on stdout, whole
 	if *emit {
@@ -102,7 +121,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if *emit {
 		var fp json.RawMessage
 		if *fingerprint {
-			fp = hostFingerprint()
+			fp = hostFingerprint(cfg, o.user)
 		}
 		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
@@ -114,7 +133,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	} else {
-		fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
+		fmt.Fprintf(stdout, "outcome: %s%s  %s\n", t.Outcome, knownOnly(t), t.Hint)
 	}
 	if !ok {
 		return 1
@@ -172,11 +191,36 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine).
-func hostFingerprint() json.RawMessage {
-	opts := doctor.Options{}
-	if t, err := srt.New(""); err == nil {
+func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
+	opts := doctor.Options{User: fingerprintUser(user, true)}
+	if t, err := harness.NewTarget(cfg); err == nil {
+		// The build under test (a version's install, when the cell chose one), not the pinned srt.
+		opts.SandboxVersion = t.Version()
+		if p, ok := t.(interface{ Path() string }); ok {
+			opts.SandboxPath = p.Path()
+		}
+	} else if t, err := srt.New(""); err == nil {
 		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
 	}
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
+}
+
+// knownOnly says, for a failing trial whose every failure a known finding covers, which
+// findings those are: the trial then passes, and its outcome line must not read as news.
+func knownOnly(t specreport.Trial) string {
+	var ids []string
+	for _, sc := range t.Scenarios {
+		if sc.Pass {
+			continue
+		}
+		if sc.Known == "" {
+			return ""
+		}
+		ids = append(ids, sc.Known)
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return " (known findings only: " + strings.Join(schema.SplitIDs(strings.Join(ids, ", ")), ", ") + ")"
 }

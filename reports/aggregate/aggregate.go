@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Options tune a report. The zero value is usable.
@@ -160,18 +161,19 @@ func (a *Aggregator) Add(r journal.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
 	}
-	if len(r.HostFP) > 0 && a.hosts[r.Cell.Host] == nil {
-		a.hosts[r.Cell.Host] = append(json.RawMessage(nil), r.HostFP...)
+	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk] == nil {
+		a.hosts[hk] = append(json.RawMessage(nil), r.HostFP...)
 	}
 	id := r.Cell.ID
 	if id == "" {
 		// Old or hand-made journals: derive a stand-in from the fields the ID is made of.
-		id = fmt.Sprintf("%s|%s|%s|%s", r.Cell.Target, r.Cell.Host, r.Cell.Fault, r.Cell.Labels)
+		id = fmt.Sprintf("%s|%s|%s|%s|%s", r.Cell.Target, r.Cell.Version, schema.HostKey(r.Cell.Host, r.Cell.User), r.Cell.Fault, r.Cell.Labels)
 	}
 	c := a.cells[id]
 	if c == nil {
 		c = &cellAcc{
-			ref:  schema.CellRef{CellID: id, Target: r.Cell.Target, Host: r.Cell.Host, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
+			ref: schema.CellRef{CellID: id, Target: r.Cell.Target, Version: r.Cell.Version, Host: r.Cell.Host,
+				User: r.Cell.User, Fault: r.Cell.Fault, Labels: r.Cell.Labels},
 			scen: map[string]*scenAcc{},
 			cof:  stats.NewCoFailure(),
 		}
@@ -317,8 +319,14 @@ func (a *Aggregator) Report() *schema.Report {
 		if x.Target != y.Target {
 			return x.Target < y.Target
 		}
+		if c := versions.CompareStrings(x.Version, y.Version); x.Version != y.Version && c != 0 {
+			return c < 0 // release order, not text order: 0.0.9 before 0.0.10
+		}
 		if x.Host != y.Host {
 			return x.Host < y.Host
+		}
+		if x.User != y.User {
+			return x.User < y.User
 		}
 		if x.Fault != y.Fault {
 			return x.Fault < y.Fault

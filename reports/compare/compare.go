@@ -7,12 +7,15 @@ package compare
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/reports/versiontable"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // DefaultAlpha is the significance level when the caller gives none.
@@ -25,6 +28,7 @@ type Regression struct {
 	BaseFailures, BaseMeasured int
 	NewFailures, NewMeasured   int
 	P                          float64 // one-sided Fisher p-value
+	FirstIn                    string  // compare --versions: the first version it appears in
 }
 
 // NewOutcome is an outcome kind a row shows now and never showed in the baseline.
@@ -34,6 +38,7 @@ type NewOutcome struct {
 	Count    int
 	Severity string
 	What     string // for a fail-open outcome, what was breached, in its own terms
+	FirstIn  string // compare --versions: the first version it appears in
 }
 
 // Result is the comparison. Rows are named as in the reports (target@host fault scenario).
@@ -44,6 +49,8 @@ type Result struct {
 	NewOutcomes []NewOutcome
 	Disappeared []string // rows in the baseline only: a scenario that silently stopped running
 	Added       []string // rows in the new report only
+	// Target, From, To: set when two versions of one report were compared (Versions).
+	Target, From, To string
 }
 
 // Failed is the exit-1 condition: a significant rise, or a fail-open outcome the baseline never
@@ -138,14 +145,17 @@ func Compare(base, cur *schema.Report, alpha float64) (Result, error) {
 // WriteText renders the result for a terminal or a CI log.
 func WriteText(w io.Writer, r Result) error {
 	var b strings.Builder
+	if r.From != "" {
+		fmt.Fprintf(&b, "%s %s (baseline) vs %s: ", r.Target, r.From, r.To)
+	}
 	fmt.Fprintf(&b, "compared %d cell x scenario rows (one-sided Fisher, alpha %g)\n", r.Compared, r.Alpha)
 	if len(r.Regressions) == 0 {
 		b.WriteString("no significant regressions\n")
 	}
 	for _, g := range r.Regressions {
-		fmt.Fprintf(&b, "REGRESSION %s: failures %d/%d (%.1f%%) -> %d/%d (%.1f%%), p=%.4g\n", g.Name,
+		fmt.Fprintf(&b, "REGRESSION %s: failures %d/%d (%.1f%%) -> %d/%d (%.1f%%), p=%.4g%s\n", g.Name,
 			g.BaseFailures, g.BaseMeasured, 100*stats.Rate(g.BaseFailures, g.BaseMeasured),
-			g.NewFailures, g.NewMeasured, 100*stats.Rate(g.NewFailures, g.NewMeasured), g.P)
+			g.NewFailures, g.NewMeasured, 100*stats.Rate(g.NewFailures, g.NewMeasured), g.P, firstIn(g.FirstIn))
 	}
 	for _, n := range r.NewOutcomes {
 		tag := "new outcome"
@@ -156,7 +166,7 @@ func WriteText(w io.Writer, r Result) error {
 		if n.What != "" {
 			what = ": " + n.What
 		}
-		fmt.Fprintf(&b, "%s %s: %s x%d (%s), never seen in the baseline%s\n", tag, n.Name, n.Outcome, n.Count, n.Severity, what)
+		fmt.Fprintf(&b, "%s %s: %s x%d (%s), never seen in the baseline%s%s\n", tag, n.Name, n.Outcome, n.Count, n.Severity, what, firstIn(n.FirstIn))
 	}
 	for _, d := range r.Disappeared {
 		fmt.Fprintf(&b, "disappeared %s: in the baseline, not in the new report\n", d)
@@ -175,6 +185,31 @@ func WriteText(w io.Writer, r Result) error {
 	return nil
 }
 
+// bandStart is the first version of the run of band versions that ends at to, never from or
+// older; "" when to is not in a band.
+func bandStart(t versiontable.Table, from, to string) string {
+	band := map[string]bool{}
+	for _, b := range t.Bands {
+		band[b.Version] = true
+	}
+	i := slices.Index(t.Versions, to)
+	if i < 0 || !band[to] {
+		return ""
+	}
+	start := to
+	for i--; i >= 0 && band[t.Versions[i]] && t.Versions[i] != from; i-- {
+		start = t.Versions[i]
+	}
+	return start
+}
+
+func firstIn(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "; first seen in " + v
+}
+
 // Files reads two report.json files and compares them.
 func Files(basePath, newPath string, alpha float64) (Result, error) {
 	base, err := schema.ReadFile(basePath)
@@ -186,4 +221,141 @@ func Files(basePath, newPath string, alpha float64) (Result, error) {
 		return Result{}, fmt.Errorf("compare: %w", err)
 	}
 	return Compare(base, cur, alpha)
+}
+
+// Versions compares two versions of one target within one report (a sweep, or a release
+// qualification of a candidate against the pinned version): rows of version from are the
+// baseline, rows of version to the new report, matched by everything but the version. target may
+// be "" when the report holds versions of one target only. Every regression and new outcome
+// names the first version in (from, to] where it appears, when the report holds the versions
+// between (see reports/versiontable).
+func Versions(rep *schema.Report, target, from, to string, alpha float64) (Result, error) {
+	targets := map[string]map[string]bool{} // target -> versions present
+	for _, c := range rep.Cells {
+		if c.Version != "" {
+			if targets[c.Target] == nil {
+				targets[c.Target] = map[string]bool{}
+			}
+			targets[c.Target][c.Version] = true
+		}
+	}
+	if target == "" {
+		if len(targets) != 1 {
+			names := make([]string, 0, len(targets))
+			for t := range targets {
+				names = append(names, t)
+			}
+			sort.Strings(names)
+			if len(names) == 0 {
+				return Result{}, fmt.Errorf("compare: the report holds no cells with a chosen version (run with versions: or --target NAME@VERSION)")
+			}
+			return Result{}, fmt.Errorf("compare: the report holds versions of %s; say which target", strings.Join(names, ", "))
+		}
+		for t := range targets {
+			target = t
+		}
+	}
+	have := targets[target]
+	present := make([]string, 0, len(have))
+	for v := range have {
+		present = append(present, v)
+	}
+	versions.Sort(present)
+	if len(present) == 0 {
+		return Result{}, fmt.Errorf("compare: no versions of %s in the report", target)
+	}
+	if from == "" {
+		from = present[0]
+	}
+	if to == "" {
+		to = present[len(present)-1]
+	}
+	for _, v := range []string{from, to} {
+		if !have[v] {
+			return Result{}, fmt.Errorf("compare: %s %s is not in the report (versions: %s)", target, v, strings.Join(present, ", "))
+		}
+	}
+	if from == to {
+		return Result{}, fmt.Errorf("compare: both sides are %s %s (the report holds %s)", target, from, strings.Join(present, ", "))
+	}
+	pick := func(v string) *schema.Report {
+		out := &schema.Report{SchemaVersion: rep.SchemaVersion}
+		series := func(r schema.CellRef) schema.CellRef {
+			s := r.Series()
+			s.CellID = strings.Join([]string{s.Target, s.Host, s.Fault, s.Labels}, "|")
+			s.Version = r.Version
+			return s
+		}
+		for _, c := range rep.Cells {
+			if c.Target == target && c.Version == v {
+				c.CellRef = series(c.CellRef)
+				out.Cells = append(out.Cells, c)
+			}
+		}
+		for _, o := range rep.Overall {
+			if o.Target == target && o.Version == v {
+				o.CellRef = series(o.CellRef)
+				out.Overall = append(out.Overall, o)
+			}
+		}
+		return out
+	}
+	res, err := Compare(pick(from), pick(to), alpha)
+	if err != nil {
+		return Result{}, err
+	}
+	res.From, res.To, res.Target = from, to, target
+	// The first version of each regression, from the version table of its series.
+	first := map[string]string{} // row name at version to -> version
+	lo, hi := versions.MustParse(from), versions.MustParse(to)
+	for _, t := range versiontable.Build(rep, alpha) {
+		if t.Series.Target != target {
+			continue
+		}
+		for _, ch := range t.Changes {
+			if ch.Kind == versiontable.KindBetter {
+				continue
+			}
+			v, err := versions.Parse(ch.To)
+			if err != nil || versions.Compare(v, lo) <= 0 || versions.Compare(v, hi) > 0 {
+				continue
+			}
+			ref := t.Series
+			ref.Version = to
+			name := schema.Cell{CellRef: ref, Scenario: ch.Scenario}.Name()
+			if _, ok := first[name]; !ok {
+				first[name] = ch.To
+			}
+		}
+	}
+	// A new version inside a band (it did not start here): the band's first version after from.
+	bandFrom := map[string]string{} // series name at version to -> version
+	for _, t := range versiontable.Build(rep, alpha) {
+		if t.Series.Target != target {
+			continue
+		}
+		if v := bandStart(t, from, to); v != "" {
+			ref := t.Series
+			ref.Version = to
+			bandFrom[ref.Name()] = v
+		}
+	}
+	firstOf := func(name string) string {
+		if v := first[name]; v != "" {
+			return v
+		}
+		for series, v := range bandFrom {
+			if strings.HasPrefix(name, series+" ") {
+				return v
+			}
+		}
+		return ""
+	}
+	for i := range res.Regressions {
+		res.Regressions[i].FirstIn = firstOf(res.Regressions[i].Name)
+	}
+	for i := range res.NewOutcomes {
+		res.NewOutcomes[i].FirstIn = firstOf(res.NewOutcomes[i].Name)
+	}
+	return res, nil
 }

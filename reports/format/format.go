@@ -193,6 +193,9 @@ func title(rep *schema.Report, opts Options) string {
 	seen := map[string]bool{}
 	for _, o := range rep.Overall {
 		n := o.Target + "@" + o.Host
+		if o.User != "" {
+			n += " as " + o.User
+		}
 		if !seen[n] {
 			seen[n] = true
 			names = append(names, n)

@@ -52,6 +52,7 @@ type htmlView struct {
 	CoFail                                   []string
 	Settings, Repro, Expected                string
 	NoTrials                                 bool
+	VersionTables                            []vtView
 }
 
 // heatMap is the cell x scenario grid, laid out so that the longer of the two lists runs down
@@ -191,8 +192,9 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 		v.Cells = append(v.Cells, cv)
 	}
 	for _, h := range hostNames(rep) {
-		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: envTable(rep.Hosts[h])})
+		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: hostEnv(rep, h)})
 	}
+	v.VersionTables = versionViews(rep)
 	for _, cf := range rep.CoFailures {
 		for _, g := range cf.Groups {
 			v.CoFail = append(v.CoFail, fmt.Sprintf("%s: %s failed together in %d of %d trials (likely one cause)", cf.Name(), strings.Join(g.Scenarios, ", "), g.Failures, cf.Trials))

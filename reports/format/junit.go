@@ -97,7 +97,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			Timestamp: rep.GeneratedAt.Format("2006-01-02T15:04:05"),
 			Hostname:  o.Host,
 			Properties: []junitProperty{
-				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"fault", o.Fault},
+				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"user", o.User}, {"fault", o.Fault},
 				{"trials", fmt.Sprint(o.Trials)}, {"measured", fmt.Sprint(o.Measured)}, {"failures", fmt.Sprint(o.Failures)},
 			},
 		}
@@ -148,7 +148,14 @@ func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 
 // classname groups testcases by cell in JUnit viewers, which split it on dots.
 func classname(c schema.CellRef) string {
-	parts := []string{"sandcheck", c.Target, c.Host}
+	target := c.Target
+	if c.Version != "" {
+		target += "-" + c.Version // srt-0_0_60: one class per version, dots kept out
+	}
+	parts := []string{"sandcheck", target, c.Host}
+	if c.User != "" {
+		parts = append(parts, "user-"+c.User)
+	}
 	if c.Fault != "" {
 		parts = append(parts, "fault-"+c.Fault)
 	}

@@ -197,6 +197,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	p("\nGenerated %s by sandcheck %s from run(s) %s.\n\n", rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
 		orUnknown(rep.SandcheckVersion), mdCell(strings.Join(rep.RunIDs, ", ")))
+	writeVersionTablesMD(bw, rep)
 
 	p("## Environment\n\n")
 	hosts := hostNames(rep)
@@ -205,7 +206,7 @@ func WriteMarkdown(w io.Writer, rep *schema.Report, opts Options) error {
 	}
 	for _, h := range hosts {
 		p("### Host `%s`\n\n| | |\n|---|---|\n", strings.ReplaceAll(h, "`", "'"))
-		for _, r := range envTable(rep.Hosts[h]) {
+		for _, r := range hostEnv(rep, h) {
 			p("| %s | %s |\n", mdCell(r[0]), mdCell(r[1]))
 		}
 		p("\n")
@@ -310,9 +311,9 @@ func hostNames(rep *schema.Report) []string {
 	}
 	// Hosts that ran trials but recorded no fingerprint still get a table of "unknown".
 	for _, o := range rep.Overall {
-		if !seen[o.Host] {
-			seen[o.Host] = true
-			out = append(out, o.Host)
+		if k := schema.HostKey(o.Host, o.User); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)

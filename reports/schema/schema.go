@@ -65,14 +65,26 @@ type Until struct {
 type CellRef struct {
 	CellID string `json:"cell_id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
+	// Version is the sandbox version the cell chose ("" = the adapter's pinned install).
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
+	// User is who the sandbox ran as (unprivileged, root, an account's name); absent for
+	// journals written before the user axis, when every trial ran as root.
+	User   string `json:"user,omitempty"`
 	Fault  string `json:"fault"` // "" = healthy sandbox
 	Labels string `json:"labels,omitempty"`
 }
 
-// Name is how messages and reports name the cell: target/host, plus the fault when injected.
+// Name is how messages and reports name the cell: target/host, plus the version when chosen, the
+// user when the journal records it, and the fault when injected.
 func (c CellRef) Name() string {
 	s := c.Target + "@" + c.Host
+	if c.Version != "" {
+		s = c.Target + " " + c.Version + "@" + c.Host
+	}
+	if c.User != "" {
+		s += " user=" + c.User
+	}
 	if c.Fault != "" {
 		s += " fault=" + c.Fault
 	}
@@ -80,6 +92,22 @@ func (c CellRef) Name() string {
 		s += " [" + c.Labels + "]"
 	}
 	return s
+}
+
+// HostKey is the key of a host's fingerprint in Report.Hosts: the host's name, followed by the
+// user when it is not root, since the fingerprint says who the sandbox ran as.
+func HostKey(host, user string) string {
+	if user == "" || user == "root" {
+		return host
+	}
+	return host + " user=" + user
+}
+
+// Series is the cell without its version: the cells of one target at different versions,
+// otherwise alike, share it (the version table's columns, compare --versions' pairs).
+func (c CellRef) Series() CellRef {
+	c.CellID, c.Version = "", ""
+	return c
 }
 
 // Cell is one cell x scenario row.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/images"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
 
 func init() {
@@ -243,6 +244,11 @@ func (c *Container) start(ctx context.Context, localBinary string) (*ctrBox, err
 		Labels: map[string]string{LabelOwner: "sandcheck", LabelRunner: runnerID(), LabelRun: c.runID, LabelHost: c.h.Name},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = "none"
+			// Versions of npm sandboxes a cell chose (--target srt@0.0.60) run from the
+			// machine's npm cache, at the same path inside: read-only, installed once.
+			if npm := npmcache.New().Root(); dirExists(npm) {
+				hc.Binds = append(hc.Binds, npm+":"+npm+":ro")
+			}
 			yes := true
 			hc.Init = &yes
 			hc.CapAdd = []string{"NET_ADMIN", "SYS_ADMIN"}
@@ -286,6 +292,13 @@ func (c *Container) start(ctx context.Context, localBinary string) (*ctrBox, err
 	if err := c.copyBinary(ctx, b.id, localBinary); err != nil {
 		c.remove(b)
 		return nil, fmt.Errorf("copy %s into %s: %w", localBinary, name, err)
+	}
+	if err := ensureUsers(c.h.Users, func(argv []string) ([]byte, int, error) {
+		r := c.execIn(ctx, b, append([]string{RemoteBinary}, argv...), nil)
+		return append(r.Stdout, r.Stderr...), r.Exit, r.Err
+	}); err != nil {
+		c.remove(b)
+		return nil, fmt.Errorf("container %s: %w", name, err)
 	}
 	return b, nil
 }
@@ -366,6 +379,11 @@ func (c *Container) remove(b *ctrBox) error {
 		return fmt.Errorf("remove container %s: %w", b.name, err)
 	}
 	return nil
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 func dockerNotFound(err error) bool {

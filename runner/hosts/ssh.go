@@ -26,6 +26,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 )
 
@@ -55,7 +56,7 @@ const (
 
 func init() {
 	Register(matrix.KindSSH, func(h matrix.Host) (Host, error) {
-		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts})
+		return NewSSH(SSHConfig{Name: h.Name, Address: h.Address, User: h.Login, KeyFile: h.KeyFile, KnownHosts: h.KnownHosts, Users: h.Users})
 	})
 }
 
@@ -63,7 +64,9 @@ func init() {
 type SSHConfig struct {
 	Name    string
 	Address string // host[:port], port 22 by default
-	User    string // default: the runner's user
+	User    string // the login (matrix login:); default: the runner's user. Must be root.
+	// Users are who the sandbox runs as there (matrix user:); Prepare readies each account.
+	Users []string
 	// KeyFile is a private key (default $SANDCHECK_SSH_KEY; else the agent at $SSH_AUTH_SOCK and
 	// the usual ~/.ssh/id_* files).
 	KeyFile string
@@ -409,7 +412,7 @@ func (h *SSH) Prepare(ctx context.Context, localBinary string) (string, error) {
 	}
 	rs, bin, err := prepareRemote(h.cfg.Binary, localBinary, 30*time.Second,
 		func(cmd string, timeout time.Duration) ([]byte, error) { return runOn(c, cmd, nil, timeout) },
-		func(src, dst string) error { return upload(c, src, dst) })
+		func(src, dst string) error { return upload(c, src, dst) }, h.cfg.Users)
 	if err != nil {
 		return "", fmt.Errorf("ssh host %s: %w", h.Name(), err)
 	}
@@ -710,7 +713,7 @@ func (h *SSH) Close() error {
 	defer c.Close()
 	cmd := killMarked(markRun, h.runID)
 	if dir != "" {
-		cmd += "; rm -rf -- " + shq(dir)
+		cmd += "; " + sweepUsers(dir+"/sandcheck", h.cfg.Users) + "rm -rf -- " + shq(dir)
 	}
 	if _, err := runOn(c, cmd, nil, 60*time.Second); err != nil {
 		return fmt.Errorf("clean up %s:%s: %w", h.Name(), dir, err)
@@ -732,24 +735,28 @@ func shq(s string) string {
 // make a private run directory, copy the binary there and check that it runs.
 // setupTimeout bounds the first command (starting a WSL distribution takes longer than ssh).
 func prepareRemote(explicit, local string, setupTimeout time.Duration, shell func(cmd string, timeout time.Duration) ([]byte, error),
-	copyIn func(src, dst string) error) (remoteSetup, string, error) {
+	copyIn func(src, dst string) error, specs []string) (rs remoteSetup, bin string, err error) {
 	src, err := linuxBinary(explicit, local)
-	if err != nil {
-		return remoteSetup{}, "", err
-	}
-	machine, err := elfMachine(src)
-	if err != nil {
-		return remoteSetup{}, "", err
-	}
-	out, err := shell(remoteSetupScript, setupTimeout)
-	if err != nil {
-		return remoteSetup{}, "", fmt.Errorf("probe the host: %w", err)
-	}
-	rs, err := parseRemoteSetup(out, src, machine)
 	if err != nil {
 		return rs, "", err
 	}
-	bin := rs.dir + "/sandcheck"
+	machine, err := elfMachine(src)
+	if err != nil {
+		return rs, "", err
+	}
+	out, err := shell(remoteSetupScript, setupTimeout)
+	if err != nil {
+		return rs, "", fmt.Errorf("probe the host: %w", err)
+	}
+	defer func() {
+		if err != nil && rs.dir != "" {
+			shell("rm -rf -- "+shq(rs.dir), time.Minute) // Prepare failed: no Close will remove it
+		}
+	}()
+	if rs, err = parseRemoteSetup(out, src, machine); err != nil {
+		return rs, "", err
+	}
+	bin = rs.dir + "/sandcheck"
 	if err := copyIn(src, bin); err != nil {
 		return rs, "", fmt.Errorf("copy %s to %s: %w", src, bin, err)
 	}
@@ -758,16 +765,30 @@ func prepareRemote(explicit, local string, setupTimeout time.Duration, shell fun
 	} else if len(bytes.TrimSpace(out)) == 0 {
 		return rs, "", fmt.Errorf("the copied binary ran, but `sandcheck version` printed nothing")
 	}
-	return rs, bin, nil
+	err = ensureUsers(specs, func(argv []string) ([]byte, int, error) {
+		q := make([]string, len(argv))
+		for i, a := range argv {
+			q[i] = shq(a)
+		}
+		out, err := shell(shq(bin)+" "+strings.Join(q, " "), time.Minute)
+		if err != nil {
+			return out, -1, err
+		}
+		return out, 0, nil
+	})
+	return rs, bin, err
 }
 
 // remoteSetupScript runs once on a remote Linux host (ssh, wsl): what it is, a private run
 // directory, and whether setsid can wait for its child (trials are then killed by session).
-const remoteSetupScript = `uname -sm; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`
+//
+// The run directory is world-readable so that the sandbox's user (fixtures/users) can run the
+// binary in it; it holds nothing else. The login's uid is reported: fixtures need root.
+const remoteSetupScript = `uname -sm; echo "UID $(id -u)"; d=$(mktemp -d "${TMPDIR:-/tmp}/sandcheck-host-XXXXXXXX") && chmod 755 "$d" && echo "DIR $d"; if setsid -w true 2>/dev/null; then echo SETSID; fi`
 
 type remoteSetup struct {
-	uname, dir string
-	setsid     bool
+	uname, dir, uid string
+	setsid          bool
 }
 
 // parseRemoteSetup reads remoteSetupScript's output and checks that the host can run the Linux
@@ -779,6 +800,8 @@ func parseRemoteSetup(out []byte, src, machine string) (remoteSetup, error) {
 		switch {
 		case strings.HasPrefix(l, "DIR "):
 			rs.dir = strings.TrimPrefix(l, "DIR ")
+		case strings.HasPrefix(l, "UID "):
+			rs.uid = strings.TrimPrefix(l, "UID ")
 		case l == "SETSID":
 			rs.setsid = true
 		case rs.uname == "":
@@ -790,6 +813,9 @@ func parseRemoteSetup(out []byte, src, machine string) (remoteSetup, error) {
 	}
 	if f := strings.Fields(rs.uname); len(f) != 2 || f[0] != "Linux" || (machine != "" && f[1] != machine) {
 		return rs, fmt.Errorf("host is %q; the binary %s is for Linux %s (set %s to a matching build)", rs.uname, src, machine, EnvLinuxBinary)
+	}
+	if rs.uid != "" && rs.uid != "0" {
+		return rs, fmt.Errorf("logged in as uid %s: trials need root there for their fixtures (network namespaces, veths, private mounts); log in as root (login: root) and say who the sandbox runs as with user: (default %s, a dedicated account)", rs.uid, users.Unprivileged)
 	}
 	return rs, nil
 }

@@ -46,7 +46,7 @@ func init() {
 		if cold == "" {
 			cold = os.Getenv(EnvWSLCold)
 		}
-		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.User, Cold: cold})
+		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.Login, Cold: cold, Users: h.Users})
 	})
 }
 
@@ -54,8 +54,10 @@ func init() {
 type WSLConfig struct {
 	Name   string
 	Distro string
-	User   string // default $SANDCHECK_WSL_USER, else root
-	Exe    string // default $SANDCHECK_WSL_EXE, else wsl.exe
+	User   string // the login (matrix login:); default $SANDCHECK_WSL_USER, else root. Must be root.
+	// Users are who the sandbox runs as in the distribution (matrix user:); Prepare readies each.
+	Users []string
+	Exe   string // default $SANDCHECK_WSL_EXE, else wsl.exe
 	// Root is where the distribution's files appear to the runner: on Windows `\\wsl$\DISTRO`
 	// (the default there). Empty elsewhere: the binary is then streamed through wsl.exe's stdin.
 	Root string
@@ -204,7 +206,7 @@ func (w *WSL) Shutdown() error {
 func (w *WSL) Prepare(_ context.Context, localBinary string) (string, error) {
 	rs, bin, err := prepareRemote(w.cfg.Binary, localBinary, 3*time.Minute,
 		func(cmd string, timeout time.Duration) ([]byte, error) { return w.shell(cmd, nil, timeout) },
-		w.copyIn)
+		w.copyIn, w.cfg.Users)
 	if err != nil {
 		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
 	}
@@ -343,7 +345,7 @@ func (w *WSL) Close() error {
 	if dir == "" {
 		return nil
 	}
-	_, err := w.shell(killMarked(markRun, w.runID)+"; rm -rf -- "+shq(dir), nil, time.Minute)
+	_, err := w.shell(killMarked(markRun, w.runID)+"; "+sweepUsers(dir+"/sandcheck", w.cfg.Users)+"rm -rf -- "+shq(dir), nil, time.Minute)
 	return err
 }
 

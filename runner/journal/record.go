@@ -21,7 +21,13 @@ const SchemaVersion = 2
 type Cell struct {
 	ID     string `json:"id"`
 	Target string `json:"target"`
-	Host   string `json:"host"`
+	// Version is the sandbox version the cell runs, as chosen (a matrix's versions:,
+	// --target NAME@VERSION): "" is the adapter's pinned install. Part of ID when set.
+	Version string `json:"version,omitempty"`
+	Host    string `json:"host"`
+	// User is who the sandbox ran as: unprivileged, root or an account's name; "" in journals
+	// written before the user axis, when every trial ran as root.
+	User   string `json:"user,omitempty"`
 	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
 	Labels string `json:"labels,omitempty"`
 }

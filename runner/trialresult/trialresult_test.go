@@ -106,17 +106,20 @@ exec sleep 60`
 		},
 		Parse: Parse,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// The deadline leaves a loaded machine time to print the hit before the kill; the kill
+	// itself is what is under test.
+	const deadline = 3 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	rec := pe.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: 500 * time.Millisecond})
+	rec := pe.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: deadline})
 	if rec.Outcome != classify.NonEnforcing || !rec.TimedOut || len(rec.Egress) != 1 || !strings.Contains(rec.Hint, "denied http /http/abc") {
 		t.Fatalf("record %+v", rec)
 	}
 	// The same process without the key in its frames (a forged hit) is a plain timeout.
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), deadline)
 	defer cancel2()
 	script = strings.Replace(script, `$`+runner.EnvResultKey, "not-the-key", 1)
-	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: 500 * time.Millisecond}); rec.Outcome != classify.Timeout || !rec.TimedOut {
+	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: deadline}); rec.Outcome != classify.Timeout || !rec.TimedOut {
 		t.Fatalf("forged hit: %+v", rec)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -28,6 +29,9 @@ type Config struct {
 	Timeout        time.Duration // SANDCHECK_SANDBOX_TIMEOUT: deadline for one sandboxed run
 	WorkDir        string        // SANDCHECK_WORKDIR: parent of trial directories
 	Keep           bool          // SANDCHECK_KEEP=1 keeps the trial directory for debugging
+	// User is SANDCHECK_USER: who the sandbox runs as, unprivileged (the default: the dedicated
+	// account sandcheck creates), root, or an account's name (see fixtures/users).
+	User string
 	// Deadline is when this process's trial budget (SANDCHECK_TRIAL_BUDGET, counted from the
 	// process's start) runs out; zero when there is none. Every sandboxed run ends BudgetReserve
 	// before it, so the trial can still tear down, classify and emit before the runner kills it.
@@ -82,6 +86,7 @@ const (
 	EnvWorkDir    = "SANDCHECK_WORKDIR"
 	EnvKeep       = "SANDCHECK_KEEP"
 	EnvBudget     = "SANDCHECK_TRIAL_BUDGET" // a duration: this process's whole budget, from its start
+	EnvUser       = users.EnvUser
 )
 
 // FromEnv reads the Config, with defaults.
@@ -96,6 +101,10 @@ func FromEnv() (Config, error) {
 		Timeout:        30 * time.Second,
 		WorkDir:        getenv(EnvWorkDir, os.TempDir()),
 		Keep:           os.Getenv(EnvKeep) == "1",
+		User:           users.Normalize(os.Getenv(EnvUser)),
+	}
+	if err := users.Check(c.User); err != nil {
+		return c, fmt.Errorf("%s: %w", EnvUser, err)
 	}
 	if v := os.Getenv(EnvTimeout); v != "" {
 		d, err := time.ParseDuration(v)
@@ -128,7 +137,7 @@ func FromEnv() (Config, error) {
 // Env renders the Config as environment assignments (for child trial processes).
 func (c Config) Env() []string {
 	e := []string{EnvTarget + "=" + c.Target, EnvFault + "=" + c.Fault, EnvHostnames + "=" + c.Hostnames,
-		EnvTimeout + "=" + c.Timeout.String(), EnvKeep + "=" + boolEnv(c.Keep)}
+		EnvTimeout + "=" + c.Timeout.String(), EnvKeep + "=" + boolEnv(c.Keep), EnvUser + "=" + users.Normalize(c.User)}
 	if c.TargetPath != "" {
 		e = append(e, EnvTargetPath+"="+c.TargetPath)
 	}

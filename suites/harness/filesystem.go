@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -28,7 +29,21 @@ type FilesystemTrial struct {
 	Observation   *probe.Observation `json:"observation,omitempty"`
 	ParseError    string             `json:"parse_error,omitempty"`
 	Escaped       []string           `json:"escaped,omitempty"` // checks whose effect the host saw
-	Result        classify.FSResult  `json:"result"`
+	// User is who the sandbox ran as; Unsandboxed what that user could do without it (each
+	// denied check tried first outside any sandbox: one the user cannot do anyway proves
+	// nothing about the sandbox, and is not-applicable).
+	User        *users.Account    `json:"user,omitempty"`
+	Unsandboxed []probe.FSResult  `json:"unsandboxed,omitempty"`
+	Result      classify.FSResult `json:"result"`
+}
+
+// Home is the HOME of the user the sandbox ran as (this process's own for root).
+func (ft *FilesystemTrial) Home() string {
+	if ft.User.IsRoot() {
+		h, _ := os.UserHomeDir()
+		return h
+	}
+	return ft.User.Home
 }
 
 // fsPlan is one filesystem check with what the policy says about it and how the host side can
@@ -66,7 +81,7 @@ func fsFiles(dir, ws, token string) map[string]string {
 
 // layout creates the trial's files and the symlinks pointing out of the workspace, and returns
 // the plan of checks.
-func layout(dir, ws, nonce, token string) ([]fsPlan, error) {
+func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 	files := fsFiles(dir, ws, token)
 	outside := filepath.Join(dir, "outside")
 	secret := filepath.Join(secretDir(dir), "id_rsa")
@@ -74,7 +89,11 @@ func layout(dir, ws, nonce, token string) ([]fsPlan, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, fmt.Errorf("layout: %w", err)
 		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if p == secret {
+			mode = 0o600 // as ssh keeps a private key: its owner's alone
+		}
+		if err := os.WriteFile(p, []byte(c), mode); err != nil {
 			return nil, fmt.Errorf("layout: %w", err)
 		}
 	}
@@ -86,14 +105,13 @@ func layout(dir, ws, nonce, token string) ([]fsPlan, error) {
 			return nil, fmt.Errorf("layout: %w", err)
 		}
 	}
-	return fsPlans(dir, ws, nonce, token, files), nil
+	return fsPlans(dir, ws, home, nonce, token, files), nil
 }
 
-// fsPlans is the list of checks, in order.
-func fsPlans(dir, ws, nonce, token string, files map[string]string) []fsPlan {
+// fsPlans is the list of checks, in order. home is the HOME of the sandbox's user.
+func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPlan {
 	outside := filepath.Join(dir, "outside")
 	secret := filepath.Join(secretDir(dir), "id_rsa")
-	home, _ := os.UserHomeDir()
 	n := "sandcheck-fs-" + nonce
 	w := func(name, path string, allow bool, outsidePath string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
@@ -186,7 +204,7 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	}
 	defer t.Close()
 	token := randomHex(16)
-	plans, err := layout(t.dir, t.ws, t.nonce, token)
+	plans, err := layout(t.dir, t.ws, t.home(), t.nonce, token)
 	if err != nil {
 		return nil, err
 	}
@@ -198,11 +216,24 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 			}
 		}
 	}()
-	spec := probe.Spec{}
 	na := map[string]string{}
 	for _, p := range plans {
 		if c := fsNeeds(p.check.Name); !targets.Has(t.target, c) {
 			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), c)
+		}
+	}
+	// Before the sandbox, the same user tries every denied check without it: what fails even
+	// then (a user writing /etc) is refused by file permissions, not by the sandbox.
+	pre, err := t.unsandboxed(ctx, plans, na, token)
+	if err != nil {
+		return nil, err
+	}
+	if err := resetLayout(t, plans, token); err != nil {
+		return nil, err
+	}
+	spec := probe.Spec{}
+	for _, p := range plans {
+		if na[p.check.Name] != "" {
 			continue // not tried: nothing it shows could be judged
 		}
 		spec.FS = append(spec.FS, p.check)
@@ -213,7 +244,8 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		return nil, err
 	}
 	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
+		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs,
+		User: t.acct, Unsandboxed: pre}
 	if x.ParseErr != nil {
 		ft.ParseError = x.ParseErr.Error()
 	}
@@ -239,6 +271,98 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	return ft, nil
 }
 
+// unsandboxed runs the denied checks that are still applicable as the trial's user, outside
+// any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
+// what the probe saw. The checks' effects are undone by resetLayout.
+func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
+	spec := probe.Spec{Nonce: randomHex(8)}
+	for _, p := range plans {
+		if !p.allow && na[p.check.Name] == "" {
+			spec.FS = append(spec.FS, p.check)
+		}
+	}
+	if len(spec.FS) == 0 {
+		return nil, nil
+	}
+	specFile := filepath.Join(t.dir, "probe-unsandboxed-"+spec.Nonce+".json")
+	b, _ := json.Marshal(spec)
+	if err := os.WriteFile(specFile, b, 0o644); err != nil {
+		return nil, fmt.Errorf("write probe spec: %w", err)
+	}
+	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+		return nil, err
+	}
+	argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
+	run := runCommand(ctx, argv, t.env, t.ws, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	out, err := probe.Parse(run.Stdout, spec.Nonce)
+	if err == nil && out.Obs == nil {
+		err = fmt.Errorf("no observation")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.acct, run.Exit, strings.TrimSpace(run.Stderr), err)
+	}
+	got := map[string]probe.FSResult{}
+	for _, r := range out.Obs.FS {
+		got[r.Name] = r
+	}
+	who := "root"
+	if !t.acct.IsRoot() {
+		who = "user " + t.acct.Name
+	}
+	for _, c := range spec.FS {
+		r, ok := got[c.Name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.acct, c.Name)
+		case c.Op == probe.OpRead && r.OK && strings.Contains(r.Data, token):
+		case c.Op == probe.OpRead && r.OK:
+			na[c.Name] = fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path)
+		case !r.OK:
+			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, firstNonEmpty(r.Errno, r.Err))
+		}
+	}
+	return out.Obs.FS, nil
+}
+
+// resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,
+// directories made) by removing the trial's files and laying them out again, so the sandboxed
+// run starts from exactly the state the unsandboxed one did.
+func resetLayout(t *trial, plans []fsPlan, token string) error {
+	for _, p := range plans {
+		if p.outside != "" {
+			os.RemoveAll(p.outside)
+		}
+	}
+	for _, d := range []string{t.ws, filepath.Join(t.dir, "outside"), filepath.Join(t.dir, "home")} {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("reset layout: %w", err)
+		}
+	}
+	if err := os.MkdirAll(t.marks, 0o755); err != nil {
+		return fmt.Errorf("reset layout: %w", err)
+	}
+	if _, err := layout(t.dir, t.ws, t.home(), t.nonce, token); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p.outside != "" {
+			if _, err := os.Lstat(p.outside); err == nil {
+				return fmt.Errorf("reset layout: %s is still there", p.outside)
+			}
+		}
+	}
+	return nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
 // removeEscapes deletes from the host what the probe created outside the workspace: when the
 // sandbox was isolated nothing is there; under a fault (or a sandbox bug) the host must not keep
 // it, e.g. a /tmp/claude that would change how the next srt run behaves.
@@ -261,7 +385,7 @@ func removeEscapes(ws string, results []probe.FSResult) {
 // FSCheckNames lists the filesystem checks in order, for specs (one spec per check).
 func FSCheckNames() []string {
 	var names []string
-	for _, p := range fsPlans("/d", "/d/ws", "n", "t", fsFiles("/d", "/d/ws", "t")) {
+	for _, p := range fsPlans("/d", "/d/ws", "/home/u", "n", "t", fsFiles("/d", "/d/ws", "t")) {
 		names = append(names, p.check.Name)
 	}
 	return names

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
@@ -37,6 +38,12 @@ type trial struct {
 	undo   []func()
 	// dropDAC runs the sandbox without root's file-permission override.
 	dropDAC bool
+	// acct is who the sandbox runs as (fixtures/users); env is its session's environment and
+	// probeBin the probe binary as it can run it.
+	acct     *users.Account
+	env      []string
+	probeBin string
+	ledger   *users.Ledger
 }
 
 // trialOptions say what a scenario needs of the scaffolding.
@@ -58,12 +65,25 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	if t.target, err = NewTarget(cfg); err != nil {
 		return nil, err
 	}
+	if t.acct, err = users.Resolve(cfg.User); err != nil {
+		return nil, err
+	}
+	if t.ledger, err = t.acct.Begin(t.nonce); err != nil {
+		return nil, err
+	}
+	if t.ledger != nil {
+		reportSwept(t.ledger.Found)
+	}
+	t.undo = append(t.undo, func() { reportSwept(t.ledger.End()) })
 	if t.dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
 		return nil, fmt.Errorf("trial dir: %w", err)
 	}
 	if !cfg.Keep {
 		dir := t.dir
 		t.undo = append(t.undo, func() { os.RemoveAll(dir) })
+	}
+	if err := t.asUser(); err != nil {
+		return nil, err
 	}
 	// srt needs an own working directory per concurrent run (it creates and removes placeholder
 	// files there), so every trial gets a fresh workspace.
@@ -139,7 +159,7 @@ func (t *trial) session(specFile string) *targets.Session {
 		Dir:          t.dir,
 		Workspace:    t.ws,
 		Policy:       targets.Policy{WritablePaths: []string{t.ws}},
-		Env:          os.Environ(),
+		Env:          append([]string{}, t.env...),
 		UserSettings: t.cfg.Settings,
 		Patches:      t.inj.Patches,
 	}
@@ -166,10 +186,6 @@ type Exec struct {
 
 // exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
 func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []Bind) (*Exec, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locate probe binary: %w", err)
-	}
 	if spec.Nonce == "" {
 		spec.Nonce = t.nonce
 	}
@@ -182,7 +198,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		return nil, fmt.Errorf("write probe spec: %w", err)
 	}
 	sess := t.session(specFile)
-	sess.Command = []string{self, probe.Arg, specFile}
+	sess.Command = []string{t.probeBin, probe.Arg, specFile}
 	if mod != nil {
 		mod(sess)
 	}
@@ -202,9 +218,19 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if t.hosts != nil && t.cfg.Hostnames == "name" {
 		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
 	}
-	if t.dropDAC {
-		argv = append([]string{"setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--"}, argv...)
+	// Everything the sandbox reads or writes in the trial directory is its user's, as a user's
+	// project is (the adapter has just written its settings there).
+	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+		return nil, err
 	}
+	drop := t.inj.DropCaps
+	if t.dropDAC {
+		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
+	}
+	// The switch to the sandbox's user comes last, inside the private mount namespace that only
+	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// run as the user.
+	argv = t.acct.Command(argv, drop)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)

@@ -12,14 +12,17 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -32,13 +35,18 @@ const ToolsBin = ".tools/npm-codex/node_modules/.bin/codex"
 
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	// Codex's npm package pulls its native binary in as an optional dependency; its scripts
+	// are not needed for that.
+	targets.RegisterNPM(Name, targets.NPM{Package: "@openai/codex", Bin: "codex", IgnoreScripts: true})
 }
 
 // Target is the codex adapter.
 type Target struct {
-	path    string
-	verOnce sync.Once
-	ver     string
+	path      string
+	verOnce   sync.Once
+	ver       string
+	driveOnce sync.Once
+	undriven  string
 }
 
 // New finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched upward
@@ -79,6 +87,31 @@ func (t *Target) Version() string {
 	})
 	return t.ver
 }
+
+// Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which early
+// releases do not have (0.1.x lists only exec, mcp, proto and debug, with the sandbox as `debug
+// landlock`; there `codex sandbox ...` is taken for a prompt). Asked of the build itself, once,
+// with a deadline: its `codex --help` must list the sandbox command. "" when it can be driven.
+func (t *Target) Undrivable() string {
+	t.driveOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, t.path, "--help").CombinedOutput()
+		switch {
+		case ctx.Err() != nil:
+			t.undriven = "`codex --help` gave no answer in 15s"
+		case err != nil:
+			first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			t.undriven = fmt.Sprintf("`codex --help` failed (%v: %s)", err, first)
+		case !sandboxCommand.Match(out):
+			t.undriven = "this build has no `codex sandbox` command (its `codex --help` lists no sandbox among its commands)"
+		}
+	})
+	return t.undriven
+}
+
+// sandboxCommand is the sandbox subcommand's line in `codex --help`'s command list.
+var sandboxCommand = regexp.MustCompile(`(?m)^\s+sandbox\s`)
 
 // Config is the configuration a policy becomes, as the nested map Codex's config.toml would hold
 // (faults patch it), before it is flattened into -c overrides.

@@ -81,3 +81,40 @@ echo x > /tmp/sandcheck-codex-test 2>/dev/null && echo ESCAPED-TMP; echo x > ` +
 		t.Errorf("network_access=true: want the host's namespace %s:\n%s", hostNet, o)
 	}
 }
+
+// A build without `codex sandbox` cannot be driven: the adapter says so, once, and trials
+// report not-applicable rather than a sandbox failure. The stand-ins print the command lists of
+// the real 0.1.2505291658 and 0.171.0 help screens.
+func TestUndrivableWithoutSandboxCommand(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "codex-old")
+	os.WriteFile(old, []byte("#!/bin/sh\nprintf 'Commands:\\n  exec   Run Codex non-interactively\\n  mcp    Experimental\\n  proto  Run the Protocol\\n  debug  Internal debugging commands\\n'\n"), 0o755)
+	tg, err := New(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := tg.Undrivable(); !strings.Contains(why, "no `codex sandbox` command") {
+		t.Fatalf("undrivable = %q", why)
+	}
+	current := filepath.Join(dir, "codex-new")
+	os.WriteFile(current, []byte("#!/bin/sh\nprintf 'Commands:\\n  exec              Run Codex\\n  sandbox           Run commands within a Codex-provided sandbox\\n'\n"), 0o755)
+	if tg, _ := New(current); tg.Undrivable() != "" {
+		t.Fatalf("a build with `codex sandbox` is undrivable: %q", tg.Undrivable())
+	}
+	broken := filepath.Join(dir, "codex-broken")
+	os.WriteFile(broken, []byte("#!/bin/sh\necho 'node: not found' >&2; exit 127\n"), 0o755)
+	if tg, _ := New(broken); !strings.Contains(tg.Undrivable(), "node: not found") {
+		t.Fatalf("broken build: %q", tg.Undrivable())
+	}
+}
+
+// The pinned codex lists its sandbox command.
+func TestPinnedCodexIsDrivable(t *testing.T) {
+	tg, err := New("")
+	if err != nil {
+		t.Skipf("SKIPPED LOUDLY: %v", err)
+	}
+	if why := tg.Undrivable(); why != "" {
+		t.Fatalf("pinned codex %s: %s", tg.Version(), why)
+	}
+}

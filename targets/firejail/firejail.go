@@ -53,6 +53,7 @@ func (t *Target) Version() string { return t.tool.Version() }
 //
 //	--quiet --noprofile --net=none --read-only=/
 //	--read-write=W            each writable path (the workspace) and the session's private TMPDIR
+//	--env=TMPDIR=T            that TMPDIR, inside (see Prepare)
 //	--blacklist=P             each denied path
 //	-- COMMAND...
 func Args(s *targets.Session, tmp string) []string {
@@ -61,7 +62,7 @@ func Args(s *targets.Session, tmp string) []string {
 		a = append(a, "--read-write="+w)
 	}
 	if tmp != "" {
-		a = append(a, "--read-write="+tmp)
+		a = append(a, "--read-write="+tmp, "--env=TMPDIR="+tmp)
 	}
 	for _, d := range s.Policy.DenyRead {
 		a = append(a, "--blacklist="+d)
@@ -70,7 +71,9 @@ func Args(s *targets.Session, tmp string) []string {
 }
 
 // Prepare returns `firejail ARGS -- COMMAND`, run in the workspace. TMPDIR is a directory of the
-// session's own (firejail has no private /tmp that would keep the command's files visible).
+// session's own (firejail has no private /tmp that would keep the command's files visible),
+// given with --env as well as in the environment: firejail is setuid root, so for any other user
+// the C library drops TMPDIR from its environment before it starts (secure-execution mode).
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	bin, err := t.tool.Path(s.Env)
 	if err != nil {

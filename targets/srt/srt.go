@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -23,7 +24,11 @@ const ToolsBin = ".tools/npm/node_modules/.bin/srt"
 
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterNPM(Name, targets.NPM{Package: Package, Bin: "srt", IgnoreScripts: true})
 }
+
+// Package is srt's npm package.
+const Package = "@anthropic-ai/sandbox-runtime"
 
 // Target is the srt adapter.
 type Target struct {
@@ -108,16 +113,29 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	return s, nil
 }
 
-// Prepare writes the settings file and returns `srt --settings FILE -c 'COMMAND'`.
+// Shape is how this build is driven (see History).
+func (t *Target) Shape() Shape { return ShapeOf(t.Version()) }
+
+// Undrivable says why the adapter cannot drive this build ("" when it can).
+func (t *Target) Undrivable() string { return t.Shape().Drivable }
+
+// Prepare writes the settings file and returns `srt --settings FILE -c 'COMMAND'`, or the form
+// the build's release takes (see History): the command as the argument list before 0.0.21,
+// Claude Code's permission rules as settings in 0.0.1.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	shape := t.Shape()
 	inv := &targets.Invocation{Env: s.Env, Dir: s.Workspace}
+	cmd := commandArgs(shape, s.Command)
 	switch {
 	case s.NoSettings:
-		inv.Argv = []string{t.path, "-c", ShellJoin(s.Command)}
+		inv.Argv = append([]string{t.path}, cmd...)
 		inv.Settings = "(none: srt's default ~/.srt-settings.json lookup)"
+		if shape.Dialect == DialectPermissions {
+			inv.Settings = "(none: srt's default ~/.claude/settings.json lookup)"
+		}
 		return inv, nil
 	case s.SettingsFile != "":
-		inv.Argv = []string{t.path, "--settings", s.SettingsFile, "-c", ShellJoin(s.Command)}
+		inv.Argv = append([]string{t.path, "--settings", s.SettingsFile}, cmd...)
 		if b, err := os.ReadFile(s.SettingsFile); err == nil {
 			inv.Settings = string(b)
 		} else {
@@ -132,6 +150,9 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	for _, patch := range s.Patches {
 		patch(settings)
 	}
+	if shape.Dialect == DialectPermissions {
+		settings = Permissions(settings)
+	}
 	b, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode srt settings: %w", err)
@@ -140,9 +161,90 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write srt settings: %w", err)
 	}
-	inv.Argv = []string{t.path, "--settings", file, "-c", ShellJoin(s.Command)}
+	inv.Argv = append([]string{t.path, "--settings", file}, cmd...)
 	inv.Settings = string(b)
 	return inv, nil
+}
+
+// commandArgs hands the command over in the release's form.
+func commandArgs(shape Shape, argv []string) []string {
+	if shape.Command == CommandJoined {
+		// One argument after "--": the release joins its arguments with spaces and runs the
+		// result with a shell, so the quoted string arrives intact.
+		return []string{"--", ShellJoin(argv)}
+	}
+	return []string{"-c", ShellJoin(argv)}
+}
+
+// Permissions translates srt's settings (network, filesystem) into the Claude Code settings 0.0.1
+// reads: allowed and denied domains become WebFetch(domain:...) rules, writable paths Edit(...)
+// allow rules, denied writes and reads Edit(...) and Read(...) deny rules; the network keys that
+// are not lists (proxy ports, unix sockets, local binding) move under sandbox.network. Keys
+// neither dialect knows are kept (0.0.1 ignores them, as srt's own file would be read).
+func Permissions(s map[string]any) map[string]any {
+	out := map[string]any{}
+	var allow, deny []string
+	sandboxNet := map[string]any{}
+	// Network rules first, then filesystem ones: the rule order must not depend on map order.
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	first := map[string]int{"network": 1, "filesystem": 2} // other keys rank 0: after these
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := first[keys[i]], first[keys[j]]
+		if ri != rj {
+			return ri != 0 && (rj == 0 || ri < rj)
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		v := s[k]
+		switch k {
+		case "network":
+			net, _ := v.(map[string]any)
+			for nk, nv := range net {
+				switch nk {
+				case "allowedDomains":
+					for _, d := range strings_(nv) {
+						allow = append(allow, "WebFetch(domain:"+d+")")
+					}
+				case "deniedDomains":
+					for _, d := range strings_(nv) {
+						deny = append(deny, "WebFetch(domain:"+d+")")
+					}
+				default:
+					sandboxNet[nk] = nv
+				}
+			}
+		case "ignoreViolations", "enableWeakerNestedSandbox":
+			object(out, "sandbox")[k] = v
+		case "filesystem":
+			fs, _ := v.(map[string]any)
+			for _, p := range strings_(fs["allowWrite"]) {
+				allow = append(allow, "Edit("+p+")")
+			}
+			for _, p := range strings_(fs["denyWrite"]) {
+				deny = append(deny, "Edit("+p+")")
+			}
+			for _, p := range strings_(fs["denyRead"]) {
+				deny = append(deny, "Read("+p+")")
+			}
+		default:
+			out[k] = v
+		}
+	}
+	out["permissions"] = map[string]any{"allow": nonNil(allow), "deny": nonNil(deny)}
+	sb := object(out, "sandbox")
+	sb["network"] = sandboxNet
+	return out
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // ShellJoin quotes argv for `sh -c`.

@@ -1,0 +1,30 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// undrivableTrial is the result of a trial whose target build the adapter cannot drive (its
+// command line or settings are ones the adapter does not speak): not-applicable with the
+// adapter's reason, never a failure of the sandbox. ok is false for a drivable build.
+func undrivableTrial(cfg harness.Config) (specreport.Trial, bool) {
+	t, err := harness.NewTarget(cfg)
+	if err != nil {
+		return specreport.Trial{}, false // the specs report it, as before
+	}
+	why := targets.UndrivableReason(t)
+	if why == "" {
+		return specreport.Trial{}, false
+	}
+	hint := fmt.Sprintf("%s %s: %s", t.Name(), t.Version(), why)
+	return specreport.Trial{Outcome: classify.NotApplicable, Hint: hint,
+		Scenarios: []journal.Scenario{{Name: targets.ScenarioDrivable, Outcome: classify.NotApplicable, Pass: true, Hint: hint}}}, true
+}

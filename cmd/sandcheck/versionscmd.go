@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/targets"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
+	"github.com/sandcheck/sandcheck/versions"
+)
+
+func init() {
+	register("versions", "list a sandbox's published versions, what a selector picks, and which are installed", versionsCmd)
+}
+
+// versionRow is one line of `sandcheck versions`.
+type versionRow struct {
+	Version   string `json:"version"`
+	Tags      string `json:"tags,omitempty"`
+	Installed string `json:"installed,omitempty"` // the executable in the npm cache
+}
+
+func versionsCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
+  sandcheck versions 'srt@>=0.0.60'      # what a selector picks (as a matrix's versions: would)
+  sandcheck versions srt@last:5 --json`, stderr)
+	asJSON := fs.Bool("json", false, "one JSON object: package, source of the list, the versions")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	arg := "srt"
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		arg = fs.Arg(0)
+	default:
+		fmt.Fprintln(stderr, "sandcheck versions: one NAME[@SELECTOR] at most")
+		return exitUsage
+	}
+	name, selText := splitTarget(arg)
+	if err := registry().Target(name, nil); err != nil {
+		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+		return exitUsage
+	}
+	npm, ok := targets.NPMOf(name)
+	if !ok {
+		fmt.Fprintf(stderr, "sandcheck versions: %v\n", versionedCheck(name))
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := npmCache()
+	idx, err := c.Published(ctx, npm.Package)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+		return 1
+	}
+	if idx.Warning != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", idx.Warning)
+	}
+	list := idx.Releases()
+	if selText != "" {
+		sel, err := versions.ParseSelector(selText)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+			return exitUsage
+		}
+		pinned := ""
+		if sel.Kind == versions.Pinned {
+			if pinned, err = pinnedVersion(matrix.Target{Name: name}); err != nil {
+				fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+				return 1
+			}
+		}
+		if list, err = sel.Resolve(idx.Published, pinned); err != nil {
+			fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+			return 1
+		}
+	}
+	tags := map[string][]string{}
+	for t, v := range idx.Tags {
+		tags[v] = append(tags[v], t)
+	}
+	var rows []versionRow
+	installed := 0
+	for _, v := range list {
+		r := versionRow{Version: v, Tags: strings.Join(tags[v], ",")}
+		if in, ok := c.Lookup(npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin}); ok {
+			r.Installed = in.BinPath()
+			installed++
+		}
+		rows = append(rows, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(struct {
+			Package   string       `json:"package"`
+			Source    string       `json:"source"`
+			FetchedAt time.Time    `json:"fetched_at"`
+			Cache     string       `json:"cache"`
+			Versions  []versionRow `json:"versions"`
+		}{npm.Package, idx.Source, idx.FetchedAt, c.Root(), rows})
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s (%s): %d version(s), %d installed in %s; list from the %s, fetched %s ago\n", name, npm.Package, len(rows), installed,
+		c.Root(), idx.Source, time.Since(idx.FetchedAt).Round(time.Second))
+	for _, r := range rows {
+		mark := " "
+		if r.Installed != "" {
+			mark = "*"
+		}
+		line := fmt.Sprintf("%s %s", mark, r.Version)
+		if r.Tags != "" {
+			line += "  (" + r.Tags + ")"
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	return 0
+}

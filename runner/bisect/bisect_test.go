@@ -1,0 +1,196 @@
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/suites/classify"
+)
+
+// fake is a sandbox with known outcome distributions per version: from version index firstBad on
+// the workspace scenario shows residue with probability badRate, before it with goodRate; the
+// network scenario is always correct. Draws are seeded by (version, trial), so a resumed search
+// sees the same world.
+type fake struct {
+	versions          []string
+	firstBad          int
+	goodRate, badRate float64
+	trials            atomic.Int64
+	byVersion         map[string]*atomic.Int64
+}
+
+func newFake(n, firstBad int, goodRate, badRate float64) *fake {
+	f := &fake{firstBad: firstBad, goodRate: goodRate, badRate: badRate, byVersion: map[string]*atomic.Int64{}}
+	for i := range n {
+		v := fmt.Sprintf("0.0.%d", i+1)
+		f.versions = append(f.versions, v)
+		f.byVersion[v] = &atomic.Int64{}
+	}
+	return f
+}
+
+func (f *fake) index(v string) int {
+	for i, x := range f.versions {
+		if x == v {
+			return i
+		}
+	}
+	panic("unknown version " + v)
+}
+
+func (f *fake) Run(_ context.Context, t runner.Trial) journal.Record {
+	f.trials.Add(1)
+	f.byVersion[t.Cell.Version].Add(1)
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", t.Cell.Version, t.Index)
+	rng := rand.New(rand.NewPCG(h.Sum64(), 7))
+	p := f.goodRate
+	if f.index(t.Cell.Version) >= f.firstBad {
+		p = f.badRate
+	}
+	ws := classify.Correct
+	if rng.Float64() < p {
+		ws = classify.Residue
+	}
+	return journal.Record{Outcome: classify.Worst(ws, classify.Correct), Scenarios: []journal.Scenario{
+		{Name: "network/seed", Outcome: classify.Correct, Pass: true},
+		{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == classify.Correct},
+	}}
+}
+
+func options(f *fake, dir string) Options {
+	return Options{
+		Versions: f.versions,
+		Cell: func(v string) journal.Cell {
+			return journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local", Labels: "filesystem"}
+		},
+		Exec: f, Dir: dir, Parallel: 2,
+	}
+}
+
+func TestBisectFindsTheFirstBadVersionInFewTrials(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		n, firstBad       int
+		goodRate, badRate float64
+	}{
+		{"deterministic change", 61, 23, 0, 1},
+		{"flaky before and after", 61, 40, 0.05, 0.8},
+		{"change at the second version", 20, 1, 0, 1},
+		{"change at the last version", 20, 19, 0.02, 0.95},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(c.n, c.firstBad, c.goodRate, c.badRate)
+			res, err := Run(context.Background(), options(f, t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Undecided != "" || res.FirstBad != f.versions[c.firstBad] || res.LastGood != f.versions[c.firstBad-1] {
+				t.Fatalf("first bad %s, last good %s (%s); want %s\n%+v", res.FirstBad, res.LastGood, res.Undecided, f.versions[c.firstBad], res.Steps)
+			}
+			if res.Event.Scenario != "filesystem/workspace/clean" || res.Event.Outcome != "residue" || res.Event.Not {
+				t.Fatalf("event %+v", res.Event)
+			}
+			ran := int(f.trials.Load())
+			if ran != res.Trials || ran >= res.SweepTrials || res.SweepTrials != c.n*DefaultEndpointTrials {
+				t.Fatalf("trials: ran %d, reported %d, sweep %d", ran, res.Trials, res.SweepTrials)
+			}
+			visited := 0
+			for _, v := range f.versions {
+				if f.byVersion[v].Load() > 0 {
+					visited++
+				}
+			}
+			if maxSteps := 2 + bitsFor(c.n); visited > maxSteps || len(res.Steps) != visited {
+				t.Fatalf("visited %d versions (steps %d), want at most %d", visited, len(res.Steps), maxSteps)
+			}
+			if res.Confidence < 1-float64(bitsFor(c.n))*DefaultAlpha || res.Confidence >= 1 {
+				t.Fatalf("confidence %v", res.Confidence)
+			}
+			t.Logf("%s: %d trials over %d versions (a sweep at the endpoints' N: %d)", c.name, res.Trials, visited, res.SweepTrials)
+		})
+	}
+}
+
+func bitsFor(n int) int {
+	b := 0
+	for (1 << b) < n {
+		b++
+	}
+	return b
+}
+
+func TestBisectResumesWithoutRepeatingTrials(t *testing.T) {
+	dir := t.TempDir()
+	f := newFake(40, 17, 0.03, 0.9)
+	first, err := Run(context.Background(), options(f, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := f.trials.Load()
+	// The same directory again without resume is refused: two searches never mix.
+	if _, err := Run(context.Background(), options(f, dir)); err == nil {
+		t.Fatal("a second bisect into a directory with trials was accepted without resume")
+	}
+	o := options(f, dir)
+	o.Resume = true
+	again, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.trials.Load() != ran {
+		t.Fatalf("resume ran %d more trials", f.trials.Load()-ran)
+	}
+	if again.FirstBad != first.FirstBad || again.Trials != first.Trials || len(again.Steps) != len(first.Steps) {
+		t.Fatalf("resumed search differs: %+v vs %+v", again, first)
+	}
+}
+
+func TestBisectRefusesEndpointsThatDoNotDiffer(t *testing.T) {
+	f := newFake(10, 99, 0.1, 0.1) // never changes
+	res, err := Run(context.Background(), options(f, t.TempDir()))
+	if !errors.Is(err, ErrNoDifference) || res == nil || res.Trials != 2*DefaultEndpointTrials {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+func TestBisectStopsWhenAStepCannotDecide(t *testing.T) {
+	// A midpoint whose rate lies halfway between the endpoints' (alternating, one trial at a
+	// time) keeps the SPRT from deciding: the search stops there and says so.
+	f := newFake(9, 5, 0, 1)
+	half := &halfway{fake: f, at: f.versions[4]}
+	o := options(f, t.TempDir())
+	o.Exec, o.MaxPerStep, o.Parallel = half, 12, 1
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Undecided == "" || res.Steps[len(res.Steps)-1].Trials != 12 {
+		t.Fatalf("want an undecided stop after 12 trials at %s: %+v", half.at, res)
+	}
+}
+
+// halfway makes one version show the event in every other trial.
+type halfway struct {
+	*fake
+	at string
+}
+
+func (h *halfway) Run(ctx context.Context, t runner.Trial) journal.Record {
+	rec := h.fake.Run(ctx, t)
+	if t.Cell.Version == h.at {
+		o := classify.Correct
+		if t.Index%2 == 1 {
+			o = classify.Residue
+		}
+		rec.Scenarios[1].Outcome, rec.Scenarios[1].Pass = o, o == classify.Correct
+	}
+	return rec
+}
