@@ -47,13 +47,8 @@ func TestSparesServeTrials(t *testing.T) {
 		Spare: []string{os.Args[0], SpareArg},
 		Command: func(tr Trial, _ string) ([]string, []string, string) {
 			// Every trial but the first waits until the spare started for it is up.
-			for deadline := time.Now().Add(10 * time.Second); tr.Index > 0; time.Sleep(time.Millisecond) {
-				pe.spareMu.Lock()
-				n := len(pe.spares)
-				pe.spareMu.Unlock()
-				if n > 0 || time.Now().After(deadline) {
-					break
-				}
+			if tr.Index > 0 {
+				waitSpare(pe)
 			}
 			return []string{os.Args[0], "trial", strconv.Itoa(tr.Index)}, nil, ""
 		},
@@ -89,9 +84,8 @@ func TestSparesServeTrials(t *testing.T) {
 		}
 		seen[p] = true
 	}
-	pe.spareMu.Lock()
-	waiting := append([]*proc(nil), pe.spares...)
-	pe.spareMu.Unlock()
+	// The last trial started one more, for a trial that never comes.
+	waiting := waitSpare(pe)
 	if len(waiting) == 0 {
 		t.Fatal("no spare waiting for a next trial")
 	}
@@ -103,6 +97,19 @@ func TestSparesServeTrials(t *testing.T) {
 				t.Fatalf("spare %d still running after Close", p.cmd.Process.Pid)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// waitSpare waits (10 s at most) until a spare is up, and returns the spares waiting. A spare is
+// started in the background, so the trial that started it may be done before it is up.
+func waitSpare(pe *ProcessExecutor) []*proc {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		pe.spareMu.Lock()
+		waiting := append([]*proc(nil), pe.spares...)
+		pe.spareMu.Unlock()
+		if len(waiting) > 0 || time.Now().After(deadline) {
+			return waiting
 		}
 	}
 }
