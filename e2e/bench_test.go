@@ -248,6 +248,7 @@ func BenchmarkKernelMatrix(b *testing.B) {
 			trials, correct int
 			ms              int64
 			kernel          string
+			phases          map[string][]float64
 		}
 		stats := map[string]*hostStat{}
 		f, _ := os.Open(filepath.Join(out, "journal.jsonl"))
@@ -262,6 +263,7 @@ func BenchmarkKernelMatrix(b *testing.B) {
 				Error      string
 				DurationMS int64                   `json:"duration_ms"`
 				HostFP     struct{ Kernel string } `json:"host_fp"`
+				Phases     map[string]int64        `json:"phases_ms"`
 			}
 			if json.Unmarshal(sc.Bytes(), &r) != nil {
 				continue
@@ -271,8 +273,18 @@ func BenchmarkKernelMatrix(b *testing.B) {
 			}
 			s := stats[r.Cell.Host]
 			if s == nil {
-				s = &hostStat{}
+				s = &hostStat{phases: map[string][]float64{}}
 				stats[r.Cell.Host] = s
+			}
+			// Where a trial's time goes: the trial's phases, and the rest (the job's start and
+			// transport, for a guest).
+			rest := r.DurationMS
+			for k, v := range r.Phases {
+				s.phases[k] = append(s.phases[k], float64(v))
+				rest -= v
+			}
+			if len(r.Phases) > 0 {
+				s.phases["host"] = append(s.phases["host"], float64(rest))
 			}
 			s.trials++
 			s.ms += r.DurationMS
@@ -291,11 +303,14 @@ func BenchmarkKernelMatrix(b *testing.B) {
 			total += s.trials
 		}
 		sort.Strings(hosts)
-		lines := []string{"| host | kernel | trials | correct | mean trial | trials/min (one guest) |", "|---|---|---|---|---|---|"}
+		lines := []string{"| host | kernel | trials | correct | mean trial | trials/min (one guest) | median ms: sandbox, fixture, cleanup, specs+classify+report, start, host |",
+			"|---|---|---|---|---|---|---|"}
 		for _, h := range hosts {
 			s := stats[h]
 			mean := float64(s.ms) / float64(s.trials) / 1000
-			lines = append(lines, fmt.Sprintf("| %s | %s | %d | %d | %.1f s | %.1f |", h, s.kernel, s.trials, s.correct, mean, 60/mean))
+			p := func(k string) float64 { return median(s.phases[k]) }
+			lines = append(lines, fmt.Sprintf("| %s | %s | %d | %d | %.1f s | %.1f | %.0f, %.0f, %.0f, %.0f, %.0f, %.0f |", h, s.kernel, s.trials, s.correct, mean, 60/mean,
+				p("sandbox"), p("fixture"), p("cleanup"), p("specs")+p("classify")+p("report"), p("start"), p("host")))
 		}
 		b.Logf("kernel matrix: %d trials in %s (%.1f trials/min)\n%s", total, wall.Round(time.Second), float64(total)/wall.Minutes(), strings.Join(lines, "\n"))
 		b.ReportMetric(wall.Minutes(), "wall-min")
