@@ -16,9 +16,12 @@ package vmimage
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 const utsField = 65 // __NEW_UTS_LEN + 1
@@ -106,4 +109,48 @@ func PatchRelease(src, dst, suffix string) (string, error) {
 		return "", err
 	}
 	return patched, nil
+}
+
+// KernelWithRelease is suite's kernel (Kernel) booting a copy of its image whose release ends
+// in suffix, built once next to the kernel. The initramfs and modules are the kernel's own.
+func (b *Builder) KernelWithRelease(ctx context.Context, suite, suffix string) (*Kernel, error) {
+	k, err := b.Kernel(ctx, suite)
+	if err != nil {
+		return nil, err
+	}
+	if suffix == "" {
+		return k, nil
+	}
+	if !k.PVH {
+		return nil, fmt.Errorf("kernel %s: its release can be changed only in an uncompressed (PVH) image, and this one boots compressed", k.Release)
+	}
+	name := "vmlinux" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '+' {
+			return r
+		}
+		return '_'
+	}, suffix)
+	dst := filepath.Join(filepath.Dir(k.Boot), name)
+	marked := *k
+	marked.Boot, marked.Release = dst, k.Release+suffix
+	if img, err := os.ReadFile(dst); err == nil {
+		if _, rel, err := releaseSites(img); err == nil && rel == marked.Release {
+			return &marked, nil
+		}
+	}
+	unlock, err := b.lock("kernel-" + suite)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	tmp := dst + ".tmp"
+	if _, err := PatchRelease(k.Boot, tmp, suffix); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("kernel %s: %w", suite, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return nil, err
+	}
+	b.logf("kernel %s: release %s in %s", suite, marked.Release, dst)
+	return &marked, nil
 }
