@@ -17,7 +17,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/hosts/container"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
@@ -57,13 +57,13 @@ func requireDockerEngine(t *testing.T) client.APIClient {
 func containersOfRunner(t *testing.T, cli client.APIClient, pid int) []string {
 	t.Helper()
 	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", hosts.LabelOwner+"=sandcheck")})
+		Filters: make(client.Filters).Add("label", container.LabelOwner+"=sandcheck")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, s := range list.Items {
-		if f := strings.Split(s.Labels[hosts.LabelRunner], "/"); len(f) == 4 && f[2] == strconv.Itoa(pid) {
+		if f := strings.Split(s.Labels[container.LabelRunner], "/"); len(f) == 4 && f[2] == strconv.Itoa(pid) {
 			names = append(names, strings.Join(s.Names, ","))
 		}
 	}

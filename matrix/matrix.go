@@ -56,42 +56,9 @@ type VersionSel struct {
 	Field string // e.g. targets[0].versions[2], or the flag as given (--target srt@0.0.9)
 }
 
-// Host kinds.
-const (
-	KindLocal     = "local"
-	KindContainer = "container"
-	KindSSH       = "ssh"
-	KindWSL       = "wsl"
-	KindVM        = "vm"
-)
-
-// Container security profiles.
-const (
-	ProfileBwrapReady    = "bwrap-ready"    // seccomp relaxed, no masked/readonly paths: bwrap can work
-	ProfileDockerDefault = "docker-default" // shows what a stock container does to the sandbox
-)
-
-// Host is where trials run. Fields beyond Name and Kind apply to some kinds only.
-type Host struct {
-	Name              string
-	Kind              string
-	Image             string   // container, vm
-	Profile           string   // container
-	PerTrialContainer bool     // container: a fresh container per trial instead of one per cell
-	Address           string   // ssh: host[:port]
-	Login             string   // ssh, wsl: the account that logs in (fixtures need root there)
-	KeyFile           string   // ssh: private key (default: agent, ~/.ssh/id_*)
-	KnownHosts        []string // ssh: known_hosts files (default ~/.ssh/known_hosts)
-	ColdStart         string   // wsl: "", first or every (wsl --shutdown before trials)
-	MemoryMiB         int      // vm: guest memory
-	Rootfs            string   // vm: Debian suite of the guest root filesystem
-	Accel             string   // vm: tcg or kvm
-	TrialsPerBoot     int      // vm: trials one boot serves (0 = no limit, 1 = a boot per trial)
-	Distro            string   // wsl
-	// Users are who the sandbox runs as on this host, each its own cell: unprivileged (the
-	// default: a dedicated account sandcheck creates), root, or an account's name.
-	Users []string
-}
+// KindLocal is the kind of the one host a matrix without hosts: has, this machine. Every other
+// kind, and what its entries hold, is its driver's (runner/hosts/<kind>), known through Registry.
+const KindLocal = "local"
 
 // Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
 // >= P1 (error rates Alpha, Beta), or Max trials. The caller backs it with SPRT.
@@ -111,6 +78,9 @@ type Registry struct {
 	// Versioned says whether the named target can be run at chosen versions (nil error), or
 	// why not (its sandbox does not come from a registry sandcheck installs from).
 	Versioned func(name string) error
+	// HostKinds are the host kinds this build drives, by kind (see HostKind). Nil accepts every
+	// kind with whatever keys it has, and reads no settings.
+	HostKinds map[string]HostKind
 }
 
 // Defaults applied to keys the file leaves out.
@@ -263,8 +233,8 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 		m.Hosts = p.hosts(n)
 	} else {
 		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
-		if why := unavailableKinds[KindLocal]; why != "" {
-			p.errf(root, "hosts", "missing, i.e. the local host; %s", why)
+		if k, ok := p.reg.HostKinds[KindLocal]; ok && k.Unavailable != "" {
+			p.errf(root, "hosts", "missing, i.e. the local host; %s", k.Unavailable)
 		}
 	}
 	if n := f["scenarios"]; n != nil {
@@ -459,210 +429,6 @@ func (t Target) VersionsOf() []string {
 	out := make([]string, 0, len(t.Versions)) // unresolved: the selectors as written
 	for _, s := range t.Versions {
 		out = append(out, s.Text)
-	}
-	return out
-}
-
-var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
-
-// hostKeys lists, per kind, the keys a host of that kind may have.
-var hostKeys = map[string][]string{
-	KindLocal:     {"name", "kind", "user"},
-	KindContainer: {"name", "kind", "user", "image", "profile", "per_trial_container"},
-	KindSSH:       {"name", "kind", "user", "address", "login", "key_file", "known_hosts"},
-	KindWSL:       {"name", "kind", "user", "distro", "login", "cold_start"},
-	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel", "trials_per_boot"},
-}
-
-func (p *parser) hosts(n *yaml.Node) []Host {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "hosts", "expected a list of hosts (- name: local, kind: local), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "hosts", "empty (expected at least one host, or leave hosts out for the local host)")
-		return nil
-	}
-	var out []Host
-	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("hosts[%d]", i)
-		if item.Kind != yaml.MappingNode {
-			p.errf(item, field, "expected a mapping (name, kind, ...), got %s", kindName(item))
-			continue
-		}
-		// The kind decides which other keys are allowed, so read it first.
-		h := Host{}
-		var kindNode *yaml.Node
-		for j := 0; j+1 < len(item.Content); j += 2 {
-			if item.Content[j].Value == "kind" {
-				kindNode = resolve(item.Content[j+1])
-			}
-		}
-		if kindNode == nil {
-			p.errf(item, field+".kind", "missing (expected one of: %s)", strings.Join(hostKinds, ", "))
-			continue
-		}
-		kind, ok := p.str(kindNode, field+".kind", "one of: "+strings.Join(hostKinds, ", "))
-		if !ok {
-			continue
-		}
-		allowed, known := hostKeys[kind]
-		if !known {
-			p.errf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, strings.Join(hostKinds, ", "))
-			continue
-		}
-		if why := unavailableKinds[kind]; why != "" {
-			p.errf(kindNode, field+".kind", "%s", why)
-			continue
-		}
-		h.Kind = kind
-		f := p.fields(item, field, allowed, "a "+kind+" host")
-		if v := f["name"]; v != nil {
-			if s, ok := p.str(v, field+".name", "a unique host name"); ok {
-				if !validName(s) {
-					p.errf(v, field+".name", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", s)
-				}
-				h.Name = s
-			}
-		} else {
-			p.errf(item, field+".name", "missing (expected a unique host name)")
-		}
-		req := func(key, what string) string {
-			v := f[key]
-			if v == nil {
-				p.errf(item, field+"."+key, "missing (a %s host needs %s)", kind, what)
-				return ""
-			}
-			s, _ := p.str(v, field+"."+key, what)
-			if s == "" && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-				p.errf(v, field+"."+key, "empty (a %s host needs %s)", kind, what)
-			}
-			return s
-		}
-		opt := func(key, what string) string {
-			if v := f[key]; v != nil {
-				s, _ := p.str(v, field+"."+key, what)
-				return s
-			}
-			return ""
-		}
-		oneOf := func(key string, values ...string) string {
-			s := opt(key, "one of: "+strings.Join(values, ", "))
-			if s != "" && !contains(values, s) {
-				p.errf(f[key], field+"."+key, "unknown value %q (expected one of: %s)", s, strings.Join(values, ", "))
-			}
-			return s
-		}
-		switch kind {
-		case KindContainer:
-			h.Image = req("image", "an image name")
-			h.Profile = ProfileBwrapReady
-			if v := f["profile"]; v != nil {
-				if s, ok := p.str(v, field+".profile", ProfileBwrapReady+" or "+ProfileDockerDefault); ok {
-					if s != ProfileBwrapReady && s != ProfileDockerDefault {
-						p.errf(v, field+".profile", "unknown profile %q (expected %s or %s)", s, ProfileBwrapReady, ProfileDockerDefault)
-					}
-					h.Profile = s
-				}
-			}
-			if v := f["per_trial_container"]; v != nil {
-				if v.Kind != yaml.ScalarNode || v.Decode(&h.PerTrialContainer) != nil {
-					p.errf(v, field+".per_trial_container", "expected true or false, got %s", describe(v))
-				}
-			}
-		case KindSSH:
-			h.Address = req("address", "an address host[:port]")
-			h.Login = opt("login", "the account to log in as")
-			h.KeyFile = opt("key_file", "a private key file")
-			if v := f["known_hosts"]; v != nil {
-				if v.Kind == yaml.ScalarNode {
-					h.KnownHosts = []string{v.Value}
-				} else if v.Decode(&h.KnownHosts) != nil {
-					p.errf(v, field+".known_hosts", "expected a file or a list of files, got %s", describe(v))
-				}
-			}
-		case KindWSL:
-			h.Distro = req("distro", "a WSL distribution name")
-			h.Login = opt("login", "the Linux account trials start as in the distribution")
-			h.ColdStart = oneOf("cold_start", "first", "every")
-		case KindVM:
-			h.Image = req("image", "a VM image")
-			h.Rootfs = opt("rootfs", "a Debian suite for the guest root filesystem")
-			h.Accel = oneOf("accel", "tcg", "kvm")
-			if v := f["trials_per_boot"]; v != nil {
-				if n, ok := p.posInt(v, field+".trials_per_boot", "how many trials one boot serves (1 = a boot per trial)"); ok {
-					h.TrialsPerBoot = n
-				}
-			}
-			if v := f["memory_mib"]; v != nil {
-				if n, ok := p.posInt(v, field+".memory_mib", "guest memory in MiB"); ok {
-					if n < 128 {
-						p.errf(v, field+".memory_mib", "%d MiB is too little (expected at least 128)", n)
-					}
-					h.MemoryMiB = n
-				}
-			}
-		}
-		h.Users = p.users(f["user"], field+".user")
-		if kind == KindVM {
-			// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
-			// account each boot creates; no other account exists there.
-			for _, u := range h.Users {
-				if u != users.Root && u != users.Unprivileged {
-					p.errf(f["user"], field+".user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
-				}
-			}
-		}
-		if h.Name == "" {
-			continue
-		}
-		if prev, dup := seen[h.Name]; dup {
-			p.errf(item, field+".name", "host %q is already defined as hosts[%d]", h.Name, prev)
-			continue
-		}
-		seen[h.Name] = i
-		out = append(out, h)
-	}
-	return out
-}
-
-// users reads a host's user: one spec or a list of them (an axis: each its own cell), default
-// unprivileged.
-func (p *parser) users(n *yaml.Node, field string) []string {
-	if n == nil {
-		return []string{users.Default}
-	}
-	items := []*yaml.Node{n}
-	if n.Kind == yaml.SequenceNode {
-		items = n.Content
-		if len(items) == 0 {
-			p.errf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
-			return []string{users.Default}
-		}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, item := range items {
-		item = resolve(item)
-		s, ok := p.str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
-		if !ok {
-			continue
-		}
-		if err := users.Check(s); err != nil {
-			p.errf(item, field, "%v", err)
-			continue
-		}
-		if seen[s] {
-			p.errf(item, field, "user %q listed twice", s)
-			continue
-		}
-		seen[s] = true
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return []string{users.Default}
 	}
 	return out
 }
@@ -903,14 +669,4 @@ func (m *Matrix) Target(id string) (Target, bool) {
 		}
 	}
 	return Target{}, false
-}
-
-// Host returns the host named name.
-func (m *Matrix) Host(name string) (Host, bool) {
-	for _, h := range m.Hosts {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return Host{}, false
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/procfs"
+
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
@@ -354,12 +356,12 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), PgidFile)
 	self := os.Getpid()
-	st, err := startTime(self)
+	st, err := procfs.StartTicks(self)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Our own pid with a different start time stands for a recycled pid: it must survive.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", bootID(), self, st+1), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", procfs.BootID(), self, st+1), 0o644)
 	if n, err := killLeftovers(path); n != 0 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
@@ -369,7 +371,7 @@ func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
 	// An exited group is not killed.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", bootID(), self, st, self), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", procfs.BootID(), self, st, self), 0o644)
 	if n, err := killLeftovers(path); n != 0 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
@@ -377,7 +379,7 @@ func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+":1: not a pgid file") {
 		t.Fatalf("err %v", err)
 	}
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", bootID()), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", procfs.BootID()), 0o644)
 	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+`:2: expected "+pgid starttime" or "-pgid", got "+12 x"`) {
 		t.Fatalf("err %v", err)
 	}

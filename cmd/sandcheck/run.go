@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,6 +48,7 @@ func registry() matrix.Registry {
 		},
 		Fault:     func(spec string) error { _, _, err := faults.Parse(spec); return err },
 		Versioned: versionedCheck,
+		HostKinds: hosts.Matrix(),
 	}
 }
 
@@ -211,7 +213,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	exec, closeHosts, err := runExecutors(ctx, p.m, self, &p.o, stderr)
-	defer closeHosts()
+	defer closeHosts() // once: closing cleans up after the sandbox's users, before the reports
 	if err != nil {
 		// No trial ran: a host that cannot be prepared is the configuration's problem.
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
@@ -220,11 +222,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	opt := p.opt
 	opt.Progress = stderr
 	sum, err := runner.Run(ctx, exec, opt)
-	for _, h := range p.m.Hosts {
-		if h.Kind == matrix.KindLocal {
-			sweepLocalUsers(h.Users, stderr)
-		}
-	}
+	closeHosts()
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		return exitUsage
@@ -399,31 +397,22 @@ func targetName(m *matrix.Matrix, id string) string {
 }
 
 // executors prepares every host of the matrix and returns one executor dispatching each trial
-// to its cell's host. Local trials run as process groups of this runner (tracked across a kill -9
-// of the runner); other hosts run them through their driver.
+// to its cell's host, and the function that closes the hosts (once, however often called).
 func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptions, stderr io.Writer) (runner.Executor, func(), error) {
 	byHost := map[string]runner.Executor{}
 	var opened []hosts.Host
+	var once sync.Once
 	closeAll := func() {
-		for _, h := range opened {
-			if err := h.Close(); err != nil {
-				fmt.Fprintf(stderr, "warning: closing host %s: %v\n", h.Name(), err)
+		once.Do(func() {
+			for _, h := range opened {
+				if err := h.Close(); err != nil {
+					fmt.Fprintf(stderr, "warning: closing host %s: %v\n", h.Name(), err)
+				}
 			}
-		}
+		})
 	}
 	for _, mh := range m.Hosts {
-		if mh.Kind == matrix.KindLocal {
-			if err := ensureLocalUsers(mh.Name, usersOf(m, mh.Name)); err != nil {
-				return nil, closeAll, err
-			}
-			byHost[mh.Name] = &runner.ProcessExecutor{
-				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
-				Parse:         trialresult.Parse,
-				FramePrefixes: trialresult.Prefixes,
-			}
-			continue
-		}
-		h, err := hosts.New(mh)
+		h, err := hosts.New(mh, hosts.Options{Log: stderr})
 		if err != nil {
 			return nil, closeAll, err
 		}
@@ -432,19 +421,18 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 		if err != nil {
 			return nil, closeAll, fmt.Errorf("prepare host %s: %w", mh.Name, err)
 		}
-		byHost[mh.Name] = &hosts.Executor{Host: h, Binary: bin,
-			Argv:  func(t runner.Trial, bin string) []string { return trialArgv(bin, m, t, o) },
-			Parse: trialresult.Parse}
+		e, err := hosts.NewExecutor(h, hosts.Trials{Binary: bin,
+			Argv:   func(t runner.Trial, bin string) []string { return trialArgv(bin, m, t, o) },
+			Parse:  trialresult.Parse,
+			Frames: trialresult.Prefixes})
+		if err != nil {
+			return nil, closeAll, err
+		}
+		byHost[mh.Name] = e
 	}
 	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
 		return byHost[t.Cell.Host].Run(ctx, t)
 	}), closeAll, nil
-}
-
-// usersOf lists who the sandbox runs as on a host (its user: list, or --user).
-func usersOf(m *matrix.Matrix, host string) []string {
-	h, _ := m.Host(host)
-	return h.Users
 }
 
 type sprtStopper struct{ s *stats.SPRT }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/versions"
@@ -292,9 +293,9 @@ func (o *trialOptions) pinVersion(ctx context.Context, stderr io.Writer) error {
 	return nil
 }
 
-// versionsOnHosts refuses versioned targets on hosts the npm cache does not reach: local trials
-// run the cache's installs, container hosts mount the cache read-only at the same path; ssh, wsl
-// and vm hosts run the sandbox installed there.
+// versionsOnHosts refuses versioned targets on hosts the npm cache does not reach (the kind
+// says, hosts.Kind.NpmCache): local trials run the cache's installs, container hosts mount the
+// cache read-only at the same path; ssh, wsl and vm hosts run the sandbox installed there.
 func versionsOnHosts(m *matrix.Matrix) error {
 	var versioned []string
 	for _, t := range m.Targets {
@@ -306,9 +307,7 @@ func versionsOnHosts(m *matrix.Matrix) error {
 		return nil
 	}
 	for _, h := range m.Hosts {
-		switch h.Kind {
-		case matrix.KindLocal, matrix.KindContainer:
-		default:
+		if k, ok := hosts.Lookup(h.Kind); !ok || !k.NpmCache {
 			return fmt.Errorf("host %s (%s): %s chooses versions, which run from this machine's npm cache; a %s host does not see it "+
 				"(run versions on local or container hosts, or give the target settings.path of an install on that host)",
 				h.Name, h.Kind, strings.Join(versioned, ", "), h.Kind)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package wsl
 
 import (
 	"context"
@@ -13,28 +13,9 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
-)
 
-// wslStub builds testdata/wslstub, the wsl.exe stand-in (no Windows exists here), and points
-// its state and call log into a temp dir.
-func wslStub(t *testing.T) (exe, log string) {
-	t.Helper()
-	dir := t.TempDir()
-	exe = filepath.Join(dir, "wsl.exe")
-	b := exec.Command("go", "build", "-o", exe, "../../testdata/wslstub")
-	if out, err := b.CombinedOutput(); err != nil {
-		t.Fatalf("build wslstub: %v\n%s", err, out)
-	}
-	log = filepath.Join(dir, "calls.jsonl")
-	state := filepath.Join(dir, "state")
-	os.Mkdir(state, 0o755)
-	t.Setenv("WSLSTUB_DISTROS", "Debian,Ubuntu")
-	t.Setenv("WSLSTUB_STATE", state)
-	t.Setenv("WSLSTUB_LOG", log)
-	t.Setenv("WSLSTUB_IGNORE_UTF8", "")
-	t.Setenv("WSLSTUB_DELAY", "")
-	return exe, log
-}
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+)
 
 func me(t *testing.T) string {
 	u, err := user.Current()
@@ -66,7 +47,7 @@ func calls(t *testing.T, log string) [][]string {
 }
 
 func TestWSLStubBehavesLikeWSLExe(t *testing.T) {
-	exe, _ := wslStub(t)
+	exe, _ := hosttest.WSLStub(t)
 	out, err := exec.Command(exe, "-d", "Nope", "-e", "true").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 255 {
 		t.Fatalf("unknown distro: %v, want exit -1 (255)", err)
@@ -95,15 +76,15 @@ func TestWSLStubBehavesLikeWSLExe(t *testing.T) {
 }
 
 func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
-	exe, log := wslStub(t)
+	exe, log := hosttest.WSLStub(t)
 	// Root "/" plays \\wsl$\Debian: the stand-in's distribution is this machine's filesystem.
-	w, err := NewWSL(WSLConfig{Name: "wsl-debian", Distro: "Debian", User: me(t), Exe: exe, Root: "/", Env: map[string]string{"FOO": "a b"}})
+	w, err := New(Config{Name: "wsl-debian", Distro: "Debian", User: me(t), Exe: exe, Root: "/", Env: map[string]string{"FOO": "a b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	ctx := context.Background()
-	bin, err := w.Prepare(ctx, fakeSandcheck(t))
+	bin, err := w.Prepare(ctx, hosttest.FakeSandcheck(t))
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
@@ -135,7 +116,7 @@ func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
-	waitDead(t, readPids(t, pidfile, 2, time.Second), 5*time.Second)
+	hosttest.WaitDead(t, hosttest.ReadPids(t, pidfile, 2, time.Second), 5*time.Second)
 
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -146,11 +127,11 @@ func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
 }
 
 func TestWSLFailuresAreHarnessErrorsInPlainText(t *testing.T) {
-	exe, _ := wslStub(t)
+	exe, _ := hosttest.WSLStub(t)
 	for _, ignore := range []string{"", "1"} { // "1": an old wsl.exe answering in UTF-16LE anyway
 		t.Setenv("WSLSTUB_IGNORE_UTF8", ignore)
-		w, _ := NewWSL(WSLConfig{Distro: "Fedora", User: me(t), Exe: exe})
-		_, err := w.Prepare(context.Background(), fakeSandcheck(t))
+		w, _ := New(Config{Distro: "Fedora", User: me(t), Exe: exe})
+		_, err := w.Prepare(context.Background(), hosttest.FakeSandcheck(t))
 		if err == nil || !strings.Contains(err.Error(), "There is no distribution with the supplied name.") {
 			t.Errorf("ignore=%q: Prepare on an unknown distro: %v", ignore, err)
 		}
@@ -159,31 +140,31 @@ func TestWSLFailuresAreHarnessErrorsInPlainText(t *testing.T) {
 			t.Errorf("ignore=%q: Exec on an unknown distro: %+v", ignore, r)
 		}
 	}
-	w, _ := NewWSL(WSLConfig{Distro: "Debian", User: "no-such-user-sandcheck", Exe: exe})
+	w, _ := New(Config{Distro: "Debian", User: "no-such-user-sandcheck", Exe: exe})
 	if r := w.Exec(context.Background(), []string{"true"}, 5*time.Second); r.Err == nil || !strings.Contains(r.Err.Error(), "getpwnam") {
 		t.Errorf("unknown user: %+v", r)
 	}
-	w, _ = NewWSL(WSLConfig{Distro: "Debian", Exe: filepath.Join(t.TempDir(), "absent.exe")})
+	w, _ = New(Config{Distro: "Debian", Exe: filepath.Join(t.TempDir(), "absent.exe")})
 	if r := w.Exec(context.Background(), []string{"true"}, 5*time.Second); r.Err == nil {
 		t.Errorf("missing wsl.exe: %+v", r)
 	}
-	if _, err := NewWSL(WSLConfig{Distro: "Debian", Cold: "sometimes"}); err == nil {
+	if _, err := New(Config{Distro: "Debian", Cold: "sometimes"}); err == nil {
 		t.Error("bad cold-start mode accepted")
 	}
 }
 
 func TestWSLColdStartShutsDownFirst(t *testing.T) {
-	exe, log := wslStub(t)
+	exe, log := hosttest.WSLStub(t)
 	t.Setenv("WSLSTUB_DELAY", "400ms") // a stopped distribution takes this long to start
 	run := func(cold string) (durs []time.Duration, shutdowns int) {
 		os.Remove(log)
 		// Streamed copy (no Root): the binary goes through wsl.exe's stdin.
-		w, err := NewWSL(WSLConfig{Distro: "Debian", User: me(t), Exe: exe, Cold: cold})
+		w, err := New(Config{Distro: "Debian", User: me(t), Exe: exe, Cold: cold})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if _, err := w.Prepare(context.Background(), fakeSandcheck(t)); err != nil {
+		if _, err := w.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package container
 
 import (
 	"context"
@@ -18,7 +18,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/sandcheck/sandcheck/images"
-	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 func TestRunnerAlive(t *testing.T) {
@@ -28,8 +29,8 @@ func TestRunnerAlive(t *testing.T) {
 		want  bool
 	}{
 		{runnerID(), true}, // this process
-		{fmt.Sprintf("%s/%s/%d/1", host, machineBootID(), os.Getpid()), false}, // our pid, another start time: reused
-		{fmt.Sprintf("%s/%s/999999999/5", host, machineBootID()), false},       // no such process
+		{fmt.Sprintf("%s/%s/%d/1", host, procfs.BootID(), os.Getpid()), false}, // our pid, another start time: reused
+		{fmt.Sprintf("%s/%s/999999999/5", host, procfs.BootID()), false},       // no such process
 		{fmt.Sprintf("%s/another-boot/%d/1", host, os.Getpid()), false},        // before a reboot
 		{"some-other-machine/x/1/1", true},                                     // not containersOfRun to judge
 		{"", false}, {"garbage", false},
@@ -60,26 +61,11 @@ func TestCheckStaticRejectsDynamic(t *testing.T) {
 	}
 }
 
-// containerTestRepoRoot is the directory holding go.mod.
-func containerTestRepoRoot(t *testing.T) string {
-	t.Helper()
-	d, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		d = filepath.Dir(d)
-	}
-}
-
 // requireDockerEngine starts the engine with the project's script, and skips loudly only when no
 // engine can run here at all.
 func requireDockerEngine(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(containerTestRepoRoot(t), "scripts", "start-dockerd.sh"))
+	cmd := exec.Command(filepath.Join(hosttest.RepoRoot(t), "scripts", "start-dockerd.sh"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("SKIPPED LOUDLY: no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
 	}
@@ -91,7 +77,7 @@ func staticSandcheckForContainers(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sandcheck")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/sandcheck")
-	build.Dir = containerTestRepoRoot(t)
+	build.Dir = hosttest.RepoRoot(t)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
@@ -135,7 +121,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	defer cancel()
 
 	start := time.Now()
-	h, err := NewContainer(matrix.Host{Name: "hosts-test", Kind: matrix.KindContainer, Image: images.Ref("bookworm"), Profile: matrix.ProfileBwrapReady})
+	h, err := New(Config{Name: "hosts-test", Image: images.Ref("bookworm"), Profile: ProfileBwrapReady})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +221,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	leftName := ContainerPrefix + "leftover-" + hex.EncodeToString(rnd[:])
 	created, err := h.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: leftName,
 		Config: &container.Config{Image: images.Ref("bookworm"), Cmd: []string{"true"},
-			Labels: map[string]string{LabelOwner: "sandcheck", LabelRunner: host + "/" + machineBootID() + "/999999999/1"}},
+			Labels: map[string]string{LabelOwner: "sandcheck", LabelRunner: host + "/" + procfs.BootID() + "/999999999/1"}},
 		HostConfig: &container.HostConfig{NetworkMode: "none"}})
 	if err != nil {
 		t.Fatal(err)
@@ -272,8 +258,8 @@ func testContainerPerHost(t *testing.T, bin string) {
 func testContainerPerTrialDockerDefault(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	h, err := NewContainer(matrix.Host{Name: "hosts-test-default", Kind: matrix.KindContainer, Image: images.Ref("bookworm"),
-		Profile: matrix.ProfileDockerDefault, PerTrialContainer: true})
+	h, err := New(Config{Name: "hosts-test-default", Image: images.Ref("bookworm"),
+		Profile: ProfileDockerDefault, PerTrial: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +302,7 @@ func testContainerOtherImages(t *testing.T, bin string) {
 	defer cancel()
 	var rnd [4]byte
 	rand.Read(rnd[:])
-	missing, err := NewContainer(matrix.Host{Name: "hosts-test-missing", Kind: matrix.KindContainer, Image: "sandcheck-test/missing:" + hex.EncodeToString(rnd[:])})
+	missing, err := New(Config{Name: "hosts-test-missing", Image: "sandcheck-test/missing:" + hex.EncodeToString(rnd[:])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +318,7 @@ func testContainerOtherImages(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	other := "sandcheck-test/other:" + hex.EncodeToString(rnd[:])
-	h, err := NewContainer(matrix.Host{Name: "hosts-test-other", Kind: matrix.KindContainer, Image: other})
+	h, err := New(Config{Name: "hosts-test-other", Image: other})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package vm
 
 import (
 	"context"
@@ -35,14 +35,14 @@ func requireVM(t testing.TB) {
 }
 
 // testVM prepares a vm host of kernel suite, booting this test binary as its agent.
-func testVM(t testing.TB, suite string, cfg VMConfig) *VM {
+func testVM(t testing.TB, suite string, cfg Config) *Host {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Kernel, cfg.Binary = suite, self
-	v, err := NewVM(cfg)
+	v, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestVMServesTrialsInOneBoot(t *testing.T) {
 	requireVM(t)
 	for _, suite := range []string{"bookworm", "trixie"} {
 		t.Run(suite, func(t *testing.T) {
-			v := testVM(t, suite, VMConfig{Env: map[string]string{"FOO": "a b"}, Log: testLog{t}})
+			v := testVM(t, suite, Config{Env: map[string]string{"FOO": "a b"}, Log: testLog{t}})
 			ctx := context.Background()
 			start := time.Now()
 			r := v.Exec(ctx, []string{"sh", "-c", `uname -r; echo "$FOO"; ls -A /tmp | wc -l; touch /tmp/mark; ` +
@@ -102,7 +102,7 @@ func TestVMServesTrialsInOneBoot(t *testing.T) {
 // fresh guest. With trials_per_boot 1 every job boots its own.
 func TestVMWedgedGuestIsReplaced(t *testing.T) {
 	requireVM(t)
-	v := testVM(t, "bookworm", VMConfig{})
+	v := testVM(t, "bookworm", Config{})
 	ctx := context.Background()
 	if r := v.Exec(ctx, []string{"true"}, 3*time.Minute); r.Err != nil { // booted
 		t.Fatal(r.Err)
@@ -117,7 +117,7 @@ func TestVMWedgedGuestIsReplaced(t *testing.T) {
 		t.Fatalf("after a wedged guest: %+v, %d boots", r, v.Boots())
 	}
 
-	one := testVM(t, "bookworm", VMConfig{TrialsPerBoot: 1})
+	one := testVM(t, "bookworm", Config{TrialsPerBoot: 1})
 	for range 2 {
 		if r := one.Exec(ctx, []string{"true"}, time.Minute); r.Err != nil || r.Exit != 0 {
 			t.Fatalf("%+v", r)
@@ -130,7 +130,7 @@ func TestVMWedgedGuestIsReplaced(t *testing.T) {
 
 func TestVMInitFailureIsHarnessError(t *testing.T) {
 	requireVM(t)
-	v := testVM(t, "bookworm", VMConfig{})
+	v := testVM(t, "bookworm", Config{})
 	// A root disk that is not ext4: init reports it and powers off; the trial is a harness error.
 	bad, _ := os.CreateTemp("", "sandcheck-vm-bad-*.img")
 	bad.Truncate(1 << 20)
@@ -158,7 +158,7 @@ func BenchmarkVMBoot(b *testing.B) {
 		b.Run(suite, func(b *testing.B) {
 			var boot, job time.Duration
 			for b.Loop() {
-				v := testVM(b, suite, VMConfig{})
+				v := testVM(b, suite, Config{})
 				start := time.Now()
 				if r := v.Exec(context.Background(), []string{"true"}, 2*time.Minute); r.Exit != 0 || r.Err != nil {
 					b.Fatalf("%+v", r)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package remote_test
 
 import (
 	"context"
@@ -8,24 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// userFake is a sandcheck stand-in that logs its arguments and knows one account it cannot
-// find (nosuch), as `sandcheck user` says.
-func userFake(t *testing.T) (bin, log string) {
-	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	log = filepath.Join(dir, "calls")
-	bin = filepath.Join(dir, "sandcheck")
-	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n" +
-		"[ \"$1\" = version ] && echo 'sandcheck fake'\n" +
-		"[ \"$1 $2\" = 'user nosuch' ] && { echo 'sandcheck user: no account nosuch on this host' >&2; exit 1; }\nexit 0\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin, log
-}
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/runner/hosts/ssh"
+	"github.com/sandcheck/sandcheck/runner/hosts/wsl"
+)
 
 // TestRemotePrepareReadiesUsers: ssh and wsl hosts ready every account their cells run the
 // sandbox as (sandcheck user SPEC on the host: root needs nothing), an account the host does
@@ -35,23 +22,31 @@ func TestRemotePrepareReadiesUsers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPED LOUDLY: the stand-ins log in as root")
 	}
-	exe, _ := wslStub(t)
+	exe, _ := hosttest.WSLStub(t)
 	ctx := context.Background()
-	before, _ := filepath.Glob("/tmp/sandcheck-host-*")
+	// The stand-in's distribution is this machine, and its run directories go to a TMPDIR of
+	// this test's (open to every login, as /tmp is), where no other test's can be.
+	tmp, err := os.MkdirTemp("", "sandcheck-remote-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o1777)
+	t.Setenv("TMPDIR", tmp)
 	defer func() {
 		// A Prepare that failed removed the run directory it had made: no Close would.
-		if after, _ := filepath.Glob("/tmp/sandcheck-host-*"); len(after) > len(before) {
-			t.Errorf("run dirs left behind: %v (before: %v)", after, before)
+		if left, _ := filepath.Glob(filepath.Join(tmp, "sandcheck-host-*")); len(left) > 0 {
+			t.Errorf("run dirs left behind: %v", left)
 		}
 	}()
 	prepare := func(login string, specs ...string) (string, error) {
 		t.Helper()
-		w, err := NewWSL(WSLConfig{Name: "wsl", Distro: "Debian", User: login, Exe: exe, Root: "/", Users: specs})
+		w, err := wsl.New(wsl.Config{Name: "wsl", Distro: "Debian", User: login, Exe: exe, Root: "/", Users: specs})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		bin, log := userFake(t)
+		bin, log := hosttest.UserFake(t)
 		_, err = w.Prepare(ctx, bin)
 		b, _ := os.ReadFile(log)
 		return string(b), err
@@ -70,13 +65,13 @@ func TestRemotePrepareReadiesUsers(t *testing.T) {
 		t.Errorf("wsl, login nobody: %v", err)
 	}
 
-	s := startSSHD(t)
-	h, err := NewSSH(SSHConfig{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Users: []string{"unprivileged"}})
+	s := hosttest.StartSSHD(t)
+	h, err := ssh.New(ssh.Config{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Users: []string{"unprivileged"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	bin, log := userFake(t)
+	bin, log := hosttest.UserFake(t)
 	if _, err := h.Prepare(ctx, bin); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package ssh
 
 import (
 	"context"
@@ -16,80 +16,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/sshdtest"
 
-	"golang.org/x/crypto/ssh"
+	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
-// sshd is a throwaway OpenSSH server on 127.0.0.1 (scripts/sshd-throwaway.sh).
-// startSSHD starts the throwaway sshd (internal/sshdtest).
-func startSSHD(t testing.TB) *sshdtest.SSHD {
-	script, _ := filepath.Abs("../../scripts/sshd-throwaway.sh")
-	return sshdtest.Start(t, script)
-}
-
-// alive reports whether pid is a live (non-zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
-}
-
-func waitDead(t *testing.T, pids []int, within time.Duration) {
+func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *Host {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for _, p := range pids {
-		for alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still alive", p)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
-
-func readPids(t *testing.T, file string, n int, within time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		b, _ := os.ReadFile(file)
-		var pids []int
-		for _, f := range strings.Fields(string(b)) {
-			p, _ := strconv.Atoi(f)
-			pids = append(pids, p)
-		}
-		if len(pids) >= n {
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: want %d pids, have %q", file, n, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// fakeSandcheck is a stand-in binary for Prepare: a script answering `version`.
-func fakeSandcheck(t testing.TB) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "sandcheck")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n[ \"$1\" = version ] && echo 'sandcheck fake'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *SSH {
-	t.Helper()
-	h, err := NewSSH(SSHConfig{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Env: env, KeepAlive: time.Second})
+	h, err := New(Config{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Env: env, KeepAlive: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +39,11 @@ func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *SSH {
 }
 
 func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
-	s := startSSHD(t)
+	s := hosttest.StartSSHD(t)
 	h := newTestSSH(t, s, map[string]string{"FOO": "bar 'baz'"})
 	ctx := context.Background()
 	start := time.Now()
-	bin, err := h.Prepare(ctx, fakeSandcheck(t))
+	bin, err := h.Prepare(ctx, hosttest.FakeSandcheck(t))
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
@@ -133,7 +74,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
-	waitDead(t, readPids(t, pidfile, 2, time.Second), 5*time.Second)
+	hosttest.WaitDead(t, hosttest.ReadPids(t, pidfile, 2, time.Second), 5*time.Second)
 
 	// A cancelled context ends the trial the same way.
 	cctx, cancel := context.WithCancel(ctx)
@@ -174,23 +115,26 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 }
 
 func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
-	s := startSSHD(t)
+	s := hosttest.StartSSHD(t)
 	h := newTestSSH(t, s, nil)
 	ctx := context.Background()
-	if _, err := h.Prepare(ctx, fakeSandcheck(t)); err != nil {
+	if _, err := h.Prepare(ctx, hosttest.FakeSandcheck(t)); err != nil {
 		t.Fatal(err)
 	}
-	e := &Executor{Host: h, Binary: "unused",
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
 		Argv: func(t runner.Trial, _ string) []string { return []string{"sh", "-c", t.Cell.Labels} },
 		Parse: func(runner.Trial, runner.ProcResult) (journal.Record, error) {
 			return journal.Record{Outcome: classify.Correct}, nil
-		}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	got := make(chan journal.Record, 1)
 	go func() {
 		got <- e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "echo $$ > " + pidfile + "; exec sleep 60"}, Timeout: 30 * time.Second})
 	}()
-	orphan := readPids(t, pidfile, 1, 10*time.Second)[0]
+	orphan := hosttest.ReadPids(t, pidfile, 1, 10*time.Second)[0]
 	cut := time.Now()
 	s.Kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
 	var rec journal.Record
@@ -203,7 +147,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 		t.Fatalf("record after connection loss: %+v", rec)
 	}
 	t.Logf("connection loss noticed after %s: %s", time.Since(cut), rec.Error)
-	if !alive(orphan) {
+	if !hosttest.Alive(orphan) {
 		t.Fatalf("the cut-off trial %d should still run on the host until reconnect", orphan)
 	}
 	// The next trial fails fast while the server is down, then works once it is back, and the
@@ -215,38 +159,38 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.Correct {
 		t.Fatalf("after restart: %+v", rec)
 	}
-	waitDead(t, []int{orphan}, 5*time.Second)
+	hosttest.WaitDead(t, []int{orphan}, 5*time.Second)
 }
 
 func TestSSHHostKeyIsChecked(t *testing.T) {
-	s := startSSHD(t)
+	s := hosttest.StartSSHD(t)
 	dir := t.TempDir()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	other, _ := ssh.NewPublicKey(pub)
+	other, _ := xssh.NewPublicKey(pub)
 	wrong := filepath.Join(dir, "wrong")
-	os.WriteFile(wrong, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", s.Port, ssh.MarshalAuthorizedKey(other))), 0o600)
+	os.WriteFile(wrong, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", s.Port, xssh.MarshalAuthorizedKey(other))), 0o600)
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o600)
 	for file, want := range map[string]string{wrong: "HOST KEY MISMATCH", empty: "is not in"} {
-		h, err := NewSSH(SSHConfig{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{file}})
+		h, err := New(Config{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{file}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = h.Prepare(context.Background(), fakeSandcheck(t))
+		_, err = h.Prepare(context.Background(), hosttest.FakeSandcheck(t))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("known_hosts %s: err = %v, want %q", filepath.Base(file), err, want)
 		}
 		h.Close()
 	}
-	if _, err := NewSSH(SSHConfig{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{filepath.Join(dir, "missing")}}); err == nil {
+	if _, err := New(Config{Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{filepath.Join(dir, "missing")}}); err == nil {
 		t.Error("a missing known_hosts file must be an error")
 	}
 }
 
 func TestSSHAgentAuth(t *testing.T) {
-	s := startSSHD(t)
+	s := hosttest.StartSSHD(t)
 	b, _ := os.ReadFile(s.Key)
-	key, err := ssh.ParseRawPrivateKey(b)
+	key, err := xssh.ParseRawPrivateKey(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,40 +216,28 @@ func TestSSHAgentAuth(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	t.Setenv(EnvSSHKey, "")
 	t.Setenv("HOME", t.TempDir()) // no ~/.ssh/id_* to fall back on
-	h, err := NewSSH(SSHConfig{Address: s.Addr, KnownHosts: []string{s.KnownHosts}})
+	h, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := h.Prepare(context.Background(), fakeSandcheck(t)); err != nil {
+	if _, err := h.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
 		t.Fatalf("agent auth: %v", err)
 	}
 	// Without the agent there is no key at all: said at construction.
 	t.Setenv("SSH_AUTH_SOCK", "")
-	if _, err := NewSSH(SSHConfig{Address: s.Addr, KnownHosts: []string{s.KnownHosts}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
+	if _, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
 		t.Fatalf("no key: %v", err)
-	}
-}
-
-func TestSSHCommandQuoting(t *testing.T) {
-	for in, want := range map[string]string{"abc": "abc", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$HOME": "'$HOME'", "K=v/x": "K=v/x"} {
-		if got := shq(in); got != want {
-			t.Errorf("shq(%q) = %s, want %s", in, got, want)
-		}
-	}
-	t.Setenv(EnvLinuxBinary, "")
-	if _, err := linuxBinary("", "/etc/hostname"); err == nil || !strings.Contains(err.Error(), EnvLinuxBinary) {
-		t.Errorf("non-ELF runner binary: %v", err)
 	}
 }
 
 // BenchmarkSSH measures the ssh host's setup (connect, run dir, SFTP, version check) and its
 // per-trial overhead (a session running `true` under setsid, through the user's login shell).
 func BenchmarkSSH(b *testing.B) {
-	s := startSSHD(b)
+	s := hosttest.StartSSHD(b)
 	h := newTestSSH(b, s, nil)
 	start := time.Now()
-	if _, err := h.Prepare(context.Background(), fakeSandcheck(b)); err != nil {
+	if _, err := h.Prepare(context.Background(), hosttest.FakeSandcheck(b)); err != nil {
 		b.Fatal(err)
 	}
 	prepare := time.Since(start)

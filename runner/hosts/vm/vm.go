@@ -1,6 +1,8 @@
 //go:build linux
 
-package hosts
+// Package vm is the vm host kind: trials in QEMU guests of a Debian kernel, booted with a root
+// filesystem that holds the sandbox (vmimage) and served by the job agent (vmagent).
+package vm
 
 import (
 	"context"
@@ -15,7 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/hosts/remote"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
@@ -29,28 +34,58 @@ const (
 	EnvVMLog    = "SANDCHECK_VM_LOG"    // "1": artifact builds report progress on stderr
 )
 
+// Kind is the matrix kind of vm hosts.
+const Kind = "vm"
+
 func init() {
-	Register(matrix.KindVM, func(h matrix.Host) (Host, error) {
-		cfg := VMConfig{Name: h.Name, Kernel: h.Image, Rootfs: h.Rootfs, Accel: h.Accel, Cache: os.Getenv(EnvVMCache), MemoryMiB: h.MemoryMiB,
-			TrialsPerBoot: h.TrialsPerBoot}
-		if cfg.Rootfs == "" {
-			cfg.Rootfs = os.Getenv(EnvVMRootfs)
+	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
+		Keys: []string{"image", "memory_mib", "rootfs", "accel", "trials_per_boot"}, Settings: settings,
+	}, New: newFromMatrix})
+}
+
+// settings reads a vm entry of the matrix.
+func settings(s *matrix.HostSettings) any {
+	cfg := Config{
+		Kernel:        s.Required("image", "a VM image"),
+		Rootfs:        s.Optional("rootfs", "a Debian suite for the guest root filesystem"),
+		Accel:         s.OneOf("accel", "tcg", "kvm"),
+		TrialsPerBoot: s.PositiveInt("trials_per_boot", "how many trials one boot serves (1 = a boot per trial)"),
+		MemoryMiB:     s.PositiveInt("memory_mib", "guest memory in MiB"),
+	}
+	if cfg.MemoryMiB > 0 && cfg.MemoryMiB < 128 {
+		s.Errorf("memory_mib", "%d MiB is too little (expected at least 128)", cfg.MemoryMiB)
+	}
+	// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
+	// account each boot creates; no other account exists there.
+	for _, u := range s.Users() {
+		if u != users.Root && u != users.Unprivileged {
+			s.Errorf("user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
 		}
-		if cfg.Accel == "" {
-			cfg.Accel = os.Getenv(EnvVMAccel)
+	}
+	return cfg
+}
+
+// newFromMatrix builds a host from its matrix entry, with the environment's defaults under it.
+func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
+	cfg, _ := h.Settings.(Config)
+	cfg.Name, cfg.Cache = h.Name, os.Getenv(EnvVMCache)
+	if cfg.Rootfs == "" {
+		cfg.Rootfs = os.Getenv(EnvVMRootfs)
+	}
+	if cfg.Accel == "" {
+		cfg.Accel = os.Getenv(EnvVMAccel)
+	}
+	if v := os.Getenv(EnvVMMemory); v != "" && cfg.MemoryMiB == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 128 {
+			return nil, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", h.Name, EnvVMMemory, v)
 		}
-		if v := os.Getenv(EnvVMMemory); v != "" && cfg.MemoryMiB == 0 {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 128 {
-				return nil, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", h.Name, EnvVMMemory, v)
-			}
-			cfg.MemoryMiB = n
-		}
-		if os.Getenv(EnvVMLog) == "1" {
-			cfg.Log = os.Stderr
-		}
-		return NewVM(cfg)
-	})
+		cfg.MemoryMiB = n
+	}
+	if os.Getenv(EnvVMLog) == "1" {
+		cfg.Log = os.Stderr
+	}
+	return New(cfg)
 }
 
 // harnessSandboxTimeout is the trial's deadline for one sandboxed run (suites/harness reads it;
@@ -60,9 +95,9 @@ const harnessSandboxTimeout = "SANDCHECK_SANDBOX_TIMEOUT"
 // TCGSandboxTimeout is a sandboxed run's deadline in a guest under TCG (see jobEnv).
 const TCGSandboxTimeout = 120 * time.Second
 
-// VMConfig describes a vm host: a Debian kernel booted under QEMU with a root filesystem that
+// Config describes a vm host: a Debian kernel booted under QEMU with a root filesystem that
 // holds the sandbox.
-type VMConfig struct {
+type Config struct {
 	Name string
 	// Kernel is the Debian suite whose linux-image-amd64 boots (bookworm: 6.1, trixie: 6.12,
 	// bookworm-backports, trixie-backports, bullseye: 5.10, ...). The matrix's `image`.
@@ -85,7 +120,7 @@ type VMConfig struct {
 	MaxIdle int
 }
 
-// VM runs trials in QEMU guests of one Debian kernel. A boot serves trial after trial (up to
+// Host runs trials in QEMU guests of one Debian kernel. A boot serves trial after trial (up to
 // TrialsPerBoot): the guest's agent (vmagent) runs each trial in a fresh mount namespace with
 // empty /tmp, /var/tmp and /root, and every trial sets up its own fixtures and workspace, so
 // trials stay independent while the kernel boots once; a TCG boot costs seconds, several
@@ -93,8 +128,8 @@ type VMConfig struct {
 // it is written, so a trial killed at its deadline (inside the guest, by process group and
 // cookie) still leaves its evidence; a guest that stops answering is killed, its trial is a
 // harness error, and the next trial boots a fresh one.
-type VM struct {
-	cfg VMConfig
+type Host struct {
+	cfg Config
 
 	mu     sync.Mutex
 	kernel *vmimage.Kernel
@@ -108,8 +143,8 @@ type VM struct {
 	boots  int
 }
 
-// NewVM checks the configuration; Prepare builds or fetches the artifacts.
-func NewVM(cfg VMConfig) (*VM, error) {
+// New checks the configuration; Prepare builds or fetches the artifacts.
+func New(cfg Config) (*Host, error) {
 	if cfg.Kernel == "" {
 		return nil, fmt.Errorf("vm host %q: no kernel (image: a Debian suite such as bookworm or trixie)", cfg.Name)
 	}
@@ -138,14 +173,14 @@ func NewVM(cfg VMConfig) (*VM, error) {
 	default:
 		return nil, fmt.Errorf("vm host %s: accel %q: want tcg or kvm", cfg.Name, cfg.Accel)
 	}
-	return &VM{cfg: cfg, busy: map[*guest]bool{}}, nil
+	return &Host{cfg: cfg, busy: map[*guest]bool{}}, nil
 }
 
-// Name implements Host.
-func (v *VM) Name() string { return v.cfg.Name }
+// Name implements hosts.Host.
+func (v *Host) Name() string { return v.cfg.Name }
 
-// Isolation implements Host.
-func (v *VM) Isolation() string {
+// Isolation implements hosts.Host.
+func (v *Host) Isolation() string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	k := "Debian " + v.cfg.Kernel + " kernel"
@@ -163,14 +198,14 @@ func (v *VM) Isolation() string {
 }
 
 // Kernel is the booted kernel (after Prepare).
-func (v *VM) Kernel() *vmimage.Kernel {
+func (v *Host) Kernel() *vmimage.Kernel {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.kernel
 }
 
 // Boots is how many VMs the host has booted so far.
-func (v *VM) Boots() int {
+func (v *Host) Boots() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.boots
@@ -179,17 +214,17 @@ func (v *VM) Boots() int {
 // QEMU is the emulator the vm hosts run.
 const QEMU = "qemu-system-x86_64"
 
-// Prepare implements Host: the kernel and root filesystem (cached after the first build), and
+// Prepare implements hosts.Host: the kernel and root filesystem (cached after the first build), and
 // this run's initramfs carrying the binary. The first boot waits for the first trial.
-func (v *VM) Prepare(ctx context.Context, localBinary string) (string, error) {
+func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) {
 	if _, err := exec.LookPath(QEMU); err != nil {
 		return "", fmt.Errorf("vm host %s: %s not found (scripts/vm-deps.sh installs qemu-system-x86)", v.Name(), QEMU)
 	}
-	src, err := linuxBinary(v.cfg.Binary, localBinary)
+	src, err := remote.LinuxBinary(v.cfg.Binary, localBinary)
 	if err != nil {
 		return "", err
 	}
-	if m, err := elfMachine(src); err != nil || m != "x86_64" {
+	if m, err := remote.ELFMachine(src); err != nil || m != "x86_64" {
 		return "", fmt.Errorf("vm host %s: %s is not a linux/amd64 executable (%s %v)", v.Name(), src, m, err)
 	}
 	b := &vmimage.Builder{Cache: v.cfg.Cache, Log: v.cfg.Log}
@@ -216,15 +251,15 @@ func (v *VM) Prepare(ctx context.Context, localBinary string) (string, error) {
 	return vmimage.GuestBinary, nil
 }
 
-// Exec implements Host: one job on a booted guest (booting one when none is idle).
-func (v *VM) Exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+// Exec implements hosts.Execer: one job on a booted guest (booting one when none is idle).
+func (v *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
 	start := time.Now()
 	r := v.exec(ctx, argv, timeout)
 	r.Duration = time.Since(start)
 	return r
 }
 
-func (v *VM) exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+func (v *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
 	v.mu.Lock()
 	prepared, closed := v.kernel != nil, v.closed
 	v.nextID++
@@ -232,9 +267,9 @@ func (v *VM) exec(ctx context.Context, argv []string, timeout time.Duration) Res
 	v.mu.Unlock()
 	switch {
 	case closed:
-		return Result{Exit: -1, Err: errors.New("host closed")}
+		return hosts.Result{Exit: -1, Err: errors.New("host closed")}
 	case !prepared:
-		return Result{Exit: -1, Err: errors.New("vm host not prepared")}
+		return hosts.Result{Exit: -1, Err: errors.New("vm host not prepared")}
 	}
 	// A boot counts against the trial's deadline (the runner's is for the whole trial): a
 	// trial that cannot get a guest in time is a harness error, not a hang.
@@ -243,7 +278,7 @@ func (v *VM) exec(ctx context.Context, argv []string, timeout time.Duration) Res
 	g, err := v.acquire(bctx)
 	cancel()
 	if err != nil {
-		return Result{Exit: -1, Err: fmt.Errorf("boot (kernel %s): %w", v.Kernel().Release, err)}
+		return hosts.Result{Exit: -1, Err: fmt.Errorf("boot (kernel %s): %w", v.Kernel().Release, err)}
 	}
 	jr := g.run(ctx, id, vmagent.Job{Argv: argv, Env: v.jobEnv()}, timeout-time.Since(start))
 	v.release(g, jr.healthy)
@@ -255,8 +290,8 @@ func (v *VM) exec(ctx context.Context, argv []string, timeout time.Duration) Res
 // a sandbox starts in seconds, not a fraction of one, and a slow answer (a tenth of the
 // deadline is the probe's per request) must not be taken for a dead proxy. The trial's own
 // budget still bounds the whole.
-func (v *VM) jobEnv() []string {
-	env := trialEnv(v.cfg.Env)
+func (v *Host) jobEnv() []string {
+	env := remote.TrialEnv(v.cfg.Env)
 	if v.cfg.Accel != "tcg" {
 		return env
 	}
@@ -269,7 +304,7 @@ func (v *VM) jobEnv() []string {
 }
 
 // acquire takes an idle guest, or boots one.
-func (v *VM) acquire(ctx context.Context) (*guest, error) {
+func (v *Host) acquire(ctx context.Context) (*guest, error) {
 	v.mu.Lock()
 	for len(v.idle) > 0 {
 		g := v.idle[len(v.idle)-1]
@@ -303,7 +338,7 @@ func (v *VM) acquire(ctx context.Context) (*guest, error) {
 
 // release gives a guest back after a job: kept for the next trial if it is healthy, has trials
 // left in its boot and the host keeps fewer than MaxIdle idle; else powered off.
-func (v *VM) release(g *guest, healthy bool) {
+func (v *Host) release(g *guest, healthy bool) {
 	v.mu.Lock()
 	delete(v.busy, g)
 	keep := healthy && !v.closed && g.alive() && len(v.idle) < v.cfg.MaxIdle &&
@@ -321,9 +356,9 @@ func (v *VM) release(g *guest, healthy bool) {
 	}
 }
 
-// Close implements Host: every guest powered off (killed if it does not), the run directory
+// Close implements hosts.Host: every guest powered off (killed if it does not), the run directory
 // removed.
-func (v *VM) Close() error {
+func (v *Host) Close() error {
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()

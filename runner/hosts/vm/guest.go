@@ -1,6 +1,6 @@
 //go:build linux
 
-package hosts
+package vm
 
 // One boot of a vm host: a QEMU process whose guest runs the job agent (vmagent) on its second
 // serial port, wired to QEMU's stdin and stdout. The host sends a job, reads the job's output as
@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 )
 
@@ -60,7 +61,7 @@ func randomNonce() string {
 }
 
 // boot starts a guest and waits for its agent.
-func (v *VM) boot(ctx context.Context) (*guest, error) {
+func (v *Host) boot(ctx context.Context) (*guest, error) {
 	v.mu.Lock()
 	k, rootfs, dir, initrd := v.kernel, v.rootfs, v.dir, v.initrd
 	v.mu.Unlock()
@@ -164,12 +165,12 @@ func (g *guest) failure(what string) error {
 	g.mu.Lock()
 	werr := g.waitErr
 	g.mu.Unlock()
-	return fmt.Errorf("VM %s (qemu: %v %s); console: %s", what, werr, strings.TrimSpace(g.qemuOut.String()), tail(con, 600))
+	return fmt.Errorf("VM %s (qemu: %v %s); console: %s", what, werr, strings.TrimSpace(g.qemuOut.String()), hosts.Tail(con, 600))
 }
 
 // jobResult is what a job left: its output, its exit, and whether the guest can take another.
 type jobResult struct {
-	Result
+	hosts.Result
 	healthy bool
 }
 

@@ -1,10 +1,10 @@
-package hosts
+// Package wsl is the wsl host kind: trials in a WSL distribution, driven from Windows through
+// wsl.exe (tested here against a stand-in, testdata/wslstub: no Windows machine exists here).
+package wsl
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +14,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/hosts/remote"
 )
 
 // Environment read by the wsl driver.
@@ -40,18 +41,31 @@ const (
 	ColdEvery = "every"
 )
 
+// Kind is the matrix kind of wsl hosts.
+const Kind = "wsl"
+
 func init() {
-	Register(matrix.KindWSL, func(h matrix.Host) (Host, error) {
-		cold := h.ColdStart
-		if cold == "" {
-			cold = os.Getenv(EnvWSLCold)
+	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
+		Keys: []string{"distro", "login", "cold_start"},
+		Settings: func(s *matrix.HostSettings) any {
+			return Config{
+				Distro: s.Required("distro", "a WSL distribution name"),
+				User:   s.Optional("login", "the Linux account trials start as in the distribution"),
+				Cold:   s.OneOf("cold_start", ColdFirst, ColdEvery),
+			}
+		},
+	}, New: func(h matrix.Host, _ hosts.Options) (hosts.Host, error) {
+		cfg, _ := h.Settings.(Config)
+		cfg.Name, cfg.Users = h.Name, h.Users
+		if cfg.Cold == "" {
+			cfg.Cold = os.Getenv(EnvWSLCold)
 		}
-		return NewWSL(WSLConfig{Name: h.Name, Distro: h.Distro, User: h.Login, Cold: cold, Users: h.Users})
-	})
+		return New(cfg)
+	}})
 }
 
-// WSLConfig describes a WSL distribution driven from Windows through wsl.exe.
-type WSLConfig struct {
+// Config describes a WSL distribution driven from Windows through wsl.exe.
+type Config struct {
 	Name   string
 	Distro string
 	User   string // the login (matrix login:); default $SANDCHECK_WSL_USER, else root. Must be root.
@@ -68,25 +82,22 @@ type WSLConfig struct {
 	Binary string
 }
 
-// WSL runs trials in a WSL distribution from the Windows side: every trial is
+// Host runs trials in a WSL distribution from the Windows side: every trial is
 // `wsl.exe -d DISTRO -u USER --cd RUNDIR -e setsid -w sh -c ...`, which reports the trial's
 // process group first; on the deadline a second wsl.exe kills that group inside the
 // distribution (killing wsl.exe alone would leave the Linux processes running), then wsl.exe.
-type WSL struct {
-	cfg   WSLConfig
-	runID string
-	seq   atomic.Int64
-	cold  sync.Mutex // serializes trials when every trial starts cold
+type Host struct {
+	cfg  Config
+	run  *remote.Run
+	cold sync.Mutex // serializes trials when every trial starts cold
 
-	mu        sync.Mutex
-	dir       string
-	useSetsid bool
-	coldDone  bool
-	closed    bool
+	mu       sync.Mutex
+	coldDone bool
+	closed   bool
 }
 
-// NewWSL returns the host; Prepare talks to wsl.exe.
-func NewWSL(cfg WSLConfig) (*WSL, error) {
+// New returns the host; Prepare talks to wsl.exe.
+func New(cfg Config) (*Host, error) {
 	if cfg.Distro == "" {
 		return nil, fmt.Errorf("wsl host %q: no distro", cfg.Name)
 	}
@@ -113,16 +124,14 @@ func NewWSL(cfg WSLConfig) (*WSL, error) {
 	default:
 		return nil, fmt.Errorf("wsl host %s: cold start %q: want %q, %q or empty", cfg.Name, cfg.Cold, ColdFirst, ColdEvery)
 	}
-	var id [4]byte
-	rand.Read(id[:])
-	return &WSL{cfg: cfg, runID: hex.EncodeToString(id[:])}, nil
+	return &Host{cfg: cfg, run: remote.NewRun()}, nil
 }
 
-// Name implements Host.
-func (w *WSL) Name() string { return w.cfg.Name }
+// Name implements hosts.Host.
+func (w *Host) Name() string { return w.cfg.Name }
 
-// Isolation implements Host.
-func (w *WSL) Isolation() string {
+// Isolation implements hosts.Host.
+func (w *Host) Isolation() string {
 	switch w.cfg.Cold {
 	case ColdEvery:
 		return "process group per trial (wsl.exe), WSL VM shut down before every trial"
@@ -144,7 +153,7 @@ type wslRun struct {
 func wslExitFailed(code int) bool { return code == -1 || code == 255 || code == 0xFFFFFFFF }
 
 // args builds wsl.exe's argv for a Linux command line.
-func (w *WSL) args(cd string, argv ...string) []string {
+func (w *Host) args(cd string, argv ...string) []string {
 	a := []string{"-d", w.cfg.Distro, "-u", w.cfg.User}
 	if cd != "" {
 		a = append(a, "--cd", cd)
@@ -152,15 +161,15 @@ func (w *WSL) args(cd string, argv ...string) []string {
 	return append(append(a, "-e"), argv...)
 }
 
-func (w *WSL) cmd(ctx context.Context, args []string) *exec.Cmd {
+func (w *Host) cmd(ctx context.Context, args []string) *exec.Cmd {
 	c := exec.CommandContext(ctx, w.cfg.Exe, args...)
 	// WSL_UTF8=1 makes wsl.exe print its own messages in UTF-8 (else UTF-16LE, decoded below).
 	c.Env = append(os.Environ(), "WSL_UTF8=1")
 	return c
 }
 
-// run runs wsl.exe to completion (bounded by timeout) and decodes its output.
-func (w *WSL) run(args []string, stdin io.Reader, timeout time.Duration) wslRun {
+// invoke runs wsl.exe to completion (bounded by timeout) and decodes its output.
+func (w *Host) invoke(args []string, stdin io.Reader, timeout time.Duration) wslRun {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	c := w.cmd(ctx, args)
@@ -181,8 +190,8 @@ func (w *WSL) run(args []string, stdin io.Reader, timeout time.Duration) wslRun 
 }
 
 // shell runs a shell line in the distribution and fails on a non-zero exit.
-func (w *WSL) shell(script string, stdin io.Reader, timeout time.Duration) ([]byte, error) {
-	r := w.run(w.args("", "sh", "-c", script), stdin, timeout)
+func (w *Host) shell(script string, stdin io.Reader, timeout time.Duration) ([]byte, error) {
+	r := w.invoke(w.args("", "sh", "-c", script), stdin, timeout)
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -193,38 +202,35 @@ func (w *WSL) shell(script string, stdin io.Reader, timeout time.Duration) ([]by
 }
 
 // Shutdown runs `wsl.exe --shutdown`, stopping every distribution and the WSL VM.
-func (w *WSL) Shutdown() error {
-	r := w.run([]string{"--shutdown"}, nil, 2*time.Minute)
+func (w *Host) Shutdown() error {
+	r := w.invoke([]string{"--shutdown"}, nil, 2*time.Minute)
 	if r.err == nil && r.exit != 0 {
 		r.err = fmt.Errorf("wsl.exe --shutdown (exit %d): %s", r.exit, strings.TrimSpace(string(r.stderr)+string(r.stdout)))
 	}
 	return r.err
 }
 
-// Prepare implements Host: a run directory in the distribution, the binary copied there (through
+// Prepare implements hosts.Host: a run directory in the distribution, the binary copied there (through
 // \\wsl$\DISTRO on Windows, else through wsl.exe's stdin), and checked to run.
-func (w *WSL) Prepare(_ context.Context, localBinary string) (string, error) {
-	rs, bin, err := prepareRemote(w.cfg.Binary, localBinary, 3*time.Minute,
+func (w *Host) Prepare(_ context.Context, localBinary string) (string, error) {
+	bin, err := w.run.Prepare(w.cfg.Binary, localBinary, 3*time.Minute,
 		func(cmd string, timeout time.Duration) ([]byte, error) { return w.shell(cmd, nil, timeout) },
 		w.copyIn, w.cfg.Users)
 	if err != nil {
 		return "", fmt.Errorf("wsl host %s: %w", w.Name(), err)
 	}
-	w.mu.Lock()
-	w.dir, w.useSetsid = rs.dir, rs.setsid
-	w.mu.Unlock()
 	return bin, nil
 }
 
 // WindowsPath is where a Linux path of the distribution appears to the runner (\\wsl$\DISTRO\...).
-func (w *WSL) WindowsPath(linux string) string {
+func (w *Host) WindowsPath(linux string) string {
 	if w.cfg.Root == "" {
 		return ""
 	}
 	return filepath.Join(w.cfg.Root, filepath.FromSlash(linux))
 }
 
-func (w *WSL) copyIn(src, dst string) error {
+func (w *Host) copyIn(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -242,15 +248,15 @@ func (w *WSL) copyIn(src, dst string) error {
 		if err := out.Close(); err != nil {
 			return err
 		}
-		_, err = w.shell("chmod 755 "+shq(dst), nil, time.Minute)
+		_, err = w.shell("chmod 755 "+remote.Shq(dst), nil, time.Minute)
 		return err
 	}
-	_, err = w.shell("cat > "+shq(dst)+" && chmod 755 "+shq(dst), in, 5*time.Minute)
+	_, err = w.shell("cat > "+remote.Shq(dst)+" && chmod 755 "+remote.Shq(dst), in, 5*time.Minute)
 	return err
 }
 
-// Exec implements Host.
-func (w *WSL) Exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+// Exec implements hosts.Execer.
+func (w *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
 	start := time.Now()
 	if w.cfg.Cold != ColdNone {
 		if w.cfg.Cold == ColdEvery {
@@ -263,7 +269,7 @@ func (w *WSL) Exec(ctx context.Context, argv []string, timeout time.Duration) Re
 		w.mu.Unlock()
 		if shut {
 			if err := w.Shutdown(); err != nil {
-				return Result{Exit: -1, Err: err, Duration: time.Since(start)}
+				return hosts.Result{Exit: -1, Err: err, Duration: time.Since(start)}
 			}
 		}
 	}
@@ -272,32 +278,27 @@ func (w *WSL) Exec(ctx context.Context, argv []string, timeout time.Duration) Re
 	return r
 }
 
-func (w *WSL) exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+func (w *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
 	w.mu.Lock()
-	dir, setsid, closed := w.dir, w.useSetsid, w.closed
+	closed := w.closed
 	w.mu.Unlock()
 	if closed {
-		return Result{Exit: -1, Err: errors.New("host closed")}
+		return hosts.Result{Exit: -1, Err: errors.New("host closed")}
 	}
-	trial := fmt.Sprintf("%s-%d", w.runID, w.seq.Add(1))
-	line := []string{}
-	if setsid {
-		line = append(line, "setsid", "-w")
-	}
-	line = append(line, "sh", "-c", `echo "`+pgidTag+`$$" >&2; exec "$@"`, "sh", "env")
-	line = append(append(line, append(trialEnv(w.cfg.Env), markRun+"="+w.runID, markTrial+"="+trial)...), argv...)
-	c := w.cmd(context.Background(), w.args(dir, line...)) // the deadline is handled below
+	trial := w.run.NextTrial()
+	line := w.run.TrialLine(trial, remote.TrialEnv(w.cfg.Env), argv)
+	c := w.cmd(context.Background(), w.args(w.run.Dir(), line...)) // the deadline is handled below
 	var stdout bytes.Buffer
-	stderr := newPgidWriter()
+	stderr := remote.NewPgidWriter()
 	c.Stdout, c.Stderr = &stdout, stderr
 	if err := c.Start(); err != nil {
-		return Result{Exit: -1, Err: fmt.Errorf("start %s: %w", w.cfg.Exe, err)}
+		return hosts.Result{Exit: -1, Err: fmt.Errorf("start %s: %w", w.cfg.Exe, err)}
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	r := Result{}
+	r := hosts.Result{}
 	var err error
 	select {
 	case err = <-done:
@@ -308,8 +309,8 @@ func (w *WSL) exec(ctx context.Context, argv []string, timeout time.Duration) Re
 	}
 	if r.TimedOut {
 		// Inside first: killing wsl.exe does not reach the Linux processes.
-		pgid := stderr.waitPgid(2 * time.Second)
-		if _, kerr := w.shell(killGroup(pgid, markTrial, trial), nil, time.Minute); kerr != nil {
+		pgid := stderr.WaitPgid(2 * time.Second)
+		if _, kerr := w.shell(remote.KillTrial(pgid, trial), nil, time.Minute); kerr != nil {
 			r.Err = fmt.Errorf("deadline passed; killing the trial inside %s failed: %v", w.cfg.Distro, kerr)
 		}
 		c.Process.Kill()
@@ -323,8 +324,8 @@ func (w *WSL) exec(ctx context.Context, argv []string, timeout time.Duration) Re
 	default:
 		r.Exit = -1
 	}
-	r.Stdout, r.Stderr = DecodeWSLOutput(stdout.Bytes()), DecodeWSLOutput(stderr.bytes())
-	started := stderr.waitPgid(0) > 0
+	r.Stdout, r.Stderr = DecodeWSLOutput(stdout.Bytes()), DecodeWSLOutput(stderr.Bytes())
+	started := stderr.WaitPgid(0) > 0
 	if !r.TimedOut && !started && (err != nil && ee == nil || wslExitFailed(r.Exit)) {
 		// The Linux side never started: wsl.exe itself failed (unknown distro, WSL broken).
 		r.Err = fmt.Errorf("wsl.exe -d %s failed (exit %d): %s", w.cfg.Distro, r.Exit, strings.TrimSpace(string(r.Stderr)+" "+string(r.Stdout)))
@@ -332,20 +333,20 @@ func (w *WSL) exec(ctx context.Context, argv []string, timeout time.Duration) Re
 	return r
 }
 
-// Close implements Host: kills what the run left in the distribution and removes its directory.
-func (w *WSL) Close() error {
+// Close implements hosts.Host: kills what the run left in the distribution and removes its directory.
+func (w *Host) Close() error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return nil
 	}
 	w.closed = true
-	dir := w.dir
 	w.mu.Unlock()
-	if dir == "" {
+	script := w.run.CloseScript(w.cfg.Users)
+	if script == "" {
 		return nil
 	}
-	_, err := w.shell(killMarked(markRun, w.runID)+"; "+sweepUsers(dir+"/sandcheck", w.cfg.Users)+"rm -rf -- "+shq(dir), nil, time.Minute)
+	_, err := w.shell(script, nil, time.Minute)
 	return err
 }
 
