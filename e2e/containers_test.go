@@ -17,8 +17,8 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/hosts/container"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // buildStaticSandcheck builds sandcheck with CGO_ENABLED=0 for the test: the container hosts copy it
@@ -72,10 +72,10 @@ func containersOfRunner(t *testing.T, cli client.APIClient, pid int) []string {
 
 type containersRunJSON struct {
 	Cells []struct {
-		Host     string                   `json:"host"`
-		User     string                   `json:"user"`
-		Trials   int                      `json:"trials"`
-		Outcomes map[classify.Outcome]int `json:"outcomes"`
+		Host     string                `json:"host"`
+		User     string                `json:"user"`
+		Trials   int                   `json:"trials"`
+		Outcomes map[model.Outcome]int `json:"outcomes"`
 	} `json:"cells"`
 	Journal string `json:"journal"`
 }
@@ -115,10 +115,10 @@ func TestContainersMatrix(t *testing.T) {
 	}
 	// The sandbox runs as the unprivileged user, and in bookworm (the one root cell) and the
 	// stock container as root too.
-	want := map[string]classify.Outcome{
-		"bullseye unprivileged": classify.Correct, "bookworm unprivileged": classify.Correct, "bookworm root": classify.Correct,
-		"trixie unprivileged": classify.Correct, "sid unprivileged": classify.Correct,
-		"bookworm-default root": classify.SandboxFailed,
+	want := map[string]model.Outcome{
+		"bullseye unprivileged": model.Correct, "bookworm unprivileged": model.Correct, "bookworm root": model.Correct,
+		"trixie unprivileged": model.Correct, "sid unprivileged": model.Correct,
+		"bookworm-default root": model.SandboxFailed,
 	}
 	if len(r.Cells) != len(want) {
 		t.Fatalf("got %d cells, want %d: %+v", len(r.Cells), len(want), r.Cells)
@@ -150,10 +150,10 @@ func TestContainersMatrix(t *testing.T) {
 			Cell struct {
 				Host string `json:"host"`
 			} `json:"cell"`
-			Outcome    classify.Outcome `json:"outcome"`
-			Hint       string           `json:"hint"`
-			DurationMS int64            `json:"duration_ms"`
-			Isolation  string           `json:"isolation"`
+			Outcome    model.Outcome `json:"outcome"`
+			Hint       string        `json:"hint"`
+			DurationMS int64         `json:"duration_ms"`
+			Isolation  string        `json:"isolation"`
 			HostFP     struct {
 				Distro string `json:"distro"`
 				Bwrap  string `json:"bwrap"`

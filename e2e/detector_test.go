@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 var (
@@ -67,12 +67,12 @@ func requireSandbox(t *testing.T) {
 }
 
 type runJSON struct {
-	Trials   int                      `json:"trials"`
-	Outcomes map[classify.Outcome]int `json:"outcomes"`
+	Trials   int                   `json:"trials"`
+	Outcomes map[model.Outcome]int `json:"outcomes"`
 	Cells    []struct {
-		Fault    string                   `json:"fault"`
-		Trials   int                      `json:"trials"`
-		Outcomes map[classify.Outcome]int `json:"outcomes"`
+		Fault    string                `json:"fault"`
+		Trials   int                   `json:"trials"`
+		Outcomes map[model.Outcome]int `json:"outcomes"`
 	} `json:"cells"`
 }
 
@@ -101,18 +101,18 @@ func TestDetector(t *testing.T) {
 	requireSandbox(t)
 	cases := []struct {
 		fault string
-		want  classify.Outcome
+		want  model.Outcome
 	}{
-		{"", classify.Correct},
-		{"bridge-flaky:p=0", classify.Correct},   // the shim itself must not disturb srt
-		{"bridge-late:ms=0", classify.Correct},   // nor must a zero delay
-		{"bridge-flaky:p=1", classify.ProxyDead}, // and certain failure is certain
+		{"", model.Correct},
+		{"bridge-flaky:p=0", model.Correct},   // the shim itself must not disturb srt
+		{"bridge-late:ms=0", model.Correct},   // nor must a zero delay
+		{"bridge-flaky:p=1", model.ProxyDead}, // and certain failure is certain
 	}
 	for _, f := range faults.All() {
 		if f.Rate == nil && f.Scope == faults.ScopeNetwork {
 			cases = append(cases, struct {
 				fault string
-				want  classify.Outcome
+				want  model.Outcome
 			}{f.Name, f.Expect})
 		}
 	}
@@ -148,7 +148,7 @@ func TestFlakyRateTracksP(t *testing.T) {
 	}
 	const n, p = 200, 0.3
 	r := sandcheckRun(t, "-n", fmt.Sprint(n), "-j", "2", "--label-filter", "network", "--fault", fmt.Sprintf("bridge-flaky:p=%g", p))
-	dead, correct := r.Outcomes[classify.ProxyDead], r.Outcomes[classify.Correct]
+	dead, correct := r.Outcomes[model.ProxyDead], r.Outcomes[model.Correct]
 	if dead+correct != n {
 		t.Fatalf("outcomes %v: want only proxy-dead and correct", r.Outcomes)
 	}

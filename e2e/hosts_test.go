@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/sshdtest"
-
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Hosts beyond this machine, end to end: the network scenario through the ssh driver (a real
@@ -113,7 +112,7 @@ timeout: 120s
 	r, out := runMatrix(t, yaml,
 		// The host is this machine: its srt, and trial dirs where the leftover check looks.
 		"SANDCHECK_PASSENV=SANDCHECK_SRT,TMPDIR", "SANDCHECK_SRT="+srt)
-	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[classify.Correct] != n {
+	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[model.Correct] != n {
 		t.Fatalf("ssh host: %+v, want %d correct", r, n)
 	}
 	var durs []string
@@ -210,7 +209,7 @@ timeout: 300s
 			t.Errorf("isolation %q: trials should share the boot", iso)
 		}
 	}
-	if len(r.Cells) != 2 || r.Outcomes[classify.Correct] != 4 {
+	if len(r.Cells) != 2 || r.Outcomes[model.Correct] != 4 {
 		t.Fatalf("want both kernels correct in both trials: %+v", r)
 	}
 	if !strings.HasPrefix(kernels["vm-bookworm"], "6.1.") || !strings.HasPrefix(kernels["vm-trixie"], "6.12.") {

@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 //go:embed *.yaml
@@ -32,9 +32,9 @@ type Finding struct {
 	Versions Versions
 	Scenario string
 	Check    string
-	Outcome  classify.Outcome
+	Outcome  model.Outcome
 	// Also lists further outcomes an intermittent finding shows (a race has more than one face).
-	Also []classify.Outcome
+	Also []model.Outcome
 	// Fault is the injected fault the finding holds under; "" = the healthy sandbox only.
 	Fault string
 	// User is the one user (unprivileged, root, an account) the finding holds for; "" = whoever
@@ -50,7 +50,7 @@ type Finding struct {
 }
 
 // Matches reports whether o is an outcome this finding shows.
-func (f Finding) Matches(o classify.Outcome) bool {
+func (f Finding) Matches(o model.Outcome) bool {
 	if o == f.Outcome {
 		return true
 	}
@@ -290,16 +290,16 @@ func (p parser) nonEmpty(v *yaml.Node, field string, dst *string) error {
 	return nil
 }
 
-func (p parser) outcome(v *yaml.Node, field string) (classify.Outcome, error) {
+func (p parser) outcome(v *yaml.Node, field string) (model.Outcome, error) {
 	var s string
 	if err := p.str(v, field, &s); err != nil {
 		return "", err
 	}
-	o := classify.Outcome(s)
-	if !o.Valid() || o == classify.NotApplicable {
+	o := model.Outcome(s)
+	if !o.Valid() || o == model.NotApplicable {
 		var all []string
-		for _, k := range classify.All {
-			if k != classify.NotApplicable {
+		for _, k := range model.All {
+			if k != model.NotApplicable {
 				all = append(all, string(k))
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 var errUnknown = errors.New("unknown")
@@ -315,9 +315,9 @@ func TestCellIDStable(t *testing.T) {
 }
 
 func TestShards(t *testing.T) {
-	var cells []journal.Cell
+	var cells []model.Cell
 	for i := range 23 {
-		cells = append(cells, journal.Cell{ID: fmt.Sprint(i)})
+		cells = append(cells, model.Cell{ID: fmt.Sprint(i)})
 	}
 	for n := 1; n <= 7; n++ {
 		seen := map[string]int{}

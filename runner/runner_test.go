@@ -19,15 +19,14 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/procfs"
-
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 	dir := t.TempDir()
-	fake := &Fake{Seed: 7, P: map[classify.Outcome]float64{classify.ProxyDead: 0.25, classify.NonEnforcing: 0.05}}
+	fake := &Fake{Seed: 7, P: map[model.Outcome]float64{model.ProxyDead: 0.25, model.NonEnforcing: 0.05}}
 	cells := testCells(4)
 	sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 25, Parallel: 4, Dir: dir})
 	if err != nil {
@@ -66,7 +65,7 @@ func TestBoundedParallelism(t *testing.T) {
 	for _, j := range []int{1, 3} {
 		t.Run(fmt.Sprintf("j=%d", j), func(t *testing.T) {
 			var cur, peak atomic.Int32
-			exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+			exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 				n := cur.Add(1)
 				for {
 					p := peak.Load()
@@ -76,7 +75,7 @@ func TestBoundedParallelism(t *testing.T) {
 				}
 				time.Sleep(15 * time.Millisecond)
 				cur.Add(-1)
-				return journal.Record{Outcome: classify.Correct}
+				return model.Record{Outcome: model.Correct}
 			})
 			dir := t.TempDir()
 			if _, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 8, Parallel: j, Dir: dir}); err != nil {
@@ -95,11 +94,11 @@ func TestBoundedParallelism(t *testing.T) {
 func TestInterleavedOrder(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		mu.Lock()
 		order = append(order, fmt.Sprintf("%s/%d", tr.Cell.Fault, tr.Index))
 		mu.Unlock()
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	if _, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 2, Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
@@ -120,7 +119,7 @@ func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
 			pe := shell(script, out)
 			start := time.Now()
 			rec := runOne(context.Background(), pe, Trial{Cell: testCells(1)[0], Timeout: 300 * time.Millisecond}, time.Minute)
-			if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
+			if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
 				t.Fatalf("record %+v", rec)
 			}
 			if d := time.Since(start); d > 5*time.Second {
@@ -143,7 +142,7 @@ func TestStragglersKilledAfterNormalExit(t *testing.T) {
 	pe := shell(`sleep 1000 & echo $! > "$OUT/grandchild"; echo done`, out)
 	start := time.Now()
 	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != classify.Correct {
+	if rec.Outcome != model.Correct {
 		t.Fatalf("record %+v", rec)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -160,15 +159,15 @@ func TestProcessExecutorHandsOutputToParse(t *testing.T) {
 		Command: func(tr Trial, scratch string) ([]string, []string, string) {
 			return []string{"sh", "-c", `echo report > report.json; head -c 5000 /dev/zero | tr '\0' x; echo oops >&2; exit 3`}, nil, scratch
 		},
-		Parse: func(tr Trial, res ProcResult) (journal.Record, error) {
+		Parse: func(tr Trial, res ProcResult) (model.Record, error) {
 			seen = res
 			data, err := os.ReadFile(filepath.Join(res.Scratch, "report.json"))
 			scratchExisted = err == nil && string(data) == "report\n"
-			return journal.Record{Outcome: classify.ProxyDead, Hint: "from parse"}, nil
+			return model.Record{Outcome: model.ProxyDead, Hint: "from parse"}, nil
 		},
 	}
 	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != classify.ProxyDead || rec.Hint != "from parse" {
+	if rec.Outcome != model.ProxyDead || rec.Hint != "from parse" {
 		t.Fatalf("record %+v", rec)
 	}
 	if seen.ExitCode != 3 || string(seen.Stderr) != "oops\n" || len(seen.Stdout) != 1000 || !seen.Truncated || seen.TimedOut {
@@ -186,15 +185,15 @@ func TestProcessExecutorFailuresAreHarnessErrors(t *testing.T) {
 	pe := &ProcessExecutor{Command: func(Trial, string) ([]string, []string, string) {
 		return []string{"/nonexistent/sandcheck-trial"}, nil, ""
 	}}
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
 		t.Fatalf("record %+v", rec)
 	}
 	pe = shell("echo boom >&2; exit 2", t.TempDir())
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || rec.Error != "exit 2: boom" {
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || rec.Error != "exit 2: boom" {
 		t.Fatalf("record %+v", rec)
 	}
-	pe.Parse = func(Trial, ProcResult) (journal.Record, error) { return journal.Record{}, errors.New("no report") }
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
+	pe.Parse = func(Trial, ProcResult) (model.Record, error) { return model.Record{}, errors.New("no report") }
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
 		t.Fatalf("record %+v", rec)
 	}
 }
@@ -208,7 +207,7 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
-	fake := &Fake{Seed: 3, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}
+	fake := &Fake{Seed: 3, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}
 	for k, r := range got {
 		if r.Outcome != fake.Outcome(k.cell, k.trial) {
 			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.cell, k.trial))
@@ -223,15 +222,15 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 }
 
 func TestFakeRate(t *testing.T) {
-	f := &Fake{Seed: 42, P: map[classify.Outcome]float64{classify.ProxyDead: 0.3, classify.NonEnforcing: 0.01}}
-	n := map[classify.Outcome]int{}
+	f := &Fake{Seed: 42, P: map[model.Outcome]float64{model.ProxyDead: 0.3, model.NonEnforcing: 0.01}}
+	n := map[model.Outcome]int{}
 	for i := range 20000 {
 		n[f.Outcome("cell", i)]++
 	}
-	if r := float64(n[classify.ProxyDead]) / 20000; math.Abs(r-0.3) > 0.015 {
+	if r := float64(n[model.ProxyDead]) / 20000; math.Abs(r-0.3) > 0.015 {
 		t.Fatalf("proxy-dead rate %.3f", r)
 	}
-	if r := float64(n[classify.NonEnforcing]) / 20000; math.Abs(r-0.01) > 0.004 {
+	if r := float64(n[model.NonEnforcing]) / 20000; math.Abs(r-0.01) > 0.004 {
 		t.Fatalf("non-enforcing rate %.4f", r)
 	}
 }
@@ -239,20 +238,20 @@ func TestFakeRate(t *testing.T) {
 func TestExecutorIgnoringDeadlineIsAbandoned(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		<-release
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	rec := runOne(context.Background(), exec, Trial{Timeout: 50 * time.Millisecond}, 50*time.Millisecond)
-	if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "abandoned") {
+	if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "abandoned") {
 		t.Fatalf("record %+v", rec)
 	}
 }
 
 func TestInvalidOutcomeBecomesHarnessError(t *testing.T) {
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: "weird"} })
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record { return model.Record{Outcome: "weird"} })
 	rec := runOne(context.Background(), exec, Trial{Timeout: time.Second}, time.Second)
-	if rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, `executor returned outcome "weird"`) {
+	if rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, `executor returned outcome "weird"`) {
 		t.Fatalf("record %+v", rec)
 	}
 }
@@ -283,8 +282,8 @@ func TestResumeAfterKill9(t *testing.T) {
 
 	var mu sync.Mutex
 	var rerun []key
-	fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2}}
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		mu.Lock()
 		rerun = append(rerun, key{tr.Cell.ID, tr.Index})
 		mu.Unlock()
@@ -340,7 +339,7 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 			t.Fatalf("sleep %d died with the runner; nothing left to test", p)
 		}
 	}
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: classify.Correct} })
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record { return model.Record{Outcome: model.Correct} })
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
 	if err != nil {
 		t.Fatal(err)
@@ -458,14 +457,14 @@ func TestTornLastLineIgnoredOnResume(t *testing.T) {
 	jpath := filepath.Join(dir, JournalFile)
 	w, _ := journal.OpenWriter(jpath)
 	for i := range 3 {
-		w.Append(journal.Record{RunID: "old", Cell: cell, Trial: i, Outcome: classify.Correct})
+		w.Append(model.Record{RunID: "old", Cell: cell, Trial: i, Outcome: model.Correct})
 	}
 	w.Close()
 	f, _ := os.OpenFile(jpath, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"v":1,"run_id":"old","cell":{"id":"` + cell.ID + `"},"trial":3,"outc`)
 	f.Close()
 
-	sum, err := Run(context.Background(), &Fake{}, Options{Cells: []journal.Cell{cell}, Trials: 5, Dir: dir, Resume: true})
+	sum, err := Run(context.Background(), &Fake{}, Options{Cells: []model.Cell{cell}, Trials: 5, Dir: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,13 +479,13 @@ func TestTornLastLineIgnoredOnResume(t *testing.T) {
 
 func TestShardUnionIsWhole(t *testing.T) {
 	cells := testCells(7)
-	fake := &Fake{Seed: 9, P: map[classify.Outcome]float64{classify.ProxyDead: 0.4}}
+	fake := &Fake{Seed: 9, P: map[model.Outcome]float64{model.ProxyDead: 0.4}}
 	whole := t.TempDir()
 	if _, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 3, Dir: whole, Parallel: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := journalKeys(t, filepath.Join(whole, JournalFile))
-	union := map[key]journal.Record{}
+	union := map[key]model.Record{}
 	for i := 1; i <= 3; i++ {
 		sh, _ := matrix.ParseShard(fmt.Sprintf("%d/3", i))
 		dir := t.TempDir()
@@ -517,21 +516,21 @@ func (s *countStopper) Observe(pass bool) bool { s.seen++; return s.seen >= s.af
 
 func TestStopperEndsCellEarly(t *testing.T) {
 	// Even trials time out: they say nothing about the sandbox and must not be observed.
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		if tr.Index%2 == 0 {
-			return journal.Record{Outcome: classify.Timeout}
+			return model.Record{Outcome: model.Timeout}
 		}
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	dir := t.TempDir()
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Progress: &out,
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cs := range sum.Cells {
-		if !cs.Stopped || cs.Trials != 14 || cs.Counts[classify.Correct] != 7 {
+		if !cs.Stopped || cs.Trials != 14 || cs.Counts[model.Correct] != 7 {
 			t.Fatalf("cell %+v", cs)
 		}
 	}
@@ -540,29 +539,29 @@ func TestStopperEndsCellEarly(t *testing.T) {
 	}
 	// Resuming feeds the journal to fresh stoppers: nothing more runs.
 	sum, err = Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Resume: true,
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil || sum.Ran != 0 || sum.Resumed != 28 {
 		t.Fatalf("resume ran %d, resumed %d, err %v", sum.Ran, sum.Resumed, err)
 	}
 }
 
 func TestPassed(t *testing.T) {
-	sc := func(o classify.Outcome, pass bool) journal.Scenario { return journal.Scenario{Outcome: o, Pass: pass} }
+	sc := func(o model.Outcome, pass bool) model.Scenario { return model.Scenario{Outcome: o, Pass: pass} }
 	cases := []struct {
 		name          string
-		rec           journal.Record
+		rec           model.Record
 		pass, counted bool
 	}{
-		{"correct", journal.Record{Outcome: classify.Correct}, true, true},
-		{"proxy-dead", journal.Record{Outcome: classify.ProxyDead}, false, true},
-		{"non-enforcing", journal.Record{Outcome: classify.NonEnforcing}, false, true},
-		{"timeout", journal.Record{Outcome: classify.Timeout}, false, false},
-		{"harness", journal.Record{Outcome: classify.HarnessError}, false, false},
-		{"n/a", journal.Record{Outcome: classify.NotApplicable}, false, false},
-		{"fail-closed scenario passes", journal.Record{Outcome: classify.SandboxFailed, Scenarios: []journal.Scenario{sc(classify.SandboxFailed, true)}}, true, true},
-		{"one scenario fails", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.ProxyDead, false)}}, false, true},
-		{"harness scenarios ignored", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.HarnessError, false)}}, true, true},
-		{"only harness scenarios", journal.Record{Scenarios: []journal.Scenario{sc(classify.Timeout, false)}}, false, false},
+		{"correct", model.Record{Outcome: model.Correct}, true, true},
+		{"proxy-dead", model.Record{Outcome: model.ProxyDead}, false, true},
+		{"non-enforcing", model.Record{Outcome: model.NonEnforcing}, false, true},
+		{"timeout", model.Record{Outcome: model.Timeout}, false, false},
+		{"harness", model.Record{Outcome: model.HarnessError}, false, false},
+		{"n/a", model.Record{Outcome: model.NotApplicable}, false, false},
+		{"fail-closed scenario passes", model.Record{Outcome: model.SandboxFailed, Scenarios: []model.Scenario{sc(model.SandboxFailed, true)}}, true, true},
+		{"one scenario fails", model.Record{Scenarios: []model.Scenario{sc(model.Correct, true), sc(model.ProxyDead, false)}}, false, true},
+		{"harness scenarios ignored", model.Record{Scenarios: []model.Scenario{sc(model.Correct, true), sc(model.HarnessError, false)}}, true, true},
+		{"only harness scenarios", model.Record{Scenarios: []model.Scenario{sc(model.Timeout, false)}}, false, false},
 	}
 	for _, c := range cases {
 		if pass, counted := Passed(c.rec); pass != c.pass || counted != c.counted {
@@ -600,10 +599,10 @@ func TestRunDirLocked(t *testing.T) {
 	dir := t.TempDir()
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		started <- struct{}{}
 		<-release
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	done := make(chan error)
 	go func() {
@@ -623,7 +622,7 @@ func TestRunDirLocked(t *testing.T) {
 
 func TestPlainProgressLines(t *testing.T) {
 	var out syncBuffer
-	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}},
+	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.5}},
 		Options{Cells: testCells(2), Trials: 20, Parallel: 2, Dir: t.TempDir(), Progress: &out, ProgressEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -642,7 +641,7 @@ func TestPlainProgressLines(t *testing.T) {
 }
 
 func TestProgressLineAndBar(t *testing.T) {
-	counts := map[classify.Outcome]int{classify.Correct: 4, classify.ProxyDead: 1}
+	counts := map[model.Outcome]int{model.Correct: 4, model.ProxyDead: 1}
 	if got, want := progressLine(5, 20, 5, 10*time.Second, counts), "5/20 trials (25%), ETA 30s correct=4 proxy-dead=1"; got != want {
 		t.Fatalf("got %q want %q", got, want)
 	}
@@ -685,7 +684,7 @@ func TestFromMatrixAndTable(t *testing.T) {
 		t.Fatalf("options %+v", opt)
 	}
 	opt.Dir = t.TempDir()
-	sum, err := Run(context.Background(), &Fake{Seed: 2, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}, opt)
+	sum, err := Run(context.Background(), &Fake{Seed: 2, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -698,20 +697,20 @@ func TestFromMatrixAndTable(t *testing.T) {
 }
 
 func TestStopperOvershootBoundedByParallelism(t *testing.T) {
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		time.Sleep(2 * time.Millisecond)
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	var mu sync.Mutex
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
-		NewStopper: func(journal.Cell) Stopper {
+		NewStopper: func(model.Cell) Stopper {
 			return StopperFunc(func(bool) bool { mu.Lock(); defer mu.Unlock(); return false })
 		}})
 	if err != nil || sum.Ran != 600 {
 		t.Fatalf("never-stopping rule: ran %d, %v", sum.Ran, err)
 	}
 	sum, err = Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 5} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 5} }})
 	if err != nil {
 		t.Fatal(err)
 	}

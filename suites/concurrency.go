@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -40,12 +41,12 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 			Expect(err).NotTo(HaveOccurred(), "concurrency trial setup")
 			specreport.AttachEvidence(ct)
 			o, hint := ct.Result.Outcome, ct.Result.Hint
-			if o == classify.Correct && len(ct.Leftovers) > 0 {
+			if o == model.Correct && len(ct.Leftovers) > 0 {
 				// Every session worked, but the user's workspace was changed behind its back.
-				o = classify.Residue
+				o = model.Residue
 				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
 			}
-			j := judgement{name: name, outcome: o, pass: o == classify.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
+			j := judgement{name: name, outcome: o, pass: o == model.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
 			if !j.pass {
 				results := make([]classify.Result, len(ct.Sessions))
 				workspaces := make([]string, len(ct.Sessions))

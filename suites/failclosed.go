@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -34,15 +34,15 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")
 			specreport.AttachEvidence(nt)
 			o := nt.Result.Outcome
-			pass := o == classify.SandboxFailed
+			pass := o == model.SandboxFailed
 			var hint string
 			switch {
-			case o == classify.SandboxFailed:
+			case o == model.SandboxFailed:
 				hint = "refused loudly: " + nt.Result.Hint
-			case o == classify.Correct && f.EnforcedOK:
+			case o == model.Correct && f.EnforcedOK:
 				// The condition did not take enforcement away: the sandbox found another way.
 				pass, hint = true, "still enforcing despite the condition: "+nt.Result.Hint
-			case o == classify.Timeout || o == classify.HarnessError:
+			case o == model.Timeout || o == model.HarnessError:
 				hint = nt.Result.Hint
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
@@ -57,17 +57,17 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 })
 
 // ranAnyway says what a sandbox did under a condition it should have refused to run with.
-func ranAnyway(o classify.Outcome, hint string) string {
+func ranAnyway(o model.Outcome, hint string) string {
 	switch o {
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		return "ran unconfined (the denied host was reached)"
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		return "ran anyway with a dead proxy"
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		return "ran anyway, with the allowed host blocked"
-	case classify.Correct:
+	case model.Correct:
 		return "ran anyway instead of refusing (still enforcing)"
-	case classify.Timeout, classify.HarnessError:
+	case model.Timeout, model.HarnessError:
 		return fmt.Sprintf("not judged: %s (%s)", o, hint)
 	}
 	return fmt.Sprintf("ran anyway: %s", o)

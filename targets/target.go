@@ -11,22 +11,21 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
-// Capability is something a sandbox can express.
-type Capability string
+// Capability is something a sandbox can express (model's vocabulary; these names keep code
+// written against targets compiling).
+type Capability = model.Capability
 
 const (
-	CapProxyAllowList Capability = "proxy-allow-list" // domain allow-list enforced by a proxy
-	CapDenyAllNet     Capability = "deny-all-network"
-	CapWritablePaths  Capability = "writable-paths"
-	CapDenyRead       Capability = "deny-read"
-	// CapProtectedFiles: the sandbox keeps files inside the writable workspace that configure
-	// later programs (.bashrc, .git/hooks, .vscode, .mcp.json ...) read-only, as srt does.
-	CapProtectedFiles Capability = "protected-files"
-	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
-	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
-	CapSettingsFile Capability = "settings-file"
+	CapProxyAllowList = model.CapProxyAllowList
+	CapDenyAllNet     = model.CapDenyAllNet
+	CapWritablePaths  = model.CapWritablePaths
+	CapDenyRead       = model.CapDenyRead
+	CapProtectedFiles = model.CapProtectedFiles
+	CapSettingsFile   = model.CapSettingsFile
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/bisect"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/trialresult"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
@@ -137,8 +137,8 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(prog, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", name, npm.Package, o.labels, goodV, badV, len(list))
 	res, err := bisect.Run(ctx, bisect.Options{
 		Versions: list,
-		Cell: func(v string) journal.Cell {
-			return journal.Cell{ID: matrix.VersionedCellID(name, v, "local", fault, o.labels), Target: name, Version: v,
+		Cell: func(v string) model.Cell {
+			return model.Cell{ID: matrix.VersionedCellID(name, v, "local", fault, o.labels), Target: name, Version: v,
 				Host: "local", Fault: fault, Labels: o.labels}
 		},
 		Prepare: func(ctx context.Context, v string) error {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 )
 
@@ -73,7 +73,7 @@ Exit status:
 	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault, User: cfg.User}
 	var matched []knownfindings.Match
 	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
-	if r := nt.Result; r.Outcome != classify.Correct {
+	if r := nt.Result; r.Outcome != model.Correct {
 		hosts := knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
 		d := known.Decide(on, knownfindings.Verdict{Scenario: "network/seed", Outcome: r.Outcome, Hint: r.Hint,
 			Breaches: knownfindings.NetworkBreaches(r, "", hosts)})
@@ -91,7 +91,7 @@ Exit status:
 			return 1
 		}
 		r := ft.Result
-		if r.Outcome == classify.Correct {
+		if r.Outcome == model.Correct {
 			summary += "; filesystem confined"
 		} else {
 			var ws string
@@ -132,7 +132,7 @@ func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfin
 	for _, m := range ms {
 		f := m.Finding
 		switch {
-		case m.Breach.Outcome.Severity() != classify.SevFailOpen:
+		case m.Breach.Outcome.Severity() != model.SevFailOpen:
 			fmt.Fprintf(w, "sandcheck preflight: warning: known finding %s (%s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
 		case accept:
 			fmt.Fprintf(w, "sandcheck preflight: accepted known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
@@ -149,15 +149,15 @@ func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfin
 }
 
 // describe turns an outcome into the words of the seed report.
-func describe(o classify.Outcome) string {
+func describe(o model.Outcome) string {
 	switch o {
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		return "proxy dead"
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		return "proxy up but NOT ENFORCING (a denied host was reachable)"
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		return "allowed host blocked"
-	case classify.SandboxFailed:
+	case model.SandboxFailed:
 		return "sandbox refused to start"
 	}
 	return string(o)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/compare"
 	"github.com/sandcheck/sandcheck/reports/format"
@@ -35,7 +36,7 @@ func settingsUsed(journals []string) string {
 	var found string
 	stop := errors.New("found")
 	for _, j := range journals {
-		_, _ = journal.Scan(j, func(r journal.Record) error {
+		_, _ = journal.Scan(j, func(r model.Record) error {
 			var ev struct {
 				Settings json.RawMessage `json:"settings"`
 			}

@@ -17,10 +17,10 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/trialresult"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -185,7 +185,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	if m.Adaptive != nil {
 		a := m.Adaptive
 		h := stats.Hypotheses{P0: a.P0, P1: a.P1}
-		p.opt.NewStopper = func(journal.Cell) runner.Stopper {
+		p.opt.NewStopper = func(model.Cell) runner.Stopper {
 			s, _ := stats.NewSPRT(h, a.Alpha, a.Beta, a.Max)
 			return sprtStopper{s}
 		}
@@ -430,7 +430,7 @@ func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptio
 		}
 		byHost[mh.Name] = e
 	}
-	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
+	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) model.Record {
 		return byHost[t.Cell.Host].Run(ctx, t)
 	}), closeAll, nil
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // runResult is the journal of a run, tallied per cell.
@@ -28,7 +28,7 @@ type runResult struct {
 // cellResult tallies one cell's trials.
 type cellResult struct {
 	trials   int
-	hints    map[classify.Outcome]string // one example per outcome: why
+	hints    map[model.Outcome]string // one example per outcome: why
 	scen     map[string]*scenTally
 	egress   int      // trials with egress (hits on fixture servers the policy does not allow)
 	egLines  []string // a few of those hits, for the summary
@@ -44,12 +44,12 @@ type cellResult struct {
 // scenTally is one scenario across a cell's trials.
 type scenTally struct {
 	ran, failed, na int
-	outs            map[classify.Outcome]int
+	outs            map[model.Outcome]int
 	known           map[string]int // known finding ids covering its failures, with counts
 	unknown         int            // failures not covered
 	breaches        []string       // distinct breaches of its failures, first seen first
 	unrepro         map[string]int // known finding ids reported unreproduced, with counts
-	hint            map[classify.Outcome]string
+	hint            map[model.Outcome]string
 }
 
 func splitIDs(s string) []string {
@@ -63,9 +63,9 @@ func splitIDs(s string) []string {
 }
 
 // harnessSev says an outcome is our side's trouble or nothing measured, not the sandbox's.
-func harnessSev(o classify.Outcome) bool {
+func harnessSev(o model.Outcome) bool {
 	s := o.Severity()
-	return s == classify.SevHarness || s == classify.SevSkip
+	return s == model.SevHarness || s == model.SevSkip
 }
 
 // readRun tallies the journal of sum's cells.
@@ -73,9 +73,9 @@ func readRun(sum *runner.Summary) (*runResult, error) {
 	res := &runResult{cells: map[string]*cellResult{}}
 	for _, c := range sum.Cells {
 		res.order = append(res.order, c.Cell.ID)
-		res.cells[c.Cell.ID] = &cellResult{hints: map[classify.Outcome]string{}, scen: map[string]*scenTally{}}
+		res.cells[c.Cell.ID] = &cellResult{hints: map[model.Outcome]string{}, scen: map[string]*scenTally{}}
 	}
-	_, err := journal.Scan(sum.Journal, func(r journal.Record) error {
+	_, err := journal.Scan(sum.Journal, func(r model.Record) error {
 		if c := res.cells[r.Cell.ID]; c != nil { // another shard's cells are not ours to judge
 			c.add(r)
 		}
@@ -87,12 +87,12 @@ func readRun(sum *runner.Summary) (*runResult, error) {
 	return res, nil
 }
 
-func (c *cellResult) add(r journal.Record) {
+func (c *cellResult) add(r model.Record) {
 	c.trials++
 	if _, ok := c.hints[r.Outcome]; !ok && r.Hint != "" {
 		c.hints[r.Outcome] = firstClause(r.Hint)
 	}
-	failOpen, harness := len(r.Egress) > 0, r.Outcome.Severity() == classify.SevHarness
+	failOpen, harness := len(r.Egress) > 0, r.Outcome.Severity() == model.SevHarness
 	if len(r.Egress) > 0 {
 		c.egress++
 		for _, e := range r.Egress {
@@ -105,7 +105,7 @@ func (c *cellResult) add(r journal.Record) {
 	for _, sc := range r.Scenarios {
 		t := c.scen[sc.Name]
 		if t == nil {
-			t = &scenTally{outs: map[classify.Outcome]int{}, known: map[string]int{}, unrepro: map[string]int{}, hint: map[classify.Outcome]string{}}
+			t = &scenTally{outs: map[model.Outcome]int{}, known: map[string]int{}, unrepro: map[string]int{}, hint: map[model.Outcome]string{}}
 			c.scen[sc.Name] = t
 		}
 		t.ran++
@@ -115,7 +115,7 @@ func (c *cellResult) add(r journal.Record) {
 		if sc.Outcome == r.Outcome {
 			explained = true
 		}
-		if sc.Outcome == classify.NotApplicable {
+		if sc.Outcome == model.NotApplicable {
 			t.na++
 		}
 		if sc.Pass {
@@ -138,21 +138,21 @@ func (c *cellResult) add(r journal.Record) {
 				t.known[id]++
 			}
 		case harnessSev(sc.Outcome):
-			harness = harness || sc.Outcome.Severity() == classify.SevHarness
+			harness = harness || sc.Outcome.Severity() == model.SevHarness
 		default:
 			c.unknown++
 			t.unknown++
 			unknownHere = true
-			failOpen = failOpen || sc.Outcome.Severity() == classify.SevFailOpen
+			failOpen = failOpen || sc.Outcome.Severity() == model.SevFailOpen
 		}
 	}
 	// A record whose failure no scenario verdict accounts for (no result line at all, or a
 	// result contradicted by egress) is a failure of its own.
 	sev := r.Outcome.Severity()
-	if (!explained && (sev == classify.SevFailOpen || sev == classify.SevFailClosed)) || (len(r.Egress) > 0 && !unknownHere) {
+	if (!explained && (sev == model.SevFailOpen || sev == model.SevFailClosed)) || (len(r.Egress) > 0 && !unknownHere) {
 		c.failedRecords++
 		c.unknown++
-		failOpen = failOpen || sev == classify.SevFailOpen
+		failOpen = failOpen || sev == model.SevFailOpen
 	}
 	if failOpen {
 		c.failOpen++
@@ -236,23 +236,23 @@ func printVerdict(w io.Writer, v runVerdict) {
 
 // jsonSummary is the stable shape of `run --json`.
 type jsonSummary struct {
-	Trials      int                      `json:"trials"`
-	Outcomes    map[classify.Outcome]int `json:"outcomes"`
-	Cells       []jsonCell               `json:"cells"`
-	Journal     string                   `json:"journal"`
-	ExitCode    int                      `json:"exit_code"`
-	ExitReasons []string                 `json:"exit_reasons,omitempty"`
+	Trials      int                   `json:"trials"`
+	Outcomes    map[model.Outcome]int `json:"outcomes"`
+	Cells       []jsonCell            `json:"cells"`
+	Journal     string                `json:"journal"`
+	ExitCode    int                   `json:"exit_code"`
+	ExitReasons []string              `json:"exit_reasons,omitempty"`
 }
 
 type jsonCell struct {
-	ID       string                   `json:"id"`
-	Target   string                   `json:"target"`
-	Version  string                   `json:"version,omitempty"` // a chosen version; "" = the pinned install
-	Host     string                   `json:"host"`
-	User     string                   `json:"user"` // who the sandbox ran as
-	Fault    string                   `json:"fault"`
-	Trials   int                      `json:"trials"`
-	Outcomes map[classify.Outcome]int `json:"outcomes"`
+	ID       string                `json:"id"`
+	Target   string                `json:"target"`
+	Version  string                `json:"version,omitempty"` // a chosen version; "" = the pinned install
+	Host     string                `json:"host"`
+	User     string                `json:"user"` // who the sandbox ran as
+	Fault    string                `json:"fault"`
+	Trials   int                   `json:"trials"`
+	Outcomes map[model.Outcome]int `json:"outcomes"`
 	// FailureRate counts every trial whose outcome is not correct, harness trouble aside.
 	FailureRate float64    `json:"failure_rate"`
 	CI95        [2]float64 `json:"ci95"`
@@ -268,11 +268,11 @@ type jsonCell struct {
 func cellRate(c runner.CellSummary) (fails, counted int) {
 	for o, k := range c.Counts {
 		switch o.Severity() {
-		case classify.SevHarness, classify.SevSkip:
+		case model.SevHarness, model.SevSkip:
 			continue
 		}
 		counted += k
-		if o != classify.Correct {
+		if o != model.Correct {
 			fails += k
 		}
 	}
@@ -280,11 +280,11 @@ func cellRate(c runner.CellSummary) (fails, counted int) {
 }
 
 func printJSON(w io.Writer, sum *runner.Summary, res *runResult, v runVerdict) {
-	js := jsonSummary{Outcomes: map[classify.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
+	js := jsonSummary{Outcomes: map[model.Outcome]int{}, Cells: []jsonCell{}, Journal: sum.Journal,
 		ExitCode: v.code, ExitReasons: v.reasons}
 	for _, c := range sum.Cells {
 		jc := jsonCell{ID: c.Cell.ID, Target: c.Cell.Target, Version: c.Cell.Version, Host: c.Cell.Host, User: users.Recorded(c.Cell.User), Fault: c.Cell.Fault,
-			Trials: c.Trials, Outcomes: map[classify.Outcome]int{}}
+			Trials: c.Trials, Outcomes: map[model.Outcome]int{}}
 		for o, k := range c.Counts {
 			jc.Outcomes[o] += k
 			js.Outcomes[o] += k
@@ -332,7 +332,7 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.Cell.Host, asUser(c.Cell.User), fault, c.Trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
-		var outs []classify.Outcome
+		var outs []model.Outcome
 		for o := range c.Counts {
 			outs = append(outs, o)
 		}
@@ -344,7 +344,7 @@ func printObserved(w io.Writer, sum *runner.Summary, res *runResult) {
 		}
 		tw.Flush()
 		for _, o := range outs {
-			if o == classify.Correct {
+			if o == model.Correct {
 				continue
 			}
 			if h := cr.why(o); h != "" {
@@ -364,10 +364,10 @@ const maxBreachLines = 3
 // why explains an outcome of the cell: for a fail-open, a breach of a scenario that failed that
 // way, in its own terms, else the trial's hint. Failures outside the known findings come first, then the most
 // specific scenario (fewest breaches: an aggregate's first breach may be of another outcome).
-func (c *cellResult) why(o classify.Outcome) string {
+func (c *cellResult) why(o model.Outcome) string {
 	// Short of a fail-open, the trial's own hint names the root cause (which layer of the proxy
 	// died, which condition degraded), which a breach such as "http: proxy dead" only restates.
-	if o.Severity() != classify.SevFailOpen && c.hints[o] != "" {
+	if o.Severity() != model.SevFailOpen && c.hints[o] != "" {
 		return c.hints[o]
 	}
 	var cands []string
@@ -482,13 +482,13 @@ func sortedKeys(m map[string]int) []string {
 	return ks
 }
 
-func indexOf(o classify.Outcome) int {
-	for i, x := range classify.All {
+func indexOf(o model.Outcome) int {
+	for i, x := range model.All {
 		if x == o {
 			return i
 		}
 	}
-	return len(classify.All)
+	return len(model.All)
 }
 
 // firstClause keeps a hint's leading cause, before the per-channel details.

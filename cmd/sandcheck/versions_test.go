@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
 
@@ -224,14 +224,14 @@ func TestCompareVersionsOfOneReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"0.0.42", "0.0.43"} {
-		o := classify.Correct
+		o := model.Correct
 		if v == "0.0.43" {
-			o = classify.AllowedBlocked
+			o = model.AllowedBlocked
 		}
-		cell := journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
+		cell := model.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
 		for i := range 4 {
-			w.Append(journal.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: "untrusted/proxy-env-dead", Outcome: o, Pass: o == classify.Correct}}})
+			w.Append(model.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: o,
+				Scenarios: []model.Scenario{{Name: "untrusted/proxy-env-dead", Outcome: o, Pass: o == model.Correct}}})
 		}
 	}
 	w.Close()

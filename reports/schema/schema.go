@@ -182,7 +182,7 @@ type KnownCount struct {
 	FailOpen int `json:"fail_open"` // of them, non-enforcing
 }
 
-// SplitIDs splits a ", "-separated list of known-finding ids (journal.Scenario.Known and
+// SplitIDs splits a ", "-separated list of known-finding ids (model.Scenario.Known and
 // .Unreproduced, a Known key) into sorted, distinct ids.
 func SplitIDs(list string) []string {
 	var ids []string

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 // Trials says how the trials of a prepared host run.
@@ -18,7 +18,7 @@ type Trials struct {
 	// Parse turns what the trial left behind (its stdout above all) into a record; it is
 	// called even after a deadline or a lost host, since the output up to then may hold
 	// evidence (see runner.Settle).
-	Parse func(t runner.Trial, res runner.ProcResult) (journal.Record, error)
+	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
 	// Frames are the stdout lines kept whole however much a trial prints
 	// (runner.ProcessExecutor.FramePrefixes), where the host can keep them apart.
 	Frames []string
@@ -43,7 +43,7 @@ type execExecutor struct {
 }
 
 // Run implements runner.Executor.
-func (e *execExecutor) Run(ctx context.Context, t runner.Trial) journal.Record {
+func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 	start := time.Now()
 	timeout := t.Timeout
 	if timeout <= 0 {

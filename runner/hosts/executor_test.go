@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // shellHost is an Execer on this machine, as simple as a remote host looks to the executor: a
@@ -56,7 +55,7 @@ func (shellHost) Exec(ctx context.Context, argv []string, timeout time.Duration)
 	return r
 }
 
-func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (journal.Record, error)) runner.Executor {
+func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (model.Record, error)) runner.Executor {
 	t.Helper()
 	e, err := NewExecutor(shellHost{}, Trials{Binary: "sh",
 		Argv:  func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
@@ -68,16 +67,16 @@ func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (jo
 }
 
 func TestExecutorMapsHostResults(t *testing.T) {
-	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
-		return journal.Record{Outcome: classify.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
+	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+		return model.Record{Outcome: model.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
 	})
-	run := func(script string, timeout time.Duration) journal.Record {
-		return e.Run(context.Background(), runner.Trial{Cell: journal.Cell{Labels: script}, Timeout: timeout})
+	run := func(script string, timeout time.Duration) model.Record {
+		return e.Run(context.Background(), runner.Trial{Cell: model.Cell{Labels: script}, Timeout: timeout})
 	}
-	if r := run("echo correct", 5*time.Second); r.Outcome != classify.Correct || r.Isolation != "process group (test)" {
+	if r := run("echo correct", 5*time.Second); r.Outcome != model.Correct || r.Isolation != "process group (test)" {
 		t.Fatalf("pass-through: %+v", r)
 	}
-	if r := run("sleep 5", 100*time.Millisecond); r.Outcome != classify.Timeout {
+	if r := run("sleep 5", 100*time.Millisecond); r.Outcome != model.Timeout {
 		t.Fatalf("timeout: %+v", r)
 	}
 }
@@ -86,24 +85,24 @@ func TestExecutorMapsHostResults(t *testing.T) {
 // parse finds past a deadline is kept when it is a fail-open.
 func TestExecutorPassesKeyAndKeepsFailOpenPastDeadline(t *testing.T) {
 	var seen runner.ProcResult
-	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
+	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
 		seen = res
 		if strings.Contains(string(res.Stdout), "egress") {
-			return journal.Record{Outcome: classify.NonEnforcing, Egress: []string{"denied http /x"}}, nil
+			return model.Record{Outcome: model.NonEnforcing, Egress: []string{"denied http /x"}}, nil
 		}
-		return journal.Record{Outcome: classify.Correct, Hint: strings.TrimSpace(string(res.Stdout))}, nil
+		return model.Record{Outcome: model.Correct, Hint: strings.TrimSpace(string(res.Stdout))}, nil
 	})
-	tr := runner.Trial{Cell: journal.Cell{Labels: `echo "$` + runner.EnvResultKey + `"`}, Timeout: 5 * time.Second, Key: "k123"}
+	tr := runner.Trial{Cell: model.Cell{Labels: `echo "$` + runner.EnvResultKey + `"`}, Timeout: 5 * time.Second, Key: "k123"}
 	if r := e.Run(context.Background(), tr); r.Hint != "k123" || strings.Contains(strings.Join(seen.Argv, " "), "k123") {
 		t.Fatalf("key: record %+v, argv %q", r, seen.Argv)
 	}
 	tr.Cell.Labels, tr.Timeout = "echo egress; sleep 5", 300*time.Millisecond
 	r := e.Run(context.Background(), tr)
-	if r.Outcome != classify.NonEnforcing || !r.TimedOut || len(r.Egress) != 1 || !strings.Contains(r.Error, "deadline") {
+	if r.Outcome != model.NonEnforcing || !r.TimedOut || len(r.Egress) != 1 || !strings.Contains(r.Error, "deadline") {
 		t.Fatalf("egress then deadline: %+v", r)
 	}
 	tr.Cell.Labels = "sleep 5"
-	if r := e.Run(context.Background(), tr); r.Outcome != classify.Timeout || !r.TimedOut {
+	if r := e.Run(context.Background(), tr); r.Outcome != model.Timeout || !r.TimedOut {
 		t.Fatalf("deadline without evidence: %+v", r)
 	}
 }

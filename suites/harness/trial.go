@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
@@ -143,7 +144,7 @@ func (t *trial) networkSpec() probe.Spec {
 			{Role: nethost.RoleAllowed, Addr: t.addr(h.Allowed), IP: h.Allowed.IP.String()},
 			{Role: nethost.RoleDenied, Addr: t.addr(h.Denied), IP: h.Denied.IP.String()},
 		},
-		Channels:       probe.AllChannels,
+		Channels:       model.AllChannels,
 		CAFile:         h.CAFile,
 		Resolver:       h.Resolver.String(),
 		Timeout:        t.cfg.RequestTimeout(),

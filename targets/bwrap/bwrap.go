@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -36,8 +37,8 @@ func New(path string) (*Target, error) {
 func (t *Target) Name() string { return Name }
 
 // Capabilities are no network at all, the workspace writable, paths hidden.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapDenyRead}
 }
 
 // Reach is empty: a deny-all sandbox offers no way out.

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -70,8 +71,8 @@ func (t *Target) Name() string { return Name }
 func (t *Target) Path() string { return t.path }
 
 // Capabilities are network off and the workspace writable.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 }
 
 // Reach is empty: with network_access=false nothing leaves the sandbox.

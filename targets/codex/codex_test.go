@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -38,7 +39,7 @@ func TestRealCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || targets.Has(tg, targets.CapDenyRead) || !targets.Has(tg, targets.CapWritablePaths) {
+	if !targets.DenyAll(tg) || targets.Has(tg, model.CapDenyRead) || !targets.Has(tg, model.CapWritablePaths) {
 		t.Errorf("capabilities %v, reach %v", tg.Capabilities(), tg.Reach())
 	}
 	if !strings.HasPrefix(tg.Version(), "codex-cli ") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -55,7 +56,7 @@ func TestRealSandboxFromTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || !targets.Has(tg, targets.CapWritablePaths) || targets.Has(tg, targets.CapDenyRead) {
+	if !targets.DenyAll(tg) || !targets.Has(tg, model.CapWritablePaths) || targets.Has(tg, model.CapDenyRead) {
 		t.Errorf("capabilities %v reach %v", tg.Capabilities(), tg.Reach())
 	}
 	dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -21,7 +22,7 @@ func TestRealFirejail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || !targets.Has(tg, targets.CapDenyRead) || targets.Has(tg, targets.CapProxyAllowList) {
+	if !targets.DenyAll(tg) || !targets.Has(tg, model.CapDenyRead) || targets.Has(tg, model.CapProxyAllowList) {
 		t.Errorf("capabilities %v, reach %v: want deny-all with deny-read, no proxy", tg.Capabilities(), tg.Reach())
 	}
 	if !strings.Contains(tg.Version(), "firejail") {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -57,13 +57,13 @@ func (t *Target) Name() string { return Name }
 // Path is the srt executable in use.
 func (t *Target) Path() string { return t.path }
 
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
+		model.CapProtectedFiles, model.CapSettingsFile}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
-func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
+func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} }
 
 // Version reads the package manifest beside the CLI (cheaper than starting node).
 func (t *Target) Version() string {

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // The local host comes from the matrix like every kind (it reads no keys but user:), runs its
@@ -44,8 +43,8 @@ func TestLocalHostFromTheMatrix(t *testing.T) {
 	}
 	e, err := hosts.NewExecutor(root, hosts.Trials{Binary: bin,
 		Argv: func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (journal.Record, error) {
-			return journal.Record{Outcome: classify.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
+		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+			return model.Record{Outcome: model.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +52,8 @@ func TestLocalHostFromTheMatrix(t *testing.T) {
 	if _, ok := e.(*runner.ProcessExecutor); !ok {
 		t.Fatalf("local trials run through %T, want the runner's process executor", e)
 	}
-	r := e.Run(context.Background(), runner.Trial{Cell: journal.Cell{Labels: "echo correct"}, Timeout: 5 * time.Second})
-	if r.Outcome != classify.Correct {
+	r := e.Run(context.Background(), runner.Trial{Cell: model.Cell{Labels: "echo correct"}, Timeout: 5 * time.Second})
+	if r.Outcome != model.Correct {
 		t.Fatalf("trial: %+v", r)
 	}
 }

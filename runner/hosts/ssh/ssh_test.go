@@ -16,16 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/internal/hosttest"
-	"github.com/sandcheck/sandcheck/internal/sshdtest"
-
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/sshdtest"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *Host {
@@ -123,27 +121,27 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	}
 	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
 		Argv: func(t runner.Trial, _ string) []string { return []string{"sh", "-c", t.Cell.Labels} },
-		Parse: func(runner.Trial, runner.ProcResult) (journal.Record, error) {
-			return journal.Record{Outcome: classify.Correct}, nil
+		Parse: func(runner.Trial, runner.ProcResult) (model.Record, error) {
+			return model.Record{Outcome: model.Correct}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	got := make(chan journal.Record, 1)
+	got := make(chan model.Record, 1)
 	go func() {
-		got <- e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "echo $$ > " + pidfile + "; exec sleep 60"}, Timeout: 30 * time.Second})
+		got <- e.Run(ctx, runner.Trial{Cell: model.Cell{Labels: "echo $$ > " + pidfile + "; exec sleep 60"}, Timeout: 30 * time.Second})
 	}()
 	orphan := hosttest.ReadPids(t, pidfile, 1, 10*time.Second)[0]
 	cut := time.Now()
 	s.Kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
-	var rec journal.Record
+	var rec model.Record
 	select {
 	case rec = <-got:
 	case <-time.After(15 * time.Second):
 		t.Fatal("Exec did not return after the connection died")
 	}
-	if rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, "lost") {
+	if rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, "lost") {
 		t.Fatalf("record after connection loss: %+v", rec)
 	}
 	t.Logf("connection loss noticed after %s: %s", time.Since(cut), rec.Error)
@@ -152,11 +150,11 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	}
 	// The next trial fails fast while the server is down, then works once it is back, and the
 	// reconnect kills what the cut-off trial left.
-	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.HarnessError {
+	if rec := e.Run(ctx, runner.Trial{Cell: model.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != model.HarnessError {
 		t.Fatalf("with sshd down: %+v", rec)
 	}
 	s.Restart(t)
-	if rec := e.Run(ctx, runner.Trial{Cell: journal.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != classify.Correct {
+	if rec := e.Run(ctx, runner.Trial{Cell: model.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != model.Correct {
 		t.Fatalf("after restart: %+v", rec)
 	}
 	hosttest.WaitDead(t, []int{orphan}, 5*time.Second)
