@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/targets/codex"
 )
@@ -76,7 +77,7 @@ func TestAdapters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
 			if why := c.available(); why != "" {
-				t.Skipf("SKIPPED LOUDLY: %s: %s", c.target, why)
+				skip.Loudly(t, "%s: %s", c.target, why)
 			}
 			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem || failclosed", "--fault", ""}
 			for f := range c.faults {

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/internal/sshdtest"
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 )
 
@@ -66,10 +67,9 @@ func journalRecords(t *testing.T, out string) []map[string]any {
 	return recs
 }
 
-// startSSHD starts the throwaway sshd (internal/sshdtest): its address and key directory.
+// startSSHD starts the throwaway sshd (internal/hosttest): its address and key directory.
 func startSSHD(t *testing.T) (addr, dir string) {
-	script, _ := filepath.Abs("../scripts/sshd-throwaway.sh")
-	s := sshdtest.Start(t, script)
+	s := hosttest.StartSSHD(t)
 	return s.Addr, s.Dir
 }
 
@@ -81,7 +81,7 @@ func srtPath(t *testing.T) string {
 		p, _ = filepath.Abs("../.tools/npm/node_modules/.bin/srt")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED LOUDLY: srt not installed at %s (run `make deps`)", p)
+		skip.Loudly(t, "srt not installed at %s (run `make deps`)", p)
 	}
 	return p
 }
@@ -153,16 +153,14 @@ timeout: 120s
 // debootstrap root filesystem with bubblewrap, socat, curl, ripgrep, node and srt): a few
 // minutes, then cached.
 func TestVMKernelsNetwork(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: the vm hosts need root (debootstrap for the root filesystem)")
-	}
+	skip.If(t, os.Geteuid() != 0, "the vm hosts need root (debootstrap for the root filesystem)")
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		if out, err := exec.Command("../scripts/vm-deps.sh").CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
+			skip.Loudly(t, "this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
 		}
 	}
 	if out, err := exec.Command("qemu-system-x86_64", "-accel", "help").CombinedOutput(); err != nil || !strings.Contains(string(out), "tcg") {
-		t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
+		skip.Loudly(t, "this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
 	}
 	sc := bin // static (CGO_ENABLED=0, TestMain): the runner copies itself into the guests
 	yaml := `targets:

@@ -42,7 +42,7 @@ func fakeTrialMain() int {
 		_ = x
 	}
 	if ms, _ := strconv.Atoi(os.Getenv("FAKE_SLEEP_MS")); ms > 0 {
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond) // the fake trial's work (not a wait)
 	}
 	p, _ := strconv.ParseFloat(os.Getenv("FAKE_P"), 64)
 	seed, _ := strconv.ParseUint(os.Getenv("FAKE_SEED"), 10, 64)
@@ -149,17 +149,6 @@ func gone(pid int) bool {
 	return len(f) > 0 && f[0] == "Z"
 }
 
-func waitGone(t *testing.T, pid int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still running", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
 	data, _ := os.ReadFile(path)
@@ -172,15 +161,4 @@ func readPids(t *testing.T, path string) []int {
 		pids = append(pids, p)
 	}
 	return pids
-}
-
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

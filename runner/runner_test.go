@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -64,7 +67,10 @@ func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 func TestBoundedParallelism(t *testing.T) {
 	for _, j := range []int{1, 3} {
 		t.Run(fmt.Sprintf("j=%d", j), func(t *testing.T) {
-			var cur, peak atomic.Int32
+			// The first j trials hold until all j run at once (the runner must start that many);
+			// every trial records how many ran with it, which must never exceed j.
+			var cur, peak, started atomic.Int32
+			full := make(chan struct{})
 			exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 				n := cur.Add(1)
 				for {
@@ -73,7 +79,15 @@ func TestBoundedParallelism(t *testing.T) {
 						break
 					}
 				}
-				time.Sleep(15 * time.Millisecond)
+				if k := started.Add(1); int(k) == j {
+					close(full)
+				} else if int(k) < j {
+					select {
+					case <-full:
+					case <-time.After(10 * time.Second):
+						t.Errorf("the runner never ran %d trials at once", j)
+					}
+				}
 				cur.Add(-1)
 				return model.Record{Outcome: model.Correct}
 			})
@@ -130,7 +144,7 @@ func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
 				if len(pids) != 1 {
 					t.Fatalf("%s pids %v", f, pids)
 				}
-				waitGone(t, pids[0], 2*time.Second)
+				testwait.Gone(t, 2*time.Second, pids[0])
 			}
 		})
 	}
@@ -148,7 +162,7 @@ func TestStragglersKilledAfterNormalExit(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %s", d)
 	}
-	waitGone(t, readPids(t, filepath.Join(out, "grandchild"))[0], 2*time.Second)
+	testwait.Gone(t, 2*time.Second, readPids(t, filepath.Join(out, "grandchild"))[0])
 }
 
 func TestProcessExecutorHandsOutputToParse(t *testing.T) {
@@ -259,9 +273,7 @@ func TestInvalidOutcomeBecomesHarnessError(t *testing.T) {
 // TestResumeAfterKill9 kills a runner process with SIGKILL mid-run, resumes, and checks that
 // every finished trial is kept and none runs twice.
 func TestResumeAfterKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a runner process")
-	}
+	skip.Short(t, "spawns a runner process")
 	const n = 30
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
@@ -272,7 +284,7 @@ func TestResumeAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	jpath := filepath.Join(dir, "run", JournalFile)
-	waitFor(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
+	testwait.Until(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
 	cmd.Process.Kill() // SIGKILL: no chance to clean up
 	cmd.Wait()
 	before, _ := journalKeys(t, jpath)
@@ -316,9 +328,7 @@ func TestResumeAfterKill9(t *testing.T) {
 // TestLeftoversOfKilledRunAreKilled: trials of a runner killed with -9 keep running in their
 // own groups; the next start must kill them.
 func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a runner process")
-	}
+	skip.Short(t, "spawns a runner process")
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SANDCHECK_TEST_RUNNER="+dir, "RUNNER_N=5", "RUNNER_MODE=sleep")
@@ -326,14 +336,22 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgids := filepath.Join(dir, "run", PgidFile)
-	waitFor(t, "two trials running", 20*time.Second, func() bool {
+	testwait.Until(t, "two trials running", 20*time.Second, func() bool {
 		data, _ := os.ReadFile(pgids)
 		return len(readPids(t, filepath.Join(dir, "sleeps"))) == 2 && strings.Count(string(data), "\n+") == 2
 	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	sleeps := readPids(t, filepath.Join(dir, "sleeps"))
-	time.Sleep(100 * time.Millisecond)
+	// The trials' leaders die with the runner (Pdeathsig); wait for that, then their children
+	// must still run, in their own groups, for the next start to find.
+	leaders, _ := os.ReadFile(pgids)
+	for _, l := range strings.Split(string(leaders), "\n") {
+		if pgid, _, ok := strings.Cut(strings.TrimPrefix(l, "+"), " "); ok && strings.HasPrefix(l, "+") {
+			p, _ := strconv.Atoi(pgid)
+			testwait.Gone(t, 5*time.Second, p)
+		}
+	}
 	for _, p := range sleeps {
 		if gone(p) {
 			t.Fatalf("sleep %d died with the runner; nothing left to test", p)
@@ -348,7 +366,7 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 		t.Fatalf("killed %d leftover groups, want 2", sum.Leftovers)
 	}
 	for _, p := range sleeps {
-		waitGone(t, p, 2*time.Second)
+		testwait.Gone(t, 2*time.Second, p)
 	}
 }
 
@@ -412,7 +430,7 @@ func TestPgidLogCompacts(t *testing.T) {
 	if n, err := killLeftovers(path); n != 1 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
-	waitGone(t, sleeper.Process.Pid, 2*time.Second)
+	testwait.Gone(t, 2*time.Second, sleeper.Process.Pid)
 }
 
 func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
@@ -424,7 +442,7 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 		_, err := Run(ctx, pe, Options{Cells: testCells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
 		errc <- err
 	}()
-	waitFor(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
+	testwait.Until(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
 	cancel()
 	select {
 	case err := <-errc:
@@ -435,7 +453,7 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	for _, p := range readPids(t, filepath.Join(out, "pids")) {
-		waitGone(t, p, 2*time.Second)
+		testwait.Gone(t, 2*time.Second, p)
 	}
 	got, warn := journalKeys(t, filepath.Join(dir, JournalFile))
 	if len(got) != 3 || len(warn) != 0 {
@@ -698,7 +716,7 @@ func TestFromMatrixAndTable(t *testing.T) {
 
 func TestStopperOvershootBoundedByParallelism(t *testing.T) {
 	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // the fake trial's work, so trials overlap (not a wait)
 		return model.Record{Outcome: model.Correct}
 	})
 	var mu sync.Mutex

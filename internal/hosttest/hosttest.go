@@ -1,21 +1,19 @@
 //go:build linux
 
-// Package hosttest holds what the host drivers' tests share (runner/hosts/...): the repository's
-// root, stand-ins for the sandcheck binary, the wsl.exe stand-in, the throwaway sshd, and waits
-// on processes of the host.
+// Package hosttest holds what the tests of hosts share (runner/hosts/..., e2e): the repository's
+// root, stand-ins for the sandcheck binary, the wsl.exe stand-in, the throwaway sshd and the
+// Docker engine.
 package hosttest
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/sandcheck/sandcheck/internal/sshdtest"
+	"github.com/moby/moby/client"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // RepoRoot is the directory holding go.mod, above the test's directory.
@@ -31,12 +29,6 @@ func RepoRoot(t testing.TB) string {
 		}
 		d = filepath.Dir(d)
 	}
-}
-
-// StartSSHD starts the throwaway sshd (internal/sshdtest, scripts/sshd-throwaway.sh).
-func StartSSHD(t testing.TB) *sshdtest.SSHD {
-	t.Helper()
-	return sshdtest.Start(t, filepath.Join(RepoRoot(t), "scripts", "sshd-throwaway.sh"))
 }
 
 // FakeSandcheck is a stand-in binary for Prepare: a script answering `version`.
@@ -88,48 +80,32 @@ func WSLStub(t testing.TB) (exe, log string) {
 	return exe, log
 }
 
-// Alive reports whether pid is a live (non-zombie) process.
-func Alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// RequireDocker starts the Docker engine with the project's own script (scripts/start-dockerd.sh)
+// and returns a client of it; it skips, loudly, only where no engine can run at all.
+func RequireDocker(t testing.TB) client.APIClient {
+	t.Helper()
+	skip.If(t, os.Geteuid() != 0, "the container tests need root (dockerd, fixture namespaces)")
+	if out, err := exec.Command(filepath.Join(RepoRoot(t), "scripts", "start-dockerd.sh")).CombinedOutput(); err != nil {
+		skip.Loudly(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
+	}
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
-		return false
+		t.Fatal(err)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }
 
-// WaitDead fails the test unless every pid is gone within the time given.
-func WaitDead(t testing.TB, pids []int, within time.Duration) {
+// StaticSandcheck builds cmd/sandcheck with CGO_ENABLED=0 into a test directory: container and
+// VM hosts copy the binary in, so it must be static. The build cache makes a second build a link.
+func StaticSandcheck(t testing.TB) string {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for _, p := range pids {
-		for Alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still alive", p)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+	bin := filepath.Join(t.TempDir(), "sandcheck")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/sandcheck")
+	build.Dir = RepoRoot(t)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
 	}
-}
-
-// ReadPids waits until file lists n pids (whitespace-separated) and returns them.
-func ReadPids(t testing.TB, file string, n int, within time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		b, _ := os.ReadFile(file)
-		var pids []int
-		for _, f := range strings.Fields(string(b)) {
-			p, _ := strconv.Atoi(f)
-			pids = append(pids, p)
-		}
-		if len(pids) >= n {
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: want %d pids, have %q", file, n, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return bin
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
@@ -123,7 +124,7 @@ func renderInChromium(tb testing.TB, bin, page string) (dom string, rendered tim
 func TestHTMLAtScale(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
-		t.Skip("SKIPPED: chromium is not installed (make deps-test); report.html was not measured in a browser")
+		skip.Loudly(t, "chromium is not installed (make deps-test); report.html was not measured in a browser")
 	}
 	for _, sh := range scaleShapes {
 		t.Run(sh.name, func(t *testing.T) {
@@ -164,7 +165,7 @@ func TestHTMLAtScale(t *testing.T) {
 func BenchmarkHTMLAtScale(b *testing.B) {
 	bin := chromium()
 	if bin == "" {
-		b.Skip("chromium is not installed (make deps-test)")
+		skip.Loudly(b, "chromium is not installed (make deps-test)")
 	}
 	for _, sh := range scaleShapes {
 		b.Run(sh.name, func(b *testing.B) {

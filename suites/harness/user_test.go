@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 )
 
@@ -19,9 +20,7 @@ const noSandbox = `{"argv": ["sh", "-c", "{{.Command}}"], "capabilities": ["writ
 
 func noSandboxConfig(t *testing.T, user string) Config {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: switching users and creating the dedicated account need root")
-	}
+	skip.If(t, os.Geteuid() != 0, "switching users and creating the dedicated account need root")
 	return Config{Target: "command", TargetSettings: noSandbox, Hostnames: "name", Timeout: 20 * time.Second,
 		WorkDir: os.TempDir(), User: user}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -40,11 +41,9 @@ func TestSettingsErrors(t *testing.T) {
 // declared capabilities and reach are what the target reports.
 func TestRealSandboxFromTemplates(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("SKIPPED LOUDLY: bwrap not installed (run `make deps`)")
+		skip.Loudly(t, "bwrap not installed (run `make deps`)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: needs root for bwrap --unshare-net")
-	}
+	skip.If(t, os.Geteuid() != 0, "needs root for bwrap --unshare-net")
 	argv := []string{"bwrap", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--bind", "{{.Workspace}}", "{{.Workspace}}",
 		"--ro-bind", "{{.PolicyFile}}", "{{.PolicyFile}}", "--chdir", "{{.Workspace}}", "--", "sh", "-c", "cat {{.PolicyFile}}; {{.Command}}"}
 	tg, err := targets.New(Name, settings(argv, map[string]string{

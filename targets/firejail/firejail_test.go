@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -16,7 +17,7 @@ import (
 // are blacklisted, and the network namespace is not the host's.
 func TestRealFirejail(t *testing.T) {
 	if _, err := exec.LookPath("firejail"); err != nil {
-		t.Skip("SKIPPED LOUDLY: firejail not installed (run `make deps`; Debian package firejail)")
+		skip.Loudly(t, "firejail not installed (run `make deps`; Debian package firejail)")
 	}
 	tg, err := targets.New(Name, map[string]string{})
 	if err != nil {

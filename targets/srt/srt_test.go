@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -70,7 +71,7 @@ func TestPrepareBranches(t *testing.T) {
 func TestRealSRTRuns(t *testing.T) {
 	tg, err := New("")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: %v", err)
+		skip.Loudly(t, "%v", err)
 	}
 	if !strings.HasPrefix(tg.Version(), "@anthropic-ai/sandbox-runtime@") {
 		t.Fatalf("version = %q", tg.Version())

@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,30 +59,6 @@ func TestCheckStaticRejectsDynamic(t *testing.T) {
 	}
 }
 
-// requireDockerEngine starts the engine with the project's script, and skips loudly only when no
-// engine can run here at all.
-func requireDockerEngine(t *testing.T) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(hosttest.RepoRoot(t), "scripts", "start-dockerd.sh"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("SKIPPED LOUDLY: no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
-	}
-}
-
-// staticSandcheckForContainers builds cmd/sandcheck with CGO_ENABLED=0 into a test directory:
-// containers need a static binary.
-func staticSandcheckForContainers(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sandcheck")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/sandcheck")
-	build.Dir = hosttest.RepoRoot(t)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // containersOfRun lists the containers of one host run (by its run label).
 func containersOfRun(t *testing.T, cli client.APIClient, runID string) []string {
 	t.Helper()
@@ -103,8 +77,8 @@ func containersOfRun(t *testing.T, cli client.APIClient, runID string) []string 
 // TestContainer runs the container host against the real engine (started by
 // scripts/start-dockerd.sh), on the bookworm image (built on first use).
 func TestContainer(t *testing.T) {
-	requireDockerEngine(t)
-	bin := staticSandcheckForContainers(t)
+	hosttest.RequireDocker(t)
+	bin := hosttest.StaticSandcheck(t)
 	t.Run("PerHost", func(t *testing.T) { testContainerPerHost(t, bin) })
 	t.Run("PerTrialDockerDefault", func(t *testing.T) { testContainerPerTrialDockerDefault(t, bin) })
 	t.Run("OtherImages", func(t *testing.T) { testContainerOtherImages(t, bin) })

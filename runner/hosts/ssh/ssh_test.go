@@ -20,13 +20,13 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/sandcheck/sandcheck/internal/hosttest"
-	"github.com/sandcheck/sandcheck/internal/sshdtest"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
-func newTestSSH(t testing.TB, s *sshdtest.SSHD, env map[string]string) *Host {
+func newTestSSH(t testing.TB, s *hosttest.SSHD, env map[string]string) *Host {
 	t.Helper()
 	h, err := New(Config{Name: "lo", Address: s.Addr, KeyFile: s.Key, KnownHosts: []string{s.KnownHosts}, Env: env, KeepAlive: time.Second})
 	if err != nil {
@@ -72,7 +72,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
-	hosttest.WaitDead(t, hosttest.ReadPids(t, pidfile, 2, time.Second), 5*time.Second)
+	testwait.Gone(t, 5*time.Second, testwait.Pids(t, pidfile, 2, time.Second)...)
 
 	// A cancelled context ends the trial the same way.
 	cctx, cancel := context.WithCancel(ctx)
@@ -132,7 +132,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	go func() {
 		got <- e.Run(ctx, runner.Trial{Cell: model.Cell{Labels: "echo $$ > " + pidfile + "; exec sleep 60"}, Timeout: 30 * time.Second})
 	}()
-	orphan := hosttest.ReadPids(t, pidfile, 1, 10*time.Second)[0]
+	orphan := testwait.Pids(t, pidfile, 1, 10*time.Second)[0]
 	cut := time.Now()
 	s.Kill(true) // every sshd process dies; the remote sleep stays, as after a network cut
 	var rec model.Record
@@ -145,7 +145,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 		t.Fatalf("record after connection loss: %+v", rec)
 	}
 	t.Logf("connection loss noticed after %s: %s", time.Since(cut), rec.Error)
-	if !hosttest.Alive(orphan) {
+	if !testwait.Running(orphan) {
 		t.Fatalf("the cut-off trial %d should still run on the host until reconnect", orphan)
 	}
 	// The next trial fails fast while the server is down, then works once it is back, and the
@@ -157,7 +157,7 @@ func TestSSHConnectionLossIsHarnessErrorAndRunGoesOn(t *testing.T) {
 	if rec := e.Run(ctx, runner.Trial{Cell: model.Cell{Labels: "true"}, Timeout: 5 * time.Second}); rec.Outcome != model.Correct {
 		t.Fatalf("after restart: %+v", rec)
 	}
-	hosttest.WaitDead(t, []int{orphan}, 5*time.Second)
+	testwait.Gone(t, 5*time.Second, orphan)
 }
 
 func TestSSHHostKeyIsChecked(t *testing.T) {

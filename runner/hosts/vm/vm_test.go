@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
@@ -23,15 +24,11 @@ func TestMain(m *testing.M) {
 // requireVM skips loudly where this machine cannot boot a VM with the artifacts.
 func requireVM(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: VM boots skipped")
-	}
+	skip.Short(t, "VM boots")
 	if _, err := exec.LookPath(QEMU); err != nil {
-		t.Skipf("SKIPPED LOUDLY: %s not installed (scripts/vm-deps.sh): the vm host cannot be tested here", QEMU)
+		skip.Loudly(t, "%s not installed (scripts/vm-deps.sh): the vm host cannot be tested here", QEMU)
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: building the VM root filesystem needs root (debootstrap)")
-	}
+	skip.If(t, os.Geteuid() != 0, "building the VM root filesystem needs root (debootstrap)")
 }
 
 // testVM prepares a vm host of kernel suite, booting this test binary as its agent.

@@ -15,6 +15,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 )
 
 func me(t *testing.T) string {
@@ -116,7 +117,7 @@ func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
-	hosttest.WaitDead(t, hosttest.ReadPids(t, pidfile, 2, time.Second), 5*time.Second)
+	testwait.Gone(t, 5*time.Second, testwait.Pids(t, pidfile, 2, time.Second)...)
 
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

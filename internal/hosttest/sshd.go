@@ -1,9 +1,10 @@
 //go:build linux
 
-// Package sshdtest runs a throwaway sshd for tests: Debian's sshd (installed if missing, by
+package hosttest
+
+// A throwaway sshd for tests: Debian's sshd (installed if missing, by
 // scripts/sshd-throwaway.sh) on 127.0.0.1 with fresh host and user keys, killed with every
 // per-connection sshd when the test ends. The ssh host driver's tests and the e2e tests share it.
-package sshdtest
 
 import (
 	"bytes"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // SSHD is a running throwaway sshd.
@@ -28,10 +31,11 @@ type SSHD struct {
 	cmd             *exec.Cmd
 }
 
-// Start starts sshd; script is the path of scripts/sshd-throwaway.sh. It skips the test loudly
+// StartSSHD starts the throwaway sshd (scripts/sshd-throwaway.sh). It skips the test loudly
 // when no sshd can be had on this machine.
-func Start(t testing.TB, script string) *SSHD {
+func StartSSHD(t testing.TB) *SSHD {
 	t.Helper()
+	script := filepath.Join(RepoRoot(t), "scripts", "sshd-throwaway.sh")
 	s := &SSHD{Dir: t.TempDir(), Port: freePort(t), script: script}
 	s.Addr = fmt.Sprintf("127.0.0.1:%d", s.Port)
 	s.Key, s.KnownHosts = filepath.Join(s.Dir, "id_ed25519"), filepath.Join(s.Dir, "known_hosts")
@@ -62,7 +66,7 @@ func (s *SSHD) Restart(t testing.TB) {
 		case err := <-exited:
 			sshdLog, _ := os.ReadFile(filepath.Join(s.Dir, "sshd.log"))
 			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
-				t.Skipf("SKIPPED LOUDLY: no sshd for the ssh host tests: %s", log.String())
+				skip.Loudly(t, "no sshd for the ssh host tests: %s", log.String())
 			}
 			t.Fatalf("sshd exited: %v\n%s%s", err, log.String(), sshdLog)
 		case <-time.After(50 * time.Millisecond):
