@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
@@ -76,7 +77,7 @@ func startSSHD(t *testing.T) (addr, dir string) {
 // srtPath is the srt this machine runs (make exports SANDCHECK_SRT).
 func srtPath(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("SANDCHECK_SRT")
+	p := config.Get().SRT
 	if p == "" {
 		p, _ = filepath.Abs("../.tools/npm/node_modules/.bin/srt")
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
@@ -91,7 +92,7 @@ Suites: bookworm-security
 			t.Errorf("mirrorFrom(%q) = %q, want %q", c.texts, got, c.want)
 		}
 	}
-	t.Setenv(EnvMirror, "http://override.example/debian")
+	t.Cleanup(config.With(func(e *config.Env) { e.DebianMirror = "http://override.example/debian" }))
 	if got := DebianMirror(); got != "http://override.example/debian" {
 		t.Errorf("DebianMirror with %s set = %q", EnvMirror, got)
 	}

@@ -2,13 +2,13 @@ package suites
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
@@ -18,7 +18,7 @@ import (
 
 // concurrencyK is how many sandboxes start together (SANDCHECK_CONCURRENCY, default 4).
 func concurrencyK() int {
-	if k, err := strconv.Atoi(os.Getenv("SANDCHECK_CONCURRENCY")); err == nil && k > 0 {
+	if k, err := strconv.Atoi(config.Get().Concurrency); err == nil && k > 0 {
 		return k
 	}
 	return 4

@@ -4,13 +4,13 @@ package suites
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
@@ -35,7 +35,7 @@ type judgement struct {
 // reports it, and the configured fault (a scenario's own faults are part of the scenario); the
 // user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
 func subject(target, version, fault string) knownfindings.Subject {
-	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(os.Getenv(users.EnvUser))}
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(config.Get().User)}
 }
 
 // expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still
@@ -58,7 +58,7 @@ func expect(j judgement) {
 	if j.pass {
 		return
 	}
-	if d.Known != "" && os.Getenv("SANDCHECK_STRICT") != "1" {
+	if d.Known != "" && !config.Get().Strict {
 		Skip(fmt.Sprintf("known finding of %s: %s", j.on, matchedText(d.Matched)))
 	}
 	Fail(failureText(j, d, loadErr))

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/sandcheck/sandcheck/config"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,20 +38,21 @@ func init() {
 	register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
 }
 
-// env turns the options into the environment the specs read.
+// config lays the options over the environment's trial settings (config, read once): a flag
+// given wins. The specs read the result through harness.FromEnv and config.Get.
 func (o *trialOptions) config() (harness.Config, error) {
 	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
 		return harness.Config{}, err
 	}
-	for k, v := range map[string]string{
-		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
-		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
-	} {
-		os.Setenv(k, v)
-	}
-	if o.targetSettings != "" {
-		os.Setenv(harness.EnvTargetSet, o.targetSettings)
-	}
+	config.With(func(e *config.Env) {
+		e.Target, e.TargetPath, e.Fault, e.Settings, e.Hostnames, e.User = o.target, o.targetPath, o.fault, o.settings, o.hostnames, o.user
+		if o.targetSettings != "" {
+			e.TargetSettings = o.targetSettings
+		}
+		if o.budget > 0 {
+			e.TrialBudget = o.budget.String()
+		}
+	})
 	return harness.FromEnv()
 }
 
@@ -77,9 +80,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck trial: --budget %s: want a positive duration\n", *budget)
 		return 2
 	}
-	if *budget > 0 {
-		os.Setenv(harness.EnvBudget, budget.String())
-	}
+	o.budget = *budget
 	cfg, err := o.config()
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
 )
@@ -9,8 +10,9 @@ import (
 // trialOptions are shared by trial, run and preflight.
 type trialOptions struct {
 	target, targetPath, fault, settings, hostnames, labels string
-	targetSettings                                         string // the matrix target's settings, one JSON object
-	user                                                   string // who the sandbox runs as (one-trial commands)
+	targetSettings                                         string        // the matrix target's settings, one JSON object
+	user                                                   string        // who the sandbox runs as (one-trial commands)
+	budget                                                 time.Duration // trial --budget
 	// targets is every --target given, in order (run takes several; the others use the last,
 	// target). Each is NAME or NAME@VERSION (a version, dist-tag, range or last:N).
 	targets []string

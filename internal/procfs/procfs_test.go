@@ -33,18 +33,18 @@ func TestKillEnvKillsExactlyTheMarked(t *testing.T) {
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		return c
 	}
-	marked := start("SANDCHECK_PROCFS_TEST=a1")
-	other := start("SANDCHECK_PROCFS_TEST=a12")
-	if !HasEnv(marked.Process.Pid, "SANDCHECK_PROCFS_TEST=a1") || HasEnv(other.Process.Pid, "SANDCHECK_PROCFS_TEST=a1") {
+	marked := start("PROCFS_TEST_MARK=a1")
+	other := start("PROCFS_TEST_MARK=a12")
+	if !HasEnv(marked.Process.Pid, "PROCFS_TEST_MARK=a1") || HasEnv(other.Process.Pid, "PROCFS_TEST_MARK=a1") {
 		t.Fatal("HasEnv does not match the entry exactly")
 	}
-	if n := KillEnv("SANDCHECK_PROCFS_TEST=a1", 3, nil); n != 1 {
+	if n := KillEnv("PROCFS_TEST_MARK=a1", 3, nil); n != 1 {
 		t.Fatalf("killed %d, want 1", n)
 	}
 	if err := marked.Wait(); err == nil {
 		t.Fatal("the marked process exited normally")
 	}
-	if !HasEnv(other.Process.Pid, "SANDCHECK_PROCFS_TEST=a12") {
+	if !HasEnv(other.Process.Pid, "PROCFS_TEST_MARK=a12") {
 		t.Fatal("the other process is gone")
 	}
 }

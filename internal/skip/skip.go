@@ -37,7 +37,7 @@ func Short(t testing.TB, what string) {
 // what it costs.
 func UnlessLong(t testing.TB, what string) {
 	t.Helper()
-	If(t, os.Getenv(EnvLong) != "1", "long tier: set %s=1 (%s)", EnvLong, what)
+	If(t, os.Getenv("SANDCHECK_LONG") != "1", "long tier: set %s=1 (%s)", EnvLong, what)
 }
 
 // UnlessRoot skips the test unless it runs as root; why says what needs root.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
@@ -32,7 +33,7 @@ func TestRecordClassifyTestdata(t *testing.T) {
 			if f == "none" {
 				fault = ""
 			}
-			t.Setenv(EnvFault, fault)
+			t.Cleanup(config.With(func(e *config.Env) { e.Fault = fault }))
 			cfg, err := FromEnv()
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -27,7 +28,7 @@ type Target struct{ tool *targets.Tool }
 // path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
 // PATH (the netns-shared and fs-* faults) wraps the real one.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("bwrap", path, "SANDCHECK_BWRAP", "Debian: apt-get install bubblewrap")
+	tool, err := targets.FindTool("bwrap", path, config.Bwrap, "Debian: apt-get install bubblewrap")
 	if err != nil {
 		return nil, err
 	}

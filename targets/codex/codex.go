@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -62,7 +63,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the codex executable.
 func Locate(path string) (string, error) {
-	return targets.Locate("codex", path, "SANDCHECK_CODEX", ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
+	return targets.Locate("codex", path, config.Codex, ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
 }
 
 func (t *Target) Name() string { return Name }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -27,7 +28,7 @@ type Target struct{ tool *targets.Tool }
 // New finds firejail: an explicit path, $SANDCHECK_FIREJAIL, then PATH. Without an explicit path
 // every session looks firejail up on its own PATH, so a fault's shim put first there wraps it.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("firejail", path, "SANDCHECK_FIREJAIL", "Debian: apt-get install firejail")
+	tool, err := targets.FindTool("firejail", path, config.Firejail, "Debian: apt-get install firejail")
 	if err != nil {
 		return nil, err
 	}

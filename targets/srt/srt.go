@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -49,7 +50,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the srt executable.
 func Locate(path string) (string, error) {
-	return targets.Locate("srt", path, "SANDCHECK_SRT", ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
+	return targets.Locate("srt", path, config.SRT, ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
 }
 
 func (t *Target) Name() string { return Name }

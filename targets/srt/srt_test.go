@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -93,7 +94,7 @@ func TestRealSRTRuns(t *testing.T) {
 func TestLocateOrder(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "srt")
 	os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755)
-	t.Setenv("SANDCHECK_SRT", fake)
+	t.Cleanup(config.With(func(e *config.Env) { e.SRT = fake }))
 	if p, err := Locate(""); err != nil || p != fake {
 		t.Fatalf("env: %q %v", p, err)
 	}

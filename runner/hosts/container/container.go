@@ -26,6 +26,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/images"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
@@ -148,7 +149,7 @@ func New(h Config) (*Host, error) {
 	// Ryuk, testcontainers' reaper, is an image from a registry: there is none here. Prepare
 	// and Close (and the next run's Prepare, after a kill) do its job.
 	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	if os.Getenv("SANDCHECK_DOCKER_DEBUG") == "" {
+	if !config.Get().DockerDebug {
 		// testcontainers prints engine details and lifecycle lines to stderr, over the progress.
 		tclog.SetDefault(tclog.NewNoopLogger())
 	}

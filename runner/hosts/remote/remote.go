@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
@@ -27,10 +28,10 @@ import (
 const (
 	// EnvPassEnv is a comma-separated list of the runner's environment variables passed to
 	// every trial on a remote host, e.g. SANDCHECK_SRT when that host is this machine.
-	EnvPassEnv = "SANDCHECK_PASSENV"
+	EnvPassEnv = config.PassEnv
 	// EnvLinuxBinary names a sandcheck built for linux/amd64 (CGO_ENABLED=0) to copy to Linux
 	// hosts when the runner itself is not one (Windows, macOS).
-	EnvLinuxBinary = "SANDCHECK_LINUX_BINARY"
+	EnvLinuxBinary = config.LinuxBinary
 )
 
 // Shell runs a shell line on the host and returns its output; an error for a non-zero exit.
@@ -172,7 +173,7 @@ func LinuxBinary(explicit, local string) (string, error) {
 	if _, err := ELFMachine(local); err == nil {
 		return local, nil
 	}
-	if v := os.Getenv(EnvLinuxBinary); v != "" {
+	if v := config.Get().LinuxBinary; v != "" {
 		return v, nil
 	}
 	return "", fmt.Errorf("%s is not a Linux executable: build one (GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -o sandcheck-linux ./cmd/sandcheck) and set %s", local, EnvLinuxBinary)
@@ -210,11 +211,9 @@ func ELFMachine(path string) (string, error) {
 // TrialEnv lists $SANDCHECK_PASSENV's variables and extra as sorted K=V.
 func TrialEnv(extra map[string]string) []string {
 	m := map[string]string{}
-	for _, k := range strings.Split(os.Getenv(EnvPassEnv), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			if v, ok := os.LookupEnv(k); ok {
-				m[k] = v
-			}
+	for _, k := range config.Get().PassEnv {
+		if v, ok := os.LookupEnv(k); ok { // the named variable itself, whatever it is
+			m[k] = v
 		}
 	}
 	for k, v := range extra {

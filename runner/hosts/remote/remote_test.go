@@ -3,6 +3,8 @@ package remote
 import (
 	"strings"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 func TestShellQuotingAndBinaryChoice(t *testing.T) {
@@ -11,7 +13,7 @@ func TestShellQuotingAndBinaryChoice(t *testing.T) {
 			t.Errorf("Shq(%q) = %s, want %s", in, got, want)
 		}
 	}
-	t.Setenv(EnvLinuxBinary, "")
+	t.Cleanup(config.With(func(e *config.Env) { e.LinuxBinary = "" }))
 	if _, err := LinuxBinary("", "/etc/hostname"); err == nil || !strings.Contains(err.Error(), EnvLinuxBinary) {
 		t.Errorf("non-ELF runner binary: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
@@ -25,10 +26,10 @@ import (
 const (
 	// EnvSSHKey names a private key file for ssh hosts (default: the SSH agent, then
 	// ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
-	EnvSSHKey = "SANDCHECK_SSH_KEY"
+	EnvSSHKey = config.SSHKey
 	// EnvSSHKnownHosts is a list of known_hosts files (os.PathListSeparator) checked for ssh
 	// hosts (default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts).
-	EnvSSHKnownHosts = "SANDCHECK_SSH_KNOWN_HOSTS"
+	EnvSSHKnownHosts = config.SSHKnownHosts
 )
 
 // Kind is the matrix kind of ssh hosts.
@@ -125,8 +126,8 @@ func New(cfg Config) (*Host, error) {
 	// Known hosts.
 	files := cfg.KnownHosts
 	if len(files) == 0 {
-		if v := os.Getenv(EnvSSHKnownHosts); v != "" {
-			files = filepath.SplitList(v)
+		if v := config.Get().SSHKnownHosts; len(v) > 0 {
+			files = v
 		} else {
 			home, _ := os.UserHomeDir()
 			for _, f := range []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"} {
@@ -160,7 +161,7 @@ func New(cfg Config) (*Host, error) {
 	// Key files (the agent is asked at each dial).
 	keyFile := cfg.KeyFile
 	if keyFile == "" {
-		keyFile = os.Getenv(EnvSSHKey)
+		keyFile = config.Get().SSHKey
 	}
 	var keyFiles []string
 	if keyFile != "" {

@@ -19,6 +19,7 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
@@ -212,7 +213,7 @@ func TestSSHAgentAuth(t *testing.T) {
 		}
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	t.Setenv(EnvSSHKey, "")
+	t.Cleanup(config.With(func(e *config.Env) { e.SSHKey = "" }))
 	t.Setenv("HOME", t.TempDir()) // no ~/.ssh/id_* to fall back on
 	h, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
@@ -25,13 +26,13 @@ import (
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
 
-// Environment read by the vm driver (until the matrix has fields for these).
+// Environment read by the vm driver (config): defaults under the matrix entry.
 const (
-	EnvVMCache  = "SANDCHECK_VM_CACHE"  // artifact cache (default /var/cache/sandcheck/vm)
-	EnvVMRootfs = "SANDCHECK_VM_ROOTFS" // Debian suite of the guest's root filesystem (default bookworm)
-	EnvVMMemory = "SANDCHECK_VM_MEMORY" // guest memory in MiB (default 1024)
-	EnvVMAccel  = "SANDCHECK_VM_ACCEL"  // QEMU accelerator: tcg (default) or kvm
-	EnvVMLog    = "SANDCHECK_VM_LOG"    // "1": artifact builds report progress on stderr
+	EnvVMCache  = config.VMCache  // artifact cache (default /var/cache/sandcheck/vm)
+	EnvVMRootfs = config.VMRootfs // Debian suite of the guest's root filesystem (default bookworm)
+	EnvVMMemory = config.VMMemory // guest memory in MiB (default 1024)
+	EnvVMAccel  = config.VMAccel  // QEMU accelerator: tcg (default) or kvm
+	EnvVMLog    = config.VMLog    // "1": artifact builds report progress on stderr
 )
 
 // Kind is the matrix kind of vm hosts.
@@ -68,21 +69,22 @@ func settings(s *matrix.HostSettings) any {
 // newFromMatrix builds a host from its matrix entry, with the environment's defaults under it.
 func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
 	cfg, _ := h.Settings.(Config)
-	cfg.Name, cfg.Cache = h.Name, os.Getenv(EnvVMCache)
+	env := config.Get()
+	cfg.Name, cfg.Cache = h.Name, env.VMCache
 	if cfg.Rootfs == "" {
-		cfg.Rootfs = os.Getenv(EnvVMRootfs)
+		cfg.Rootfs = env.VMRootfs
 	}
 	if cfg.Accel == "" {
-		cfg.Accel = os.Getenv(EnvVMAccel)
+		cfg.Accel = env.VMAccel
 	}
-	if v := os.Getenv(EnvVMMemory); v != "" && cfg.MemoryMiB == 0 {
+	if v := env.VMMemory; v != "" && cfg.MemoryMiB == 0 {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 128 {
 			return nil, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", h.Name, EnvVMMemory, v)
 		}
 		cfg.MemoryMiB = n
 	}
-	if os.Getenv(EnvVMLog) == "1" {
+	if env.VMLog {
 		cfg.Log = os.Stderr
 	}
 	return New(cfg)
@@ -90,7 +92,7 @@ func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
 
 // harnessSandboxTimeout is the trial's deadline for one sandboxed run (suites/harness reads it;
 // hosts do not import the suites).
-const harnessSandboxTimeout = "SANDCHECK_SANDBOX_TIMEOUT"
+const harnessSandboxTimeout = config.SandboxTimeout
 
 // TCGSandboxTimeout is a sandboxed run's deadline in a guest under TCG (see jobEnv).
 const TCGSandboxTimeout = 120 * time.Second

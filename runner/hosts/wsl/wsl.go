@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
@@ -26,12 +27,12 @@ import (
 const (
 	// EnvWSLExe is the wsl.exe to drive (default: wsl.exe on PATH). Tests point it at the
 	// stand-in in testdata/wslstub.
-	EnvWSLExe = "SANDCHECK_WSL_EXE"
+	EnvWSLExe = config.WSLExe
 	// EnvWSLUser is the Linux user trials run as (default root: fixtures need network namespaces).
-	EnvWSLUser = "SANDCHECK_WSL_USER"
+	EnvWSLUser = config.WSLUser
 	// EnvWSLCold is "first" (`wsl --shutdown` before the first trial) or "every" (before each
 	// trial, which then run one at a time) to measure cold starts apart from warm ones.
-	EnvWSLCold = "SANDCHECK_WSL_COLD"
+	EnvWSLCold = config.WSLCold
 )
 
 // Cold-start modes.
@@ -58,7 +59,7 @@ func init() {
 		cfg, _ := h.Settings.(Config)
 		cfg.Name, cfg.Users = h.Name, h.Users
 		if cfg.Cold == "" {
-			cfg.Cold = os.Getenv(EnvWSLCold)
+			cfg.Cold = config.Get().WSLCold
 		}
 		return New(cfg)
 	}})
@@ -105,13 +106,13 @@ func New(cfg Config) (*Host, error) {
 		cfg.Name = cfg.Distro
 	}
 	if cfg.User == "" {
-		cfg.User = os.Getenv(EnvWSLUser)
+		cfg.User = config.Get().WSLUser
 	}
 	if cfg.User == "" {
 		cfg.User = "root"
 	}
 	if cfg.Exe == "" {
-		cfg.Exe = os.Getenv(EnvWSLExe)
+		cfg.Exe = config.Get().WSLExe
 	}
 	if cfg.Exe == "" {
 		cfg.Exe = "wsl.exe"
