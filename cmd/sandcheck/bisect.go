@@ -163,7 +163,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	outp := bisectOutput{Target: name, Package: npm.Package, Labels: o.labels, Fault: fault, Result: res}
 	if res != nil {
 		// The versions it ran, as a version table (report.md, report.html) beside the journal.
-		if werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
+		if _, werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
 			outp.Reports = dir
 		}
 		var b strings.Builder

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/suites/harness"
 )
 
@@ -78,7 +80,7 @@ Exit status:
 		d := known.Decide(on, knownfindings.Verdict{Scenario: "network/seed", Outcome: r.Outcome, Hint: r.Hint,
 			Breaches: knownfindings.NetworkBreaches(r, "", hosts)})
 		if len(d.New) > 0 {
-			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), firstClause(r.Hint))
+			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), schema.LeadingCause(r.Hint))
 			return 1
 		}
 		matched = append(matched, d.Matched...)
@@ -118,7 +120,7 @@ Exit status:
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, asUser(cfg.User), time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, runsummary.AsUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
 }

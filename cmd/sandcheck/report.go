@@ -18,16 +18,17 @@ import (
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
-// writeReports turns journals into report.json, report.md, junit.xml and report.html in dir.
-func writeReports(dir string, journals []string, stderr io.Writer) error {
+// writeReports turns journals into the report model and writes it as report.json, report.md,
+// junit.xml and report.html in dir; the model is returned even when writing fails.
+func writeReports(dir string, journals []string, stderr io.Writer) (*schema.Report, error) {
 	rep, res, err := aggregate.FromJournals(journals, aggregate.Options{SandcheckVersion: Version})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	return format.WriteAll(dir, rep, format.Options{Repro: "sandcheck " + strings.Join(reproArgs, " "), Settings: settingsUsed(journals)})
+	return rep, format.WriteAll(dir, rep, format.Options{Repro: "sandcheck " + strings.Join(reproArgs, " "), Settings: settingsUsed(journals)})
 }
 
 // settingsUsed finds the sandbox settings of the first trial that recorded them (the
@@ -76,7 +77,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandcheck report: need journals and --out DIR (sandcheck report --help)")
 		return 2
 	}
-	if err := writeReports(*out, fs.Args(), stderr); err != nil {
+	if _, err := writeReports(*out, fs.Args(), stderr); err != nil {
 		fmt.Fprintf(stderr, "sandcheck report: %v\n", err)
 		return 1
 	}

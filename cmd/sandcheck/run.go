@@ -18,6 +18,8 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
@@ -234,14 +236,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	if err := writeReports(p.opt.Dir, []string{sum.Journal}, stderr); err != nil {
+	rep, err := writeReports(p.opt.Dir, []string{sum.Journal}, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: reports: %v\n", err)
 	}
-	res, err := readRun(sum)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+	if rep == nil {
+		rep = &schema.Report{} // the journal could not be read: nothing to judge but what ran
 	}
-	v := res.verdict(p.maxHarness)
+	cells := make([]model.Cell, len(sum.Cells))
+	for i, c := range sum.Cells {
+		cells[i] = c.Cell
+	}
+	v := exitOf(runsummary.Judge(rep, cells, p.maxHarness))
 	switch {
 	case ctx.Err() != nil:
 		v = runVerdict{exitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
@@ -249,9 +255,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		v = runVerdict{exitHarness, []string{"the run stopped early: " + runErr.Error()}}
 	}
 	if p.asJSON {
-		printJSON(stdout, sum, res, v)
+		runsummary.JSON(stdout, rep, cells, sum.Journal, runsummary.Verdict{Reasons: v.reasons}, v.code)
 	} else {
-		printObserved(stdout, sum, res)
+		runsummary.Observed(stdout, rep, cells)
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
 		printVerdict(stdout, v)
 	}
@@ -442,4 +448,45 @@ func (s sprtStopper) Observe(pass bool) bool {
 		return false
 	}
 	return s.s.Step(!pass) != stats.Continue
+}
+
+// runVerdict is the exit code of a run and why.
+type runVerdict struct {
+	code    int
+	reasons []string
+}
+
+// exitOf gives a run's verdict its exit code (see runExitHelp).
+func exitOf(v runsummary.Verdict) runVerdict {
+	switch v.Kind {
+	case runsummary.Fail:
+		return runVerdict{exitFail, v.Reasons}
+	case runsummary.Harness:
+		return runVerdict{exitHarness, v.Reasons}
+	}
+	return runVerdict{exitPass, nil}
+}
+
+// String names the verdict's exit code in words.
+func (v runVerdict) String() string {
+	switch v.code {
+	case exitPass:
+		return "exit 0 (every scenario passed)"
+	case exitFail:
+		return "exit 1 (fail-open or failure outside the known findings)"
+	case exitHarness:
+		return "exit 3 (harness errors or timeouts above the bound)"
+	}
+	return fmt.Sprintf("exit %d", v.code)
+}
+
+func printVerdict(w io.Writer, v runVerdict) {
+	switch v.code {
+	case exitPass:
+		fmt.Fprintln(w, "exit 0: every scenario passed (known findings allowed)")
+	default:
+		for _, r := range v.reasons {
+			fmt.Fprintf(w, "exit %d: %s\n", v.code, r)
+		}
+	}
 }

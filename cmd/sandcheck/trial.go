@@ -3,8 +3,6 @@
 package main
 
 import (
-	"github.com/sandcheck/sandcheck/config"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,15 +16,15 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
+	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets/srt"
-
-	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 )
 
 // testingT is the minimal testing.T Ginkgo needs outside `go test`.

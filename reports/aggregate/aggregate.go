@@ -46,15 +46,17 @@ type Aggregator struct {
 }
 
 type cellAcc struct {
-	ref     schema.CellRef
-	overall acc
-	scen    map[string]*scenAcc
-	cof     *stats.CoFailure
+	ref      schema.CellRef
+	overall  acc
+	scen     map[string]*scenAcc
+	cof      *stats.CoFailure
+	verdicts verdictAcc
 }
 
 type scenAcc struct {
 	labels []string
 	acc
+	verdicts scenVerdictAcc
 }
 
 type acc struct {
@@ -255,6 +257,7 @@ func (a *Aggregator) Add(r model.Record) {
 	}
 	c.overall.durationMS += r.DurationMS
 	c.cof.Add(failedNames)
+	c.addVerdicts(r)
 }
 
 // example is a trial as an example of an outcome. Only failures keep evidence (a passing
@@ -337,7 +340,7 @@ func (a *Aggregator) Report() *schema.Report {
 	})
 	for _, id := range ids {
 		c := a.cells[id]
-		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall)})
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall), Verdicts: c.verdicts.report()})
 		names := make([]string, 0, len(c.scen))
 		for n := range c.scen {
 			names = append(names, n)
@@ -345,7 +348,8 @@ func (a *Aggregator) Report() *schema.Report {
 		sort.Strings(names)
 		for _, n := range names {
 			s := c.scen[n]
-			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc)})
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc),
+				Verdicts: s.verdicts.report()})
 		}
 		if pairs := c.cof.Pairs(); len(pairs) > 0 {
 			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
