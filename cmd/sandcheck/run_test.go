@@ -19,6 +19,7 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
 // hasPair says argv holds flag followed by value.
@@ -39,12 +40,12 @@ func planAndArgv(t *testing.T, args ...string) (*runPlan, []string) {
 	if p == nil {
 		t.Fatalf("run %q: exit %d: %s", args, code, stderr.String())
 	}
-	cells := p.opt.Shard.Select(p.opt.Cells)
+	cells := p.Runner.Shard.Select(p.Runner.Cells)
 	if len(cells) == 0 {
-		cells = p.opt.Cells
+		cells = p.Runner.Cells
 	}
-	tr := runner.Trial{Cell: cells[0], Index: 1, Timeout: p.opt.Timeout, Budget: runner.TrialBudget(p.opt.Timeout)}
-	return p, trialArgv("/bin/sandcheck", p.m, tr, &p.o)
+	tr := runner.Trial{Cell: cells[0], Index: 1, Timeout: p.Runner.Timeout, Budget: runner.TrialBudget(p.Runner.Timeout)}
+	return p, orchestrate.TrialArgv("/bin/sandcheck", p.Matrix, tr, &p.Trial)
 }
 
 // Every flag `run` accepts must reach the trial's argv or the run's options: a table of flag ->
@@ -69,26 +70,26 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 			return i >= 0 && strings.Contains(a[i+1], "sleep 60")
 		}},
 		"label-filter": {[]string{"--label-filter", "network"}, func(p *runPlan, a []string) bool {
-			return hasPair(a, "--label-filter", "network") && p.opt.Cells[0].Labels == "network"
+			return hasPair(a, "--label-filter", "network") && p.Runner.Cells[0].Labels == "network"
 		}},
 		"fault": {[]string{"--fault", "bridge-absent"}, func(p *runPlan, a []string) bool { return hasPair(a, "--fault", "bridge-absent") }},
 		"user": {[]string{"--user", "root"}, func(p *runPlan, a []string) bool {
-			return hasPair(a, "--user", "root") && p.opt.Cells[0].User == "root" && len(p.opt.Cells) == 1
+			return hasPair(a, "--user", "root") && p.Runner.Cells[0].User == "root" && len(p.Runner.Cells) == 1
 		}},
-		"matrix": {[]string{"--matrix", mf}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") && p.opt.Trials == 3 }},
-		"n":      {[]string{"-n", "7"}, func(p *runPlan, a []string) bool { return p.opt.Trials == 7 }},
-		"j":      {[]string{"-j", "3"}, func(p *runPlan, a []string) bool { return p.opt.Parallel == 3 }},
+		"matrix": {[]string{"--matrix", mf}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") && p.Runner.Trials == 3 }},
+		"n":      {[]string{"-n", "7"}, func(p *runPlan, a []string) bool { return p.Runner.Trials == 7 }},
+		"j":      {[]string{"-j", "3"}, func(p *runPlan, a []string) bool { return p.Runner.Parallel == 3 }},
 		"timeout": {[]string{"--timeout", "20s"}, func(p *runPlan, a []string) bool {
-			return p.opt.Timeout == 20*time.Second && hasPair(a, "--budget", "18s")
+			return p.Runner.Timeout == 20*time.Second && hasPair(a, "--budget", "18s")
 		}},
-		"out":    {[]string{"--out", filepath.Join(dir, "other")}, func(p *runPlan, a []string) bool { return p.opt.Dir == filepath.Join(dir, "other") }},
-		"resume": {[]string{"--resume"}, func(p *runPlan, a []string) bool { return p.opt.Resume }},
+		"out":    {[]string{"--out", filepath.Join(dir, "other")}, func(p *runPlan, a []string) bool { return p.Runner.Dir == filepath.Join(dir, "other") }},
+		"resume": {[]string{"--resume"}, func(p *runPlan, a []string) bool { return p.Runner.Resume }},
 		"shard": {[]string{"--shard", "1/2"}, func(p *runPlan, a []string) bool {
-			return p.opt.Shard == matrix.Shard{I: 1, N: 2}
+			return p.Runner.Shard == matrix.Shard{I: 1, N: 2}
 		}},
 		"json":             {[]string{"--json"}, func(p *runPlan, a []string) bool { return p.asJSON }},
-		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.opt.Plain }},
-		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.opt.FullJournal }},
+		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.Runner.Plain }},
+		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.Runner.FullJournal }},
 		"max-harness-rate": {[]string{"--max-harness-rate", "0.2"}, func(p *runPlan, a []string) bool { return p.maxHarness == 0.2 }},
 	}
 	base := []string{"--out", filepath.Join(dir, "run")}
@@ -105,7 +106,7 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		}
 		p, argv := planAndArgv(t, append(slices.Clone(base), e.args...)...)
 		if !e.ok(p, argv) {
-			t.Errorf("run %s: no effect on the trial (%q) or the run (%+v)", strings.Join(e.args, " "), argv, p.opt)
+			t.Errorf("run %s: no effect on the trial (%q) or the run (%+v)", strings.Join(e.args, " "), argv, p.Runner)
 		}
 	})
 }
@@ -142,7 +143,7 @@ func fakeRun(t *testing.T, rec func(i int) model.Record, args ...string) (code i
 	t.Helper()
 	saved := runExecutors
 	t.Cleanup(func() { runExecutors = saved })
-	runExecutors = func(context.Context, *matrix.Matrix, string, *trialOptions, io.Writer) (runner.Executor, func(), error) {
+	runExecutors = func(context.Context, *matrix.Matrix, string, *orchestrate.Trial, io.Writer) (runner.Executor, func(), error) {
 		return runner.ExecutorFunc(func(_ context.Context, tr runner.Trial) model.Record { return rec(tr.Index) }), func() {}, nil
 	}
 	var o, e bytes.Buffer
@@ -291,7 +292,7 @@ func TestRunSummaryWording(t *testing.T) {
 func TestRunHostThatCannotBePreparedIsAConfigError(t *testing.T) {
 	saved := runExecutors
 	t.Cleanup(func() { runExecutors = saved })
-	runExecutors = func(context.Context, *matrix.Matrix, string, *trialOptions, io.Writer) (runner.Executor, func(), error) {
+	runExecutors = func(context.Context, *matrix.Matrix, string, *orchestrate.Trial, io.Writer) (runner.Executor, func(), error) {
 		return nil, func() {}, errors.New("prepare host vm: no kernel")
 	}
 	var stderr bytes.Buffer

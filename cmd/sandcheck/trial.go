@@ -21,6 +21,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -39,11 +40,16 @@ func init() {
 // config lays the options over the environment's trial settings (config, read once): a flag
 // given wins. The specs read the result through harness.FromEnv and config.Get.
 func (o *trialOptions) config() (harness.Config, error) {
-	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
-		return harness.Config{}, err
+	if strings.Contains(o.target, "@") {
+		// One version of an npm sandbox: resolved, installed, run from its executable.
+		name, path, err := orchestrate.Pin(context.Background(), o.target, os.Stderr)
+		if err != nil {
+			return harness.Config{}, err
+		}
+		o.target, o.TargetPath = name, path
 	}
 	config.With(func(e *config.Env) {
-		e.Target, e.TargetPath, e.Fault, e.Settings, e.Hostnames, e.User = o.target, o.targetPath, o.fault, o.settings, o.hostnames, o.user
+		e.Target, e.TargetPath, e.Fault, e.Settings, e.Hostnames, e.User = o.target, o.TargetPath, o.fault, o.Settings, o.Hostnames, o.user
 		if o.targetSettings != "" {
 			e.TargetSettings = o.targetSettings
 		}

@@ -1,4 +1,4 @@
-package main
+package orchestrate
 
 import (
 	"context"
@@ -26,20 +26,20 @@ import (
 // moved), installs each version once into the npm cache, and hands every versioned cell's trial
 // that version's executable as --target-path.
 
-// npmCache is this process's cache: version lists are fetched at most once per run.
-var npmCache = sync.OnceValue(npmcache.New)
+// NpmCache is this process's cache: version lists are fetched at most once per run.
+var NpmCache = sync.OnceValue(npmcache.New)
 
 // VersionsFile records a run's resolved versions in its directory.
 const VersionsFile = "versions.json"
 
-// splitTarget reads NAME or NAME@SELECTOR (names never hold '@').
-func splitTarget(s string) (name, sel string) {
+// SplitTarget reads NAME or NAME@SELECTOR (names never hold '@').
+func SplitTarget(s string) (name, sel string) {
 	name, sel, _ = strings.Cut(strings.TrimSpace(s), "@")
 	return name, sel
 }
 
-// versionedCheck is matrix.Registry.Versioned: only npm-installed sandboxes take versions.
-func versionedCheck(name string) error {
+// VersionedCheck is matrix.Registry.Versioned: only npm-installed sandboxes take versions.
+func VersionedCheck(name string) error {
 	if _, ok := targets.NPMOf(name); ok {
 		return nil
 	}
@@ -53,15 +53,15 @@ func versionedCheck(name string) error {
 		"run another build with settings.path, or another distribution's with a container host", name, strings.Join(npm, ", "))
 }
 
-// flagTargets turns --target values into matrix targets, one per adapter name in order of first
+// FlagTargets turns --target values into matrix targets, one per adapter name in order of first
 // mention: srt@0.0.60 and srt@latest become one target with two versions; a bare srt beside
 // them is its pinned install, alone it is the target without versions.
-func flagTargets(vals []string) ([]matrix.Target, error) {
-	reg := registry()
+func FlagTargets(vals []string) ([]matrix.Target, error) {
+	reg := Registry()
 	var names []string
 	given := map[string][]string{} // name -> the values naming it
 	for _, v := range vals {
-		name, _ := splitTarget(v)
+		name, _ := SplitTarget(v)
 		if err := reg.Target(name, nil); err != nil {
 			return nil, fmt.Errorf("--target %s: %w", v, err)
 		}
@@ -74,11 +74,11 @@ func flagTargets(vals []string) ([]matrix.Target, error) {
 	for _, name := range names {
 		t := matrix.Target{ID: name, Name: name, Settings: map[string]any{}}
 		if slices.ContainsFunc(given[name], func(v string) bool { return strings.Contains(v, "@") }) {
-			if err := versionedCheck(name); err != nil {
+			if err := VersionedCheck(name); err != nil {
 				return nil, fmt.Errorf("--target %s: %w", given[name][0], err)
 			}
 			for _, v := range given[name] {
-				_, text := splitTarget(v)
+				_, text := SplitTarget(v)
 				if !strings.Contains(v, "@") {
 					text = versions.PinnedWord
 				}
@@ -94,8 +94,8 @@ func flagTargets(vals []string) ([]matrix.Target, error) {
 	return out, nil
 }
 
-// pinnedVersion is the version of the target's own install (what it runs without a version).
-func pinnedVersion(t matrix.Target) (string, error) {
+// PinnedVersion is the version of the target's own install (what it runs without a version).
+func PinnedVersion(t matrix.Target) (string, error) {
 	settings := map[string]string{}
 	for k, v := range t.Settings {
 		if s, ok := v.(string); ok {
@@ -113,17 +113,17 @@ func pinnedVersion(t matrix.Target) (string, error) {
 	return v, nil
 }
 
-// resolver resolves selectors through the npm cache's version lists, warning on stale ones.
-func resolver(ctx context.Context, stderr io.Writer) matrix.Resolver {
+// Resolver resolves selectors through the npm cache's version lists, warning on stale ones.
+func Resolver(ctx context.Context, stderr io.Writer) matrix.Resolver {
 	warned := map[string]bool{}
 	return func(t matrix.Target, sel versions.Selector) ([]string, error) {
 		npm, ok := targets.NPMOf(t.Name)
 		if !ok {
-			return nil, versionedCheck(t.Name)
+			return nil, VersionedCheck(t.Name)
 		}
 		pinned := ""
 		if sel.Kind == versions.Pinned {
-			p, err := pinnedVersion(t)
+			p, err := PinnedVersion(t)
 			if err != nil {
 				return nil, err
 			}
@@ -134,11 +134,11 @@ func resolver(ctx context.Context, stderr io.Writer) matrix.Resolver {
 		if sel.Kind == versions.Exact {
 			// Installed already: no registry needed (offline works). Else the list says at once
 			// whether it exists, before anything runs.
-			_, have := npmCache().Lookup(npmcache.Spec{Package: npm.Package, Version: sel.Version.String(), Bin: npm.Bin})
+			_, have := NpmCache().Lookup(npmcache.Spec{Package: npm.Package, Version: sel.Version.String(), Bin: npm.Bin})
 			need = !have
 		}
 		if need {
-			idx, err := npmCache().Published(ctx, npm.Package)
+			idx, err := NpmCache().Published(ctx, npm.Package)
 			if err != nil {
 				return nil, err
 			}
@@ -172,9 +172,9 @@ func selectorTexts(t matrix.Target) []string {
 	return s
 }
 
-// resolveVersions resolves the matrix's versions. Resuming a run reuses what the run resolved at
+// ResolveVersions resolves the matrix's versions. Resuming a run reuses what the run resolved at
 // its start (versions.json in dir) for every target whose selectors are unchanged.
-func resolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume bool, stderr io.Writer) error {
+func ResolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume bool, stderr io.Writer) error {
 	any := slices.ContainsFunc(m.Targets, func(t matrix.Target) bool { return len(t.Versions) > 0 })
 	if !any {
 		return nil
@@ -186,7 +186,7 @@ func resolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume b
 			json.Unmarshal(b, &saved)
 		}
 	}
-	res := resolver(ctx, stderr)
+	res := Resolver(ctx, stderr)
 	reuse := func(t matrix.Target, sel versions.Selector) ([]string, error) {
 		if s, ok := saved.Targets[t.ID]; ok && s.Name == t.Name && slices.Equal(s.Selectors, selectorTexts(t)) {
 			return s.Versions, nil // the union, recorded at the run's start
@@ -215,17 +215,17 @@ func resolveVersions(ctx context.Context, m *matrix.Matrix, dir string, resume b
 // installJobs is how many versions install at once (npm waits on the network more than the CPU).
 const installJobs = 4
 
-// installVersions installs every version the matrix runs (once per machine: later runs find them
+// InstallVersions installs every version the matrix runs (once per machine: later runs find them
 // in the cache) and records each one's executable for the trials. It prints one line per target.
-func installVersions(ctx context.Context, m *matrix.Matrix, o *trialOptions, stderr io.Writer) error {
-	c := npmCache()
+func InstallVersions(ctx context.Context, m *matrix.Matrix, o *Trial, stderr io.Writer) error {
+	c := NpmCache()
 	for _, t := range m.Targets {
 		if len(t.Resolved) == 0 {
 			continue
 		}
 		npm, ok := targets.NPMOf(t.Name)
 		if !ok {
-			return versionedCheck(t.Name)
+			return VersionedCheck(t.Name)
 		}
 		start := time.Now()
 		ins := make([]npmcache.Install, len(t.Resolved))
@@ -248,55 +248,55 @@ func installVersions(ctx context.Context, m *matrix.Matrix, o *trialOptions, std
 			if ins[i].Fresh {
 				fresh++
 			}
-			if o.versionPaths == nil {
-				o.versionPaths = map[string]string{}
+			if o.VersionPaths == nil {
+				o.VersionPaths = map[string]string{}
 			}
-			o.versionPaths[t.ID+"@"+v] = ins[i].BinPath()
+			o.VersionPaths[t.ID+"@"+v] = ins[i].BinPath()
 		}
-		fmt.Fprintf(stderr, "versions: %s %s: %d installed (%.1fs), %d from the cache %s\n", t.ID, versionSpan(t.Resolved),
+		fmt.Fprintf(stderr, "versions: %s %s: %d installed (%.1fs), %d from the cache %s\n", t.ID, VersionSpan(t.Resolved),
 			fresh, time.Since(start).Seconds(), len(t.Resolved)-fresh, c.Root())
 	}
 	return nil
 }
 
-// versionSpan is "0.0.60" or "0.0.21 .. 0.0.83 (17 versions)".
-func versionSpan(vs []string) string {
+// VersionSpan is "0.0.60" or "0.0.21 .. 0.0.83 (17 versions)".
+func VersionSpan(vs []string) string {
 	if len(vs) == 1 {
 		return vs[0]
 	}
 	return fmt.Sprintf("%s .. %s (%d versions)", vs[0], vs[len(vs)-1], len(vs))
 }
 
-// pinVersion makes a single trial's --target NAME@VERSION concrete: the version is resolved
-// (exactly one), installed if needed, and its executable becomes the target path.
-func (o *trialOptions) pinVersion(ctx context.Context, stderr io.Writer) error {
-	name, _ := splitTarget(o.target)
-	if !strings.Contains(o.target, "@") {
-		return nil
+// Pin makes a single trial's target NAME@VERSION concrete: the version is resolved (exactly
+// one), installed if needed; it returns the target's name and that version's executable ("" and
+// no error when target names no version).
+func Pin(ctx context.Context, target string, stderr io.Writer) (name, path string, err error) {
+	name, _ = SplitTarget(target)
+	if !strings.Contains(target, "@") {
+		return name, "", nil
 	}
-	ts, err := flagTargets([]string{o.target})
+	ts, err := FlagTargets([]string{target})
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	m := &matrix.Matrix{Targets: ts}
-	if err := m.ResolveVersions(resolver(ctx, stderr)); err != nil {
-		return err
+	if err := m.ResolveVersions(Resolver(ctx, stderr)); err != nil {
+		return "", "", err
 	}
 	if n := len(m.Targets[0].Resolved); n != 1 {
-		return fmt.Errorf("--target %s selects %d versions; a single trial runs one (use run for several)", o.target, n)
+		return "", "", fmt.Errorf("--target %s selects %d versions; a single trial runs one (use run for several)", target, n)
 	}
-	if err := installVersions(ctx, m, o, io.Discard); err != nil {
-		return err
+	var t Trial
+	if err := InstallVersions(ctx, m, &t, io.Discard); err != nil {
+		return "", "", err
 	}
-	o.target = name
-	o.targetPath = o.versionPaths[name+"@"+m.Targets[0].Resolved[0]]
-	return nil
+	return name, t.VersionPaths[name+"@"+m.Targets[0].Resolved[0]], nil
 }
 
-// versionsOnHosts refuses versioned targets on hosts the npm cache does not reach (the kind
+// VersionsOnHosts refuses versioned targets on hosts the npm cache does not reach (the kind
 // says, hosts.Kind.NpmCache): local trials run the cache's installs, container hosts mount the
 // cache read-only at the same path; ssh, wsl and vm hosts run the sandbox installed there.
-func versionsOnHosts(m *matrix.Matrix) error {
+func VersionsOnHosts(m *matrix.Matrix) error {
 	var versioned []string
 	for _, t := range m.Targets {
 		if len(t.Versions) > 0 {

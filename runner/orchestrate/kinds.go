@@ -1,4 +1,4 @@
-package main
+package orchestrate
 
 // Every host kind is linked in on every platform; a kind this platform cannot drive says why
 // when a matrix names it (local, container and vm need a Linux runner).

@@ -1,4 +1,4 @@
-package main
+package orchestrate
 
 // Every sandbox adapter is linked in on every platform, so a matrix names them on Windows too
 // (where trials run inside a wsl host).
