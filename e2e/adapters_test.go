@@ -60,7 +60,7 @@ func TestAdapters(t *testing.T) {
 			"fs-rw-root":   {"filesystem/isolation", "filesystem/outside/home"},
 		}},
 		{target: "firejail", available: lookFor("firejail"), faults: map[string][]string{"netns-shared": netns},
-			// As a user other than root, --read-only=/ leaves HOME writable (knownfindings/firejail.yaml).
+			// As a user other than root, --read-only=/ leaves HOME writable (targets/firejail/knownfindings.yaml).
 			known: map[string]string{
 				"filesystem/outside/home": "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",
 				"filesystem/isolation":    "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
+	_ "github.com/sandcheck/sandcheck/targets/firejail" // the lists this test reads are theirs
+	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
 func TestEmbeddedListsLoad(t *testing.T) {

@@ -35,7 +35,7 @@ type Scenario struct {
 	// "condition socat-missing: ran unconfined").
 	Breaches []string `json:"breaches,omitempty"`
 	// Known lists the ids (", "-separated) of the known findings that cover every breach of this
-	// failing scenario (knownfindings/). A failing scenario with Known == "" is a real failure.
+	// failing scenario (targets/NAME/knownfindings.yaml). A failing scenario with Known == "" is a real failure.
 	Known string `json:"known,omitempty"`
 	// Unreproduced lists the ids of known findings keyed to this scenario, for this target,
 	// version and fault, that did not show although the scenario was judged: fixed?

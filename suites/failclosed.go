@@ -2,8 +2,6 @@ package suites
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -27,8 +25,10 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 		It(fmt.Sprintf("refuses to run when %s", f.Summary), Label("failclosed-"+f.Name), func(ctx SpecContext) {
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
-			if len(f.Targets) > 0 && !slices.Contains(f.Targets, cfg.Target) {
-				notApplicable("failclosed/"+f.Name, fmt.Sprintf("the fault acts through seams of %s only; %s has none of them", strings.Join(f.Targets, ", "), cfg.Target))
+			if t, err := harness.NewTarget(cfg); err == nil { // else the trial below says why
+				if ok, why := f.AppliesTo(t); !ok {
+					notApplicable("failclosed/"+f.Name, why)
+				}
 			}
 			nt, err := harness.RunNetworkWith(ctx, cfg, harness.NetworkOptions{Condition: f.Name, Faults: []string{f.Name}})
 			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")

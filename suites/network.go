@@ -40,7 +40,7 @@ func subject(target, version, fault string) knownfindings.Subject {
 
 // expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still
 // tells the runner what it saw. A failure is skipped as a known finding of the target only when
-// every breach it shows is covered by a finding (knownfindings/) for this target, version and
+// every breach it shows is covered by a finding (targets/NAME/knownfindings.yaml) for this target, version and
 // fault, and not under SANDCHECK_STRICT=1; the journal records the real outcome either way, with
 // the breaches and the findings that cover them.
 func expect(j judgement) {

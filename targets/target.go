@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,6 +110,23 @@ func Names() []string {
 	}
 	sort.Strings(n)
 	return n
+}
+
+// Seamed is a target with seams faults may act through (model.Seam); a target without any
+// does not implement it.
+type Seamed interface {
+	Seams() []model.Seam
+}
+
+// Offers reports whether a target offers every seam given.
+func Offers(t Target, seams ...model.Seam) bool {
+	s, _ := t.(Seamed)
+	for _, want := range seams {
+		if s == nil || !slices.Contains(s.Seams(), want) {
+			return false
+		}
+	}
+	return true
 }
 
 // DenyAll reports whether a target offers no way out at all (Reach is empty): the network

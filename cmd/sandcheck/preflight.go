@@ -22,7 +22,7 @@ func init() {
 
 // preflightCmd is the seed reporter's hand-written probe as a product: drive one sandboxed
 // request to an allowed and a denied host, and fail closed unless the outcome is `correct`.
-// A known finding of the target (knownfindings/) is not news, but a fail-open one still fails
+// A known finding of the target (targets/NAME/knownfindings.yaml) is not news, but a fail-open one still fails
 // unless the user accepts the pinned findings by name with --accept-known.
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
@@ -30,7 +30,7 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 Exit status:
   0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel
      (with --filesystem also: writes only in the workspace, the secret unreadable), except for
-     known findings of this target version (knownfindings/): a fail-closed one (the allowed host
+     known findings of this target version (targets/NAME/knownfindings.yaml): a fail-closed one (the allowed host
      blocked, a dead proxy, an allowed write refused) is printed as a warning; a fail-open one
      (the denied host reached, a file written or read against the policy) only with
      --accept-known, which lists each accepted finding: its id, what it breached, its note.

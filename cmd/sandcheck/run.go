@@ -40,7 +40,7 @@ const (
 
 const runExitHelp = `Exit codes:
   0    every scenario passed in every trial; a failure covered in full by a known finding
-       (knownfindings/) is allowed
+       (targets/NAME/knownfindings.yaml) is allowed
   1    fail-open: non-enforcing outside the known findings, or traffic to a fixture server the
        policy does not allow (egress), even in a trial that timed out or crashed; or a
        scenario failed outside the known findings

@@ -25,7 +25,6 @@ import (
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
-	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
 // testingT is the minimal testing.T Ginkgo needs outside `go test`.
@@ -192,18 +191,11 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 }
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
-// reports itself, not the runner's machine).
+// reports itself, not the runner's machine), with the build of the trial's own target under test.
 func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
 	opts := doctor.Options{User: fingerprintUser(user, true)}
-	if t, err := harness.NewTarget(cfg); err == nil {
-		// The build under test (a version's install, when the cell chose one), not the pinned srt.
-		opts.SandboxVersion = t.Version()
-		if p, ok := t.(interface{ Path() string }); ok {
-			opts.SandboxPath = p.Path()
-		}
-	} else if t, err := srt.New(""); err == nil {
-		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
-	}
+	t, err := harness.NewTarget(cfg)
+	opts.SandboxVersion, opts.SandboxPath = sandboxBuild(t, err)
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/runner/journal"
+	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
+	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
 var local = model.Cell{ID: "srt|local|", Target: "srt", Host: "local"}

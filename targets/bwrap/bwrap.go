@@ -45,6 +45,10 @@ func (t *Target) Capabilities() []model.Capability {
 // Reach is empty: a deny-all sandbox offers no way out.
 func (t *Target) Reach() []string { return nil }
 
+// Seams implements targets.Seamed: bwrap is looked up on each session's PATH, where a shim can
+// stand in for it.
+func (t *Target) Seams() []model.Seam { return []model.Seam{model.OnPath("bwrap")} }
+
 // Version is `bwrap --version`.
 func (t *Target) Version() string { return t.tool.Version() }
 

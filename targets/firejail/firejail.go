@@ -5,6 +5,7 @@
 package firejail
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,14 @@ import (
 // Name of the adapter in matrices and on the command line.
 const Name = "firejail"
 
+// knownFindings are where the real, healthy firejail fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/firejail/knownfindings.yaml", Data: knownFindings})
 }
 
 // Target is the firejail adapter.
@@ -44,6 +51,10 @@ func (t *Target) Capabilities() []model.Capability {
 
 // Reach is empty: `--net=none` offers no way out.
 func (t *Target) Reach() []string { return nil }
+
+// Seams implements targets.Seamed: firejail is looked up on each session's PATH, where a shim
+// can stand in for it.
+func (t *Target) Seams() []model.Seam { return []model.Seam{model.OnPath("firejail")} }
 
 // Version is the first line of `firejail --version`.
 func (t *Target) Version() string { return t.tool.Version() }

@@ -4,6 +4,7 @@
 package srt
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,8 +24,14 @@ const Name = "srt"
 // ToolsBin is where `make` installs the pinned srt, relative to the repository root.
 const ToolsBin = ".tools/npm/node_modules/.bin/srt"
 
+// knownFindings are where the real, healthy srt fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/srt/knownfindings.yaml", Data: knownFindings})
 	targets.RegisterNPM(Name, targets.NPM{Package: Package, Bin: "srt", IgnoreScripts: true})
 }
 
@@ -65,6 +72,13 @@ func (t *Target) Capabilities() []model.Capability {
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
 func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} }
+
+// Seams implements targets.Seamed: srt runs socat, bwrap and ripgrep from its PATH, and its
+// settings name its proxy's ports.
+func (t *Target) Seams() []model.Seam {
+	return []model.Seam{model.HelperTool("socat"), model.HelperTool("bwrap"), model.HelperTool("rg"),
+		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
+}
 
 // Version reads the package manifest beside the CLI (cheaper than starting node).
 func (t *Target) Version() string {
