@@ -5,11 +5,11 @@ package targets
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -104,12 +104,7 @@ func New(name string, settings map[string]string) (Target, error) {
 func Names() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	var n []string
-	for k := range registry {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Seamed is a target with seams faults may act through (model.Seam); a target without any

@@ -10,7 +10,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,28 @@ type Result struct {
 	// container gone). The trial then counts as harness-error, and the run goes on.
 	Err      error
 	Duration time.Duration
+}
+
+// Timed runs an Exec and sets its Duration.
+func Timed(exec func() Result) Result {
+	start := time.Now()
+	r := exec()
+	r.Duration = time.Since(start)
+	return r
+}
+
+// Wait waits for a started command's end (done) until ctx ends or timeout passes, and says
+// whether it timed out; the caller then kills what the command started and waits for done.
+func Wait(ctx context.Context, done <-chan error, timeout time.Duration) (err error, timedOut bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+		return err, false
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	return nil, true
 }
 
 // Options are what every host gets from the run besides its matrix entry.
@@ -127,10 +150,5 @@ func New(h matrix.Host, o Options) (Host, error) {
 func Kinds() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	var k []string
-	for x := range kinds {
-		k = append(k, x)
-	}
-	sort.Strings(k)
-	return k
+	return slices.Sorted(maps.Keys(kinds))
 }

@@ -47,6 +47,23 @@ type Run struct {
 	mu     sync.Mutex
 	dir    string // the run directory on the host ("" before Prepare)
 	setsid bool   // setsid -w works there: trials get a session of their own
+	closed bool
+}
+
+// Close marks the run closed and reports whether this call did (the host then cleans up);
+// later calls report false.
+func (r *Run) Close() (first bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first, r.closed = !r.closed, true
+	return first
+}
+
+// Closed reports whether the run is closed.
+func (r *Run) Closed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // NewRun returns a run with a fresh id.

@@ -124,7 +124,7 @@ func keepAlive(c *xssh.Client, every time.Duration) {
 func (h *Host) conn(ctx context.Context) (*xssh.Client, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.run.Closed() {
 		return nil, errors.New("host closed")
 	}
 	if h.client != nil {
@@ -264,10 +264,7 @@ func (h *Host) command(argv []string, trial string) string {
 
 // Exec implements hosts.Execer.
 func (h *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
-	start := time.Now()
-	r := h.exec(ctx, argv, timeout)
-	r.Duration = time.Since(start)
-	return r
+	return hosts.Timed(func() hosts.Result { return h.exec(ctx, argv, timeout) })
 }
 
 func (h *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
@@ -291,16 +288,8 @@ func (h *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	r := hosts.Result{}
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		r.TimedOut = true
-	case <-timer.C:
-		r.TimedOut = true
-	}
+	err, r.TimedOut = hosts.Wait(ctx, done, timeout)
 	if r.TimedOut {
 		pgid := stderr.WaitPgid(2 * time.Second)
 		_, kerr := runOn(c, remote.KillTrial(pgid, trial), nil, 20*time.Second)
@@ -341,12 +330,10 @@ func (h *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 // Close implements hosts.Host: kills what this run left on the host, removes the run directory and
 // disconnects.
 func (h *Host) Close() error {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
+	if !h.run.Close() {
 		return nil
 	}
-	h.closed = true
+	h.mu.Lock()
 	c, dir := h.client, h.run.Dir()
 	h.client = nil
 	h.mu.Unlock()

@@ -94,7 +94,6 @@ type Host struct {
 	mu      sync.Mutex
 	client  *xssh.Client
 	orphans bool // a trial was cut off by a lost connection: kill its leftovers on reconnect
-	closed  bool
 }
 
 // New checks the configuration (key files, known_hosts) and returns the host; it connects

@@ -255,10 +255,7 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 
 // Exec implements hosts.Execer: one job on a booted guest (booting one when none is idle).
 func (v *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
-	start := time.Now()
-	r := v.exec(ctx, argv, timeout)
-	r.Duration = time.Since(start)
-	return r
+	return hosts.Timed(func() hosts.Result { return v.exec(ctx, argv, timeout) })
 }
 
 func (v *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {

@@ -94,7 +94,6 @@ type Host struct {
 
 	mu       sync.Mutex
 	coldDone bool
-	closed   bool
 }
 
 // New returns the host; Prepare talks to wsl.exe.
@@ -280,10 +279,7 @@ func (w *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) h
 }
 
 func (w *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
+	if w.run.Closed() {
 		return hosts.Result{Exit: -1, Err: errors.New("host closed")}
 	}
 	trial := w.run.NextTrial()
@@ -297,17 +293,9 @@ func (w *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	r := hosts.Result{}
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		r.TimedOut = true
-	case <-timer.C:
-		r.TimedOut = true
-	}
+	err, timedOut := hosts.Wait(ctx, done, timeout)
+	r.TimedOut = timedOut
 	if r.TimedOut {
 		// Inside first: killing wsl.exe does not reach the Linux processes.
 		pgid := stderr.WaitPgid(2 * time.Second)
@@ -336,13 +324,9 @@ func (w *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 
 // Close implements hosts.Host: kills what the run left in the distribution and removes its directory.
 func (w *Host) Close() error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
+	if !w.run.Close() {
 		return nil
 	}
-	w.closed = true
-	w.mu.Unlock()
 	script := w.run.CloseScript(w.cfg.Users)
 	if script == "" {
 		return nil
