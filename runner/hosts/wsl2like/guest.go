@@ -1,5 +1,3 @@
-//go:build linux
-
 package wsl2like
 
 // What makes the guest look like a WSL distribution from inside: the kernel's release, the drive
