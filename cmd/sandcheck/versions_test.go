@@ -161,10 +161,10 @@ func TestVersionsOnlyWhereTheCacheReaches(t *testing.T) {
 	fakeRegistry(t, "0.0.83")
 	dir := t.TempDir()
 	mf := filepath.Join(dir, "m.yaml")
-	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n"), 0o644)
+	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n  - {name: wsl, kind: wsl2-like, image: bookworm}\n  - {name: win, kind: wsl, distro: Debian}\n"), 0o644)
 	var stderr bytes.Buffer
 	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != exitUsage ||
-		!strings.Contains(stderr.String(), "host vm61 (vm): srt chooses versions, which run from this machine's npm cache") {
+		!strings.Contains(stderr.String(), "host win (wsl): srt chooses versions, which run from this machine's npm cache") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -22,6 +22,7 @@ import (
 	_ "github.com/sandcheck/sandcheck/runner/hosts/ssh"
 	_ "github.com/sandcheck/sandcheck/runner/hosts/vm"
 	_ "github.com/sandcheck/sandcheck/runner/hosts/wsl"
+	_ "github.com/sandcheck/sandcheck/runner/hosts/wsl2like"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"
 	_ "github.com/sandcheck/sandcheck/targets/codex"

@@ -295,7 +295,8 @@ func Pin(ctx context.Context, target string, stderr io.Writer) (name, path strin
 
 // VersionsOnHosts refuses versioned targets on hosts the npm cache does not reach (the kind
 // says, hosts.Kind.NpmCache): local trials run the cache's installs, container hosts mount the
-// cache read-only at the same path; ssh, wsl and vm hosts run the sandbox installed there.
+// cache read-only at the same path, vm and wsl2-like guests over a read-only 9p share at the same
+// path; ssh and wsl hosts run the sandbox installed there.
 func VersionsOnHosts(m *matrix.Matrix) error {
 	var versioned []string
 	for _, t := range m.Targets {
@@ -309,7 +310,7 @@ func VersionsOnHosts(m *matrix.Matrix) error {
 	for _, h := range m.Hosts {
 		if k, ok := hosts.Lookup(h.Kind); !ok || !k.NpmCache {
 			return fmt.Errorf("host %s (%s): %s chooses versions, which run from this machine's npm cache; a %s host does not see it "+
-				"(run versions on local or container hosts, or give the target settings.path of an install on that host)",
+				"(run versions on local, container, vm or wsl2-like hosts, or give the target settings.path of an install on that host)",
 				h.Name, h.Kind, strings.Join(versioned, ", "), h.Kind)
 		}
 	}

@@ -63,7 +63,7 @@ func randomNonce() string {
 // boot starts a guest and waits for its agent.
 func (v *Host) boot(ctx context.Context) (*guest, error) {
 	v.mu.Lock()
-	k, rootfs, dir, initrd := v.kernel, v.rootfs, v.dir, v.initrd
+	k, rootfs, dir, initrd, shape := v.kernel, v.rootfs, v.dir, v.initrd, v.shape
 	v.mu.Unlock()
 	gd, err := os.MkdirTemp(dir, "boot-")
 	if err != nil {
@@ -88,6 +88,7 @@ func (v *Host) boot(ctx context.Context) (*guest, error) {
 	if v.cfg.Accel == "kvm" {
 		args[5] = "host"
 	}
+	args = append(args, shape...)
 	g.cmd = exec.Command(QEMU, args...)
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	g.cmd.Stderr = &g.qemuOut

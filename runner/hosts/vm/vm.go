@@ -24,6 +24,7 @@ import (
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
 
 // Environment read by the vm driver (config): defaults under the matrix entry.
@@ -39,13 +40,16 @@ const (
 const Kind = "vm"
 
 func init() {
-	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
-		Keys: []string{"image", "memory_mib", "rootfs", "accel", "trials_per_boot"}, Settings: settings,
+	hosts.Register(hosts.Kind{Name: Kind, NpmCache: true, HostKind: matrix.HostKind{
+		Keys: Keys, Settings: func(s *matrix.HostSettings) any { return Settings(s) },
 	}, New: newFromMatrix})
 }
 
-// settings reads a vm entry of the matrix.
-func settings(s *matrix.HostSettings) any {
+// Keys are the matrix keys of a vm entry (kinds built on this driver read them too).
+var Keys = []string{"image", "memory_mib", "rootfs", "accel", "trials_per_boot"}
+
+// Settings reads the vm keys of an entry (Keys).
+func Settings(s *matrix.HostSettings) Config {
 	cfg := Config{
 		Kernel:        s.Required("image", "a VM image"),
 		Rootfs:        s.Optional("rootfs", "a Debian suite for the guest root filesystem"),
@@ -69,8 +73,18 @@ func settings(s *matrix.HostSettings) any {
 // newFromMatrix builds a host from its matrix entry, with the environment's defaults under it.
 func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
 	cfg, _ := h.Settings.(Config)
+	cfg, err := WithDefaults(h.Name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg)
+}
+
+// WithDefaults fills what the matrix entry left out from the environment (config), and shares
+// this machine's npm cache with the guest.
+func WithDefaults(name string, cfg Config) (Config, error) {
 	env := config.Get()
-	cfg.Name, cfg.Cache = h.Name, env.VMCache
+	cfg.Name, cfg.Cache = name, env.VMCache
 	if cfg.Rootfs == "" {
 		cfg.Rootfs = env.VMRootfs
 	}
@@ -80,15 +94,22 @@ func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
 	if v := env.VMMemory; v != "" && cfg.MemoryMiB == 0 {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 128 {
-			return nil, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", h.Name, EnvVMMemory, v)
+			return cfg, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", name, EnvVMMemory, v)
 		}
 		cfg.MemoryMiB = n
 	}
 	if env.VMLog {
 		cfg.Log = os.Stderr
 	}
-	return New(cfg)
+	// Versions a cell chose (srt@0.0.79) run from this machine's npm cache, shared read-only at
+	// the same path, as container hosts mount it.
+	if npm := npmcache.New().Root(); isDir(npm) {
+		cfg.Shares = append(cfg.Shares, vmimage.Share{Tag: "npmcache", HostDir: npm, GuestDir: npm, ReadOnly: true, Model: "none"})
+	}
+	return cfg, nil
 }
+
+func isDir(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
 
 // harnessSandboxTimeout is the trial's deadline for one sandboxed run (suites/harness reads it;
 // hosts do not import the suites).
@@ -120,6 +141,18 @@ type Config struct {
 	// MaxIdle is how many booted, idle guests the host keeps for its next trials (default 1);
 	// one more boots whenever more of its trials run at once.
 	MaxIdle int
+
+	// What a kind built on this driver (wsl2like) shapes its guest with; all optional.
+	// ReleaseSuffix boots a copy of the kernel whose release (uname -r, /proc/version) ends in
+	// it (vmimage.KernelWithRelease).
+	ReleaseSuffix string
+	Shares        []vmimage.Share // host directories the guest mounts over virtio-9p
+	Setup         []byte          // a shell script the guest runs as root before its first trial
+	// CPUBudget holds everything the guest's trials run to this fraction of one CPU (cgroup
+	// cpu.max): start-up as slow as a loaded machine's. 0: no limit.
+	CPUBudget float64
+	// Describe opens Isolation (e.g. "WSL2-like: ...").
+	Describe string
 }
 
 // Host runs trials in QEMU guests of one Debian kernel. A boot serves trial after trial (up to
@@ -138,6 +171,7 @@ type Host struct {
 	rootfs *vmimage.Rootfs
 	dir    string // per-run: the initramfs with the run's binary, boot dirs
 	initrd string
+	shape  []string // QEMU arguments of the boot's shares, setup and CPU budget (shapeArgs)
 	closed bool
 	idle   []*guest
 	busy   map[*guest]bool
@@ -196,7 +230,11 @@ func (v *Host) Isolation() string {
 	case n > 1:
 		boot = fmt.Sprintf("VM boot per %d trials, a fresh mount namespace per trial", n)
 	}
-	return fmt.Sprintf("%s (QEMU %s, %s)", boot, strings.ToUpper(v.cfg.Accel), k)
+	iso := fmt.Sprintf("%s (QEMU %s, %s)", boot, strings.ToUpper(v.cfg.Accel), k)
+	if v.cfg.Describe != "" {
+		iso = v.cfg.Describe + ": " + iso
+	}
+	return iso
 }
 
 // Kernel is the booted kernel (after Prepare).
@@ -230,7 +268,7 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 		return "", fmt.Errorf("vm host %s: %s is not a linux/amd64 executable (%s %v)", v.Name(), src, m, err)
 	}
 	b := &vmimage.Builder{Cache: v.cfg.Cache, Log: v.cfg.Log}
-	k, err := b.Kernel(ctx, v.cfg.Kernel)
+	k, err := b.KernelWithRelease(ctx, v.cfg.Kernel, v.cfg.ReleaseSuffix)
 	if err != nil {
 		return "", fmt.Errorf("vm host %s: %w", v.Name(), err)
 	}
@@ -247,8 +285,13 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("vm host %s: initramfs: %w", v.Name(), err)
 	}
+	shape, err := v.shapeArgs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("vm host %s: %w", v.Name(), err)
+	}
 	v.mu.Lock()
-	v.kernel, v.rootfs, v.dir, v.initrd = k, r, dir, initrd
+	v.kernel, v.rootfs, v.dir, v.initrd, v.shape = k, r, dir, initrd, shape
 	v.mu.Unlock()
 	return vmimage.GuestBinary, nil
 }
@@ -379,4 +422,49 @@ func (v *Host) Close() error {
 		return os.RemoveAll(v.dir)
 	}
 	return nil
+}
+
+// shapeArgs writes the boot's optional fw_cfg items (vmimage.FwMounts, FwSetup, FwCPUMax) into
+// the run directory and returns the QEMU arguments that pass them and export the shares.
+func (v *Host) shapeArgs(dir string) ([]string, error) {
+	var args []string
+	item := func(name string, data []byte) error {
+		f := filepath.Join(dir, "fw-"+name)
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			return err
+		}
+		args = append(args, "-fw_cfg", "name=opt/sandcheck/"+name+",file="+f)
+		return nil
+	}
+	if len(v.cfg.Shares) > 0 {
+		m, err := vmimage.MountsFile(v.cfg.Shares)
+		if err != nil {
+			return nil, err
+		}
+		if err := item(vmimage.FwMounts, m); err != nil {
+			return nil, err
+		}
+		for _, s := range v.cfg.Shares {
+			a, err := s.QEMUArgs()
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, a...)
+		}
+	}
+	if len(v.cfg.Setup) > 0 {
+		if err := item(vmimage.FwSetup, v.cfg.Setup); err != nil {
+			return nil, err
+		}
+	}
+	if v.cfg.CPUBudget > 0 {
+		c, err := vmimage.CPUMax(v.cfg.CPUBudget)
+		if err != nil {
+			return nil, err
+		}
+		if err := item(vmimage.FwCPUMax, c); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }
