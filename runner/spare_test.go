@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
@@ -90,13 +91,10 @@ func TestSparesServeTrials(t *testing.T) {
 		t.Fatal("no spare waiting for a next trial")
 	}
 	pe.Close()
-	deadline := time.Now().Add(5 * time.Second)
 	for _, p := range waiting {
-		for syscall.Kill(p.cmd.Process.Pid, 0) == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("spare %d still running after Close", p.cmd.Process.Pid)
-			}
-			time.Sleep(10 * time.Millisecond)
+		// Close collected it (Wait): its pid is gone.
+		if syscall.Kill(p.cmd.Process.Pid, 0) == nil {
+			t.Fatalf("spare %d still running after Close", p.cmd.Process.Pid)
 		}
 	}
 }
@@ -104,12 +102,12 @@ func TestSparesServeTrials(t *testing.T) {
 // waitSpare waits (10 s at most) until a spare is up, and returns the spares waiting. A spare is
 // started in the background, so the trial that started it may be done before it is up.
 func waitSpare(pe *ProcessExecutor) []*proc {
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	var waiting []*proc
+	testwait.Eventually(10*time.Second, func() bool {
 		pe.spareMu.Lock()
-		waiting := append([]*proc(nil), pe.spares...)
-		pe.spareMu.Unlock()
-		if len(waiting) > 0 || time.Now().After(deadline) {
-			return waiting
-		}
-	}
+		defer pe.spareMu.Unlock()
+		waiting = append([]*proc(nil), pe.spares...)
+		return len(waiting) > 0
+	})
+	return waiting
 }

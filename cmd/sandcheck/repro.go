@@ -42,15 +42,15 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
-		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames, "--user", o.user}
+		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
 	if o.targetSettings != "" {
 		run = append(run, "--target-settings", o.targetSettings)
 	}
-	if o.settings != "" {
-		run = append(run, "--settings", o.settings)
+	if o.Settings != "" {
+		run = append(run, "--settings", o.Settings)
 	}
-	if o.targetPath != "" {
-		run = append(run, "--target-path", o.targetPath)
+	if o.TargetPath != "" {
+		run = append(run, "--target-path", o.TargetPath)
 	}
 	reproArgs = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/versions"
@@ -42,19 +43,19 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandcheck versions: one NAME[@SELECTOR] at most")
 		return exitUsage
 	}
-	name, selText := splitTarget(arg)
-	if err := registry().Target(name, nil); err != nil {
+	name, selText := orchestrate.SplitTarget(arg)
+	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
 		return exitUsage
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
-		fmt.Fprintf(stderr, "sandcheck versions: %v\n", versionedCheck(name))
+		fmt.Fprintf(stderr, "sandcheck versions: %v\n", orchestrate.VersionedCheck(name))
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := npmCache()
+	c := orchestrate.NpmCache()
 	idx, err := c.Published(ctx, npm.Package)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
@@ -72,7 +73,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		pinned := ""
 		if sel.Kind == versions.Pinned {
-			if pinned, err = pinnedVersion(matrix.Target{Name: name}); err != nil {
+			if pinned, err = orchestrate.PinnedVersion(matrix.Target{Name: name}); err != nil {
 				fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
 				return 1
 			}
