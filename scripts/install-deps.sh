@@ -48,6 +48,17 @@ if [ "$have" != "$CODEX_VERSION" ]; then
 fi
 test -x "$codex_tools/node_modules/.bin/codex" || { echo "install-deps: codex missing after install" >&2; exit 1; }
 
+# Claude Code itself (the seed's system, driven with a scripted model): its pinned version goes
+# into the npm cache that versioned targets use (/var/cache/sandcheck/npm), never globally. About
+# 250 MB, the native binary from its platform package; installed through sandcheck's own cache
+# code so the install is checked and marked complete like any version's.
+CLAUDE_CODE_VERSION="${CLAUDE_CODE_VERSION:-2.1.215}"
+npm_cache="${SANDCHECK_NPM_CACHE:-/var/cache/sandcheck/npm}"
+if [ ! -f "$npm_cache/@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION/.sandcheck-install.json" ]; then
+  echo "install-deps: @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $npm_cache"
+  PATH="$PATH:/usr/local/go/bin" go run ./cmd/sandcheck versions --install "claude-code@$CLAUDE_CODE_VERSION" >/dev/null
+fi
+
 if [ $TEST = 1 ]; then
   consumers=.tools/npm-report
   if [ ! -d "$consumers/node_modules/jsdom" ] || [ ! -d "$consumers/node_modules/test-results-parser" ]; then

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,11 +18,12 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
-	_ "github.com/sandcheck/sandcheck/targets/codex"    //
-	_ "github.com/sandcheck/sandcheck/targets/command"  //
-	_ "github.com/sandcheck/sandcheck/targets/firejail" //
-	_ "github.com/sandcheck/sandcheck/targets/srt"      // the first target
+	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
+	_ "github.com/sandcheck/sandcheck/targets/claudecode" //
+	_ "github.com/sandcheck/sandcheck/targets/codex"      //
+	_ "github.com/sandcheck/sandcheck/targets/command"    //
+	_ "github.com/sandcheck/sandcheck/targets/firejail"   //
+	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
 )
 
 // trial is the scaffolding every scenario shares: a private directory and workspace, fixture
@@ -211,6 +213,10 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
 	}
+	if inv.Agent != nil {
+		// Finish is idempotent: on an error path below it only stops the agent.
+		defer inv.Agent.Finish()
+	}
 	argv := inv.Argv
 	if t.inj.WrapTarget != nil {
 		argv = t.inj.WrapTarget(argv)
@@ -237,7 +243,14 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	}
 	x.Nonce = spec.Nonce
 	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	var agentErr error
+	if inv.Agent != nil {
+		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
+	}
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
+	if agentErr != nil {
+		x.ParseErr = errors.Join(agentErr, x.ParseErr)
+	}
 	return x, nil
 }
 
