@@ -111,19 +111,55 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 
 // Env is the session's environment for Claude Code: HOME, the scripted model's URL and a dummy
 // key, nothing non-essential sent anywhere, and none of the caller's own Claude Code or API
-// settings (a sandcheck started from inside Claude Code must not hand its session down).
+// settings (a sandcheck started from inside Claude Code must not hand its session down). The
+// scripted model stands where the model service would; a caller's proxy variables must not stand
+// between Claude Code and it, so loopback joins NO_PROXY when the caller has a proxy (inside the
+// sandbox, Claude Code sets its own proxy variables).
 func Env(env []string, home, baseURL string) []string {
-	out := make([]string, 0, len(env)+8)
+	out := make([]string, 0, len(env)+10)
+	proxied := false
 	for _, e := range env {
 		k, _, _ := strings.Cut(e, "=")
-		if k == "HOME" || k == "CLAUDECODE" || strings.HasPrefix(k, "CLAUDE_") || strings.HasPrefix(k, "ANTHROPIC_") {
+		switch {
+		case k == "HOME" || k == "CLAUDECODE" || strings.HasPrefix(k, "CLAUDE_") || strings.HasPrefix(k, "ANTHROPIC_"):
 			continue
+		case strings.EqualFold(k, "NO_PROXY"):
+			continue
+		case strings.EqualFold(k, "HTTP_PROXY") || strings.EqualFold(k, "HTTPS_PROXY") || strings.EqualFold(k, "ALL_PROXY"):
+			proxied = true
 		}
 		out = append(out, e)
+	}
+	if proxied {
+		noProxy := "127.0.0.1,localhost"
+		if v := lastValue(env, "NO_PROXY", "no_proxy"); v != "" {
+			noProxy = v + "," + noProxy
+		}
+		out = append(out, "NO_PROXY="+noProxy, "no_proxy="+noProxy)
+	} else {
+		for _, e := range env {
+			if k, _, _ := strings.Cut(e, "="); strings.EqualFold(k, "NO_PROXY") {
+				out = append(out, e)
+			}
+		}
 	}
 	return append(out, "HOME="+home, "ANTHROPIC_BASE_URL="+baseURL, "ANTHROPIC_API_KEY="+DummyKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_ERROR_REPORTING=1")
+}
+
+// lastValue is the last value env gives any of names.
+func lastValue(env []string, names ...string) string {
+	v := ""
+	for _, e := range env {
+		k, val, _ := strings.Cut(e, "=")
+		for _, n := range names {
+			if k == n {
+				v = val
+			}
+		}
+	}
+	return v
 }
 
 // scenarioHome is a HOME the scenario set over the account's (a later HOME= in env), or "".
