@@ -175,6 +175,10 @@ func (t *trial) session(specFile string) *targets.Session {
 type Bind struct {
 	Src, Dst string
 	RO       bool
+	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
+	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
+	// only, the host's own directory untouched.
+	Overlay bool
 }
 
 // Exec is one sandboxed run of the probe.
@@ -263,13 +267,19 @@ func wrapMounts(argv []string, binds []Bind) []string {
 	}
 	script := []string{"set -e"}
 	args := []string{}
-	for i, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
+	for _, b := range binds {
+		src, dst := fmt.Sprintf(`"${%d}"`, len(args)+1), fmt.Sprintf(`"${%d}"`, len(args)+2)
+		args = append(args, b.Src, b.Dst)
+		if b.Overlay {
+			work := fmt.Sprintf(`"${%d}"`, len(args)+1)
+			args = append(args, b.Src+".work")
+			script = append(script, "mkdir -p "+work, "mount -t overlay overlay -o lowerdir="+dst+",upperdir="+src+",workdir="+work+" "+dst)
+			continue
+		}
 		script = append(script, "mount --bind "+src+" "+dst)
 		if b.RO {
 			script = append(script, "mount -o remount,bind,ro "+dst)
 		}
-		args = append(args, b.Src, b.Dst)
 	}
 	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
 	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}

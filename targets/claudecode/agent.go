@@ -36,6 +36,11 @@ var (
 	persisted = regexp.MustCompile(`(?s)<persisted-output>\s*([^\n]*)`)
 )
 
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
 // Interpret turns what the scripted model saw into the run's result: the tool result's content
 // as the command's output, its exit status, the sandbox violations Claude Code reported, and as
 // harness trouble every request the script did not expect and an output Claude Code cut short.
@@ -63,6 +68,9 @@ func Interpret(r scriptedmodel.Report) targets.AgentResult {
 		res.Exit, _ = strconv.Atoi(m[1])
 	} else if r.Result.IsError {
 		res.Exit = 1 // the tool call failed without running a command to give a status
+	}
+	for _, n := range r.Result.Notices {
+		res.Notes = append(res.Notes, "Claude Code told the model: "+firstLine(n))
 	}
 	for _, v := range violations.FindAllStringSubmatch(content, -1) {
 		for _, l := range strings.Split(strings.TrimSpace(v[1]), "\n") {
