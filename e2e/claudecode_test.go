@@ -265,14 +265,16 @@ func claudeTables(row map[string]schema.Cell, n int) string {
 		}
 		var parts []string
 		for o, k := range c.Outcomes {
-			ex := c.Examples[o]
-			what, _, _ := strings.Cut(ex.Hint, ":")
-			if len(what) > 70 {
-				what = what[:70] + "…"
+			p := fmt.Sprintf("%s %d/%d", o, k, c.Trials)
+			if w := shortWhy(c.Examples[o].Hint); w != "" {
+				p += ": " + w
 			}
-			parts = append(parts, fmt.Sprintf("%s %d/%d (%s)", o, k, c.Trials, strings.TrimSpace(what)))
+			parts = append(parts, p)
 		}
 		slices.Sort(parts)
+		if len(c.Known) > 0 {
+			parts = append(parts, "(known)")
+		}
 		return strings.Join(parts, "; ")
 	}
 	head := func(cols ...string) {
@@ -318,4 +320,43 @@ func claudeTables(row map[string]schema.Cell, n int) string {
 		line("`"+sc+"`", cell(claudeVersions[0], sc), cell(claudeVersions[1], sc))
 	}
 	return b.String()
+}
+
+// shortWhy is a claude-settings verdict's hint in a few words, for a table cell.
+func shortWhy(hint string) string {
+	cut := func(s string, n int) string {
+		if len(s) > n {
+			return s[:n] + "…"
+		}
+		return s
+	}
+	switch {
+	case strings.HasPrefix(hint, "enforced"):
+		return ""
+	case strings.HasPrefix(hint, "refused"):
+		_, why, ok := strings.Cut(hint, "tool result: ")
+		if !ok {
+			_, why, _ = strings.Cut(hint, "before the command ran: ")
+		}
+		return "refused, " + strconv.Quote(cut(why, 60))
+	case strings.HasPrefix(hint, "ran unsandboxed, loudly"):
+		return "ran unsandboxed, with a warning"
+	case strings.HasPrefix(hint, "not sandboxed by configuration"):
+		return "not sandboxed by configuration"
+	case strings.HasPrefix(hint, "proxy-approved"):
+		return "sandboxed, the proxy approved the denied host"
+	case strings.HasPrefix(hint, "unsandboxed"):
+		return "ran outside the sandbox, silently"
+	case strings.HasPrefix(hint, "proxy-dead"):
+		return "ran against a dead proxy, silently"
+	case strings.HasPrefix(hint, "outcome "):
+		what, _, _ := strings.Cut(hint, ": the")
+		return "seed " + what
+	case strings.Contains(hint, "unexpected request"):
+		return "a model request the script does not answer"
+	}
+	if _, fs, ok := strings.Cut(hint, ": "); ok { // the filesystem checks: their first breach
+		return cut(fs, 70)
+	}
+	return cut(hint, 70)
 }
