@@ -88,7 +88,7 @@ func claudeCases() []claudeCase {
 	// In --allowedTools Bash mode, and in the seed's bypass mode where no one is asked.
 	for _, bypass := range []bool{false, true} {
 		for _, allow := range []bool{false, true} {
-			c := claudeCase{group: "unsandboxed-commands", name: fmt.Sprintf("allow-%v", allow),
+			c := claudeCase{group: "unsandboxed-commands", name: fmt.Sprintf("allow-%v", allow), judge: mustBeSafe,
 				config: fmt.Sprintf("allowUnsandboxedCommands: %v, the model asking dangerouslyDisableSandbox: true", allow),
 				opt: claudecode.Options{Sandbox: map[string]any{"allowUnsandboxedCommands": allow},
 					ToolInput: map[string]any{"dangerouslyDisableSandbox": true}}}
