@@ -344,7 +344,7 @@ func shortWhy(hint string) string {
 	case strings.HasPrefix(hint, "not sandboxed by configuration"):
 		return "not sandboxed by configuration"
 	case strings.HasPrefix(hint, "proxy-approved"):
-		return "sandboxed, the proxy approved the denied host"
+		return "sandboxed, but the proxy approved the denied host"
 	case strings.HasPrefix(hint, "unsandboxed"):
 		return "ran outside the sandbox, silently"
 	case strings.HasPrefix(hint, "proxy-dead"):

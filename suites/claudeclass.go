@@ -39,7 +39,7 @@ func claudeClass(r classify.Result) (class, detail string) {
 		}
 		if len(via) > 0 {
 			return classProxyApproved, fmt.Sprintf("sandboxed (no direct way out), but the sandbox's proxy approved the denied host, "+
-				"which is not allow-listed, on %s", strings.Join(via, ", "))
+				"which the policy does not allow, on %s", strings.Join(via, ", "))
 		}
 		return string(r.Outcome), r.Hint
 	}
