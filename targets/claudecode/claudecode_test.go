@@ -3,6 +3,7 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,12 @@ func TestRealClaudeRunsTheCommandInItsSandbox(t *testing.T) {
 	if v := tg.Version(); v != Package+"@"+PinnedVersion {
 		t.Fatalf("version %q", v)
 	}
+	// Claude Code makes /tmp/claude-UID even with CLAUDE_CODE_TMPDIR set (below): if this test
+	// made it, the test removes it (only while empty: never another run's state).
+	own := fmt.Sprintf("/tmp/claude-%d", os.Getuid())
+	if _, err := os.Stat(own); err != nil {
+		t.Cleanup(func() { os.Remove(own) })
+	}
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	os.Mkdir(ws, 0o755)
@@ -235,7 +242,8 @@ func TestRealClaudeRunsTheCommandInItsSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, inv.Argv[0], inv.Argv[1:]...)
-	cmd.Env, cmd.Dir = inv.Env, inv.Dir
+	// Root's Claude Code keeps per-project state in /tmp/claude-0 otherwise: the test's own dir.
+	cmd.Env, cmd.Dir = append(inv.Env, "CLAUDE_CODE_TMPDIR="+t.TempDir()), inv.Dir
 	out, err := cmd.CombinedOutput()
 	res := inv.Agent.Finish()
 	if err != nil || !res.Ran {
