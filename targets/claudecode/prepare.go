@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/scriptedmodel"
 	"github.com/sandcheck/sandcheck/targets"
+	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
 // Prompt is the user's turn; the scripted model answers it with the probe's tool call whatever
@@ -82,7 +83,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := lay.trust(opt.trust()); err != nil {
 		return nil, err
 	}
-	srv, err := scriptedmodel.Start(scriptedmodel.Script{Command: shellJoin(s.Command), Input: opt.ToolInput})
+	srv, err := scriptedmodel.Start(scriptedmodel.Script{Command: srt.ShellJoin(s.Command), Input: opt.ToolInput})
 	if err != nil {
 		return nil, err
 	}
@@ -222,11 +223,3 @@ func (l layout) trust(state string) error {
 	return nil
 }
 
-// shellJoin quotes argv for the Bash tool's shell.
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
-}
