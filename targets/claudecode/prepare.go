@@ -222,4 +222,3 @@ func (l layout) trust(state string) error {
 	}
 	return nil
 }
-
