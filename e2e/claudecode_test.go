@@ -338,7 +338,7 @@ func shortWhy(hint string) string {
 		if !ok {
 			_, why, _ = strings.Cut(hint, "before the command ran: ")
 		}
-		return "refused, " + strconv.Quote(cut(why, 60))
+		return "refused, " + strconv.Quote(cut(strings.TrimSpace(why), 60))
 	case strings.HasPrefix(hint, "ran unsandboxed, loudly"):
 		return "ran unsandboxed, with a warning"
 	case strings.HasPrefix(hint, "not sandboxed by configuration"):
@@ -355,8 +355,8 @@ func shortWhy(hint string) string {
 	case strings.Contains(hint, "unexpected request"):
 		return "a model request the script does not answer"
 	}
-	if _, fs, ok := strings.Cut(hint, ": "); ok { // the filesystem checks: their first breach
-		return cut(fs, 70)
+	if i := strings.Index(hint, "protected/"); i >= 0 { // the filesystem checks: their first breach
+		return cut(hint[i:], 70)
 	}
 	return cut(hint, 70)
 }
