@@ -15,6 +15,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 func TestRecipes(t *testing.T) {
@@ -89,7 +92,7 @@ Suites: bookworm-security
 			t.Errorf("mirrorFrom(%q) = %q, want %q", c.texts, got, c.want)
 		}
 	}
-	t.Setenv(EnvMirror, "http://override.example/debian")
+	t.Cleanup(config.With(func(e *config.Env) { e.DebianMirror = "http://override.example/debian" }))
 	if got := DebianMirror(); got != "http://override.example/debian" {
 		t.Errorf("DebianMirror with %s set = %q", EnvMirror, got)
 	}
@@ -193,6 +196,11 @@ func TestLockWaits(t *testing.T) {
 	if _, err := lock(ctx, path); err == nil {
 		t.Fatal("second lock taken while the first is held")
 	}
+	// A waiter that found the lock held gets it once it is released.
+	waiting := make(chan struct{})
+	saved := lockWaiting
+	defer func() { lockWaiting = saved }()
+	lockWaiting = func(string) { close(waiting) }
 	got := make(chan error, 1)
 	go func() {
 		u, err := lock(context.Background(), path)
@@ -201,7 +209,11 @@ func TestLockWaits(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-waiting:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second locker never found the lock held")
+	}
 	unlock()
 	select {
 	case err := <-got:
@@ -240,12 +252,10 @@ func TestRemoveTree(t *testing.T) {
 // built if missing (the first time: debootstrap, about a minute each), and a second Ensure does
 // nothing and takes one API call.
 func TestEnsure(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: building images needs root (debootstrap, dockerd)")
-	}
+	skip.If(t, os.Geteuid() != 0, "building images needs root (debootstrap, dockerd)")
 	script, _ := filepath.Abs("../scripts/start-dockerd.sh")
 	if out, err := exec.Command(script).CombinedOutput(); err != nil {
-		t.Skipf("SKIPPED LOUDLY: no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
+		skip.Loudly(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

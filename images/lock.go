@@ -13,6 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// lockWaiting says that a build waits for another's lock (tests watch for it).
+var lockWaiting = func(path string) {
+	fmt.Fprintf(os.Stderr, "images: waiting for another build holding %s\n", path)
+}
+
 // lock takes an exclusive flock on path, waiting (until ctx ends) for another holder, in this
 // process or another. The kernel drops the lock when its holder dies, so a killed build never
 // wedges the next one.
@@ -35,7 +40,7 @@ func lock(ctx context.Context, path string) (unlock func(), err error) {
 			return nil, fmt.Errorf("images: lock %s: %w", path, err)
 		}
 		if !waited {
-			fmt.Fprintf(os.Stderr, "images: waiting for another build holding %s\n", path)
+			lockWaiting(path)
 			waited = true
 		}
 		select {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 // RootfsFile is the cached debootstrap tarball of a recipe.
@@ -88,7 +90,7 @@ func (b *Builder) rootfs(ctx context.Context, r Recipe) (path string, cached boo
 // DebianMirror is the mirror debootstrap uses: $SANDCHECK_DEBIAN_MIRROR, else the first Debian
 // archive among this host's own apt sources, else "" (debootstrap's default).
 func DebianMirror() string {
-	if m := os.Getenv(EnvMirror); m != "" {
+	if m := config.Get().DebianMirror; m != "" {
 		return m
 	}
 	var texts []string

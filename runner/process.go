@@ -12,8 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // ProcResult is what a trial process left behind, handed to ProcessExecutor.Parse.
@@ -41,7 +40,7 @@ type ProcessExecutor struct {
 	Command func(t Trial, scratch string) (argv, env []string, dir string)
 	// Parse turns the finished process into a Record. Nil: exit 0 is correct, anything else a
 	// harness error (enough for fakes). A Parse error becomes a harness-error record.
-	Parse func(t Trial, res ProcResult) (journal.Record, error)
+	Parse func(t Trial, res ProcResult) (model.Record, error)
 	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (Run clears it at
 	// start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set a
 	// short path if trials put unix sockets there (108-byte limit).
@@ -56,10 +55,10 @@ type ProcessExecutor struct {
 }
 
 // Run implements Executor.
-func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
+func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	start := time.Now()
-	fail := func(format string, args ...any) journal.Record {
-		return journal.Record{Outcome: classify.HarnessError, Error: fmt.Sprintf(format, args...),
+	fail := func(format string, args ...any) model.Record {
+		return model.Record{Outcome: model.HarnessError, Error: fmt.Sprintf(format, args...),
 			Start: start, DurationMS: time.Since(start).Milliseconds()}
 	}
 	root := e.ScratchRoot
@@ -222,11 +221,11 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	return res, nil
 }
 
-func exitCodeParse(_ Trial, res ProcResult) (journal.Record, error) {
+func exitCodeParse(_ Trial, res ProcResult) (model.Record, error) {
 	if res.ExitCode == 0 {
-		return journal.Record{Outcome: classify.Correct}, nil
+		return model.Record{Outcome: model.Correct}, nil
 	}
-	return journal.Record{Outcome: classify.HarnessError,
+	return model.Record{Outcome: model.HarnessError,
 		Error: fmt.Sprintf("exit %d: %s", res.ExitCode, tail(res.Stderr, 400))}, nil
 }
 

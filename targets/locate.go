@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 // Locate finds a sandbox executable the way every npm-installed adapter does: an explicit path
@@ -14,7 +16,7 @@ import (
 func Locate(name, explicit, envVar, toolsBin, installHint string) (string, error) {
 	path := explicit
 	if path == "" {
-		path = os.Getenv(envVar)
+		path = config.Get().Tool(envVar)
 	}
 	if path != "" {
 		p, err := exec.LookPath(path)

@@ -5,28 +5,28 @@ package targets
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
-// Capability is something a sandbox can express.
-type Capability string
+// Capability is something a sandbox can express (model's vocabulary; these names keep code
+// written against targets compiling).
+type Capability = model.Capability
 
 const (
-	CapProxyAllowList Capability = "proxy-allow-list" // domain allow-list enforced by a proxy
-	CapDenyAllNet     Capability = "deny-all-network"
-	CapWritablePaths  Capability = "writable-paths"
-	CapDenyRead       Capability = "deny-read"
-	// CapProtectedFiles: the sandbox keeps files inside the writable workspace that configure
-	// later programs (.bashrc, .git/hooks, .vscode, .mcp.json ...) read-only, as srt does.
-	CapProtectedFiles Capability = "protected-files"
-	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
-	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
-	CapSettingsFile Capability = "settings-file"
+	CapProxyAllowList = model.CapProxyAllowList
+	CapDenyAllNet     = model.CapDenyAllNet
+	CapWritablePaths  = model.CapWritablePaths
+	CapDenyRead       = model.CapDenyRead
+	CapProtectedFiles = model.CapProtectedFiles
+	CapSettingsFile   = model.CapSettingsFile
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
@@ -110,12 +110,24 @@ func New(name string, settings map[string]string) (Target, error) {
 func Names() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	var n []string
-	for k := range registry {
-		n = append(n, k)
+	return slices.Sorted(maps.Keys(registry))
+}
+
+// Seamed is a target with seams faults may act through (model.Seam); a target without any
+// does not implement it.
+type Seamed interface {
+	Seams() []model.Seam
+}
+
+// Offers reports whether a target offers every seam given.
+func Offers(t Target, seams ...model.Seam) bool {
+	s, _ := t.(Seamed)
+	for _, want := range seams {
+		if s == nil || !slices.Contains(s.Seams(), want) {
+			return false
+		}
 	}
-	sort.Strings(n)
-	return n
+	return true
 }
 
 // DenyAll reports whether a target offers no way out at all (Reach is empty): the network

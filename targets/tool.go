@@ -2,10 +2,11 @@ package targets
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 // Tool is a sandbox executable from a distribution package (bwrap, firejail). Unless a path is
@@ -22,7 +23,7 @@ type Tool struct {
 // FindTool finds name: an explicit path, then $envVar, then PATH. installHint says how to get it.
 func FindTool(name, explicit, envVar, installHint string) (*Tool, error) {
 	if explicit == "" {
-		explicit = os.Getenv(envVar)
+		explicit = config.Get().Tool(envVar)
 	}
 	if explicit != "" {
 		p, err := exec.LookPath(explicit)

@@ -14,13 +14,9 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
-	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/bisect"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
-	"github.com/sandcheck/sandcheck/targets/npmcache"
-	"github.com/sandcheck/sandcheck/versions"
 )
 
 func init() {
@@ -78,13 +74,13 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck bisect: "+format+"\n", a...)
 		return exitUsage
 	}
-	name, sel := splitTarget(o.target)
+	name, sel := orchestrate.SplitTarget(o.target)
 	switch {
 	case fs.NArg() > 0:
 		return fail("unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	case sel != "":
 		return fail("--target %s: name the target only; the versions are --good and --bad", o.target)
-	case o.targetPath != "":
+	case o.TargetPath != "":
 		return fail("--target-path: bisect runs published versions from the npm cache, not one executable")
 	case strings.TrimSpace(o.labels) == "":
 		return fail("--label-filter is required: the scenarios whose outcome changed (e.g. 'network && seed'); a whole-suite bisect decides on one scenario anyway")
@@ -93,12 +89,12 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	case !(*alpha > 0 && *alpha < 0.5 && *beta > 0 && *beta < 0.5):
 		return fail("--alpha and --beta must be between 0 and 0.5")
 	}
-	if err := registry().Target(name, nil); err != nil {
+	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		return fail("--target: %v", err)
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
-		return fail("--target %s: %v", name, versionedCheck(name))
+		return fail("--target %s: %v", name, orchestrate.VersionedCheck(name))
 	}
 	settings := map[string]any{}
 	if o.targetSettings != "" {
@@ -107,7 +103,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.fault != "" {
-		if err := registry().Fault(o.fault); err != nil {
+		if err := orchestrate.Registry().Fault(o.fault); err != nil {
 			return fail("--fault: %v", err)
 		}
 	}
@@ -122,7 +118,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := matrix.Target{ID: name, Name: name, Settings: settings}
-	list, goodV, badV, err := bisectRange(ctx, t, npm, *good, *bad, stderr)
+	list, goodV, badV, err := orchestrate.BisectRange(ctx, t, npm, *good, *bad, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -131,31 +127,9 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	fault := matrix.NormalizeFault(o.fault)
-	m := &matrix.Matrix{Targets: []matrix.Target{t}, Scenarios: o.labels, Faults: []string{fault}}
-	o.versionPaths = map[string]string{}
 	prog := stderr // progress on stderr: with --json, stdout holds the JSON alone
 	fmt.Fprintf(prog, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", name, npm.Package, o.labels, goodV, badV, len(list))
-	res, err := bisect.Run(ctx, bisect.Options{
-		Versions: list,
-		Cell: func(v string) journal.Cell {
-			return journal.Cell{ID: matrix.VersionedCellID(name, v, "local", fault, o.labels), Target: name, Version: v,
-				Host: "local", Fault: fault, Labels: o.labels}
-		},
-		Prepare: func(ctx context.Context, v string) error {
-			in, err := npmCache().Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
-			if err != nil {
-				return err
-			}
-			o.versionPaths[name+"@"+v] = in.BinPath()
-			return nil
-		},
-		Exec: &runner.ProcessExecutor{
-			Command: func(tr runner.Trial, _ string) ([]string, []string, string) {
-				return trialArgv(self, m, tr, &o), nil, ""
-			},
-			Parse:         trialresult.Parse,
-			FramePrefixes: trialresult.Prefixes,
-		},
+	res, err := orchestrate.Bisect(ctx, self, t, npm, list, o.labels, fault, &o.Trial, bisect.Options{
 		Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
 		EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
 		Progress: prog,
@@ -163,7 +137,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	outp := bisectOutput{Target: name, Package: npm.Package, Labels: o.labels, Fault: fault, Result: res}
 	if res != nil {
 		// The versions it ran, as a version table (report.md, report.html) beside the journal.
-		if werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
+		if _, werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
 			outp.Reports = dir
 		}
 		var b strings.Builder
@@ -203,62 +177,6 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	printBisect(stdout, outp)
 	return code
-}
-
-// bisectRange resolves --good and --bad (defaults: the oldest release and latest) and lists the
-// releases from one to the other.
-func bisectRange(ctx context.Context, t matrix.Target, npm targets.NPM, good, bad string, stderr io.Writer) ([]string, string, string, error) {
-	idx, err := npmCache().Published(ctx, npm.Package)
-	if err != nil {
-		return nil, "", "", err
-	}
-	if idx.Warning != "" {
-		fmt.Fprintf(stderr, "warning: %s\n", idx.Warning)
-	}
-	rel := idx.Releases()
-	if len(rel) < 2 {
-		return nil, "", "", fmt.Errorf("%s has fewer than two releases", npm.Package)
-	}
-	one := func(flag, text, def string) (string, error) {
-		if text == "" {
-			return def, nil
-		}
-		sel, err := versions.ParseSelector(text)
-		if err != nil {
-			return "", fmt.Errorf("--%s: %w", flag, err)
-		}
-		pinned := ""
-		if sel.Kind == versions.Pinned {
-			if pinned, err = pinnedVersion(t); err != nil {
-				return "", fmt.Errorf("--%s: %w", flag, err)
-			}
-		}
-		vs, err := sel.Resolve(idx.Published, pinned)
-		if err != nil {
-			return "", fmt.Errorf("--%s: %w", flag, err)
-		}
-		if len(vs) != 1 {
-			return "", fmt.Errorf("--%s %s selects %d versions; name one", flag, text, len(vs))
-		}
-		return vs[0], nil
-	}
-	latest := rel[len(rel)-1]
-	if l, ok := idx.Tags["latest"]; ok {
-		latest = l
-	}
-	g, err := one("good", good, rel[0])
-	if err != nil {
-		return nil, "", "", err
-	}
-	b, err := one("bad", bad, latest)
-	if err != nil {
-		return nil, "", "", err
-	}
-	list, err := versions.Between(idx.Published, g, b)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("--good %s --bad %s: %w (good must be the older one)", g, b, err)
-	}
-	return list, g, b, nil
 }
 
 // printBisect is the human answer: the first bad version, the evidence, the cost.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/targets/srt"
+	"github.com/sandcheck/sandcheck/targets"
 )
 
 func init() {
@@ -21,6 +21,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON (the keys reports read) instead of a table")
 	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
 	user := fs.String("user", users.Default, userHelp+" (looked up, not created)")
+	target := fs.String("target", "srt", "the sandbox whose build the fingerprint names")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -30,11 +31,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := doctor.Options{Root: *root}
 	if *root == "/" || *root == "" {
-		if t, err := srt.New(""); err != nil {
-			opts.SandboxVersion = "missing: " + err.Error()
-		} else {
-			opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
-		}
+		opts.SandboxVersion, opts.SandboxPath = sandboxBuild(targets.New(*target, map[string]string{}))
 		opts.User = fingerprintUser(*user, false)
 	}
 	f := doctor.Collect(opts)
@@ -51,4 +48,16 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck doctor: %v\n", err)
 	}
 	return 0
+}
+
+// sandboxBuild is what a fingerprint says of the sandbox under test: its version and executable
+// (the build of a version's install when the cell chose one), or why it is missing.
+func sandboxBuild(t targets.Target, err error) (version, path string) {
+	if err != nil {
+		return "missing: " + err.Error(), ""
+	}
+	if p, ok := t.(interface{ Path() string }); ok {
+		path = p.Path()
+	}
+	return t.Version(), path
 }

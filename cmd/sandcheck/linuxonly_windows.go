@@ -23,11 +23,5 @@ func init() {
 	}
 }
 
-// ensureLocalUsers has nothing to do: no local host runs trials on Windows.
-func ensureLocalUsers(string, []string) error { return nil }
-
 // fingerprintUser: the sandbox user lives inside the WSL distribution, not on Windows.
 func fingerprintUser(string, bool) *doctor.User { return nil }
-
-// sweepLocalUsers: no local host runs trials on Windows.
-func sweepLocalUsers([]string, io.Writer) {}

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/suites/harness"
 )
 
@@ -20,7 +22,7 @@ func init() {
 
 // preflightCmd is the seed reporter's hand-written probe as a product: drive one sandboxed
 // request to an allowed and a denied host, and fail closed unless the outcome is `correct`.
-// A known finding of the target (knownfindings/) is not news, but a fail-open one still fails
+// A known finding of the target (targets/NAME/knownfindings.yaml) is not news, but a fail-open one still fails
 // unless the user accepts the pinned findings by name with --accept-known.
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
@@ -28,7 +30,7 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 Exit status:
   0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel
      (with --filesystem also: writes only in the workspace, the secret unreadable), except for
-     known findings of this target version (knownfindings/): a fail-closed one (the allowed host
+     known findings of this target version (targets/NAME/knownfindings.yaml): a fail-closed one (the allowed host
      blocked, a dead proxy, an allowed write refused) is printed as a warning; a fail-open one
      (the denied host reached, a file written or read against the policy) only with
      --accept-known, which lists each accepted finding: its id, what it breached, its note.
@@ -75,12 +77,12 @@ Exit status:
 	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault, User: cfg.User}
 	var matched []knownfindings.Match
 	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
-	if r := nt.Result; r.Outcome != classify.Correct {
+	if r := nt.Result; r.Outcome != model.Correct {
 		hosts := knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
 		d := known.Decide(on, knownfindings.Verdict{Scenario: "network/seed", Outcome: r.Outcome, Hint: r.Hint,
 			Breaches: knownfindings.NetworkBreaches(r, "", hosts)})
 		if len(d.New) > 0 {
-			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), firstClause(r.Hint))
+			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), schema.LeadingCause(r.Hint))
 			return 1
 		}
 		matched = append(matched, d.Matched...)
@@ -93,7 +95,7 @@ Exit status:
 			return 1
 		}
 		r := ft.Result
-		if r.Outcome == classify.Correct {
+		if r.Outcome == model.Correct {
 			summary += "; filesystem confined"
 		} else {
 			var ws string
@@ -120,7 +122,7 @@ Exit status:
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, asUser(cfg.User), time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, runsummary.AsUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
 }
@@ -134,7 +136,7 @@ func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfin
 	for _, m := range ms {
 		f := m.Finding
 		switch {
-		case m.Breach.Outcome.Severity() != classify.SevFailOpen:
+		case m.Breach.Outcome.Severity() != model.SevFailOpen:
 			fmt.Fprintf(w, "sandcheck preflight: warning: known finding %s (%s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
 		case accept:
 			fmt.Fprintf(w, "sandcheck preflight: accepted known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
@@ -151,15 +153,15 @@ func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfin
 }
 
 // describe turns an outcome into the words of the seed report.
-func describe(o classify.Outcome) string {
+func describe(o model.Outcome) string {
 	switch o {
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		return "proxy dead"
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		return "proxy up but NOT ENFORCING (a denied host was reachable)"
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		return "allowed host blocked"
-	case classify.SandboxFailed:
+	case model.SandboxFailed:
 		return "sandbox refused to start"
 	}
 	return string(o)

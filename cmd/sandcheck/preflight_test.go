@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // A fail-open known finding fails preflight unless accepted, and is then named; a fail-closed
@@ -16,11 +16,11 @@ import (
 func TestPreflightReportKnown(t *testing.T) {
 	on := knownfindings.Subject{Target: "srt", Version: "@anthropic-ai/sandbox-runtime@0.0.83"}
 	open := knownfindings.Match{
-		Breach:  knownfindings.Breach{Outcome: classify.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
+		Breach:  knownfindings.Breach{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
 		Finding: knownfindings.Finding{ID: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit", Note: "hooks in a new repo"},
 	}
 	closed := knownfindings.Match{
-		Breach:  knownfindings.Breach{Outcome: classify.AllowedBlocked, What: "write /tmp/claude/sandcheck-fs-* refused"},
+		Breach:  knownfindings.Breach{Outcome: model.AllowedBlocked, What: "write /tmp/claude/sandcheck-fs-* refused"},
 		Finding: knownfindings.Finding{ID: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*", Note: "no /tmp/claude"},
 	}
 	cases := []struct {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
 
@@ -41,21 +42,21 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		dir = d
 	}
 	labels := o.labels
-	if name, _ := splitTarget(o.target); labels == "" && name == claudecode.Name {
+	if name, _ := orchestrate.SplitTarget(o.target); labels == "" && name == claudecode.Name {
 		labels = "claude-seed-repro" // the seed's own invocation and curls, through Claude Code
 	} else if labels == "" {
 		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
-		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames, "--user", o.user}
+		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
 	if o.targetSettings != "" {
 		run = append(run, "--target-settings", o.targetSettings)
 	}
-	if o.settings != "" {
-		run = append(run, "--settings", o.settings)
+	if o.Settings != "" {
+		run = append(run, "--settings", o.Settings)
 	}
-	if o.targetPath != "" {
-		run = append(run, "--target-path", o.targetPath)
+	if o.TargetPath != "" {
+		run = append(run, "--target-path", o.TargetPath)
 	}
 	reproArgs = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)

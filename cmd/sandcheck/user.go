@@ -63,18 +63,6 @@ func userCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// ensureLocalUsers resolves every user a local host's cells run as before the first trial:
-// the dedicated account is created once, and a named account that does not exist stops the run
-// as a configuration error rather than failing every trial.
-func ensureLocalUsers(host string, specs []string) error {
-	for _, s := range specs {
-		if _, err := users.Resolve(s); err != nil {
-			return fmt.Errorf("host %s: %w", host, err)
-		}
-	}
-	return nil
-}
-
 // fingerprintUser is the user part of a host fingerprint. A trial has resolved its user (and
 // created the dedicated account) before it fingerprints; doctor only looks (create false).
 func fingerprintUser(spec string, create bool) *doctor.User {
@@ -100,25 +88,4 @@ func fingerprintUser(spec string, create bool) *doctor.User {
 	}
 	u.Name, u.UID, u.GID, u.Groups, u.Home = a.Name, a.UID, a.GID, a.Groups, a.Home
 	return u
-}
-
-// sweepLocalUsers cleans up after a run's local users: a trial killed at its deadline cannot
-// clean up after its sandbox's user itself, and no later trial of the run may come to do it.
-func sweepLocalUsers(specs []string, stderr io.Writer) {
-	for _, s := range specs {
-		if s == users.Root {
-			continue
-		}
-		a, err := users.Resolve(s)
-		if err != nil {
-			continue
-		}
-		done, err := a.Sweep()
-		if err != nil {
-			fmt.Fprintf(stderr, "warning: cleanup after user %s: %v\n", a.Name, err)
-		}
-		for _, d := range done {
-			fmt.Fprintf(stderr, "cleanup after user %s: %s\n", a.Name, d)
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/versions"
@@ -44,14 +45,14 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandcheck versions: one NAME[@SELECTOR] at most")
 		return exitUsage
 	}
-	name, selText := splitTarget(arg)
-	if err := registry().Target(name, nil); err != nil {
+	name, selText := orchestrate.SplitTarget(arg)
+	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
 		return exitUsage
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
-		fmt.Fprintf(stderr, "sandcheck versions: %v\n", versionedCheck(name))
+		fmt.Fprintf(stderr, "sandcheck versions: %v\n", orchestrate.VersionedCheck(name))
 		return exitUsage
 	}
 	limit := 2 * time.Minute
@@ -60,7 +61,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	c := npmCache()
+	c := orchestrate.NpmCache()
 	idx, err := c.Published(ctx, npm.Package)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
@@ -78,7 +79,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		pinned := ""
 		if sel.Kind == versions.Pinned {
-			if pinned, err = pinnedVersion(matrix.Target{Name: name}); err != nil {
+			if pinned, err = orchestrate.PinnedVersion(matrix.Target{Name: name}); err != nil {
 				fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
 				return 1
 			}

@@ -14,8 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // Options carry what the journals do not know: how the run was configured and reproduced.
@@ -81,11 +81,11 @@ func writeFile(path string, fn func(io.Writer) error) error {
 	return nil
 }
 
-// outcomeOrder lists outcome names in report order (classify.All), then unknown ones sorted.
+// outcomeOrder lists outcome names in report order (model.All), then unknown ones sorted.
 func outcomeOrder(m map[string]int) []string {
 	var out []string
 	known := map[string]bool{}
-	for _, o := range classify.All {
+	for _, o := range model.All {
 		known[string(o)] = true
 		if _, ok := m[string(o)]; ok {
 			out = append(out, string(o))
@@ -103,7 +103,7 @@ func outcomeOrder(m map[string]int) []string {
 
 var allOrder = func() []string {
 	var s []string
-	for _, o := range classify.All {
+	for _, o := range model.All {
 		s = append(s, string(o))
 	}
 	return s
@@ -111,7 +111,7 @@ var allOrder = func() []string {
 
 // severityOf names the severity of an outcome name, "unknown" for names classify does not know.
 func severityOf(o string) string {
-	oc := classify.Outcome(o)
+	oc := model.Outcome(o)
 	if !oc.Valid() {
 		return "unknown"
 	}

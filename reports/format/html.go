@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 //go:embed report.html.tmpl
@@ -210,7 +210,7 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 // fixed. Such rows are listed in a line each rather than drawn, so a cell's section grows with
 // what went wrong, not with the number of scenarios.
 func clean(c schema.Counts) bool {
-	return c.Trials > 0 && c.Failures == 0 && c.Outcomes[string(classify.Correct)] == c.Trials &&
+	return c.Trials > 0 && c.Failures == 0 && c.Outcomes[string(model.Correct)] == c.Trials &&
 		len(c.Known) == 0 && len(c.Fixed()) == 0
 }
 

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // The JUnit dialect below is the common subset Jenkins, GitLab, GitHub test reporters and the
@@ -111,7 +111,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			case c.Failures > 0:
 				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(rep, c))}
 				s.Failures++
-			case c.Measured == 0 && c.Trials > 0 && c.Outcomes[string(classify.NotApplicable)] == c.Trials:
+			case c.Measured == 0 && c.Trials > 0 && c.Outcomes[string(model.NotApplicable)] == c.Trials:
 				tc.Skipped = &junitMessage{Message: "not applicable to this target in every trial"}
 				s.Skipped++
 			case c.Measured == 0:
@@ -182,11 +182,11 @@ func caseProps(c schema.Cell) []junitProperty {
 
 // worstFailing names the most severe failing outcome: the one a dashboard should show.
 func worstFailing(m map[string]int) string {
-	var os []classify.Outcome
+	var os []model.Outcome
 	for o := range m {
-		os = append(os, classify.Outcome(o))
+		os = append(os, model.Outcome(o))
 	}
-	return string(classify.Worst(os...))
+	return string(model.Worst(os...))
 }
 
 func failureBody(rep *schema.Report, c schema.Cell) string {

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // knownReport: one cell of 20 trials where
@@ -24,23 +23,23 @@ func knownReport(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := journal.Cell{ID: "srt-local", Target: "srt", Host: "local"}
+	cell := model.Cell{ID: "srt-local", Target: "srt", Host: "local"}
 	for i := 0; i < 20; i++ {
-		seed := journal.Scenario{Name: "network/seed", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:network/seed#udp"}
+		seed := model.Scenario{Name: "network/seed", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/seed#udp"}
 		if i == 7 {
-			seed = journal.Scenario{Name: "network/seed", Outcome: classify.NonEnforcing, Known: "srt:network/seed#udp",
+			seed = model.Scenario{Name: "network/seed", Outcome: model.NonEnforcing, Known: "srt:network/seed#udp",
 				Breaches: []string{"udp: denied.sandcheck.test reached"}}
 		}
-		write := journal.Scenario{Name: "filesystem/write-outside", Outcome: classify.Correct, Pass: true}
+		write := model.Scenario{Name: "filesystem/write-outside", Outcome: model.Correct, Pass: true}
 		if i < 2 {
-			write = journal.Scenario{Name: "filesystem/write-outside", Outcome: classify.NonEnforcing,
+			write = model.Scenario{Name: "filesystem/write-outside", Outcome: model.NonEnforcing,
 				Breaches: []string{"write /root/sandcheck-outside"}, Hint: "wrote outside the workspace"}
 		}
-		a.Add(journal.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
-			{Name: "filesystem/read-secret", Outcome: classify.NonEnforcing, Known: "srt:filesystem/read-secret",
+		a.Add(model.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
+			{Name: "filesystem/read-secret", Outcome: model.NonEnforcing, Known: "srt:filesystem/read-secret",
 				Breaches: []string{"read /root/.ssh/id_ed25519"}},
 			write,
-			{Name: "network/udp", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:network/udp"},
+			{Name: "network/udp", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/udp"},
 			seed,
 		}})
 	}

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // TestEveryFormatNamesTheUser: the same cell run as the dedicated account and as root are two
@@ -24,14 +23,14 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 	fp := func(name string) json.RawMessage {
 		return json.RawMessage(`{"kernel":"6.1.0","user":{"spec":"x","name":"` + name + `","uid":1001}}`)
 	}
-	cells := []journal.Cell{
+	cells := []model.Cell{
 		{ID: "srt.local-unprivileged.healthy-1", Target: "srt", Host: "local", User: "unprivileged"},
 		{ID: "srt.local.healthy-2", Target: "srt", Host: "local", User: "root"},
 		{ID: "srt.old.healthy-3", Target: "srt", Host: "old"},
 	}
 	for i, c := range cells {
-		r := journal.Record{V: 1, RunID: "r", Cell: c, Outcome: classify.Correct,
-			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}}
+		r := model.Record{V: 1, RunID: "r", Cell: c, Outcome: model.Correct,
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}}
 		if i == 0 {
 			r.HostFP = fp("sandcheck")
 		} else {

@@ -7,10 +7,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // versionReport is srt on one host at four versions: a residue appears in 0.0.20, 0.0.21 does not
@@ -21,11 +20,11 @@ func versionReport(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, res, sf := classify.Correct, classify.Residue, classify.SandboxFailed
-	add := func(v string, overall classify.Outcome, ws classify.Outcome) {
-		cell := journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
+	ok, res, sf := model.Correct, model.Residue, model.SandboxFailed
+	add := func(v string, overall model.Outcome, ws model.Outcome) {
+		cell := model.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
 		for i := range 4 {
-			rec := journal.Record{RunID: "r1", Cell: cell, Trial: i, Outcome: overall, Scenarios: []journal.Scenario{
+			rec := model.Record{RunID: "r1", Cell: cell, Trial: i, Outcome: overall, Scenarios: []model.Scenario{
 				{Name: "network/seed", Outcome: ws, Pass: ws == ok || ws == res},
 				{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == ok, Hint: "apply-seccomp: write /proc/self/uid_map: Operation not permitted"},
 			}}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -158,14 +159,14 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 
 // fsNeeds is the capability a check needs of the target, by its group: workspace confinement
 // needs writable paths, the canary secret deny-read, the workspace's own files srt's protection.
-func fsNeeds(name string) targets.Capability {
+func fsNeeds(name string) model.Capability {
 	switch {
 	case strings.HasPrefix(name, "secret/"):
-		return targets.CapDenyRead
+		return model.CapDenyRead
 	case strings.HasPrefix(name, "protected/"):
-		return targets.CapProtectedFiles
+		return model.CapProtectedFiles
 	}
-	return targets.CapWritablePaths
+	return model.CapWritablePaths
 }
 
 // hostChecked says whether the host side can tell if the check's effect escaped.

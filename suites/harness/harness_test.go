@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestTrialBudget(t *testing.T) {
-	t.Setenv(EnvBudget, "20s")
+	t.Cleanup(config.With(func(e *config.Env) { e.TrialBudget = "20s" }))
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestTrialBudget(t *testing.T) {
 		t.Fatalf("RunTimeout = %v without a budget, want Timeout", d)
 	}
 	for _, bad := range []string{"soon", "-1s", "0"} {
-		t.Setenv(EnvBudget, bad)
+		t.Cleanup(config.With(func(e *config.Env) { e.TrialBudget = bad }))
 		if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvBudget) {
 			t.Errorf("%s=%q: err = %v", EnvBudget, bad, err)
 		}

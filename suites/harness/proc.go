@@ -6,12 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 // CookieVar marks every process a trial starts. Sandboxes start their children in new sessions
@@ -96,30 +95,5 @@ func KillCookie(cookie string) int {
 	if cookie == "" {
 		return 0
 	}
-	needle := []byte(CookieVar + "=" + cookie + "\x00")
-	self := os.Getpid()
-	n := 0
-	for round := 0; round < 3; round++ {
-		found := 0
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			if pid == self {
-				continue
-			}
-			env, err := os.ReadFile(d + "/environ")
-			if err != nil || !bytes.Contains(append(env, 0), needle) {
-				continue
-			}
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				found++
-			}
-		}
-		n += found
-		if found == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return n
+	return procfs.KillEnv(CookieVar+"="+cookie, 3, nil)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
@@ -36,6 +37,7 @@ type trial struct {
 	marks  string // probe progress markers (inside the workspace)
 	nonce  string
 	inj    *faults.Injection
+	change faults.Changes // what the faults change about every sandboxed run
 	hosts  *nethost.Hosts
 	undo   []func()
 	// dropDAC runs the sandbox without root's file-permission override.
@@ -117,6 +119,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 		}
 	}
 	t.undo = append(t.undo, t.inj.Cleanup)
+	t.change = t.inj.Changes()
 	return t, nil
 }
 
@@ -145,12 +148,12 @@ func (t *trial) networkSpec() probe.Spec {
 			{Role: nethost.RoleAllowed, Addr: t.addr(h.Allowed), IP: h.Allowed.IP.String()},
 			{Role: nethost.RoleDenied, Addr: t.addr(h.Denied), IP: h.Denied.IP.String()},
 		},
-		Channels:       probe.AllChannels,
+		Channels:       model.AllChannels,
 		CAFile:         h.CAFile,
 		Resolver:       h.Resolver.String(),
 		Timeout:        t.cfg.RequestTimeout(),
 		MarkDir:        t.marks,
-		SyncAfterFirst: t.inj.SyncProbe,
+		SyncAfterFirst: t.change.SyncProbe,
 	}
 }
 
@@ -163,10 +166,10 @@ func (t *trial) session(specFile string) *targets.Session {
 		Policy:       targets.Policy{WritablePaths: []string{t.ws}},
 		Env:          append([]string{}, t.env...),
 		UserSettings: t.cfg.Settings,
-		Patches:      t.inj.Patches,
+		Patches:      t.change.Patches,
 	}
 	if t.hosts != nil {
-		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.inj.ExtraAllowed...)
+		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.change.AllowedHosts...)
 	}
 	return s
 }
@@ -208,10 +211,10 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if mod != nil {
 		mod(sess)
 	}
-	if t.inj.PathOnly != "" {
-		sess.Env = setPath(sess.Env, append(append([]string{}, t.inj.PathDirs...), t.inj.PathOnly))
-	} else if len(t.inj.PathDirs) > 0 {
-		sess.Env = prependPath(sess.Env, t.inj.PathDirs)
+	if t.change.PathOnly != "" {
+		sess.Env = setPath(sess.Env, append(append([]string{}, t.change.PathFirst...), t.change.PathOnly))
+	} else if len(t.change.PathFirst) > 0 {
+		sess.Env = prependPath(sess.Env, t.change.PathFirst)
 	}
 	inv, err := t.target.Prepare(sess)
 	if err != nil {
@@ -222,8 +225,8 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		defer inv.Agent.Finish()
 	}
 	argv := inv.Argv
-	if t.inj.WrapTarget != nil {
-		argv = t.inj.WrapTarget(argv)
+	if t.change.Wrap != nil {
+		argv = t.change.Wrap(argv)
 	}
 	if t.hosts != nil && t.cfg.Hostnames == "name" {
 		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
@@ -233,7 +236,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
 		return nil, err
 	}
-	drop := t.inj.DropCaps
+	drop := t.change.DropCaps
 	if t.dropDAC {
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // Recorded inside srt 0.0.83: relays listening on :1080 and :3128 (tcp6, v4-mapped), plus two
@@ -141,7 +143,7 @@ func TestMainPrintsOneFrame(t *testing.T) {
 func TestDirectRecordsConnectApartFromRead(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.77:80")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: cannot listen on port 80 here (needs root): %v", err)
+		skip.Loudly(t, "cannot listen on port 80 here (needs root): %v", err)
 	}
 	accepted := make(chan net.Conn, 1)
 	go func() {

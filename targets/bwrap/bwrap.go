@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -26,7 +28,7 @@ type Target struct{ tool *targets.Tool }
 // path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
 // PATH (the netns-shared and fs-* faults) wraps the real one.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("bwrap", path, "SANDCHECK_BWRAP", "Debian: apt-get install bubblewrap")
+	tool, err := targets.FindTool("bwrap", path, config.Bwrap, "Debian: apt-get install bubblewrap")
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +38,16 @@ func New(path string) (*Target, error) {
 func (t *Target) Name() string { return Name }
 
 // Capabilities are no network at all, the workspace writable, paths hidden.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapDenyRead}
 }
 
 // Reach is empty: a deny-all sandbox offers no way out.
 func (t *Target) Reach() []string { return nil }
+
+// Seams implements targets.Seamed: bwrap is looked up on each session's PATH, where a shim can
+// stand in for it.
+func (t *Target) Seams() []model.Seam { return []model.Seam{model.OnPath("bwrap")} }
 
 // Version is `bwrap --version`.
 func (t *Target) Version() string { return t.tool.Version() }

@@ -15,6 +15,7 @@ package claudecode
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,7 +25,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/versions"
@@ -44,12 +46,18 @@ const (
 const PinnedVersion = "2.1.215"
 
 // EnvPath overrides where the claude executable is.
-const EnvPath = "SANDCHECK_CLAUDE_CODE"
+const EnvPath = config.ClaudeCode
+
+// knownFindings are where the real, healthy Claude Code fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
 
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) {
 		return New(s["path"], s["permission_mode"])
 	})
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/claudecode/knownfindings.yaml", Data: knownFindings})
 	// The wrapper's postinstall links the platform binary; the adapter runs that binary itself.
 	targets.RegisterNPM(Name, targets.NPM{Package: Package, Bin: "claude"})
 }
@@ -79,7 +87,7 @@ func New(path, permission string) (*Target, error) {
 // Locate resolves the native claude executable.
 func Locate(path string) (string, error) {
 	if path == "" {
-		path = os.Getenv(EnvPath)
+		path = config.Get().Tool(EnvPath)
 	}
 	if path == "" {
 		in, ok := npmcache.New().Lookup(npmcache.Spec{Package: Package, Version: PinnedVersion, Bin: "claude"})
@@ -126,7 +134,15 @@ func (t *Target) Capabilities() []targets.Capability {
 }
 
 // Reach is the bundled runtime's: its HTTP proxy (plain and CONNECT) and its SOCKS proxy.
-func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
+func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} }
+
+// Seams implements targets.Seamed: the runtime Claude Code bundles runs socat and bwrap from
+// its PATH, and its settings (sandbox.network) name its proxy's ports. Not ripgrep: Claude Code
+// ships its own.
+func (t *Target) Seams() []model.Seam {
+	return []model.Seam{model.HelperTool("socat"), model.HelperTool("bwrap"),
+		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
+}
 
 // Version is "@anthropic-ai/claude-code@X.Y.Z": the platform package's manifest beside the
 // binary, else `claude --version` ("2.1.215 (Claude Code)").

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -61,7 +63,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the codex executable.
 func Locate(path string) (string, error) {
-	return targets.Locate("codex", path, "SANDCHECK_CODEX", ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
+	return targets.Locate("codex", path, config.Codex, ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
 }
 
 func (t *Target) Name() string { return Name }
@@ -70,8 +72,8 @@ func (t *Target) Name() string { return Name }
 func (t *Target) Path() string { return t.path }
 
 // Capabilities are network off and the workspace writable.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 }
 
 // Reach is empty: with network_access=false nothing leaves the sandbox.

@@ -5,19 +5,28 @@
 package firejail
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Name of the adapter in matrices and on the command line.
 const Name = "firejail"
 
+// knownFindings are where the real, healthy firejail fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/firejail/knownfindings.yaml", Data: knownFindings})
 }
 
 // Target is the firejail adapter.
@@ -26,7 +35,7 @@ type Target struct{ tool *targets.Tool }
 // New finds firejail: an explicit path, $SANDCHECK_FIREJAIL, then PATH. Without an explicit path
 // every session looks firejail up on its own PATH, so a fault's shim put first there wraps it.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("firejail", path, "SANDCHECK_FIREJAIL", "Debian: apt-get install firejail")
+	tool, err := targets.FindTool("firejail", path, config.Firejail, "Debian: apt-get install firejail")
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +45,16 @@ func New(path string) (*Target, error) {
 func (t *Target) Name() string { return Name }
 
 // Capabilities are no network at all, the workspace writable, paths blacklisted.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapDenyRead}
 }
 
 // Reach is empty: `--net=none` offers no way out.
 func (t *Target) Reach() []string { return nil }
+
+// Seams implements targets.Seamed: firejail is looked up on each session's PATH, where a shim
+// can stand in for it.
+func (t *Target) Seams() []model.Seam { return []model.Seam{model.OnPath("firejail")} }
 
 // Version is the first line of `firejail --version`.
 func (t *Target) Version() string { return t.tool.Version() }

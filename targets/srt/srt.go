@@ -4,6 +4,7 @@
 package srt
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -22,8 +24,14 @@ const Name = "srt"
 // ToolsBin is where `make` installs the pinned srt, relative to the repository root.
 const ToolsBin = ".tools/npm/node_modules/.bin/srt"
 
+// knownFindings are where the real, healthy srt fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/srt/knownfindings.yaml", Data: knownFindings})
 	targets.RegisterNPM(Name, targets.NPM{Package: Package, Bin: "srt", IgnoreScripts: true})
 }
 
@@ -49,7 +57,7 @@ func New(path string) (*Target, error) {
 
 // Locate resolves the srt executable.
 func Locate(path string) (string, error) {
-	return targets.Locate("srt", path, "SANDCHECK_SRT", ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
+	return targets.Locate("srt", path, config.SRT, ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
 }
 
 func (t *Target) Name() string { return Name }
@@ -57,13 +65,20 @@ func (t *Target) Name() string { return Name }
 // Path is the srt executable in use.
 func (t *Target) Path() string { return t.path }
 
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
+		model.CapProtectedFiles, model.CapSettingsFile}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
-func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
+func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} }
+
+// Seams implements targets.Seamed: srt runs socat, bwrap and ripgrep from its PATH, and its
+// settings name its proxy's ports.
+func (t *Target) Seams() []model.Seam {
+	return []model.Seam{model.HelperTool("socat"), model.HelperTool("bwrap"), model.HelperTool("rg"),
+		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
+}
 
 // Version reads the package manifest beside the CLI (cheaper than starting node).
 func (t *Target) Version() string {
