@@ -40,12 +40,12 @@ func claudeTargets(versions ...string) []string {
 	return a
 }
 
-// claudeFaults are the network faults whose seams Claude Code has (or that need none), each with
+// claudeFaults are the deterministic network faults whose seams Claude Code offers, each with
 // the outcome it must produce.
 func claudeFaults() []*faults.Fault {
 	var out []*faults.Fault
 	for _, f := range faults.All() {
-		if f.Rate == nil && f.Scope == faults.ScopeNetwork && (len(f.Targets) == 0 || slices.Contains(f.Targets, claudecode.Name)) {
+		if ok, _ := f.AppliesTo(&claudecode.Target{}); ok && f.Rate == nil && f.Scope == faults.ScopeNetwork {
 			out = append(out, f)
 		}
 	}
