@@ -117,7 +117,7 @@ func TestClaudeCodeDetector(t *testing.T) {
 
 // TestClaudeCodeScenarios: every other scenario through Claude Code, both versions: filesystem
 // passes in every trial outside the known findings; fail-closed, untrusted and concurrency do
-// too, and every non-intermittent known finding of knownfindings/claude-code.yaml shows in every
+// too, and every non-intermittent known finding of targets/claudecode/knownfindings.yaml shows in every
 // trial (the list is pinned both ways).
 func TestClaudeCodeScenarios(t *testing.T) {
 	requireSandbox(t)
@@ -195,7 +195,7 @@ func claudeSettingsTrials(t *testing.T) int {
 }
 
 // TestClaudeCodeSettings: Claude Code's own configurations, both versions. Every verdict is the
-// one measured and pinned (knownfindings/claude-code.yaml, both ways), and the ones the issue
+// one measured and pinned (targets/claudecode/knownfindings.yaml, both ways), and the ones the issue
 // names read as they must: the seed's repro is its outcome 2, bypass mode's leak names the
 // proxy's approval, enabled: false is never correct, failIfUnavailable: true refuses when a
 // binary is missing, and false runs unsandboxed only with a warning.
