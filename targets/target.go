@@ -53,6 +53,9 @@ type Session struct {
 	// Patches let a fault change the generated settings (target-specific keys) before they are
 	// written: e.g. point srt at an external proxy.
 	Patches []func(settings map[string]any)
+	// Adapter holds options only one adapter understands, set by that adapter's own scenarios
+	// (claudecode.Options: permission mode, trust, where the settings live); others ignore it.
+	Adapter any
 }
 
 // Invocation is the command line that runs a Session under the sandbox.
@@ -61,6 +64,9 @@ type Invocation struct {
 	Env      []string
 	Dir      string
 	Settings string // the settings text given to the sandbox, for the report
+	// Agent, when set, runs beside Argv for its lifetime: the command reaches the sandbox through
+	// an agent's tool call, and its output comes back through Agent.Finish (see agent.go).
+	Agent Agent
 }
 
 // Target is one sandbox under test.

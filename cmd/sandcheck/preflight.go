@@ -40,6 +40,8 @@ Exit status:
   sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
   sudo sandcheck preflight --user "$SUDO_USER"      # the sandbox as the account your agent runs as
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
+  sandcheck preflight --target claude-code --settings ~/.claude/settings.json   # Claude Code itself, scripted model
+  sandcheck preflight --target claude-code --target-settings '{"permission_mode":"bypass"}'   # as claude -p --dangerously-skip-permissions
 
   In a GitHub Actions job, before the step that relies on the sandbox:
     - run: sandcheck preflight --settings .srt-settings.json --timeout 10s`, stderr)

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
+	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
 
 func init() {
@@ -18,7 +21,8 @@ func init() {
 // It exits as run does (1: the report shows a failure), printing the report for 0, 1 and 3.
 func reproCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
-  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro`, stderr)
+  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro
+  sandcheck repro --target claude-code --settings ~/.claude/settings.json   # the seed's repro through Claude Code`, stderr)
 	var o trialOptions
 	o.bind(fs, true)
 	n := fs.Int("n", 10, "trials")
@@ -38,7 +42,9 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		dir = d
 	}
 	labels := o.labels
-	if labels == "" {
+	if name, _ := orchestrate.SplitTarget(o.target); labels == "" && name == claudecode.Name {
+		labels = "claude-seed-repro" // the seed's own invocation and curls, through Claude Code
+	} else if labels == "" {
 		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),

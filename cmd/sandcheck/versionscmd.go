@@ -29,8 +29,10 @@ type versionRow struct {
 func versionsCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
   sandcheck versions 'srt@>=0.0.60'      # what a selector picks (as a matrix's versions: would)
-  sandcheck versions srt@last:5 --json`, stderr)
+  sandcheck versions srt@last:5 --json
+  sandcheck versions claude-code@2.1.215 --install   # what make deps does for the pinned Claude Code`, stderr)
 	asJSON := fs.Bool("json", false, "one JSON object: package, source of the list, the versions")
+	install := fs.Bool("install", false, "install the selected versions into the npm cache first (a version already there is kept)")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -53,7 +55,11 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", orchestrate.VersionedCheck(name))
 		return exitUsage
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	limit := 2 * time.Minute
+	if *install {
+		limit = 15 * time.Minute // Claude Code is about 250 MB a version
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	c := orchestrate.NpmCache()
 	idx, err := c.Published(ctx, npm.Package)
@@ -81,6 +87,22 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		if list, err = sel.Resolve(idx.Published, pinned); err != nil {
 			fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
 			return 1
+		}
+	}
+	if *install {
+		if selText == "" {
+			fmt.Fprintln(stderr, "sandcheck versions: --install needs NAME@SELECTOR (it would install every release)")
+			return exitUsage
+		}
+		for _, v := range list {
+			in, err := c.Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
+			if err != nil {
+				fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
+				return 1
+			}
+			if in.Fresh {
+				fmt.Fprintf(stderr, "installed %s into %s (%.1fs)\n", in.Spec, in.Dir, in.Took.Seconds())
+			}
 		}
 	}
 	tags := map[string][]string{}

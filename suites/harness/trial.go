@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,11 +19,12 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
-	_ "github.com/sandcheck/sandcheck/targets/codex"    //
-	_ "github.com/sandcheck/sandcheck/targets/command"  //
-	_ "github.com/sandcheck/sandcheck/targets/firejail" //
-	_ "github.com/sandcheck/sandcheck/targets/srt"      // the first target
+	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
+	_ "github.com/sandcheck/sandcheck/targets/claudecode" //
+	_ "github.com/sandcheck/sandcheck/targets/codex"      //
+	_ "github.com/sandcheck/sandcheck/targets/command"    //
+	_ "github.com/sandcheck/sandcheck/targets/firejail"   //
+	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
 )
 
 // trial is the scaffolding every scenario shares: a private directory and workspace, fixture
@@ -176,6 +178,10 @@ func (t *trial) session(specFile string) *targets.Session {
 type Bind struct {
 	Src, Dst string
 	RO       bool
+	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
+	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
+	// only, the host's own directory untouched.
+	Overlay bool
 }
 
 // Exec is one sandboxed run of the probe.
@@ -214,6 +220,10 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
 	}
+	if inv.Agent != nil {
+		// Finish is idempotent: on an error path below it only stops the agent.
+		defer inv.Agent.Finish()
+	}
 	argv := inv.Argv
 	if t.change.Wrap != nil {
 		argv = t.change.Wrap(argv)
@@ -240,7 +250,14 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	}
 	x.Nonce = spec.Nonce
 	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	var agentErr error
+	if inv.Agent != nil {
+		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
+	}
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
+	if agentErr != nil {
+		x.ParseErr = errors.Join(agentErr, x.ParseErr)
+	}
 	return x, nil
 }
 
@@ -253,13 +270,19 @@ func wrapMounts(argv []string, binds []Bind) []string {
 	}
 	script := []string{"set -e"}
 	args := []string{}
-	for i, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
+	for _, b := range binds {
+		src, dst := fmt.Sprintf(`"${%d}"`, len(args)+1), fmt.Sprintf(`"${%d}"`, len(args)+2)
+		args = append(args, b.Src, b.Dst)
+		if b.Overlay {
+			work := fmt.Sprintf(`"${%d}"`, len(args)+1)
+			args = append(args, b.Src+".work")
+			script = append(script, "mkdir -p "+work, "mount -t overlay overlay -o lowerdir="+dst+",upperdir="+src+",workdir="+work+" "+dst)
+			continue
+		}
 		script = append(script, "mount --bind "+src+" "+dst)
 		if b.RO {
 			script = append(script, "mount -o remount,bind,ro "+dst)
 		}
-		args = append(args, b.Src, b.Dst)
 	}
 	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
 	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
