@@ -7,6 +7,9 @@ import (
 	"github.com/sandcheck/sandcheck/doctor"
 )
 
+// restartClocks: nothing on Windows, where no trial runs in this process.
+func restartClocks() {}
+
 // The commands that run the specs need Linux (network namespace fixtures, a Linux sandbox), so
 // trial.go and preflight.go are built there only. On Windows the same names stay, and say where
 // they do run: inside a WSL distribution, which `run` reaches through a wsl host.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -32,7 +33,11 @@ func register(name, summary string, run func(args []string, stdout, stderr io.Wr
 func main() {
 	probe.MaybeRun()   // the same binary is the probe inside the sandbox
 	vmagent.MaybeRun() // and the job agent inside a vm host's guest
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	if len(args) == 1 && args[0] == runner.SpareArg {
+		args = awaitTrial() // started ahead of its trial by the runner
+	}
+	os.Exit(dispatch(args, os.Stdout, os.Stderr))
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {

@@ -241,15 +241,15 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}
 	// The switch to the sandbox's user comes last, inside the private mount namespace that only
-	// root can set up: the sandbox and everything under it run as the user.
+	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// run as the user.
 	argv = t.acct.Command(argv, drop)
-	argv = wrapMounts(argv, binds)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
 	var agentErr error
 	if inv.Agent != nil {
 		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
@@ -259,35 +259,6 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		x.ParseErr = errors.Join(agentErr, x.ParseErr)
 	}
 	return x, nil
-}
-
-// wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
-// a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
-// (`unshare --propagation private` has made every mount private already.)
-func wrapMounts(argv []string, binds []Bind) []string {
-	if len(binds) == 0 {
-		return argv
-	}
-	script := []string{"set -e"}
-	args := []string{}
-	for _, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, len(args)+1), fmt.Sprintf(`"${%d}"`, len(args)+2)
-		args = append(args, b.Src, b.Dst)
-		if b.Overlay {
-			work := fmt.Sprintf(`"${%d}"`, len(args)+1)
-			args = append(args, b.Src+".work")
-			script = append(script, "mkdir -p "+work, "mount -t overlay overlay -o lowerdir="+dst+",upperdir="+src+",workdir="+work+" "+dst)
-			continue
-		}
-		script = append(script, "mount --bind "+src+" "+dst)
-		if b.RO {
-			script = append(script, "mount -o remount,bind,ro "+dst)
-		}
-	}
-	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
-	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
-	out = append(out, args...)
-	return append(out, argv...)
 }
 
 // setPath replaces PATH with dirs.

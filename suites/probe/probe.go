@@ -138,12 +138,14 @@ func Main(specFile string, w io.Writer) int {
 	return 0
 }
 
-// Run tries every channel against every host, all at once: each is its own connection through
-// the sandbox, and waiting for one before starting the next only adds their times up (six curls
-// in a row were a third of a network trial). When a fault must act between two requests
-// (SyncAfterFirst), the first pair (the allowed host over the first channel, the seed's
-// request) goes alone and the rest wait for the fault's ack. Attempts are listed in channel x
-// host order whatever order they finish in, so the classifier reads the same sequence either way.
+// Run tries every channel against every host: channel after channel, in Spec order, and the
+// hosts of a channel at once (waiting for one host's answer before asking the next only adds
+// their times up; six curls in a row were a third of a network trial). The channels keep their
+// order because the sandbox's own start-up is part of what is measured: a relay that comes up
+// slowly fails the requests made before it listens, and the first channel's requests are the
+// seed's first command, the later ones come as they did. When a fault must act between two
+// requests (SyncAfterFirst), the very first pair (the allowed host over the first channel) goes
+// alone and the rest wait for the fault's ack. Attempts are listed in channel x host order.
 func Run(s Spec) *Observation {
 	if s.Timeout <= 0 {
 		s.Timeout = 4 * time.Second
@@ -170,19 +172,24 @@ func Run(s Spec) *Observation {
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
 		problems[i] = o.Problems
 	}
-	first := 0
-	if s.SyncAfterFirst && len(pairs) > 0 {
-		one(0)
-		mark(s, 1)
-		first = 1
-	}
-	var wg sync.WaitGroup
-	for i := first; i < len(pairs); i++ {
-		wg.Go(func() { one(i) })
-	}
-	wg.Wait()
-	for step := first + 1; step <= len(pairs); step++ {
-		mark(s, step)
+	step := 0
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j].ch == pairs[i].ch {
+			j++
+		}
+		if s.SyncAfterFirst && i == 0 {
+			j = 1 // the first request alone, then the fault's ack
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Go(func() { one(k) })
+		}
+		wg.Wait()
+		for ; step < j; step++ {
+			mark(s, step+1)
+		}
+		i = j
 	}
 	obs.Attempts = attempts
 	for _, ps := range problems {
