@@ -185,50 +185,7 @@ func TestImageTar(t *testing.T) {
 	}
 }
 
-func TestLockWaits(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks", "x.lock")
-	unlock, err := lock(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := lock(ctx, path); err == nil {
-		t.Fatal("second lock taken while the first is held")
-	}
-	// A waiter that found the lock held gets it once it is released.
-	waiting := make(chan struct{})
-	saved := lockWaiting
-	defer func() { lockWaiting = saved }()
-	lockWaiting = func(string) { close(waiting) }
-	got := make(chan error, 1)
-	go func() {
-		u, err := lock(context.Background(), path)
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	select {
-	case <-waiting:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second locker never found the lock held")
-	}
-	unlock()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("waiter did not get the lock after unlock")
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	if got := unescapeMount(`/var/cache/a\040b`); got != "/var/cache/a b" {
-		t.Errorf("unescapeMount = %q", got)
-	}
+func TestMountsUnderMissingDir(t *testing.T) {
 	if got := mountsUnder("/nonexistent-sandcheck-dir"); len(got) != 0 {
 		t.Errorf("mounts under a missing dir: %v", got)
 	}
