@@ -14,27 +14,36 @@ import (
 // npm parsers agree on: <testsuites> of <testsuite> (one per cell) of <testcase> (one per
 // scenario), with <properties>, <failure>, <error>, <skipped> and <system-out>.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	junitTally
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
+	Name string `xml:"name,attr"`
+	junitTally
 	Timestamp  string          `xml:"timestamp,attr"`
 	Hostname   string          `xml:"hostname,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+}
+
+// junitTally is what <testsuites> and each <testsuite> count, in their attributes.
+type junitTally struct {
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
+}
+
+// add counts a suite's test cases into the whole (the time is summed apart, in milliseconds).
+func (t *junitTally) add(s junitTally) {
+	t.Tests += s.Tests
+	t.Failures += s.Failures
+	t.Errors += s.Errors
+	t.Skipped += s.Skipped
 }
 
 type junitProperty struct {
@@ -92,10 +101,10 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 	var totalMS int64
 	for _, o := range rep.Overall {
 		s := junitSuite{
-			Name:      "sandcheck/" + o.Name(),
-			Time:      seconds(o.DurationMS),
-			Timestamp: rep.GeneratedAt.Format("2006-01-02T15:04:05"),
-			Hostname:  o.Host,
+			Name:       "sandcheck/" + o.Name(),
+			junitTally: junitTally{Time: seconds(o.DurationMS)},
+			Timestamp:  rep.GeneratedAt.Format("2006-01-02T15:04:05"),
+			Hostname:   o.Host,
 			Properties: []junitProperty{
 				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"user", o.User}, {"fault", o.Fault},
 				{"trials", fmt.Sprint(o.Trials)}, {"measured", fmt.Sprint(o.Measured)}, {"failures", fmt.Sprint(o.Failures)},
@@ -123,10 +132,7 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			s.Tests++
 			s.Cases = append(s.Cases, tc)
 		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
+		doc.add(s.junitTally)
 		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = seconds(totalMS)
