@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 )
 
 func init() {
@@ -52,7 +54,7 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 	if o.TargetPath != "" {
 		run = append(run, "--target-path", o.TargetPath)
 	}
-	reproArgs = append([]string{"repro"}, args...)
+	cli.Args = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)
 	switch code {
 	case exitPass, exitFail, exitHarness: // the trials ran: there is a report, the finding in it

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -22,21 +21,6 @@ import (
 func init() {
 	register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
-
-// multiFlag collects a repeatable flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// Exit codes of run (and repro).
-const (
-	exitPass        = 0   // every scenario passed; failures covered by known findings allowed
-	exitFail        = 1   // a fail-open, or a scenario failure outside the known findings
-	exitUsage       = 2   // usage or configuration error: nothing ran
-	exitHarness     = 3   // harness errors or timeouts above --max-harness-rate
-	exitInterrupted = 130 // Ctrl-C or SIGTERM; finished trials are journaled
-)
 
 const runExitHelp = `Exit codes:
   0    every scenario passed in every trial; a failure covered in full by a known finding

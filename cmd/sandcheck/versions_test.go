@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -175,14 +176,14 @@ func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := versionsCmd([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
+	if code := command("versions")([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "  0.0.81\n* 0.0.82\n  0.0.83  (latest)\n"
 	if !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), "3 version(s), 1 installed") {
 		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
 	}
-	if code := versionsCmd([]string{"bwrap"}, &out, &errb); code != exitUsage {
+	if code := command("versions")([]string{"bwrap"}, &out, &errb); code != exitUsage {
 		t.Fatalf("bwrap: exit %d", code)
 	}
 }
@@ -205,18 +206,24 @@ func TestCompareVersionsOfOneReport(t *testing.T) {
 		}
 	}
 	w.Close()
-	if code := reportCmd([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
+	if code := command("report")([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("report: exit %d", code)
 	}
 	var out, errb bytes.Buffer
-	code := compareCmd([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
+	code := command("compare")([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
 	if code != 1 || !strings.Contains(out.String(), "srt 0.0.42 (baseline) vs 0.0.43") ||
 		!strings.Contains(out.String(), "REGRESSION srt 0.0.43@local untrusted/proxy-env-dead: failures 0/4 (0.0%) -> 4/4 (100.0%)") {
 		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 	for _, bad := range [][]string{{"--versions", "0.0.42"}, {"--versions", "0.0.42,0.0.99"}} {
-		if code := compareCmd(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
+		if code := command("compare")(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
 			t.Errorf("compare %v: exit %d", bad, code)
 		}
 	}
+}
+
+// command is a registered command, as dispatch finds it.
+func command(name string) cli.Func {
+	f, _ := cli.Lookup(name)
+	return f
 }

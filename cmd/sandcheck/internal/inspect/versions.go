@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
@@ -16,7 +17,7 @@ import (
 )
 
 func init() {
-	register("versions", "list a sandbox's published versions, what a selector picks, and which are installed", versionsCmd)
+	cli.Register("versions", "list a sandbox's published versions, what a selector picks, and which are installed", versionsCmd)
 }
 
 // versionRow is one line of `sandcheck versions`.
@@ -27,11 +28,11 @@ type versionRow struct {
 }
 
 func versionsCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
+	fs := cli.NewFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
   sandcheck versions 'srt@>=0.0.60'      # what a selector picks (as a matrix's versions: would)
   sandcheck versions srt@last:5 --json`, stderr)
 	asJSON := fs.Bool("json", false, "one JSON object: package, source of the list, the versions")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	arg := "srt"
@@ -41,17 +42,17 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		arg = fs.Arg(0)
 	default:
 		fmt.Fprintln(stderr, "sandcheck versions: one NAME[@SELECTOR] at most")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	name, selText := orchestrate.SplitTarget(arg)
 	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", orchestrate.VersionedCheck(name))
-		return exitUsage
+		return cli.ExitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -69,7 +70,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		sel, err := versions.ParseSelector(selText)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
-			return exitUsage
+			return cli.ExitUsage
 		}
 		pinned := ""
 		if sel.Kind == versions.Pinned {
