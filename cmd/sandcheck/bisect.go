@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/bisect"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
@@ -61,7 +62,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sandcheck bisect: "+format+"\n", a...)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	name, sel := orchestrate.SplitTarget(o.target)
 	switch {
@@ -127,7 +128,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	code := 0
 	switch {
 	case ctx.Err() != nil:
-		code = exitInterrupted
+		code = cli.ExitInterrupted
 		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", dir, dir)
 	case errors.Is(err, bisect.ErrNoDifference):
 		code = 1

@@ -66,17 +66,6 @@ var (
 	fingerprintUser = doctor.UserOf
 )
 
-type multiFlag = cli.MultiFlag
-
-// Exit codes of run, repro and bisect (cli's).
-const (
-	exitPass        = cli.ExitPass
-	exitFail        = cli.ExitFail
-	exitUsage       = cli.ExitUsage
-	exitHarness     = cli.ExitHarness
-	exitInterrupted = cli.ExitInterrupted
-)
-
 // sandboxBuild is doctor.SandboxBuild, as the trial's fingerprint names it.
 func sandboxBuild(t targets.Target, err error) (version, path string) {
 	return doctor.SandboxBuild(t, err)

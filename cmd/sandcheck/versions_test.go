@@ -130,7 +130,7 @@ func TestResumeRunsWhatTheRunResolved(t *testing.T) {
 		t.Fatalf("versions.json of the started run was overwritten:\n%s", b)
 	}
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != exitUsage ||
+	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "--target srt@0.0.99: 0.0.99 is not a published version") {
 		t.Fatalf("unpublished version: exit %d: %s", code, stderr.String())
 	}
@@ -152,7 +152,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{[]string{"--label-filter", "network", "-n", "1"}, "-n must be at least 2"},
 	} {
 		var stderr bytes.Buffer
-		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != cli.ExitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("bisect %q: exit %d, %s\nwant %q", c.args, code, stderr.String(), c.want)
 		}
 	}
@@ -164,7 +164,7 @@ func TestVersionsOnlyWhereTheCacheReaches(t *testing.T) {
 	mf := filepath.Join(dir, "m.yaml")
 	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n"), 0o644)
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != exitUsage ||
+	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "host vm61 (vm): srt chooses versions, which run from this machine's npm cache") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -183,7 +183,7 @@ func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
 	if !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), "3 version(s), 1 installed") {
 		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
 	}
-	if code := command("versions")([]string{"bwrap"}, &out, &errb); code != exitUsage {
+	if code := command("versions")([]string{"bwrap"}, &out, &errb); code != cli.ExitUsage {
 		t.Fatalf("bwrap: exit %d", code)
 	}
 }
@@ -216,7 +216,7 @@ func TestCompareVersionsOfOneReport(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 	for _, bad := range [][]string{{"--versions", "0.0.42"}, {"--versions", "0.0.42,0.0.99"}} {
-		if code := command("compare")(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
+		if code := command("compare")(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != cli.ExitUsage {
 			t.Errorf("compare %v: exit %d", bad, code)
 		}
 	}
