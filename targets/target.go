@@ -5,13 +5,11 @@ package targets
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/model"
 )
@@ -83,35 +81,22 @@ type Target interface {
 // Factory builds a target from its matrix settings.
 type Factory func(settings map[string]string) (Target, error)
 
-var (
-	mu       sync.Mutex
-	registry = map[string]Factory{}
-)
+var factories byName[Factory]
 
 // Register makes an adapter available by name; adapters call it from init.
-func Register(name string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	registry[name] = f
-}
+func Register(name string, f Factory) { factories.set(name, f) }
 
 // New builds the named target.
 func New(name string, settings map[string]string) (Target, error) {
-	mu.Lock()
-	f := registry[name]
-	mu.Unlock()
-	if f == nil {
+	f, ok := factories.get(name)
+	if !ok || f == nil {
 		return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(settings)
 }
 
 // Names lists registered targets, sorted.
-func Names() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Sorted(maps.Keys(registry))
-}
+func Names() []string { return factories.names() }
 
 // Seamed is a target with seams faults may act through (model.Seam); a target without any
 // does not implement it.
@@ -162,6 +147,15 @@ func LookPath(name string, env []string) (string, error) {
 		}
 	}
 	return exec.LookPath(name)
+}
+
+// ShellJoin quotes argv for `sh -c`: each word in single quotes, its own quotes escaped.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // SetEnv returns env with key set to value (replacing any earlier assignment).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -58,17 +59,17 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 	if o.TargetPath != "" {
 		run = append(run, "--target-path", o.TargetPath)
 	}
-	reproArgs = append([]string{"repro"}, args...)
+	cli.Args = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)
 	switch code {
-	case exitPass, exitFail, exitHarness: // the trials ran: there is a report, the finding in it
+	case cli.ExitPass, cli.ExitFail, cli.ExitHarness: // the trials ran: there is a report, the finding in it
 	default:
 		return code
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
-		return exitHarness
+		return cli.ExitHarness
 	}
 	stdout.Write(md)
 	return code

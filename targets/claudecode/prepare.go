@@ -9,7 +9,6 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/scriptedmodel"
 	"github.com/sandcheck/sandcheck/targets"
-	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
 // Prompt is the user's turn; the scripted model answers it with the probe's tool call whatever
@@ -83,7 +82,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := lay.trust(opt.trust()); err != nil {
 		return nil, err
 	}
-	srv, err := scriptedmodel.Start(scriptedmodel.Script{Command: srt.ShellJoin(s.Command), Input: opt.ToolInput})
+	srv, err := scriptedmodel.Start(scriptedmodel.Script{Command: targets.ShellJoin(s.Command), Input: opt.ToolInput})
 	if err != nil {
 		return nil, err
 	}

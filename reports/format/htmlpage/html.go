@@ -1,4 +1,7 @@
-package format
+// Package htmlpage writes report.html: one self-contained page (inline CSS, JS and SVG; no
+// network) with outcome bars and interval whiskers per cell, a cell x scenario heat map, the
+// version tables and expandable evidence.
+package htmlpage
 
 import (
 	_ "embed"
@@ -10,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/format/wording"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -68,6 +71,7 @@ type heatMap struct {
 }
 
 type heatHead struct{ Label, Title, Anchor string }
+
 type legendItem struct{ Name, Color, Severity string }
 
 type heatRow struct {
@@ -118,24 +122,24 @@ type hostView struct {
 
 var nonAnchor = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// WriteHTML writes report.html: one self-contained page (inline CSS, JS and SVG; no network) with
+// Write writes report.html: one self-contained page (inline CSS, JS and SVG; no network) with
 // outcome bars and CI whiskers per cell, a cell x scenario heat map and expandable evidence.
-func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
+func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 	v := htmlView{
-		Title:     title(rep, opts),
+		Title:     wording.Title(rep, opts),
 		Generated: rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
-		Version:   orUnknown(rep.SandcheckVersion),
+		Version:   wording.OrUnknown(rep.SandcheckVersion),
 		RunIDs:    strings.Join(rep.RunIDs, ", "),
 		Settings:  opts.Settings,
 		Repro:     opts.Repro,
-		Expected:  orDefault(opts.Expected, DefaultExpected),
+		Expected:  wording.OrDefault(opts.Expected, wording.DefaultExpected),
 		NoTrials:  len(rep.Overall) == 0,
 	}
 	if rep.Until != nil {
 		v.Until = fmt.Sprintf("SPRT %s, alpha %g, beta %g, max %d", rep.Until.Hypotheses, rep.Until.Alpha, rep.Until.Beta, rep.Until.Max)
 	}
-	for _, o := range allOrder {
-		v.Legend = append(v.Legend, legendItem{o, colorOf(o), severityOf(o)})
+	for _, o := range wording.AllOrder {
+		v.Legend = append(v.Legend, legendItem{o, colorOf(o), wording.SeverityOf(o)})
 	}
 	var scenarios []string
 	rowsOf := map[string]map[string]schema.Cell{} // cell ID -> scenario -> row
@@ -163,22 +167,22 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 
 	for i, o := range rep.Overall {
 		rows := rowsOf[o.CellID]
-		cv := cellView{Anchor: anchors[i], CellID: o.CellID, Name: o.Name(), Verdict: verdict(o.Counts) + pace(o.Counts, "; "), FailOpen: o.FailOpen > 0}
+		cv := cellView{Anchor: anchors[i], CellID: o.CellID, Name: o.Name(), Verdict: wording.Verdict(o.Counts) + wording.Pace(o.Counts, "; "), FailOpen: o.FailOpen > 0}
 		if cv.FailOpen {
-			cv.Breached = failOpenWhat(rep, o)
+			cv.Breached = wording.FailOpenWhat(rep, o)
 		}
 		cv.Bars = append(cv.Bars, bar("all scenarios (per trial)", "overall", o.Counts))
 		for _, s := range scenarios {
 			c, ok := rows[s]
 			switch {
 			case !ok:
-			case clean(c.Counts):
-				cv.Clean = append(cv.Clean, cleanView{Label: s, Verdict: verdict(c.Counts)})
+			case wording.Clean(c.Counts):
+				cv.Clean = append(cv.Clean, cleanView{Label: s, Verdict: wording.Verdict(c.Counts)})
 			default:
 				cv.Bars = append(cv.Bars, bar(s, "scenario", c.Counts))
 			}
 		}
-		for _, name := range outcomeOrder(o.Outcomes) {
+		for _, name := range wording.OutcomeOrder(o.Outcomes) {
 			ex, ok := o.Examples[name]
 			if !ok {
 				continue
@@ -187,12 +191,12 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 			if ex.Hint != "" {
 				sum += " — " + ex.Hint
 			}
-			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: exampleEvidence(rep, ex, PageEvidenceBytes)})
+			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: wording.ExampleEvidence(rep, ex, wording.PageEvidenceBytes)})
 		}
 		v.Cells = append(v.Cells, cv)
 	}
-	for _, h := range hostNames(rep) {
-		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: hostEnv(rep, h)})
+	for _, h := range wording.HostNames(rep) {
+		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: wording.HostEnv(rep, h)})
 	}
 	v.VersionTables = versionViews(rep)
 	for _, cf := range rep.CoFailures {
@@ -204,14 +208,6 @@ func WriteHTML(w io.Writer, rep *schema.Report, opts Options) error {
 		return fmt.Errorf("write report.html: %w", err)
 	}
 	return nil
-}
-
-// clean says a row has nothing to show but a pass: every trial correct, nothing known, nothing
-// fixed. Such rows are listed in a line each rather than drawn, so a cell's section grows with
-// what went wrong, not with the number of scenarios.
-func clean(c schema.Counts) bool {
-	return c.Trials > 0 && c.Failures == 0 && c.Outcomes[string(model.Correct)] == c.Trials &&
-		len(c.Known) == 0 && len(c.Fixed()) == 0
 }
 
 // heatGrid lays the heat map out: the longer of cells and scenarios down the page.
@@ -257,19 +253,19 @@ func heat(cellID, s string, c schema.Cell, ok bool) heatCell {
 		h.Color, h.Text, h.Title = "#ffffff", "", "not run in this cell"
 	case c.FailOpen > 0:
 		h.Color, h.Text, h.FailOpen = "#6a1b9a", "OPEN", true
-		h.Title = "fail-open: " + verdict(c.Counts) + ": " + c.Breached()
+		h.Title = "fail-open: " + wording.Verdict(c.Counts) + ": " + c.Breached()
 		if c.KnownFailures() == c.Failures {
 			// Still purple: a known fail-open is fail-open. The mark only says it is on the list.
 			h.Text, h.Known = "OPEN (known)", true
-			h.Title += "; " + knownNote(c.Counts)
+			h.Title += "; " + wording.KnownNote(c.Counts)
 		}
 	case c.Failures > 0 && c.KnownFailures() == c.Failures:
-		h.Color, h.Text, h.Known = rateColor(c.FailureRate), pct(c.FailureRate)+" (known)", true
-		h.Title = verdict(c.Counts) + "; " + knownNote(c.Counts)
+		h.Color, h.Text, h.Known = rateColor(c.FailureRate), wording.Pct(c.FailureRate)+" (known)", true
+		h.Title = wording.Verdict(c.Counts) + "; " + wording.KnownNote(c.Counts)
 	case c.Measured == 0:
-		h.Color, h.Text, h.Title = "#e0e0e0", "n/m", verdict(c.Counts)
+		h.Color, h.Text, h.Title = "#e0e0e0", "n/m", wording.Verdict(c.Counts)
 	default:
-		h.Color, h.Text, h.Title = rateColor(c.FailureRate), pct(c.FailureRate), verdict(c.Counts)
+		h.Color, h.Text, h.Title = rateColor(c.FailureRate), wording.Pct(c.FailureRate), wording.Verdict(c.Counts)
 	}
 	return h
 }
@@ -290,16 +286,16 @@ func rateColor(r float64) string {
 }
 
 func bar(label, kind string, c schema.Counts) barView {
-	b := barView{Label: label, Kind: kind, Verdict: verdict(c), Measured: c.Measured > 0}
+	b := barView{Label: label, Kind: kind, Verdict: wording.Verdict(c), Measured: c.Measured > 0}
 	if kind == "scenario" {
 		// The overall bar repeats none of this: the cell's breach list and its scenario bars say it.
-		b.Known, b.Fixed = knownNote(c), fixedNote(c)
+		b.Known, b.Fixed = wording.KnownNote(c), wording.FixedNote(c)
 		if c.FailOpen > 0 {
 			b.Details = append(b.Details, "breached: "+c.Breached())
 		}
 	}
 	x := 0.0
-	for _, o := range outcomeOrder(c.Outcomes) {
+	for _, o := range wording.OutcomeOrder(c.Outcomes) {
 		n := c.Outcomes[o]
 		if n == 0 || c.Trials == 0 {
 			continue
@@ -309,7 +305,7 @@ func bar(label, kind string, c schema.Counts) barView {
 		x += w
 	}
 	b.Rate, b.Lo, b.Hi = round1(barWidth*c.FailureRate), round1(barWidth*c.CI95[0]), round1(barWidth*c.CI95[1])
-	b.RateText = fmt.Sprintf("failure %s, 95%% CI %s", pct(c.FailureRate), ciString(c.CI95))
+	b.RateText = fmt.Sprintf("failure %s, 95%% CI %s", wording.Pct(c.FailureRate), wording.CIString(c.CI95))
 	return b
 }
 

@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
@@ -16,7 +17,7 @@ import (
 )
 
 func init() {
-	register("versions", "list a sandbox's published versions, what a selector picks, and which are installed", versionsCmd)
+	cli.Register("versions", "list a sandbox's published versions, what a selector picks, and which are installed", versionsCmd)
 }
 
 // versionRow is one line of `sandcheck versions`.
@@ -27,13 +28,13 @@ type versionRow struct {
 }
 
 func versionsCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
+	fs := cli.NewFlags("versions", "[NAME[@SELECTOR]] [--json]", `  sandcheck versions srt                 # every release, oldest first; * = in the npm cache
   sandcheck versions 'srt@>=0.0.60'      # what a selector picks (as a matrix's versions: would)
   sandcheck versions srt@last:5 --json
   sandcheck versions claude-code@2.1.215 --install   # what make deps does for the pinned Claude Code`, stderr)
 	asJSON := fs.Bool("json", false, "one JSON object: package, source of the list, the versions")
 	install := fs.Bool("install", false, "install the selected versions into the npm cache first (a version already there is kept)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	arg := "srt"
@@ -43,17 +44,17 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		arg = fs.Arg(0)
 	default:
 		fmt.Fprintln(stderr, "sandcheck versions: one NAME[@SELECTOR] at most")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	name, selText := orchestrate.SplitTarget(arg)
 	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
 		fmt.Fprintf(stderr, "sandcheck versions: %v\n", orchestrate.VersionedCheck(name))
-		return exitUsage
+		return cli.ExitUsage
 	}
 	limit := 2 * time.Minute
 	if *install {
@@ -75,7 +76,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 		sel, err := versions.ParseSelector(selText)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandcheck versions: %v\n", err)
-			return exitUsage
+			return cli.ExitUsage
 		}
 		pinned := ""
 		if sel.Kind == versions.Pinned {
@@ -92,7 +93,7 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 	if *install {
 		if selText == "" {
 			fmt.Fprintln(stderr, "sandcheck versions: --install needs NAME@SELECTOR (it would install every release)")
-			return exitUsage
+			return cli.ExitUsage
 		}
 		for _, v := range list {
 			in, err := c.Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})

@@ -1,4 +1,4 @@
-package main
+package reportcmd
 
 import (
 	"flag"
@@ -6,39 +6,30 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/reports/compare"
 	"github.com/sandcheck/sandcheck/reports/gate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
-// writeReports writes the reports of journals into dir (orchestrate.Reports) and returns the
-// report model.
-func writeReports(dir string, journals []string, stderr io.Writer) (*schema.Report, error) {
-	return orchestrate.Reports(dir, journals, Version, "sandcheck "+strings.Join(reproArgs, " "), stderr)
-}
-
-// reproArgs is the command line of this invocation, for the report's Repro section.
-var reproArgs []string
-
 func init() {
-	register("report", "turn journals (merged shards) into report.json/.md/.html and junit.xml", reportCmd)
-	register("compare", "compare a run's report.json with a baseline; exit 1 on a regression", compareCmd)
-	register("gate", "release qualification: exit 1 on any fail-open, harness trouble or fail-closed rates above policy, or too few trials", gateCmd)
+	cli.Register("report", "turn journals (merged shards) into report.json/.md/.html and junit.xml", reportCmd)
+	cli.Register("compare", "compare a run's report.json with a baseline; exit 1 on a regression", compareCmd)
+	cli.Register("gate", "release qualification: exit 1 on any fail-open, harness trouble or fail-closed rates above policy, or too few trials", gateCmd)
 }
 
 func reportCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "JOURNAL... --out DIR", `  sandcheck report out/run/journal.jsonl --out out/run
+	fs := cli.NewFlags("report", "JOURNAL... --out DIR", `  sandcheck report out/run/journal.jsonl --out out/run
   sandcheck report shard-*/journal.jsonl --out merged    # merge the shards of a CI matrix`, stderr)
 	out := fs.String("out", "", "folder for report.json, report.md, junit.xml, report.html (required)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	if *out == "" || fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "sandcheck report: need journals and --out DIR (sandcheck report --help)")
 		return 2
 	}
-	if _, err := writeReports(*out, fs.Args(), stderr); err != nil {
+	if _, err := cli.WriteReports(*out, fs.Args(), stderr); err != nil {
 		fmt.Fprintf(stderr, "sandcheck report: %v\n", err)
 		return 1
 	}
@@ -47,13 +38,13 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compare", "BASE.json NEW.json [--alpha 0.05]  |  REPORT.json --versions [OLD,NEW] [--target srt]", `  sandcheck compare baseline/report.json out/nightly/report.json
+	fs := cli.NewFlags("compare", "BASE.json NEW.json [--alpha 0.05]  |  REPORT.json --versions [OLD,NEW] [--target srt]", `  sandcheck compare baseline/report.json out/nightly/report.json
   sandcheck compare out/sweep/report.json --versions 0.0.60,0.0.83   # two versions of one run
   sandcheck compare out/rc/report.json --versions all               # its oldest vs its newest version`, stderr)
 	alpha := fs.Float64("alpha", 0.05, "significance of a rate increase (one-sided Fisher's exact test)")
 	vers := fs.String("versions", "", "compare two versions of one target within REPORT.json: OLD,NEW (baseline first), or all: its oldest and newest")
 	target := fs.String("target", "", "with --versions: the target whose versions to compare (needed when the report holds several)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	set := map[string]bool{}
@@ -100,7 +91,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func gateCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml
+	fs := cli.NewFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml
 
 Output: blockers (fail-open first, then harness errors and timeouts above the bound, then missing
 cells or scenarios), fail-closed bounds, insufficient evidence (one line per cell: measured trials
@@ -108,7 +99,7 @@ held / needed), the known findings the policy accepts (accept_known), then one P
 Exit codes: 0 pass; 1 any blocker, fail-closed bound or insufficient evidence; 2 a usage, policy
 or report error.`, stderr)
 	policy := fs.String("policy", "", "gate policy YAML (default: no fail-open anywhere, known findings included; fail-closed 95% upper bound 5%; harness errors + timeouts <= 5% of a cell; 73 measured trials per scenario)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {

@@ -1,4 +1,6 @@
-package format
+// Package junit writes junit.xml for CI dashboards: a <testsuite> per cell, a <testcase> per
+// scenario, failures with their evidence.
+package junit
 
 import (
 	"encoding/xml"
@@ -7,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/format/wording"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -14,27 +17,36 @@ import (
 // npm parsers agree on: <testsuites> of <testsuite> (one per cell) of <testcase> (one per
 // scenario), with <properties>, <failure>, <error>, <skipped> and <system-out>.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	junitTally
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
+	Name string `xml:"name,attr"`
+	junitTally
 	Timestamp  string          `xml:"timestamp,attr"`
 	Hostname   string          `xml:"hostname,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+}
+
+// junitTally is what <testsuites> and each <testsuite> count, in their attributes.
+type junitTally struct {
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
+}
+
+// add counts a suite's test cases into the whole (the time is summed apart, in milliseconds).
+func (t *junitTally) add(s junitTally) {
+	t.Tests += s.Tests
+	t.Failures += s.Failures
+	t.Errors += s.Errors
+	t.Skipped += s.Skipped
 }
 
 type junitProperty struct {
@@ -83,19 +95,19 @@ func xmlSafe(s string) string {
 	return b.String()
 }
 
-// WriteJUnit writes junit.xml: one testcase per cell x scenario. A testcase fails when any
+// Write writes junit.xml: one testcase per cell x scenario. A testcase fails when any
 // measured trial failed (the message carries counts and the interval, the body one example's
 // evidence per failing outcome); it errors when nothing was measured because of harness trouble
 // or timeouts; it is skipped when every trial was not-applicable.
-func WriteJUnit(w io.Writer, rep *schema.Report) error {
+func Write(w io.Writer, rep *schema.Report) error {
 	doc := junitSuites{Name: "sandcheck"}
 	var totalMS int64
 	for _, o := range rep.Overall {
 		s := junitSuite{
-			Name:      "sandcheck/" + o.Name(),
-			Time:      seconds(o.DurationMS),
-			Timestamp: rep.GeneratedAt.Format("2006-01-02T15:04:05"),
-			Hostname:  o.Host,
+			Name:       "sandcheck/" + o.Name(),
+			junitTally: junitTally{Time: seconds(o.DurationMS)},
+			Timestamp:  rep.GeneratedAt.Format("2006-01-02T15:04:05"),
+			Hostname:   o.Host,
 			Properties: []junitProperty{
 				{"cell_id", o.CellID}, {"target", o.Target}, {"host", o.Host}, {"user", o.User}, {"fault", o.Fault},
 				{"trials", fmt.Sprint(o.Trials)}, {"measured", fmt.Sprint(o.Measured)}, {"failures", fmt.Sprint(o.Failures)},
@@ -109,24 +121,21 @@ func WriteJUnit(w io.Writer, rep *schema.Report) error {
 			tc := junitCase{Name: c.Scenario, Classname: classname(c.CellRef), Time: "0", Properties: caseProps(c)}
 			switch {
 			case c.Failures > 0:
-				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(rep, c))}
+				tc.Failure = &junitMessage{Message: xmlSafe(strings.Join(append([]string{wording.Verdict(c.Counts)}, wording.Details(c.Counts)...), "; ")), Type: worstFailing(c.FailingOutcomes), Body: xmlSafe(failureBody(rep, c))}
 				s.Failures++
 			case c.Measured == 0 && c.Trials > 0 && c.Outcomes[string(model.NotApplicable)] == c.Trials:
 				tc.Skipped = &junitMessage{Message: "not applicable to this target in every trial"}
 				s.Skipped++
 			case c.Measured == 0:
-				tc.Error = &junitMessage{Message: xmlSafe(verdict(c.Counts)), Type: "unmeasured", Body: xmlSafe(failureBody(rep, c))}
+				tc.Error = &junitMessage{Message: xmlSafe(wording.Verdict(c.Counts)), Type: "unmeasured", Body: xmlSafe(failureBody(rep, c))}
 				s.Errors++
 			default:
-				tc.SystemOut = &junitText{xmlSafe(strings.Join(append([]string{verdict(c.Counts)}, details(c.Counts)...), "; "))}
+				tc.SystemOut = &junitText{xmlSafe(strings.Join(append([]string{wording.Verdict(c.Counts)}, wording.Details(c.Counts)...), "; "))}
 			}
 			s.Tests++
 			s.Cases = append(s.Cases, tc)
 		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
+		doc.add(s.junitTally)
 		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = seconds(totalMS)
@@ -174,7 +183,7 @@ func caseProps(c schema.Cell) []junitProperty {
 		{"ci95_low", fmt.Sprintf("%.6f", c.CI95[0])},
 		{"ci95_high", fmt.Sprintf("%.6f", c.CI95[1])},
 	}
-	for _, o := range outcomeOrder(c.Outcomes) {
+	for _, o := range wording.OutcomeOrder(c.Outcomes) {
 		props = append(props, junitProperty{"outcome." + o, fmt.Sprint(c.Outcomes[o])})
 	}
 	return props
@@ -191,7 +200,7 @@ func worstFailing(m map[string]int) string {
 
 func failureBody(rep *schema.Report, c schema.Cell) string {
 	var b strings.Builder
-	for _, o := range outcomeOrder(c.Outcomes) {
+	for _, o := range wording.OutcomeOrder(c.Outcomes) {
 		ex, ok := c.Examples[o]
 		if !ok || (ex.Pass && c.Measured > 0) {
 			continue
@@ -203,7 +212,7 @@ func failureBody(rep *schema.Report, c schema.Cell) string {
 		if ex.Error != "" {
 			fmt.Fprintf(&b, "error: %s\n", ex.Error)
 		}
-		b.WriteString(exampleEvidence(rep, ex, JUnitEvidenceBytes))
+		b.WriteString(wording.ExampleEvidence(rep, ex, wording.JUnitEvidenceBytes))
 		b.WriteString("\n\n")
 	}
 	return b.String()

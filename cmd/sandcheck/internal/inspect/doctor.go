@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"encoding/json"
@@ -6,23 +6,24 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 func init() {
-	register("doctor", "print this host's fingerprint (kernel, WSL, tool versions, userns, proxy env)", doctorCmd)
+	cli.Register("doctor", "print this host's fingerprint (kernel, WSL, tool versions, userns, proxy env)", doctorCmd)
 }
 
 func doctorCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("doctor", "[--json]", `  sandcheck doctor
+	fs := cli.NewFlags("doctor", "[--json]", `  sandcheck doctor
   sandcheck doctor --json > fingerprint.json`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON (the keys reports read) instead of a table")
 	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
-	user := fs.String("user", users.Default, userHelp+" (looked up, not created)")
+	user := fs.String("user", users.Default, cli.UserHelp+" (looked up, not created)")
 	target := fs.String("target", "srt", "the sandbox whose build the fingerprint names")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	if runtime.GOOS == "windows" {
@@ -31,8 +32,8 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := doctor.Options{Root: *root}
 	if *root == "/" || *root == "" {
-		opts.SandboxVersion, opts.SandboxPath = sandboxBuild(targets.New(*target, map[string]string{}))
-		opts.User = fingerprintUser(*user, false)
+		opts.SandboxVersion, opts.SandboxPath = doctor.SandboxBuild(targets.New(*target, map[string]string{}))
+		opts.User = doctor.UserOf(*user, false)
 	}
 	f := doctor.Collect(opts)
 	if *asJSON {
@@ -48,16 +49,4 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck doctor: %v\n", err)
 	}
 	return 0
-}
-
-// sandboxBuild is what a fingerprint says of the sandbox under test: its version and executable
-// (the build of a version's install when the cell chose one), or why it is missing.
-func sandboxBuild(t targets.Target, err error) (version, path string) {
-	if err != nil {
-		return "missing: " + err.Error(), ""
-	}
-	if p, ok := t.(interface{ Path() string }); ok {
-		path = p.Path()
-	}
-	return t.Version(), path
 }

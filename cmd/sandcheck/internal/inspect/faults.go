@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 )
 
 func init() {
-	register("faults", "list the fault injectors and the outcome each must produce", func(args []string, stdout, stderr io.Writer) int {
-		fs := newFlags("faults", "", "  sandcheck faults", stderr)
-		if ok, code := parse(fs, args); !ok {
+	cli.Register("faults", "list the fault injectors and the outcome each must produce", func(args []string, stdout, stderr io.Writer) int {
+		fs := cli.NewFlags("faults", "", "  sandcheck faults", stderr)
+		if ok, code := cli.Parse(fs, args); !ok {
 			return code
 		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

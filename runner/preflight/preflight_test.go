@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package preflight
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 // A fail-open known finding fails preflight unless accepted, and is then named; a fail-closed
 // one is a warning either way.
-func TestPreflightReportKnown(t *testing.T) {
+func TestWriteKnown(t *testing.T) {
 	on := knownfindings.Subject{Target: "srt", Version: "@anthropic-ai/sandbox-runtime@0.0.83"}
 	open := knownfindings.Match{
 		Breach:  knownfindings.Breach{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
@@ -38,7 +38,7 @@ func TestPreflightReportKnown(t *testing.T) {
 	}
 	for i, c := range cases {
 		var b bytes.Buffer
-		if ok := reportKnown(&b, c.ms, c.accept, on); ok != c.ok {
+		if ok := WriteKnown(&b, c.ms, c.accept, on); ok != c.ok {
 			t.Errorf("case %d: ok %v, want %v\n%s", i, ok, c.ok, b.String())
 		}
 		for _, s := range c.say {

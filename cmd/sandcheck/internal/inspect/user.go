@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package inspect
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/doctor"
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 )
 
 func init() {
-	register("user", "show (and create, when it is the dedicated one) the account sandboxes run as", userCmd)
+	cli.Register("user", "show (and create, when it is the dedicated one) the account sandboxes run as", userCmd)
 }
 
 // userCmd resolves a user spec the way every trial does: the dedicated account is created on
@@ -21,12 +21,12 @@ func init() {
 // account given by name must exist. Hosts run it at prepare time, so a missing account fails
 // the run before any trial starts.
 func userCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("user", "[--json|--sweep] [unprivileged|root|NAME]", `  sandcheck user                  # the dedicated account (created if missing)
+	fs := cli.NewFlags("user", "[--json|--sweep] [unprivileged|root|NAME]", `  sandcheck user                  # the dedicated account (created if missing)
   sandcheck user --json ci        # an existing account, as JSON
   sandcheck user --sweep          # remove what killed trials left as the dedicated account`, stderr)
 	asJSON := fs.Bool("json", false, "print the account as JSON")
 	sweep := fs.Bool("sweep", false, "when no trial of the account runs: kill what dead trials left running as it and remove what they left in /tmp, /var/tmp and /dev/shm")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 1 {
@@ -61,31 +61,4 @@ func userCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	return 0
-}
-
-// fingerprintUser is the user part of a host fingerprint. A trial has resolved its user (and
-// created the dedicated account) before it fingerprints; doctor only looks (create false).
-func fingerprintUser(spec string, create bool) *doctor.User {
-	spec = users.Normalize(spec)
-	u := &doctor.User{Spec: spec}
-	var a *users.Account
-	var err error
-	switch {
-	case create || spec == users.Root:
-		a, err = users.Resolve(spec)
-	case spec == users.Unprivileged:
-		a, err = users.Lookup(users.DedicatedName)
-		if err != nil {
-			u.Note = users.DedicatedName + " does not exist yet: the first trial creates it (or `sandcheck user`)"
-			return u
-		}
-	default:
-		a, err = users.Lookup(spec)
-	}
-	if err != nil {
-		u.Note = err.Error()
-		return u
-	}
-	u.Name, u.UID, u.GID, u.Groups, u.Home = a.Name, a.UID, a.GID, a.Groups, a.Home
-	return u
 }
