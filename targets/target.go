@@ -25,13 +25,19 @@ const (
 	CapDenyRead       = model.CapDenyRead
 	CapProtectedFiles = model.CapProtectedFiles
 	CapSettingsFile   = model.CapSettingsFile
+	CapPortRules      = model.CapPortRules
+	CapDenyWrite      = model.CapDenyWrite
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
 type Policy struct {
-	AllowedHosts  []string // names or IP literals reachable through the sandbox's proxy
+	AllowedHosts []string // names or IP literals reachable through the sandbox's proxy
+	// DeniedHosts are never reachable, even where an allowed entry covers them (a wildcard).
+	DeniedHosts   []string
 	WritablePaths []string
 	DenyRead      []string
+	// DenyWrite are paths inside a writable one that must stay read-only.
+	DenyWrite []string
 }
 
 // Session is one sandboxed run: the policy, where it runs, and the command to wrap.

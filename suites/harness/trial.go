@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,8 @@ type trial struct {
 	undo   []func()
 	// dropDAC runs the sandbox without root's file-permission override.
 	dropDAC bool
+	// setup says where and with which terminal sandboxed commands start.
+	setup runSetup
 	// acct is who the sandbox runs as (fixtures/users); env is its session's environment and
 	// probeBin the probe binary as it can run it.
 	acct     *users.Account
@@ -54,6 +57,10 @@ type trial struct {
 type trialOptions struct {
 	network bool     // start fixture hosts
 	faults  []string // scenario-inherent faults, applied after the configured one
+	// isolated starts the fixture with its bypass extras in a private host namespace, where the
+	// sandbox then runs (nethost.Options.Isolated); names are extra fixture names.
+	isolated bool
+	names    []nethost.Name
 }
 
 func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err error) {
@@ -96,14 +103,20 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	if err := os.MkdirAll(t.marks, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}}
+	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}, ProbeBin: t.probeBin}
 	if opt.network {
-		if t.hosts, err = nethost.Start(ctx, nethost.Options{Dir: t.dir, OnHit: streamHit}); err != nil {
+		hopt := nethost.Options{Dir: t.dir, OnHit: streamHit, Isolated: opt.isolated, Extras: opt.isolated, Names: opt.names}
+		if t.hosts, err = nethost.Start(ctx, hopt); err != nil {
 			return nil, fmt.Errorf("fixture hosts: %w", err)
 		}
 		t.undo = append(t.undo, func() { t.hosts.Close() })
 		t.inj.Denied = t.addr(t.hosts.Denied)
 		t.inj.Names = map[string]string{t.hosts.Allowed.Name: t.hosts.Allowed.IP.String(), t.hosts.Denied.Name: t.hosts.Denied.IP.String()}
+		t.inj.Listen, t.inj.Dial, t.inj.Lookup = t.hosts.Listen, t.hosts.Dial, t.hosts.Lookup
+		t.inj.Own = []netip.Addr{t.hosts.HostEnd}
+		if t.hosts.Isolated() {
+			t.setup.start = t.hosts.Start
+		}
 	}
 	for _, spec := range append([]string{cfg.Fault}, opt.faults...) {
 		f, params, err := faults.Parse(spec)
@@ -249,7 +262,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
+	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
 	var agentErr error
 	if inv.Agent != nil {
 		agentErr = throughAgent(&x.Run, inv.Agent.Finish())

@@ -39,14 +39,18 @@ func (t *Target) Name() string { return Name }
 
 // Args is the bubblewrap command line for a session, without the bwrap executable itself.
 //
-//	--die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+//	--new-session --die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
 //	--ro-bind DIR DIR              the session's own files (generated settings, probe spec)
 //	--ro-bind CMD CMD              files the command names that lie under /tmp (its executable)
 //	--bind W W                     each writable path (the workspace)
 //	--tmpfs D | --ro-bind /dev/null F   each denied path: a directory emptied, a file nulled
 //	--chdir WS -- COMMAND...
+//
+// --new-session keeps the caller's terminal from being the command's controlling one, so the
+// command cannot push input into it (TIOCSTI, CVE-2017-5226): bubblewrap's own advice, which srt
+// follows too; the tty bypass scenario checks it.
 func Args(s *targets.Session) []string {
-	a := []string{"--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	a := []string{"--new-session", "--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
 	underTmp := func(p string) bool { return strings.HasPrefix(filepath.Clean(p)+"/", "/tmp/") }
 	if s.Dir != "" && underTmp(s.Dir) {
 		a = append(a, "--ro-bind", s.Dir, s.Dir)

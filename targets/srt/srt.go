@@ -60,7 +60,7 @@ func (t *Target) Name() string { return Name }
 
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
@@ -106,15 +106,11 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	}
 	net := object(s, "network")
 	net["allowedDomains"] = union(strings_(net["allowedDomains"]), p.AllowedHosts)
-	if _, ok := net["deniedDomains"]; !ok {
-		net["deniedDomains"] = []string{}
-	}
+	net["deniedDomains"] = union(strings_(net["deniedDomains"]), p.DeniedHosts)
 	fs := object(s, "filesystem")
 	fs["allowWrite"] = union(strings_(fs["allowWrite"]), p.WritablePaths)
 	fs["denyRead"] = union(strings_(fs["denyRead"]), p.DenyRead)
-	if _, ok := fs["denyWrite"]; !ok {
-		fs["denyWrite"] = []string{}
-	}
+	fs["denyWrite"] = union(strings_(fs["denyWrite"]), p.DenyWrite)
 	return s, nil
 }
 
