@@ -122,4 +122,7 @@ var Vars = []Var{
 	{"SANDCHECK_CLAUDE_TABLES", Test, "", "file to write the claude-settings e2e tables to"},
 	{"SANDCHECK_TEST_RUNNER", Test, "", "a runner test's child runner"},
 	{"SANDCHECK_FAKE_TRIAL", Test, "", "a runner test's fake trial"},
+	{"SANDCHECK_BYPASS_BAD", Test, "", "N: the bypass known-bads e2e test runs only the Nth known-bad"},
+	{"SANDCHECK_SECCOMP_TEST_CHILD", Test, "", "the seccomp stand-in test's child process"},
+	{"SANDCHECK_PROBE_TEST_TIOCSTI", Test, "", "the probe's TIOCSTI test's child process"},
 }
