@@ -29,7 +29,7 @@ func claudeTrials(t *testing.T) int {
 		}
 		return n
 	}
-	return trials
+	return tierTrials()
 }
 
 func claudeTargets(versions ...string) []string {
