@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 		os.Exit(spareTrialMain())
 	}
 	if len(os.Args) == 3 && os.Args[1] == "trial" { // a trial that found no spare
-		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv(EnvResultKey))
+		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv("SANDCHECK_RESULT_KEY"))
 		os.Exit(0)
 	}
 	switch {

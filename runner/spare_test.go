@@ -34,7 +34,7 @@ func spareTrialMain() int {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-	fmt.Printf("spare pid=%d arg=%s key=%s\n", os.Getpid(), strings.Join(req.Args, ","), os.Getenv(EnvResultKey))
+	fmt.Printf("spare pid=%d arg=%s key=%s\n", os.Getpid(), strings.Join(req.Args, ","), os.Getenv("SANDCHECK_RESULT_KEY"))
 	return 0
 }
 

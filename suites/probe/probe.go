@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/fixtures/seccomp"
 	"github.com/sandcheck/sandcheck/model"
 )
 
@@ -57,6 +58,8 @@ type Spec struct {
 	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
 	// FS are filesystem checks, run after the network channels.
 	FS []FSCheck `json:"fs,omitempty"`
+	// Raw are crafted requests (raw.go), all at once alongside the channels.
+	Raw []Raw `json:"raw,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -90,6 +93,7 @@ type Observation struct {
 	Listeners []Listener        `json:"listeners"`
 	Attempts  []Attempt         `json:"attempts"`
 	FS        []FSResult        `json:"fs,omitempty"`
+	Raw       []RawResult       `json:"raw,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
 	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
@@ -110,6 +114,7 @@ const Arg = "__sandcheck_probe"
 // MaybeRun runs the probe and exits when argv asks for it. Binaries that carry the probe call it
 // first thing in main or TestMain.
 func MaybeRun() {
+	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}
@@ -167,6 +172,7 @@ func Run(s Spec) *Observation {
 	}
 	attempts := make([]Attempt, len(pairs))
 	problems := make([][]string, len(pairs))
+	raws := make([]RawResult, len(s.Raw))
 	one := func(i int) {
 		o := &Observation{}
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
@@ -191,6 +197,14 @@ func Run(s Spec) *Observation {
 		}
 		i = j
 	}
+	// Raw requests (crafted proxy and SOCKS lines) after the channels, all at once: each is its own
+	// connection to the sandbox's proxy, and none is a channel's first request.
+	var wg sync.WaitGroup
+	for i := range s.Raw {
+		wg.Go(func() { raws[i] = runRaw(s, s.Raw[i]) })
+	}
+	wg.Wait()
+	obs.Raw = raws
 	obs.Attempts = attempts
 	for _, ps := range problems {
 		for _, p := range ps {

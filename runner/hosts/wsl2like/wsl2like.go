@@ -127,6 +127,10 @@ func (h *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 		return "", err
 	}
 	h.drive = drive
+	// The drive's root is the guest's /mnt/c: everyone may enter it, as a Windows drive's.
+	if err := os.Chmod(drive, 0o755); err != nil {
+		return "", err
+	}
 	c := h.cfg.VM
 	c.ReleaseSuffix = h.cfg.Variant.ReleaseSuffix()
 	c.Shares = append(append([]vmimage.Share{}, c.Shares...), vmimage.Share{Tag: DriveTag, HostDir: drive, GuestDir: DriveDir, Options: DriveOptions})

@@ -63,6 +63,7 @@ bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net cat /pro
 awk '$2 == "/mnt/c" {print $3}' /proc/mounts; echo "$SANDCHECK_WORKDIR $WSL_DISTRO_NAME $WSL_INTEROP"
 test -S "$WSL_INTEROP" && echo interop-listening
 touch "$SANDCHECK_WORKDIR/probe" && echo drive-writable
+setpriv --reuid=1000 --regid=1000 --clear-groups ls "$SANDCHECK_WORKDIR" >/dev/null && echo user-enters-drive
 ls -d /var/cache/sandcheck/npm/@anthropic-ai >/dev/null && echo npm-shared
 cat /sys/fs/cgroup/sandcheck/cpu.max; grep -c sandcheck /proc/self/cgroup`}, 3*time.Minute)
 	if r.Err != nil || r.Exit != 0 {
@@ -74,7 +75,7 @@ cat /sys/fs/cgroup/sandcheck/cpu.max; grep -c sandcheck /proc/self/cgroup`}, 3*t
 		!strings.Contains(lines[1], lines[0]) || !strings.Contains(lines[2], lines[0]) {
 		t.Fatalf("release, /proc/version, bwrap's /proc/version:\n%s", out)
 	}
-	for _, want := range []string{"\n9p\n", WorkDir + " Debian " + InteropSock, "interop-listening", "drive-writable", "npm-shared", "50000 100000", "\n1\n"} {
+	for _, want := range []string{"\n9p\n", WorkDir + " Debian " + InteropSock, "interop-listening", "drive-writable", "user-enters-drive", "npm-shared", "50000 100000", "\n1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("guest output lacks %q:\n%s", want, out)
 		}
