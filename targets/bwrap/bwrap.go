@@ -5,6 +5,7 @@
 package bwrap
 
 import (
+	_ "embed"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,14 @@ import (
 // Name of the adapter in matrices and on the command line.
 const Name = "bwrap"
 
+// knownFindings are where the real, healthy bwrap fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/bwrap/knownfindings.yaml", Data: knownFindings})
 }
 
 // Target is the bwrap adapter: a deny-all tool sandbox (targets.ToolSandbox) with its own
