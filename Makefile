@@ -49,7 +49,8 @@ test: deps deps-test build lint ## every test, against the real srt, bwrap and s
 readme-table: deps build ## regenerate the README's sandbox x scenario table, measured on this machine
 	@./scripts/readme-table.sh 3 > out/readme-table.md
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
-	@echo "README.md: table updated"
+	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- bypass-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- bypass-table:end/ { skip=0 } !skip' out/bypass-table.md README.md > out/README.md.new && mv out/README.md.new README.md
+	@echo "README.md: tables updated"
 
 # Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.
 sweep: deps build ## srt's history on this host (matrix/examples/sweep.yaml): a version x scenario table in out/sweep/report.md

@@ -16,7 +16,7 @@ import (
 // variable and say what they expected.
 type Env struct {
 	// Sandbox executables (targets): an explicit path wins over the project's tools and PATH.
-	SRT, Codex, Bwrap, Firejail string
+	SRT, Codex, Bwrap, Firejail, ClaudeCode string
 
 	// ssh, wsl and vm hosts.
 	SSHKey        string   // SANDCHECK_SSH_KEY: private key for ssh hosts
@@ -66,7 +66,7 @@ func read(getenv func(string) string) Env {
 	}
 	on := func(name string) bool { return getenv(name) == "1" }
 	return Env{
-		SRT: getenv(SRT), Codex: getenv(Codex), Bwrap: getenv(Bwrap), Firejail: getenv(Firejail),
+		SRT: getenv(SRT), Codex: getenv(Codex), Bwrap: getenv(Bwrap), Firejail: getenv(Firejail), ClaudeCode: getenv(ClaudeCode),
 
 		SSHKey: getenv(SSHKey), SSHKnownHosts: list(getenv(SSHKnownHosts), string(os.PathListSeparator)),
 		PassEnv: list(getenv(PassEnv), ","), LinuxBinary: getenv(LinuxBinary),
@@ -97,6 +97,8 @@ func (e Env) Tool(name string) string {
 		return e.Bwrap
 	case Firejail:
 		return e.Firejail
+	case ClaudeCode:
+		return e.ClaudeCode
 	}
 	return ""
 }

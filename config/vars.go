@@ -6,6 +6,8 @@ const (
 	Codex    = "SANDCHECK_CODEX"
 	Bwrap    = "SANDCHECK_BWRAP"
 	Firejail = "SANDCHECK_FIREJAIL"
+	// ClaudeCode is the claude executable (targets/claudecode).
+	ClaudeCode = "SANDCHECK_CLAUDE_CODE"
 
 	SSHKey        = "SANDCHECK_SSH_KEY"
 	SSHKnownHosts = "SANDCHECK_SSH_KNOWN_HOSTS"
@@ -68,6 +70,7 @@ var Vars = []Var{
 	{Codex, Override, ".tools/npm-codex, then PATH", "the codex executable"},
 	{Bwrap, Override, "PATH", "the bwrap executable"},
 	{Firejail, Override, "PATH", "the firejail executable"},
+	{ClaudeCode, Override, "the pinned version in the npm cache", "the claude executable (Claude Code)"},
 	{SSHKey, Override, "the SSH agent, ~/.ssh/id_*", "private key for ssh hosts without key_file:"},
 	{SSHKnownHosts, Override, "~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts", "known_hosts files (path-list separated) for ssh hosts without known_hosts:"},
 	{PassEnv, Override, "", "comma-separated names of the runner's variables given to every trial on ssh, wsl and vm hosts"},
@@ -114,6 +117,12 @@ var Vars = []Var{
 	{"SANDCHECK_RECORD", Test, "", "1: re-record the classifier's test runs"},
 	{"SANDCHECK_USERS_TRIALS", Test, "", "trials per user in the users e2e test"},
 	{"SANDCHECK_USERS_TABLE", Test, "", "file to write the users e2e table to"},
+	{"SANDCHECK_CLAUDE_TRIALS", Test, "20", "trials per cell in the Claude Code e2e tests"},
+	{"SANDCHECK_CLAUDE_SETTINGS_TRIALS", Test, "1", "trials per cell in the claude-settings e2e test"},
+	{"SANDCHECK_CLAUDE_TABLES", Test, "", "file to write the claude-settings e2e tables to"},
 	{"SANDCHECK_TEST_RUNNER", Test, "", "a runner test's child runner"},
 	{"SANDCHECK_FAKE_TRIAL", Test, "", "a runner test's fake trial"},
+	{"SANDCHECK_BYPASS_BAD", Test, "", "N: the bypass known-bads e2e test runs only the Nth known-bad"},
+	{"SANDCHECK_SECCOMP_TEST_CHILD", Test, "", "the seccomp stand-in test's child process"},
+	{"SANDCHECK_PROBE_TEST_TIOCSTI", Test, "", "the probe's TIOCSTI test's child process"},
 }

@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 func (c *collector) distro() string {
@@ -120,31 +122,12 @@ func parseDrvfsMounts(s string) []string {
 		if len(f) < 4 {
 			continue
 		}
-		dev, mp, typ, opts := f[0], unescapeMount(f[1]), f[2], f[3]
+		dev, mp, typ, opts := f[0], procfs.UnescapeMount(f[1]), f[2], f[3]
 		if typ == "drvfs" || ((typ == "9p" || typ == "virtiofs") && (strings.Contains(opts, "drvfs") || strings.Contains(dev, "drvfs"))) {
 			out = append(out, mp)
 		}
 	}
 	return out
-}
-
-// unescapeMount undoes /proc/mounts' octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if o := s[i+1 : i+4]; o[0] >= '0' && o[0] <= '3' && o[1] >= '0' && o[1] <= '7' && o[2] >= '0' && o[2] <= '7' {
-				b.WriteByte((o[0]-'0')<<6 | (o[1]-'0')<<3 | (o[2] - '0'))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // iniValue finds key in [section] of a wsl.conf-style INI file.

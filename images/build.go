@@ -22,7 +22,7 @@ import (
 const DefaultCacheDir = "/var/cache/sandcheck"
 
 // EnvCacheDir overrides DefaultCacheDir; EnvMirror names the Debian mirror debootstrap uses
-// (default: the host's own apt source).
+// (default: the host's own apt source, debootstrap.Mirror).
 const (
 	EnvCacheDir = config.ImageCache
 	EnvMirror   = config.DebianMirror

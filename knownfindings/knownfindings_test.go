@@ -30,8 +30,12 @@ func TestEmbeddedListsLoad(t *testing.T) {
 	if fs := l.ByScenario("filesystem/isolation"); len(fs) != 0 {
 		t.Fatalf("filesystem/isolation is a known finding again: %+v", fs)
 	}
-	if len(s.For("bwrap").Findings) != 0 {
-		t.Fatal("bwrap has no known findings")
+	// Plain bubblewrap's findings are the bypass scenarios' (issue 12): what it leaves open
+	// by design (unix socket files, masks that move), nothing of the seed's scenarios.
+	for _, f := range s.For("bwrap").Findings {
+		if !strings.HasPrefix(f.Scenario, "bypass/") {
+			t.Errorf("bwrap finding %s outside the bypass scenarios", f.ID)
+		}
 	}
 }
 

@@ -1,13 +1,14 @@
 package matrix
 
 import (
-	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/matrix/yamlread"
 )
 
 // Host is where trials run: a name, a kind, who the sandbox runs as there, and the kind's own
@@ -66,19 +67,19 @@ func (s *HostSettings) Errorf(key, format string, args ...any) {
 	if n == nil {
 		n = s.item
 	}
-	s.p.errf(n, s.field+"."+key, format, args...)
+	s.p.Errorf(n, s.field+"."+key, format, args...)
 }
 
 // Required is a string the kind cannot do without; what describes it.
 func (s *HostSettings) Required(key, what string) string {
 	v := s.values[key]
 	if v == nil {
-		s.p.errf(s.item, s.field+"."+key, "missing (a %s host needs %s)", s.kind, what)
+		s.p.Errorf(s.item, s.field+"."+key, "missing (a %s host needs %s)", s.kind, what)
 		return ""
 	}
-	str, _ := s.p.str(v, s.field+"."+key, what)
+	str, _ := s.p.Str(v, s.field+"."+key, what)
 	if str == "" && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		s.p.errf(v, s.field+"."+key, "empty (a %s host needs %s)", s.kind, what)
+		s.p.Errorf(v, s.field+"."+key, "empty (a %s host needs %s)", s.kind, what)
 	}
 	return str
 }
@@ -86,7 +87,7 @@ func (s *HostSettings) Required(key, what string) string {
 // Optional is a string, "" when not set.
 func (s *HostSettings) Optional(key, what string) string {
 	if v := s.values[key]; v != nil {
-		str, _ := s.p.str(v, s.field+"."+key, what)
+		str, _ := s.p.Str(v, s.field+"."+key, what)
 		return str
 	}
 	return ""
@@ -95,7 +96,7 @@ func (s *HostSettings) Optional(key, what string) string {
 // OneOf is a string that must be one of values, "" when not set.
 func (s *HostSettings) OneOf(key string, values ...string) string {
 	str := s.Optional(key, "one of: "+strings.Join(values, ", "))
-	if str != "" && !contains(values, str) {
+	if str != "" && !slices.Contains(values, str) {
 		s.Errorf(key, "unknown value %q (expected one of: %s)", str, strings.Join(values, ", "))
 	}
 	return str
@@ -104,7 +105,7 @@ func (s *HostSettings) OneOf(key string, values ...string) string {
 // PositiveInt is a whole number of at least 1, 0 when not set (or wrong).
 func (s *HostSettings) PositiveInt(key, what string) int {
 	if v := s.values[key]; v != nil {
-		n, _ := s.p.posInt(v, s.field+"."+key, what)
+		n, _ := s.p.PosInt(v, s.field+"."+key, what)
 		return n
 	}
 	return 0
@@ -114,7 +115,7 @@ func (s *HostSettings) PositiveInt(key, what string) int {
 func (s *HostSettings) Bool(key string) bool {
 	var b bool
 	if v := s.values[key]; v != nil && (v.Kind != yaml.ScalarNode || v.Decode(&b) != nil) {
-		s.Errorf(key, "expected true or false, got %s", describe(v))
+		s.Errorf(key, "expected true or false, got %s", yamlread.Describe(v))
 	}
 	return b
 }
@@ -130,7 +131,7 @@ func (s *HostSettings) Strings(key, what string) []string {
 	}
 	var out []string
 	if v.Decode(&out) != nil {
-		s.Errorf(key, "expected %s, got %s", what, describe(v))
+		s.Errorf(key, "expected %s, got %s", what, yamlread.Describe(v))
 	}
 	return out
 }
@@ -145,21 +146,13 @@ func (p *parser) hostKinds() []string {
 }
 
 func (p *parser) hosts(n *yaml.Node) []Host {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "hosts", "expected a list of hosts (- name: local, kind: local), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "hosts", "empty (expected at least one host, or leave hosts out for the local host)")
-		return nil
-	}
 	var out []Host
 	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("hosts[%d]", i)
+	for _, it := range p.List(n, "hosts", "a list of hosts (- name: local, kind: local)",
+		"expected at least one host, or leave hosts out for the local host") {
+		item, field, i := it.Node, it.Field, it.Index
 		if item.Kind != yaml.MappingNode {
-			p.errf(item, field, "expected a mapping (name, kind, ...), got %s", kindName(item))
+			p.Errorf(item, field, "expected a mapping (name, kind, ...), got %s", yamlread.KindName(item))
 			continue
 		}
 		h, ok := p.host(item, field)
@@ -167,7 +160,7 @@ func (p *parser) hosts(n *yaml.Node) []Host {
 			continue
 		}
 		if prev, dup := seen[h.Name]; dup {
-			p.errf(item, field+".name", "host %q is already defined as hosts[%d]", h.Name, prev)
+			p.Errorf(item, field+".name", "host %q is already defined as hosts[%d]", h.Name, prev)
 			continue
 		}
 		seen[h.Name] = i
@@ -182,15 +175,15 @@ func (p *parser) host(item *yaml.Node, field string) (Host, bool) {
 	var kindNode *yaml.Node
 	for j := 0; j+1 < len(item.Content); j += 2 {
 		if item.Content[j].Value == "kind" {
-			kindNode = resolve(item.Content[j+1])
+			kindNode = yamlread.Resolve(item.Content[j+1])
 		}
 	}
 	kinds := strings.Join(p.hostKinds(), ", ")
 	if kindNode == nil {
-		p.errf(item, field+".kind", "missing (expected one of: %s)", kinds)
+		p.Errorf(item, field+".kind", "missing (expected one of: %s)", kinds)
 		return Host{}, false
 	}
-	kind, ok := p.str(kindNode, field+".kind", "one of: "+kinds)
+	kind, ok := p.Str(kindNode, field+".kind", "one of: "+kinds)
 	if !ok {
 		return Host{}, false
 	}
@@ -198,44 +191,35 @@ func (p *parser) host(item *yaml.Node, field string) (Host, bool) {
 	switch {
 	case p.reg.HostKinds == nil: // no drivers: every key passes, nothing is read
 	case !known:
-		p.errf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, kinds)
+		p.Errorf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, kinds)
 		return Host{}, false
 	case k.Unavailable != "":
-		p.errf(kindNode, field+".kind", "%s", k.Unavailable)
+		p.Errorf(kindNode, field+".kind", "%s", k.Unavailable)
 		return Host{}, false
 	}
 	h := Host{Kind: kind}
 	allowed := append([]string{"name", "kind", "user"}, k.Keys...)
 	var f map[string]*yaml.Node
 	if p.reg.HostKinds == nil {
-		f = p.anyFields(item)
+		f = yamlread.AnyFields(item)
 	} else {
-		f = p.fields(item, field, allowed, "a "+kind+" host")
+		f = p.Fields(item, field, allowed, "a "+kind+" host")
 	}
 	if v := f["name"]; v != nil {
-		if s, ok := p.str(v, field+".name", "a unique host name"); ok {
+		if s, ok := p.Str(v, field+".name", "a unique host name"); ok {
 			if !validName(s) {
-				p.errf(v, field+".name", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", s)
+				p.Errorf(v, field+".name", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", s)
 			}
 			h.Name = s
 		}
 	} else {
-		p.errf(item, field+".name", "missing (expected a unique host name)")
+		p.Errorf(item, field+".name", "missing (expected a unique host name)")
 	}
 	h.Users = p.users(f["user"], field+".user")
 	if k.Settings != nil {
 		h.Settings = k.Settings(&HostSettings{p: p, item: item, field: field, kind: kind, values: f, users: h.Users})
 	}
 	return h, true
-}
-
-// anyFields is fields without a list of allowed keys.
-func (p *parser) anyFields(n *yaml.Node) map[string]*yaml.Node {
-	out := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		out[n.Content[i].Value] = resolve(n.Content[i+1])
-	}
-	return out
 }
 
 // users reads a host's user: one spec or a list of them (an axis: each its own cell), default
@@ -248,24 +232,24 @@ func (p *parser) users(n *yaml.Node, field string) []string {
 	if n.Kind == yaml.SequenceNode {
 		items = n.Content
 		if len(items) == 0 {
-			p.errf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
+			p.Errorf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
 			return []string{users.Default}
 		}
 	}
 	var out []string
 	seen := map[string]bool{}
 	for _, item := range items {
-		item = resolve(item)
-		s, ok := p.str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
+		item = yamlread.Resolve(item)
+		s, ok := p.Str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
 		if !ok {
 			continue
 		}
 		if err := users.Check(s); err != nil {
-			p.errf(item, field, "%v", err)
+			p.Errorf(item, field, "%v", err)
 			continue
 		}
 		if seen[s] {
-			p.errf(item, field, "user %q listed twice", s)
+			p.Errorf(item, field, "user %q listed twice", s)
 			continue
 		}
 		seen[s] = true

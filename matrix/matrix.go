@@ -7,9 +7,7 @@ package matrix
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/matrix/yamlread"
 )
 
 // Matrix is a validated matrix file.
@@ -90,97 +89,28 @@ func Load(path string, reg Registry) (*Matrix, error) {
 	return Parse(path, data, reg)
 }
 
-// FieldError is one problem in a matrix file.
-type FieldError struct {
-	File  string
-	Line  int
-	Field string // path such as hosts[1].profile; "" for the whole file
-	Msg   string
-	Err   error // the registry's error, when it made the call
-}
-
-func (e *FieldError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError is one problem in a matrix file: file:line, the field, what was expected.
+type FieldError = yamlread.FieldError
 
 // parser collects every error instead of stopping at the first: a user fixing a file wants them all.
 type parser struct {
-	file string
-	reg  Registry
-	errs []error
+	*yamlread.Reader
+	reg Registry
 }
-
-func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
-	p.errs = append(p.errs, &FieldError{File: p.file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse validates a matrix held in memory; file names it in errors.
 func Parse(file string, data []byte, reg Registry) (*Matrix, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &FieldError{File: file, Line: 1, Msg: "empty matrix (expected a mapping with at least targets:)"}
-		}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return nil, &FieldError{File: file, Line: line, Msg: "invalid YAML: " + m[2], Err: err}
-		}
-		return nil, fmt.Errorf("%s: invalid YAML: %w", file, err)
+	doc, err := yamlread.Document(file, data, "matrix", "a mapping with at least targets:")
+	if err != nil {
+		return nil, err
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if line == 0 {
-			line = 1
-		}
-		return nil, &FieldError{File: file, Line: line, Msg: "more than one YAML document (expected exactly one matrix)"}
-	}
-	p := &parser{file: file, reg: reg}
-	m := p.matrix(&doc)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	p := &parser{Reader: &yamlread.Reader{File: file}, reg: reg}
+	m := p.matrix(doc)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	m.File = file
 	return m, nil
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-// fields walks a mapping node, rejecting unknown and duplicate keys; it returns the values by key.
-func (p *parser) fields(n *yaml.Node, field string, allowed []string, what string) map[string]*yaml.Node {
-	out := map[string]*yaml.Node{}
-	if n.Kind != yaml.MappingNode {
-		p.errf(n, field, "expected a mapping (%s), got %s", what, kindName(n))
-		return out
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
-		sub := join(field, k.Value)
-		switch {
-		case k.Kind != yaml.ScalarNode:
-			p.errf(k, field, "keys must be plain names")
-		case !contains(allowed, k.Value):
-			p.errf(k, sub, "unknown key (expected one of: %s)", strings.Join(allowed, ", "))
-		case out[k.Value] != nil:
-			p.errf(k, sub, "defined twice (first at line %d)", out[k.Value].Line)
-		default:
-			out[k.Value] = v
-		}
-	}
-	return out
 }
 
 var topKeys = []string{"targets", "hosts", "scenarios", "faults", "trials", "parallel", "timeout"}
@@ -190,34 +120,34 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 	root := doc
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
-			p.errf(doc, "", "empty matrix (expected a mapping with at least targets:)")
+			p.Errorf(doc, "", "empty matrix (expected a mapping with at least targets:)")
 			return m
 		}
-		root = resolve(doc.Content[0])
+		root = yamlread.Resolve(doc.Content[0])
 	}
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		p.errf(root, "", "empty matrix (expected a mapping with at least targets:)")
+		p.Errorf(root, "", "empty matrix (expected a mapping with at least targets:)")
 		return m
 	}
-	f := p.fields(root, "", topKeys, "the matrix: "+strings.Join(topKeys, ", "))
+	f := p.Fields(root, "", topKeys, "the matrix: "+strings.Join(topKeys, ", "))
 	if root.Kind != yaml.MappingNode {
 		return m
 	}
 	if n := f["targets"]; n != nil {
 		m.Targets = p.targets(n)
 	} else {
-		p.errf(root, "targets", "missing (expected a list of sandboxes under test, e.g. - name: srt)")
+		p.Errorf(root, "targets", "missing (expected a list of sandboxes under test, e.g. - name: srt)")
 	}
 	if n := f["hosts"]; n != nil {
 		m.Hosts = p.hosts(n)
 	} else {
 		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
 		if k, ok := p.reg.HostKinds[KindLocal]; ok && k.Unavailable != "" {
-			p.errf(root, "hosts", "missing, i.e. the local host; %s", k.Unavailable)
+			p.Errorf(root, "hosts", "missing, i.e. the local host; %s", k.Unavailable)
 		}
 	}
 	if n := f["scenarios"]; n != nil {
-		if s, ok := p.str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
+		if s, ok := p.Str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
 			m.Scenarios = strings.TrimSpace(s)
 		}
 	}
@@ -228,12 +158,12 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 		m.Trials, m.Adaptive = p.trials(n)
 	}
 	if n := f["parallel"]; n != nil {
-		if v, ok := p.posInt(n, "parallel", "the number of trials run at once"); ok {
+		if v, ok := p.PosInt(n, "parallel", "the number of trials run at once"); ok {
 			m.Parallel = v
 		}
 	}
 	if n := f["timeout"]; n != nil {
-		if d, ok := p.duration(n, "timeout", "the deadline of one trial"); ok {
+		if d, ok := p.Duration(n, "timeout", "the deadline of one trial"); ok {
 			m.Timeout = d
 		}
 	}
@@ -241,38 +171,30 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 }
 
 func (p *parser) faults(n *yaml.Node) []string {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "faults", "expected a list of fault names (\"\" or none for a healthy sandbox), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "faults", "empty (expected at least one entry; use [\"\"] or leave faults out for a healthy sandbox only)")
-		return nil
-	}
 	var out []string
 	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("faults[%d]", i)
-		s, ok := p.str(item, field, "a fault NAME[:k=v,...], or \"\"/none")
+	for _, it := range p.List(n, "faults", "a list of fault names (\"\" or none for a healthy sandbox)",
+		"expected at least one entry; use [\"\"] or leave faults out for a healthy sandbox only") {
+		item, field, i := it.Node, it.Field, it.Index
+		s, ok := p.Str(item, field, "a fault NAME[:k=v,...], or \"\"/none")
 		if !ok {
 			continue
 		}
 		s = NormalizeFault(s)
 		if s != "" {
 			if err := checkFaultSyntax(s); err != nil {
-				p.errf(item, field, "%v", err)
+				p.Errorf(item, field, "%v", err)
 				continue
 			}
 			if p.reg.Fault != nil {
 				if err := p.reg.Fault(s); err != nil {
-					p.errs = append(p.errs, &FieldError{File: p.file, Line: item.Line, Field: field, Msg: err.Error(), Err: err})
+					p.Refused(item, field, err)
 					continue
 				}
 			}
 		}
 		if prev, dup := seen[s]; dup {
-			p.errf(item, field, "fault %q is already listed as faults[%d]", displayFault(s), prev)
+			p.Errorf(item, field, "fault %q is already listed as faults[%d]", displayFault(s), prev)
 			continue
 		}
 		seen[s] = i
@@ -312,38 +234,38 @@ var untilRule = regexp.MustCompile(`^\s*rate\s*<=\s*([0-9]*\.?[0-9]+)\s+vs\s+rat
 
 func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 	if n.Kind == yaml.ScalarNode {
-		v, ok := p.posInt(n, "trials", "the number of trials per cell, or {until: ..., max: ...}")
+		v, ok := p.PosInt(n, "trials", "the number of trials per cell, or {until: ..., max: ...}")
 		if !ok {
 			return DefaultTrials, nil
 		}
 		return v, nil
 	}
-	f := p.fields(n, "trials", []string{"until", "alpha", "beta", "max"}, "a number, or until, alpha, beta, max")
+	f := p.Fields(n, "trials", []string{"until", "alpha", "beta", "max"}, "a number, or until, alpha, beta, max")
 	if n.Kind != yaml.MappingNode {
 		return DefaultTrials, nil
 	}
 	a := &Adaptive{Alpha: 0.05, Beta: 0.05}
 	ok := true
 	if v := f["until"]; v != nil {
-		s, sok := p.str(v, "trials.until", `a rule "rate<=P0 vs rate>=P1"`)
+		s, sok := p.Str(v, "trials.until", `a rule "rate<=P0 vs rate>=P1"`)
 		ok = ok && sok
 		if sok {
 			mm := untilRule.FindStringSubmatch(s)
 			if mm == nil {
-				p.errf(v, "trials.until", `cannot read %q (expected "rate<=P0 vs rate>=P1", e.g. "rate<=0.01 vs rate>=0.05")`, s)
+				p.Errorf(v, "trials.until", `cannot read %q (expected "rate<=P0 vs rate>=P1", e.g. "rate<=0.01 vs rate>=0.05")`, s)
 				ok = false
 			} else {
 				a.Rule = strings.TrimSpace(s)
 				a.P0, _ = strconv.ParseFloat(mm[1], 64)
 				a.P1, _ = strconv.ParseFloat(mm[2], 64)
 				if !(a.P0 > 0 && a.P0 < a.P1 && a.P1 < 1) {
-					p.errf(v, "trials.until", "rates %g and %g out of order (expected 0 < P0 < P1 < 1)", a.P0, a.P1)
+					p.Errorf(v, "trials.until", "rates %g and %g out of order (expected 0 < P0 < P1 < 1)", a.P0, a.P1)
 					ok = false
 				}
 			}
 		}
 	} else {
-		p.errf(n, "trials.until", `missing (expected a rule "rate<=P0 vs rate>=P1")`)
+		p.Errorf(n, "trials.until", `missing (expected a rule "rate<=P0 vs rate>=P1")`)
 		ok = false
 	}
 	for _, key := range []string{"alpha", "beta"} {
@@ -353,7 +275,7 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 		}
 		var x float64
 		if v.Kind != yaml.ScalarNode || v.Decode(&x) != nil || !(x > 0 && x < 0.5) {
-			p.errf(v, "trials."+key, "expected an error rate between 0 and 0.5 (exclusive), got %s", describe(v))
+			p.Errorf(v, "trials."+key, "expected an error rate between 0 and 0.5 (exclusive), got %s", yamlread.Describe(v))
 			ok = false
 			continue
 		}
@@ -364,11 +286,11 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 		}
 	}
 	if v := f["max"]; v != nil {
-		m, mok := p.posInt(v, "trials.max", "the most trials per cell before giving up")
+		m, mok := p.PosInt(v, "trials.max", "the most trials per cell before giving up")
 		ok = ok && mok
 		a.Max = m
 	} else {
-		p.errf(n, "trials.max", "missing (expected the most trials per cell, e.g. 2000)")
+		p.Errorf(n, "trials.max", "missing (expected the most trials per cell, e.g. 2000)")
 		ok = false
 	}
 	if !ok {
@@ -377,89 +299,9 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 	return a.Max, a
 }
 
-func (p *parser) str(n *yaml.Node, field, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errf(n, field, "expected %s, got %s", what, describe(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (p *parser) posInt(n *yaml.Node, field, what string) (int, bool) {
-	var v int
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
-		p.errf(n, field, "expected a positive integer (%s), got %s", what, describe(n))
-		return 0, false
-	}
-	if v <= 0 {
-		p.errf(n, field, "must be at least 1 (%s), got %d", what, v)
-		return 0, false
-	}
-	return v, true
-}
-
-func (p *parser) duration(n *yaml.Node, field, what string) (time.Duration, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %s", what, describe(n))
-		return 0, false
-	}
-	d, err := time.ParseDuration(n.Value)
-	if err != nil {
-		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %q", what, n.Value)
-		return 0, false
-	}
-	if d <= 0 {
-		p.errf(n, field, "must be positive (%s), got %s", what, n.Value)
-		return 0, false
-	}
-	return d, true
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return describe(n)
-	default:
-		return "nothing"
-	}
-}
-
-func describe(n *yaml.Node) string {
-	switch {
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	case n.Tag == "!!null":
-		return "nothing"
-	default:
-		return strconv.Quote(n.Value)
-	}
-}
-
 var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func validName(s string) bool { return plainName.MatchString(s) }
-
-func join(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func displayFault(s string) string {
 	if s == "" {

@@ -19,7 +19,7 @@ var errUnknown = errors.New("unknown")
 var testRegistry = Registry{
 	Target: func(name string, settings map[string]any) error {
 		switch name {
-		case "srt", "codex", "bwrap":
+		case "srt", "codex", "bwrap", "claude-code":
 			if _, bad := settings["bogus"]; bad {
 				return fmt.Errorf("setting bogus is not a %s setting", name)
 			}

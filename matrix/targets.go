@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sandcheck/sandcheck/matrix/yamlread"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -32,47 +33,38 @@ type VersionSel struct {
 }
 
 func (p *parser) targets(n *yaml.Node) []Target {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "targets", "expected a list of targets (- name: srt), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "targets", "empty (expected at least one target)")
-		return nil
-	}
 	var out []Target
 	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("targets[%d]", i)
-		f := p.fields(item, field, []string{"name", "id", "settings", "versions"}, "name, id, settings, versions")
+	for _, it := range p.List(n, "targets", "a list of targets (- name: srt)", "expected at least one target") {
+		item, field, i := it.Node, it.Field, it.Index
+		f := p.Fields(item, field, []string{"name", "id", "settings", "versions"}, "name, id, settings, versions")
 		if item.Kind != yaml.MappingNode {
 			continue
 		}
 		t := Target{}
 		if v := f["name"]; v != nil {
-			t.Name, _ = p.str(v, field+".name", "an adapter name, e.g. srt")
+			t.Name, _ = p.Str(v, field+".name", "an adapter name, e.g. srt")
 		} else {
-			p.errf(item, field+".name", "missing (expected an adapter name, e.g. srt)")
+			p.Errorf(item, field+".name", "missing (expected an adapter name, e.g. srt)")
 		}
 		t.ID = t.Name
 		if v := f["id"]; v != nil {
-			if s, ok := p.str(v, field+".id", "a unique name for this target in the matrix"); ok {
+			if s, ok := p.Str(v, field+".id", "a unique name for this target in the matrix"); ok {
 				t.ID = s
 			}
 		}
 		if v := f["settings"]; v != nil {
 			if v.Kind != yaml.MappingNode {
-				p.errf(v, field+".settings", "expected a mapping of adapter settings, got %s", kindName(v))
+				p.Errorf(v, field+".settings", "expected a mapping of adapter settings, got %s", yamlread.KindName(v))
 			} else if err := v.Decode(&t.Settings); err != nil {
-				p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".settings", Msg: err.Error(), Err: err})
+				p.Refused(v, field+".settings", err)
 			}
 		}
 		if v := f["versions"]; v != nil {
 			t.Versions = p.versions(v, field+".versions")
 			if t.Name != "" && p.reg.Versioned != nil {
 				if err := p.reg.Versioned(t.Name); err != nil {
-					p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".versions", Msg: err.Error(), Err: err})
+					p.Refused(v, field+".versions", err)
 				}
 			}
 			t.Resolved = exactOnly(t.Versions)
@@ -81,21 +73,21 @@ func (p *parser) targets(n *yaml.Node) []Target {
 			continue
 		}
 		if t.ID != "" && !validName(t.ID) {
-			p.errf(item, field+".id", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", t.ID)
+			p.Errorf(item, field+".id", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", t.ID)
 			continue
 		}
 		if prev, dup := seen[t.ID]; dup {
-			p.errf(item, field, "target %q is already defined as targets[%d] (give one an id:)", t.ID, prev)
+			p.Errorf(item, field, "target %q is already defined as targets[%d] (give one an id:)", t.ID, prev)
 			continue
 		}
 		seen[t.ID] = i
 		if p.reg.Target != nil {
 			if err := p.reg.Target(t.Name, t.Settings); err != nil {
-				line := item.Line
+				at := item
 				if v := f["name"]; v != nil {
-					line = v.Line
+					at = v
 				}
-				p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field + ".name", Msg: err.Error(), Err: err})
+				p.Refused(at, field+".name", err)
 				continue
 			}
 		}
@@ -110,26 +102,26 @@ func (p *parser) versions(n *yaml.Node, field string) []VersionSel {
 	const want = `a version, a dist-tag, a range, last:N, or a list of them (e.g. ["0.0.60", "latest"], {last: 5})`
 	var out []VersionSel
 	one := func(item *yaml.Node, field string) {
-		item = resolve(item)
+		item = yamlread.Resolve(item)
 		switch {
 		case item.Kind == yaml.MappingNode:
-			f := p.fields(item, field, []string{"last"}, "last: N")
+			f := p.Fields(item, field, []string{"last"}, "last: N")
 			if v := f["last"]; v != nil {
-				if k, ok := p.posInt(v, field+".last", "the newest N releases"); ok {
+				if k, ok := p.PosInt(v, field+".last", "the newest N releases"); ok {
 					out = append(out, VersionSel{Selector: versions.LastN(k), Line: v.Line, Field: field})
 				}
 			} else if len(item.Content) == 0 {
-				p.errf(item, field, "empty (expected %s)", want)
+				p.Errorf(item, field, "empty (expected %s)", want)
 			}
 		case item.Kind == yaml.ScalarNode && item.Tag != "!!null":
 			sel, err := versions.ParseSelector(item.Value)
 			if err != nil {
-				p.errf(item, field, "%v", err)
+				p.Errorf(item, field, "%v", err)
 				return
 			}
 			out = append(out, VersionSel{Selector: sel, Line: item.Line, Field: field})
 		default:
-			p.errf(item, field, "expected %s, got %s", want, describe(item))
+			p.Errorf(item, field, "expected %s, got %s", want, yamlread.Describe(item))
 		}
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -137,7 +129,7 @@ func (p *parser) versions(n *yaml.Node, field string) []VersionSel {
 		return out
 	}
 	if len(n.Content) == 0 {
-		p.errf(n, field, "empty (expected %s; leave versions out for the pinned install)", want)
+		p.Errorf(n, field, "empty (expected %s; leave versions out for the pinned install)", want)
 	}
 	for i, item := range n.Content {
 		one(item, fmt.Sprintf("%s[%d]", field, i))

@@ -14,6 +14,11 @@ const (
 	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
 	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
 	CapSettingsFile Capability = "settings-file"
+	// CapPortRules: allow-list entries can name a port (host:port), so other ports of an
+	// allowed host stay closed.
+	CapPortRules Capability = "port-rules"
+	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
+	CapDenyWrite Capability = "deny-write"
 )
 
 // Seam is a way into a sandbox from outside it that a fault acts through (fixtures/faults): a

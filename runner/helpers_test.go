@@ -19,6 +19,13 @@ import (
 
 // The test binary doubles as a fake trial process and as a runner process to kill -9.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == SpareArg {
+		os.Exit(spareTrialMain())
+	}
+	if len(os.Args) == 3 && os.Args[1] == "trial" { // a trial that found no spare
+		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv("SANDCHECK_RESULT_KEY"))
+		os.Exit(0)
+	}
 	switch {
 	case os.Getenv("SANDCHECK_FAKE_TRIAL") != "":
 		os.Exit(fakeTrialMain())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -47,6 +46,15 @@ type ProcessExecutor struct {
 	ScratchRoot string
 	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
 	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
+	// Spare, when set, is the command line of a process started ahead of each trial, which
+	// waits for its trial on stdin (SpareRequest) and then runs it: the process's own start
+	// (exec, runtime and package initialisation: a sandcheck trial's ~20 ms) overlaps the trial
+	// before it. A spare serves any trial whose command starts Spare[0] in the runner's
+	// environment and directory; others start as usual. Close stops the spare left over.
+	Spare   []string
+	spareMu sync.Mutex
+	spares  []*proc
+	closed  bool
 	// FramePrefixes: stdout lines starting with one of these are also kept whole in
 	// ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
 	// however much it printed around them.
@@ -82,13 +90,11 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	if len(argv) == 0 {
 		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
 	}
+	var extra []string // environment the trial gets on top of env (nil: the runner's)
 	if t.Key != "" {
-		if env == nil {
-			env = os.Environ()
-		}
-		env = append(env[:len(env):len(env)], EnvResultKey+"="+t.Key) // last one wins in exec
+		extra = append(extra, EnvResultKey+"="+t.Key)
 	}
-	res, err := e.runProcess(ctx, t, argv, env, dir)
+	res, err := e.runProcess(ctx, t, argv, env, dir, extra)
 	res.Scratch = scratch
 	if err != nil {
 		return fail("%v", err)
@@ -116,7 +122,7 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	return rec
 }
 
-func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string) (ProcResult, error) {
+func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string, extra []string) (ProcResult, error) {
 	res := ProcResult{Argv: argv, ExitCode: -1}
 	maxOut := e.MaxOutput
 	if maxOut <= 0 {
@@ -127,33 +133,12 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 		grace = 5 * time.Second
 	}
 
-	// Our own pipes rather than cmd.Stdout buffers: exec.Cmd.Wait would block until every
-	// grandchild holding the pipe exits, and we want to kill the group first.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return res, fmt.Errorf("stdout pipe: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return res, fmt.Errorf("stderr pipe: %w", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir = env, dir
-	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = groupAttr()
-
 	begin := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	p, err := e.start(argv, env, dir, extra)
 	if err != nil {
-		outR.Close()
-		errR.Close()
-		return res, fmt.Errorf("start %s: %w", argv[0], err)
+		return res, err
 	}
+	cmd, outR, errR := p.cmd, p.outR, p.errR
 	pgid := cmd.Process.Pid
 	if t.Procs != nil {
 		t.Procs.Started(pgid)

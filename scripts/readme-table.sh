@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Prints the README's "sandbox x scenario" table, measured on this machine: every adapter whose
-# sandbox is installed is run healthy through the network, filesystem, fail-closed and untrusted
-# scenarios (`sandcheck run --target X -n N --json`), and the reports become one Markdown table.
+# sandbox is installed is run healthy through the network, filesystem, fail-closed, untrusted and
+# bypass scenarios (`sandcheck run --target X -n N --json`), and the reports become one Markdown
+# table; the bypass class x target table goes to $BYPASS_TABLE (default out/bypass-table.md).
 #   scripts/readme-table.sh [N]        N trials per sandbox (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-3}"
 TARGETS="${TARGETS:-srt bwrap firejail codex}"
-LABELS="${LABELS:-network || filesystem || failclosed || untrusted}"
+LABELS="${LABELS:-network || filesystem || failclosed || untrusted || bypass}"
+BYPASS_TABLE="${BYPASS_TABLE:-out/bypass-table.md}"
 work=$(mktemp -d /tmp/sandcheck-readme-table-XXXXXX)
 chmod 755 "$work" # the sandbox's user runs the binary in it
 trap 'rm -rf "$work"' EXIT
@@ -24,3 +26,5 @@ for t in $TARGETS; do
 done
 [ ${#args[@]} -gt 0 ] || { echo "readme-table: no sandbox could run" >&2; exit 1; }
 go run ./scripts/readmetable "${args[@]}"
+mkdir -p "$(dirname "$BYPASS_TABLE")"
+go run ./scripts/readmetable -bypass "${args[@]}" > "$BYPASS_TABLE"

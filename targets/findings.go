@@ -1,10 +1,5 @@
 package targets
 
-import (
-	"sort"
-	"sync"
-)
-
 // Findings is a target's list of known findings (where its real, healthy sandbox fails a spec),
 // as its adapter's package embeds it: the YAML text and the repository file it comes from (for
 // file:line in errors and in each finding's position). package knownfindings reads them.
@@ -13,36 +8,14 @@ type Findings struct {
 	Data []byte
 }
 
-var (
-	findingsMu sync.Mutex
-	findings   = map[string]Findings{}
-)
+var findings byName[Findings]
 
 // RegisterFindings gives a target's known findings; its adapter calls it from init, beside
 // Register.
-func RegisterFindings(name string, f Findings) {
-	findingsMu.Lock()
-	defer findingsMu.Unlock()
-	findings[name] = f
-}
+func RegisterFindings(name string, f Findings) { findings.set(name, f) }
 
 // AllFindings returns the known findings of every linked target that has any, by target name.
-func AllFindings() map[string]Findings {
-	findingsMu.Lock()
-	defer findingsMu.Unlock()
-	out := make(map[string]Findings, len(findings))
-	for n, f := range findings {
-		out[n] = f
-	}
-	return out
-}
+func AllFindings() map[string]Findings { return findings.all() }
 
 // FindingsNames lists the targets with known findings, sorted.
-func FindingsNames() []string {
-	var n []string
-	for k := range AllFindings() {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func FindingsNames() []string { return findings.names() }

@@ -5,13 +5,11 @@ package targets
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/model"
 )
@@ -27,13 +25,19 @@ const (
 	CapDenyRead       = model.CapDenyRead
 	CapProtectedFiles = model.CapProtectedFiles
 	CapSettingsFile   = model.CapSettingsFile
+	CapPortRules      = model.CapPortRules
+	CapDenyWrite      = model.CapDenyWrite
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
 type Policy struct {
-	AllowedHosts  []string // names or IP literals reachable through the sandbox's proxy
+	AllowedHosts []string // names or IP literals reachable through the sandbox's proxy
+	// DeniedHosts are never reachable, even where an allowed entry covers them (a wildcard).
+	DeniedHosts   []string
 	WritablePaths []string
 	DenyRead      []string
+	// DenyWrite are paths inside a writable one that must stay read-only.
+	DenyWrite []string
 }
 
 // Session is one sandboxed run: the policy, where it runs, and the command to wrap.
@@ -53,6 +57,9 @@ type Session struct {
 	// Patches let a fault change the generated settings (target-specific keys) before they are
 	// written: e.g. point srt at an external proxy.
 	Patches []func(settings map[string]any)
+	// Adapter holds options only one adapter understands, set by that adapter's own scenarios
+	// (claudecode.Options: permission mode, trust, where the settings live); others ignore it.
+	Adapter any
 }
 
 // Invocation is the command line that runs a Session under the sandbox.
@@ -61,6 +68,9 @@ type Invocation struct {
 	Env      []string
 	Dir      string
 	Settings string // the settings text given to the sandbox, for the report
+	// Agent, when set, runs beside Argv for its lifetime: the command reaches the sandbox through
+	// an agent's tool call, and its output comes back through Agent.Finish (see agent.go).
+	Agent Agent
 }
 
 // Target is one sandbox under test.
@@ -77,35 +87,22 @@ type Target interface {
 // Factory builds a target from its matrix settings.
 type Factory func(settings map[string]string) (Target, error)
 
-var (
-	mu       sync.Mutex
-	registry = map[string]Factory{}
-)
+var factories byName[Factory]
 
 // Register makes an adapter available by name; adapters call it from init.
-func Register(name string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	registry[name] = f
-}
+func Register(name string, f Factory) { factories.set(name, f) }
 
 // New builds the named target.
 func New(name string, settings map[string]string) (Target, error) {
-	mu.Lock()
-	f := registry[name]
-	mu.Unlock()
-	if f == nil {
+	f, ok := factories.get(name)
+	if !ok || f == nil {
 		return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(settings)
 }
 
 // Names lists registered targets, sorted.
-func Names() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Sorted(maps.Keys(registry))
-}
+func Names() []string { return factories.names() }
 
 // Seamed is a target with seams faults may act through (model.Seam); a target without any
 // does not implement it.
@@ -156,6 +153,15 @@ func LookPath(name string, env []string) (string, error) {
 		}
 	}
 	return exec.LookPath(name)
+}
+
+// ShellJoin quotes argv for `sh -c`: each word in single quotes, its own quotes escaped.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // SetEnv returns env with key set to value (replacing any earlier assignment).

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/bisect"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
@@ -35,17 +36,6 @@ Exit codes:
   1  the endpoints do not differ on these scenarios, or a step stayed undecided
   2  usage or configuration error
   130 interrupted: continue with --out DIR --resume`
-
-// bisectOutput is --json: the search's result plus what was searched.
-type bisectOutput struct {
-	Target  string `json:"target"`
-	Package string `json:"package"`
-	Labels  string `json:"label_filter"`
-	Fault   string `json:"fault,omitempty"`
-	*bisect.Result
-	Reports string `json:"reports,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
 
 func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bisect", "--target srt --label-filter SCENARIOS [--good V] [--bad V] [--json] [--out DIR [--resume]]",
@@ -72,7 +62,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sandcheck bisect: "+format+"\n", a...)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	name, sel := orchestrate.SplitTarget(o.target)
 	switch {
@@ -126,100 +116,37 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	fault := matrix.NormalizeFault(o.fault)
-	prog := stderr // progress on stderr: with --json, stdout holds the JSON alone
-	fmt.Fprintf(prog, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", name, npm.Package, o.labels, goodV, badV, len(list))
-	res, err := orchestrate.Bisect(ctx, self, t, npm, list, o.labels, fault, &o.Trial, bisect.Options{
-		Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
-		EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
-		Progress: prog,
+	answer, err := orchestrate.RunBisect(ctx, self, orchestrate.BisectJob{
+		Target: t, NPM: npm, Releases: list, Good: goodV, Bad: badV, Labels: o.labels, Fault: matrix.NormalizeFault(o.fault), Trial: &o.Trial,
+		Options: bisect.Options{
+			Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
+			EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
+			Progress: stderr, // with --json, stdout holds the JSON alone
+		},
+		Reports: func(dir string, journals []string) error { _, err := writeReports(dir, journals, stderr); return err },
 	})
-	outp := bisectOutput{Target: name, Package: npm.Package, Labels: o.labels, Fault: fault, Result: res}
-	if res != nil {
-		// The versions it ran, as a version table (report.md, report.html) beside the journal.
-		if _, werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
-			outp.Reports = dir
-		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		enc.Encode(outp)
-		os.WriteFile(filepath.Join(dir, "bisect.json"), []byte(b.String()), 0o644)
-	}
 	code := 0
 	switch {
 	case ctx.Err() != nil:
-		code = exitInterrupted
+		code = cli.ExitInterrupted
 		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", dir, dir)
 	case errors.Is(err, bisect.ErrNoDifference):
 		code = 1
-	case err != nil && res == nil:
+	case err != nil && answer.Result == nil:
 		return fail("%v", err)
 	case err != nil:
 		code = 1
-	case res.Undecided != "":
+	case answer.Undecided != "":
 		code = 1
 	}
-	if err != nil {
-		outp.Error = err.Error()
-	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false) // label filters hold && and ||
-		enc.Encode(outp)
+		answer.WriteJSON(stdout)
 		return code
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "no answer: %v\n", err)
 		return code
 	}
-	printBisect(stdout, outp)
+	answer.WriteText(stdout)
 	return code
-}
-
-// printBisect is the human answer: the first bad version, the evidence, the cost.
-func printBisect(w io.Writer, o bisectOutput) {
-	r := o.Result
-	if r.Undecided != "" {
-		fmt.Fprintf(w, "\nundecided: %s\n", r.Undecided)
-	} else {
-		fmt.Fprintf(w, "\nfirst version that differs: %s %s (last like %s: %s)\n", o.Target, r.FirstBad, r.Good, r.LastGood)
-	}
-	fmt.Fprintf(w, "  decided on: %s\n", r.Event)
-	fmt.Fprintf(w, "  each step: SPRT %s, alpha %g, beta %g; the answer is right with probability >= %.2f (given one change between %s and %s)\n",
-		r.Hypotheses, r.Alpha, r.Beta, r.Confidence, r.Good, r.Bad)
-	for _, s := range r.Steps {
-		if s.Version != r.FirstBad && s.Version != r.LastGood {
-			continue
-		}
-		fmt.Fprintf(w, "  evidence at %s: %d of %d trials showed the event", s.Version, s.Events, s.Trials)
-		if s.Example != "" {
-			fmt.Fprintf(w, "; e.g. %s", s.Example)
-		}
-		fmt.Fprintln(w)
-	}
-	ends, steps := 0, 0
-	var path []string
-	for _, s := range r.Steps {
-		if s.Role == "midpoint" {
-			steps += s.Trials
-			like := map[string]string{"looks-good": "like " + r.Good, "looks-bad": "like " + r.Bad}[s.Verdict]
-			if like == "" {
-				like = s.Verdict
-			}
-			path = append(path, fmt.Sprintf("%s %s (%d trials)", s.Version, like, s.Trials))
-		} else {
-			ends += s.Trials
-		}
-	}
-	fmt.Fprintf(w, "  path: %s\n", strings.Join(path, ", "))
-	fmt.Fprintf(w, "  trials: %d (endpoints %d, %d steps %d); running all %d versions at the endpoints' %d trials: %d\n",
-		r.Trials, ends, len(path), steps, r.Versions, r.Steps[0].Trials, r.SweepTrials)
-	fmt.Fprintf(w, "  journal: %s", r.Journal)
-	if o.Reports != "" {
-		fmt.Fprintf(w, "; reports: %s/report.md", o.Reports)
-	}
-	fmt.Fprintln(w)
 }

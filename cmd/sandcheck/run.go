@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
@@ -22,21 +22,6 @@ import (
 func init() {
 	register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
-
-// multiFlag collects a repeatable flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// Exit codes of run (and repro).
-const (
-	exitPass        = 0   // every scenario passed; failures covered by known findings allowed
-	exitFail        = 1   // a fail-open, or a scenario failure outside the known findings
-	exitUsage       = 2   // usage or configuration error: nothing ran
-	exitHarness     = 3   // harness errors or timeouts above --max-harness-rate
-	exitInterrupted = 130 // Ctrl-C or SIGTERM; finished trials are journaled
-)
 
 const runExitHelp = `Exit codes:
   0    every scenario passed in every trial; a failure covered in full by a known finding
@@ -52,8 +37,8 @@ const runExitHelp = `Exit codes:
 // runFlags are the flags of run, bound to one flag set.
 type runFlags struct {
 	o          trialOptions
-	faults     multiFlag
-	users      multiFlag
+	faults     cli.MultiFlag
+	users      cli.MultiFlag
 	matrix     string
 	n, j       int
 	timeout    time.Duration
@@ -105,7 +90,7 @@ type runPlan struct {
 }
 
 // planRun parses run's flags and loads the matrix. A nil plan comes with the exit code (0 for
-// --help, exitUsage for anything wrong).
+// --help, cli.ExitUsage for anything wrong).
 func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	fs, f := newRunFlags(stderr)
 	if ok, code := parse(fs, args); !ok {
@@ -115,7 +100,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	fail := func(format string, a ...any) (*runPlan, int) {
 		fmt.Fprintf(stderr, "sandcheck run: "+format+"\n", a...)
-		return nil, exitUsage
+		return nil, cli.ExitUsage
 	}
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q (flags only; see --help)", fs.Arg(0))
@@ -190,7 +175,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -200,13 +185,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		// No trial ran: a version that cannot be installed or a host that cannot be prepared is
 		// the configuration's problem.
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	sum, err := p.Run(ctx, exec, stderr)
 	closeHosts()
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	runErr := err
 	if runErr != nil && ctx.Err() == nil {
@@ -229,9 +214,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	v := exitOf(runsummary.Judge(rep, cells, p.maxHarness))
 	switch {
 	case ctx.Err() != nil:
-		v = runVerdict{exitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
-	case runErr != nil && v.code == exitPass:
-		v = runVerdict{exitHarness, []string{"the run stopped early: " + runErr.Error()}}
+		v = runVerdict{cli.ExitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
+	case runErr != nil && v.code == cli.ExitPass:
+		v = runVerdict{cli.ExitHarness, []string{"the run stopped early: " + runErr.Error()}}
 	}
 	if p.asJSON {
 		runsummary.JSON(stdout, rep, cells, sum.Journal, runsummary.Verdict{Reasons: v.reasons}, v.code)
@@ -256,21 +241,21 @@ type runVerdict struct {
 func exitOf(v runsummary.Verdict) runVerdict {
 	switch v.Kind {
 	case runsummary.Fail:
-		return runVerdict{exitFail, v.Reasons}
+		return runVerdict{cli.ExitFail, v.Reasons}
 	case runsummary.Harness:
-		return runVerdict{exitHarness, v.Reasons}
+		return runVerdict{cli.ExitHarness, v.Reasons}
 	}
-	return runVerdict{exitPass, nil}
+	return runVerdict{cli.ExitPass, nil}
 }
 
 // String names the verdict's exit code in words.
 func (v runVerdict) String() string {
 	switch v.code {
-	case exitPass:
+	case cli.ExitPass:
 		return "exit 0 (every scenario passed)"
-	case exitFail:
+	case cli.ExitFail:
 		return "exit 1 (fail-open or failure outside the known findings)"
-	case exitHarness:
+	case cli.ExitHarness:
 		return "exit 3 (harness errors or timeouts above the bound)"
 	}
 	return fmt.Sprintf("exit %d", v.code)
@@ -278,7 +263,7 @@ func (v runVerdict) String() string {
 
 func printVerdict(w io.Writer, v runVerdict) {
 	switch v.code {
-	case exitPass:
+	case cli.ExitPass:
 		fmt.Fprintln(w, "exit 0: every scenario passed (known findings allowed)")
 	default:
 		for _, r := range v.reasons {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
@@ -123,12 +124,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{"stray-argument"},
 	} {
 		var stderr bytes.Buffer
-		if p, code := planRun(append([]string{"--out", t.TempDir()}, args...), &stderr); p != nil || code != exitUsage {
-			t.Errorf("run %q: exit %d, want %d", args, code, exitUsage)
+		if p, code := planRun(append([]string{"--out", t.TempDir()}, args...), &stderr); p != nil || code != cli.ExitUsage {
+			t.Errorf("run %q: exit %d, want %d", args, code, cli.ExitUsage)
 		}
 	}
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--resume"}, &stderr); p != nil || code != exitUsage {
+	if p, code := planRun([]string{"--resume"}, &stderr); p != nil || code != cli.ExitUsage {
 		t.Errorf("run --resume without --out: exit %d", code)
 	}
 	stderr.Reset()
@@ -196,21 +197,21 @@ func TestRunExitCodes(t *testing.T) {
 		want int
 		out  []string // in stdout
 	}{
-		{"all pass", every(trial(pass)), 2, nil, exitPass, []string{"exit 0"}},
-		{"known finding only", every(trial(pass, known)), 2, nil, exitPass, []string{"(known finding srt:filesystem/protected/git-hooks-new-repo)", "breached: write $WORKSPACE/newrepo/.git/hooks/pre-commit"}},
-		{"fail-open outside the known findings", every(trial(pass, known, secret)), 2, nil, exitFail,
+		{"all pass", every(trial(pass)), 2, nil, cli.ExitPass, []string{"exit 0"}},
+		{"known finding only", every(trial(pass, known)), 2, nil, cli.ExitPass, []string{"(known finding srt:filesystem/protected/git-hooks-new-repo)", "breached: write $WORKSPACE/newrepo/.git/hooks/pre-commit"}},
+		{"fail-open outside the known findings", every(trial(pass, known, secret)), 2, nil, cli.ExitFail,
 			[]string{"why non-enforcing: filesystem/secret: read $HOME/.ssh/id_sandcheck", "exit 1"}},
-		{"fail-closed outside the known findings", every(trial(pass, blocked)), 2, nil, exitFail, []string{"filesystem/workspace/tmpdir"}},
+		{"fail-closed outside the known findings", every(trial(pass, blocked)), 2, nil, cli.ExitFail, []string{"filesystem/workspace/tmpdir"}},
 		{"result correct, egress streamed", every(model.Record{Outcome: model.NonEnforcing, Hint: "a fixture server logged " + egress[0] + " although the trial reported correct",
-			Scenarios: []model.Scenario{pass}, Egress: egress}), 2, nil, exitFail, []string{"egress in 2 of 2 trials", "denied http GET /http/ab"}},
-		{"timeout with egress", every(model.Record{Outcome: model.NonEnforcing, TimedOut: true, Egress: egress}), 2, nil, exitFail, []string{"fail-open in 2 of 2"}},
+			Scenarios: []model.Scenario{pass}, Egress: egress}), 2, nil, cli.ExitFail, []string{"egress in 2 of 2 trials", "denied http GET /http/ab"}},
+		{"timeout with egress", every(model.Record{Outcome: model.NonEnforcing, TimedOut: true, Egress: egress}), 2, nil, cli.ExitFail, []string{"fail-open in 2 of 2"}},
 		{"timeout with egress under a known finding", every(model.Record{Outcome: model.NonEnforcing, TimedOut: true, Egress: egress,
-			Scenarios: []model.Scenario{known}}), 2, nil, exitFail, nil},
-		{"timeouts at the bound", firstK(1, trial(timeout), trial(pass)), 20, nil, exitPass, nil},
-		{"timeouts above the bound", firstK(2, trial(timeout), trial(pass)), 20, nil, exitHarness, []string{"2 of 20 trials (10%)"}},
-		{"harness errors above the bound", firstK(2, model.Record{Outcome: model.HarnessError, Error: "no result"}, trial(pass)), 20, nil, exitHarness, nil},
-		{"harness bound raised", firstK(2, trial(timeout), trial(pass)), 20, []string{"--max-harness-rate", "0.1"}, exitPass, nil},
-		{"fail-open wins over harness", firstK(10, trial(timeout), trial(secret)), 20, nil, exitFail, nil},
+			Scenarios: []model.Scenario{known}}), 2, nil, cli.ExitFail, nil},
+		{"timeouts at the bound", firstK(1, trial(timeout), trial(pass)), 20, nil, cli.ExitPass, nil},
+		{"timeouts above the bound", firstK(2, trial(timeout), trial(pass)), 20, nil, cli.ExitHarness, []string{"2 of 20 trials (10%)"}},
+		{"harness errors above the bound", firstK(2, model.Record{Outcome: model.HarnessError, Error: "no result"}, trial(pass)), 20, nil, cli.ExitHarness, nil},
+		{"harness bound raised", firstK(2, trial(timeout), trial(pass)), 20, []string{"--max-harness-rate", "0.1"}, cli.ExitPass, nil},
+		{"fail-open wins over harness", firstK(10, trial(timeout), trial(secret)), 20, nil, cli.ExitFail, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestRunJSONCountsKnownAndUnknown(t *testing.T) {
 		} `json:"cells"`
 	}
 	json.Unmarshal([]byte(strings.NewReplacer(`"unknown_failures"`, `"UnknownFailures"`, `"fail_open"`, `"FailOpen"`).Replace(js)), &v)
-	if code != exitFail || v.ExitCode != exitFail || len(v.Cells) != 1 || v.Cells[0].Known != 3 || v.Cells[0].UnknownFailures != 3 || v.Cells[0].FailOpen != 3 {
+	if code != cli.ExitFail || v.ExitCode != cli.ExitFail || len(v.Cells) != 1 || v.Cells[0].Known != 3 || v.Cells[0].UnknownFailures != 3 || v.Cells[0].FailOpen != 3 {
 		t.Fatalf("exit %d, %+v\n%s", code, v, js)
 	}
 }
@@ -273,7 +274,7 @@ func TestRunSummaryWording(t *testing.T) {
 		}
 		return trial(na, na2, pass, fixed, p)
 	}, "-n", "2")
-	if code != exitPass {
+	if code != cli.ExitPass {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	for _, want := range []string{
@@ -296,7 +297,7 @@ func TestRunHostThatCannotBePreparedIsAConfigError(t *testing.T) {
 		return nil, func() {}, errors.New("prepare host vm: no kernel")
 	}
 	var stderr bytes.Buffer
-	if code := runCmd([]string{"--out", t.TempDir()}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "no kernel") {
+	if code := runCmd([]string{"--out", t.TempDir()}, io.Discard, &stderr); code != cli.ExitUsage || !strings.Contains(stderr.String(), "no kernel") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
@@ -38,8 +39,7 @@ func (f targetFlag) Set(v string) error {
 }
 
 // userHelp is the --user flag's help, shared by every command that has it.
-const userHelp = "who the sandbox runs as: " + users.Unprivileged + " (a dedicated account sandcheck creates: " +
-	users.DedicatedName + "), " + users.Root + ", or an existing account's name"
+const userHelp = cli.UserHelp
 
 // bind registers the shared flags; withFault is for the commands that run one cell (trial,
 // preflight, repro): they also take one --fault and one --user (run takes lists of both).

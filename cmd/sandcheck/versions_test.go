@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -129,7 +130,7 @@ func TestResumeRunsWhatTheRunResolved(t *testing.T) {
 		t.Fatalf("versions.json of the started run was overwritten:\n%s", b)
 	}
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != exitUsage ||
+	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "--target srt@0.0.99: 0.0.99 is not a published version") {
 		t.Fatalf("unpublished version: exit %d: %s", code, stderr.String())
 	}
@@ -151,7 +152,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{[]string{"--label-filter", "network", "-n", "1"}, "-n must be at least 2"},
 	} {
 		var stderr bytes.Buffer
-		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != cli.ExitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("bisect %q: exit %d, %s\nwant %q", c.args, code, stderr.String(), c.want)
 		}
 	}
@@ -163,7 +164,7 @@ func TestVersionsOnlyWhereTheCacheReaches(t *testing.T) {
 	mf := filepath.Join(dir, "m.yaml")
 	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n  - {name: wsl, kind: wsl2-like, image: bookworm}\n  - {name: win, kind: wsl, distro: Debian}\n"), 0o644)
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != exitUsage ||
+	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "host win (wsl): srt chooses versions, which run from this machine's npm cache") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -175,14 +176,14 @@ func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := versionsCmd([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
+	if code := command("versions")([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "  0.0.81\n* 0.0.82\n  0.0.83  (latest)\n"
 	if !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), "3 version(s), 1 installed") {
 		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
 	}
-	if code := versionsCmd([]string{"bwrap"}, &out, &errb); code != exitUsage {
+	if code := command("versions")([]string{"bwrap"}, &out, &errb); code != cli.ExitUsage {
 		t.Fatalf("bwrap: exit %d", code)
 	}
 }
@@ -205,18 +206,24 @@ func TestCompareVersionsOfOneReport(t *testing.T) {
 		}
 	}
 	w.Close()
-	if code := reportCmd([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
+	if code := command("report")([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("report: exit %d", code)
 	}
 	var out, errb bytes.Buffer
-	code := compareCmd([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
+	code := command("compare")([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
 	if code != 1 || !strings.Contains(out.String(), "srt 0.0.42 (baseline) vs 0.0.43") ||
 		!strings.Contains(out.String(), "REGRESSION srt 0.0.43@local untrusted/proxy-env-dead: failures 0/4 (0.0%) -> 4/4 (100.0%)") {
 		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 	for _, bad := range [][]string{{"--versions", "0.0.42"}, {"--versions", "0.0.42,0.0.99"}} {
-		if code := compareCmd(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
+		if code := command("compare")(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != cli.ExitUsage {
 			t.Errorf("compare %v: exit %d", bad, code)
 		}
 	}
+}
+
+// command is a registered command, as dispatch finds it.
+func command(name string) cli.Func {
+	f, _ := cli.Lookup(name)
+	return f
 }

@@ -28,8 +28,8 @@ var layers = []struct {
 	// 2: what the suites drive and set up, and what a run is made of: sandbox adapters,
 	// fixtures, the matrix, container images.
 	{"targets", 2}, {"fixtures/", 2}, {"matrix", 2}, {"images", 2},
-	// 3: leaves that know nothing of sandcheck: versions, the environment, /proc.
-	{"versions", 3}, {"config", 3}, {"internal/procfs", 3},
+	// 3: leaves that know nothing of sandcheck: versions, the environment, /proc, file locks.
+	{"versions", 3}, {"config", 3}, {"internal/procfs", 3}, {"internal/flock", 3},
 	// 4: the vocabulary every layer shares.
 	{"model", 4},
 }

@@ -61,3 +61,23 @@ func HasEnv(pid int, kv string) bool {
 	}
 	return bytes.Contains(append([]byte{0}, append(env, 0)...), []byte("\x00"+kv+"\x00"))
 }
+
+// UnescapeMount undoes the octal escapes of a path in /proc/mounts or mountinfo (\040 for a
+// space, \134 for a backslash).
+func UnescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if o := s[i+1 : i+4]; o[0] >= '0' && o[0] <= '3' && o[1] >= '0' && o[1] <= '7' && o[2] >= '0' && o[2] <= '7' {
+				b.WriteByte((o[0]-'0')<<6 | (o[1]-'0')<<3 | (o[2] - '0'))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -48,3 +48,17 @@ func TestKillEnvKillsExactlyTheMarked(t *testing.T) {
 		t.Fatal("the other process is gone")
 	}
 }
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/var/cache/a\040b`: "/var/cache/a b",
+		`C:\134`:            `C:\`,
+		`/plain`:            "/plain",
+		`/not\9zz`:          `/not\9zz`, // not an octal escape: kept
+		`/end\04`:           `/end\04`,  // cut short: kept
+	} {
+		if got := UnescapeMount(in); got != want {
+			t.Errorf("UnescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

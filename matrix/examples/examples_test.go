@@ -25,6 +25,7 @@ import (
 	_ "github.com/sandcheck/sandcheck/runner/hosts/wsl2like"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"
+	_ "github.com/sandcheck/sandcheck/targets/claudecode"
 	_ "github.com/sandcheck/sandcheck/targets/codex"
 	_ "github.com/sandcheck/sandcheck/targets/command"
 	_ "github.com/sandcheck/sandcheck/targets/firejail"

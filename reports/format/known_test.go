@@ -9,6 +9,9 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -48,14 +51,14 @@ func knownReport(t *testing.T) *schema.Report {
 
 func TestKnownFindingsAndBreachesInReports(t *testing.T) {
 	rep := knownReport(t)
-	var md, page, junit bytes.Buffer
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	var md, page, xml bytes.Buffer
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&page, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnit(&junit, rep); err != nil {
+	if err := junit.Write(&xml, rep); err != nil {
 		t.Fatal(err)
 	}
 	h := html.UnescapeString(page.String())
@@ -79,7 +82,7 @@ func TestKnownFindingsAndBreachesInReports(t *testing.T) {
 			`data-testid="fixed">known finding srt:network/udp did not reproduce in any of 20 trials (fixed?)`,
 			"breached: write /root/sandcheck-outside (2)",
 		}},
-		{junit.String(), "junit.xml", []string{
+		{xml.String(), "junit.xml", []string{
 			"breached: read /root/.ssh/id_ed25519 (20); known finding srt:filesystem/read-secret in 20 of 20 trials",
 			"known finding srt:network/udp did not reproduce in any of 20 trials (fixed?)",
 		}},

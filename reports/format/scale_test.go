@@ -16,6 +16,8 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -189,34 +191,15 @@ func BenchmarkHTMLAtScale(b *testing.B) {
 	}
 }
 
-// Pages show the head of a failure's evidence and say where the rest is; a failure known
-// findings cover in full shows where its evidence is instead; a passing example says it has none.
-func TestPageEvidence(t *testing.T) {
-	ref := schema.EvidenceKey("r", "c", 4)
-	big := json.RawMessage(fmt.Sprintf(`{"stderr":%q}`, strings.Repeat("x", 2*PageEvidenceBytes)))
-	rep := &schema.Report{Evidence: map[string]json.RawMessage{ref: big}}
-	got := exampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref}, PageEvidenceBytes)
-	if len(got) > PageEvidenceBytes+200 || !strings.Contains(got, "cut here") || !strings.Contains(got, ref) {
-		t.Fatalf("cut evidence: %d bytes, ends %q", len(got), got[max(0, len(got)-150):])
-	}
-	got = exampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref, Known: true}, PageEvidenceBytes)
-	if !strings.Contains(got, "known finding") || !strings.Contains(got, ref) || strings.Contains(got, "xxxx") {
-		t.Fatalf("known example: %q", got)
-	}
-	if got := exampleEvidence(rep, schema.Example{RunID: "r", Trial: 9, Pass: true}, PageEvidenceBytes); !strings.Contains(got, "passing trial") {
-		t.Fatalf("passing example: %q", got)
-	}
-}
-
 // Each cell says how fast its trials ran: the mean trial time and the trials per minute of one
 // slot (what a kernel's guest manages, for a vm host).
 func TestCellPace(t *testing.T) {
 	rep := scaleReport(t, scaleShape{"pace", 1, 3, 10}) // 900 ms per trial
 	var md, page strings.Builder
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&page, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]string{"report.md": md.String(), "report.html": page.String()} {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -57,17 +60,17 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 	if _, ok := back.Hosts["local user=unprivileged"]; !ok || back.Hosts["local"] == nil || back.Hosts["old"] == nil {
 		t.Errorf("fingerprints: %v", keys(back.Hosts))
 	}
-	var md, junit, html bytes.Buffer
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	var md, xml, html bytes.Buffer
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnit(&junit, rep); err != nil {
+	if err := junit.Write(&xml, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&html, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&html, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string]string{"report.md": md.String(), "junit.xml": junit.String(), "report.html": html.String()} {
+	for name, out := range map[string]string{"report.md": md.String(), "junit.xml": xml.String(), "report.html": html.String()} {
 		for _, want := range []string{"srt@local user=unprivileged", "srt@local user=root"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: no %q", name, want)
@@ -77,7 +80,7 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 			t.Errorf("%s: a pre-axis cell got a user", name)
 		}
 	}
-	if !strings.Contains(md.String(), "### Host `local user=unprivileged`") || !strings.Contains(junit.String(), `<property name="user" value="unprivileged">`) {
+	if !strings.Contains(md.String(), "### Host `local user=unprivileged`") || !strings.Contains(xml.String(), `<property name="user" value="unprivileged">`) {
 		t.Errorf("report.md host table or junit property missing:\n%s", md.String())
 	}
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -43,7 +46,7 @@ func versionReport(t *testing.T) *schema.Report {
 
 func TestVersionTableInMarkdown(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, versionReport(t), Options{}); err != nil {
+	if err := markdown.Write(&b, versionReport(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -70,7 +73,7 @@ func TestVersionTableInMarkdown(t *testing.T) {
 
 func TestJUnitClassPerVersion(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, versionReport(t)); err != nil {
+	if err := junit.Write(&b, versionReport(t)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`classname="sandcheck.srt-0_0_9.local"`, `classname="sandcheck.srt-0_0_22.local"`, `name="sandcheck/srt 0.0.20@local"`} {
@@ -82,7 +85,7 @@ func TestJUnitClassPerVersion(t *testing.T) {
 
 func TestVersionTableInHTML(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteHTML(&b, versionReport(t), Options{}); err != nil {
+	if err := htmlpage.Write(&b, versionReport(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(&b)

@@ -4,6 +4,7 @@ package orchestrate
 // (where trials run inside a wsl host).
 import (
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"
+	_ "github.com/sandcheck/sandcheck/targets/claudecode"
 	_ "github.com/sandcheck/sandcheck/targets/codex"
 	_ "github.com/sandcheck/sandcheck/targets/command"
 	_ "github.com/sandcheck/sandcheck/targets/firejail"

@@ -1,5 +1,6 @@
 // Command readmetable prints the README's sandbox x scenario table from `sandcheck run` reports:
-// readmetable TARGET=RUNDIR ... (each RUNDIR holding the report.json of one healthy run).
+// readmetable TARGET=RUNDIR ... (each RUNDIR holding the report.json of one healthy run);
+// readmetable -bypass TARGET=RUNDIR ... prints the bypass class x target table (bypass.go).
 // scripts/readme-table.sh runs the sandboxes and calls it.
 package main
 
@@ -26,8 +27,15 @@ var groups = []struct{ key, title string }{
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: readmetable TARGET=RUNDIR ...")
+		fmt.Fprintln(os.Stderr, "usage: readmetable [-bypass] TARGET=RUNDIR ...")
 		os.Exit(2)
+	}
+	if os.Args[1] == "-bypass" {
+		if err := bypassTable(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "readmetable:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	var b strings.Builder
 	b.WriteString("| sandbox | version | trials |")

@@ -199,6 +199,12 @@ func (p fsPlan) escaped() bool {
 // RunFilesystem performs one filesystem trial under the policy "write only the workspace, do not
 // read the secret". Whatever escaped onto the host is removed afterwards.
 func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
+	return RunFilesystemWith(ctx, cfg, nil)
+}
+
+// RunFilesystemWith is RunFilesystem with a change to the sandboxed session (a target-specific
+// scenario's adapter options), applied after the policy.
+func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Session)) (*FilesystemTrial, error) {
 	t, err := newTrial(ctx, cfg, trialOptions{})
 	if err != nil {
 		return nil, err
@@ -240,7 +246,12 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		spec.FS = append(spec.FS, p.check)
 	}
 	policy := targets.Policy{WritablePaths: []string{t.ws}, DenyRead: []string{secretDir(t.dir)}}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) { s.Policy = policy }, nil)
+	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+		s.Policy = policy
+		if session != nil {
+			session(s)
+		}
+	}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,11 +20,12 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
-	_ "github.com/sandcheck/sandcheck/targets/codex"    //
-	_ "github.com/sandcheck/sandcheck/targets/command"  //
-	_ "github.com/sandcheck/sandcheck/targets/firejail" //
-	_ "github.com/sandcheck/sandcheck/targets/srt"      // the first target
+	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
+	_ "github.com/sandcheck/sandcheck/targets/claudecode" //
+	_ "github.com/sandcheck/sandcheck/targets/codex"      //
+	_ "github.com/sandcheck/sandcheck/targets/command"    //
+	_ "github.com/sandcheck/sandcheck/targets/firejail"   //
+	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
 )
 
 // trial is the scaffolding every scenario shares: a private directory and workspace, fixture
@@ -40,6 +43,8 @@ type trial struct {
 	undo   []func()
 	// dropDAC runs the sandbox without root's file-permission override.
 	dropDAC bool
+	// setup says where and with which terminal sandboxed commands start.
+	setup runSetup
 	// acct is who the sandbox runs as (fixtures/users); env is its session's environment and
 	// probeBin the probe binary as it can run it.
 	acct     *users.Account
@@ -52,6 +57,10 @@ type trial struct {
 type trialOptions struct {
 	network bool     // start fixture hosts
 	faults  []string // scenario-inherent faults, applied after the configured one
+	// isolated starts the fixture with its bypass extras in a private host namespace, where the
+	// sandbox then runs (nethost.Options.Isolated); names are extra fixture names.
+	isolated bool
+	names    []nethost.Name
 }
 
 func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err error) {
@@ -94,14 +103,20 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	if err := os.MkdirAll(t.marks, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}}
+	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}, ProbeBin: t.probeBin}
 	if opt.network {
-		if t.hosts, err = nethost.Start(ctx, nethost.Options{Dir: t.dir, OnHit: streamHit}); err != nil {
+		hopt := nethost.Options{Dir: t.dir, OnHit: streamHit, Isolated: opt.isolated, Extras: opt.isolated, Names: opt.names}
+		if t.hosts, err = nethost.Start(ctx, hopt); err != nil {
 			return nil, fmt.Errorf("fixture hosts: %w", err)
 		}
 		t.undo = append(t.undo, func() { t.hosts.Close() })
 		t.inj.Denied = t.addr(t.hosts.Denied)
 		t.inj.Names = map[string]string{t.hosts.Allowed.Name: t.hosts.Allowed.IP.String(), t.hosts.Denied.Name: t.hosts.Denied.IP.String()}
+		t.inj.Listen, t.inj.Dial, t.inj.Lookup = t.hosts.Listen, t.hosts.Dial, t.hosts.Lookup
+		t.inj.Own = []netip.Addr{t.hosts.HostEnd}
+		if t.hosts.Isolated() {
+			t.setup.start = t.hosts.Start
+		}
 	}
 	for _, spec := range append([]string{cfg.Fault}, opt.faults...) {
 		f, params, err := faults.Parse(spec)
@@ -176,6 +191,10 @@ func (t *trial) session(specFile string) *targets.Session {
 type Bind struct {
 	Src, Dst string
 	RO       bool
+	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
+	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
+	// only, the host's own directory untouched.
+	Overlay bool
 }
 
 // Exec is one sandboxed run of the probe.
@@ -214,6 +233,10 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
 	}
+	if inv.Agent != nil {
+		// Finish is idempotent: on an error path below it only stops the agent.
+		defer inv.Agent.Finish()
+	}
 	argv := inv.Argv
 	if t.change.Wrap != nil {
 		argv = t.change.Wrap(argv)
@@ -231,40 +254,24 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}
 	// The switch to the sandbox's user comes last, inside the private mount namespace that only
-	// root can set up: the sandbox and everything under it run as the user.
+	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// run as the user.
 	argv = t.acct.Command(argv, drop)
-	argv = wrapMounts(argv, binds)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommand(ctx, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
+	var agentErr error
+	if inv.Agent != nil {
+		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
+	}
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
+	if agentErr != nil {
+		x.ParseErr = errors.Join(agentErr, x.ParseErr)
+	}
 	return x, nil
-}
-
-// wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
-// a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
-// (`unshare --propagation private` has made every mount private already.)
-func wrapMounts(argv []string, binds []Bind) []string {
-	if len(binds) == 0 {
-		return argv
-	}
-	script := []string{"set -e"}
-	args := []string{}
-	for i, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
-		script = append(script, "mount --bind "+src+" "+dst)
-		if b.RO {
-			script = append(script, "mount -o remount,bind,ro "+dst)
-		}
-		args = append(args, b.Src, b.Dst)
-	}
-	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
-	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
-	out = append(out, args...)
-	return append(out, argv...)
 }
 
 // setPath replaces PATH with dirs.

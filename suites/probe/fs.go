@@ -110,4 +110,5 @@ func init() {
 	errnoNames[syscall.ENOTDIR] = "ENOTDIR"
 	errnoNames[syscall.ENXIO] = "ENXIO"
 	errnoNames[syscall.ELOOP] = "ELOOP"
+	errnoNames[syscall.EBUSY] = "EBUSY" // a mount point: a masked path cannot be moved or removed
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/fixtures/seccomp"
 	"github.com/sandcheck/sandcheck/model"
 )
 
@@ -57,6 +58,8 @@ type Spec struct {
 	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
 	// FS are filesystem checks, run after the network channels.
 	FS []FSCheck `json:"fs,omitempty"`
+	// Raw are crafted requests (raw.go), all at once alongside the channels.
+	Raw []Raw `json:"raw,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -90,6 +93,7 @@ type Observation struct {
 	Listeners []Listener        `json:"listeners"`
 	Attempts  []Attempt         `json:"attempts"`
 	FS        []FSResult        `json:"fs,omitempty"`
+	Raw       []RawResult       `json:"raw,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
 	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
@@ -110,6 +114,7 @@ const Arg = "__sandcheck_probe"
 // MaybeRun runs the probe and exits when argv asks for it. Binaries that carry the probe call it
 // first thing in main or TestMain.
 func MaybeRun() {
+	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}
@@ -138,12 +143,14 @@ func Main(specFile string, w io.Writer) int {
 	return 0
 }
 
-// Run tries every channel against every host, all at once: each is its own connection through
-// the sandbox, and waiting for one before starting the next only adds their times up (six curls
-// in a row were a third of a network trial). When a fault must act between two requests
-// (SyncAfterFirst), the first pair (the allowed host over the first channel, the seed's
-// request) goes alone and the rest wait for the fault's ack. Attempts are listed in channel x
-// host order whatever order they finish in, so the classifier reads the same sequence either way.
+// Run tries every channel against every host: channel after channel, in Spec order, and the
+// hosts of a channel at once (waiting for one host's answer before asking the next only adds
+// their times up; six curls in a row were a third of a network trial). The channels keep their
+// order because the sandbox's own start-up is part of what is measured: a relay that comes up
+// slowly fails the requests made before it listens, and the first channel's requests are the
+// seed's first command, the later ones come as they did. When a fault must act between two
+// requests (SyncAfterFirst), the very first pair (the allowed host over the first channel) goes
+// alone and the rest wait for the fault's ack. Attempts are listed in channel x host order.
 func Run(s Spec) *Observation {
 	if s.Timeout <= 0 {
 		s.Timeout = 4 * time.Second
@@ -165,25 +172,39 @@ func Run(s Spec) *Observation {
 	}
 	attempts := make([]Attempt, len(pairs))
 	problems := make([][]string, len(pairs))
+	raws := make([]RawResult, len(s.Raw))
 	one := func(i int) {
 		o := &Observation{}
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
 		problems[i] = o.Problems
 	}
-	first := 0
-	if s.SyncAfterFirst && len(pairs) > 0 {
-		one(0)
-		mark(s, 1)
-		first = 1
+	step := 0
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j].ch == pairs[i].ch {
+			j++
+		}
+		if s.SyncAfterFirst && i == 0 {
+			j = 1 // the first request alone, then the fault's ack
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Go(func() { one(k) })
+		}
+		wg.Wait()
+		for ; step < j; step++ {
+			mark(s, step+1)
+		}
+		i = j
 	}
+	// Raw requests (crafted proxy and SOCKS lines) after the channels, all at once: each is its own
+	// connection to the sandbox's proxy, and none is a channel's first request.
 	var wg sync.WaitGroup
-	for i := first; i < len(pairs); i++ {
-		wg.Go(func() { one(i) })
+	for i := range s.Raw {
+		wg.Go(func() { raws[i] = runRaw(s, s.Raw[i]) })
 	}
 	wg.Wait()
-	for step := first + 1; step <= len(pairs); step++ {
-		mark(s, step)
-	}
+	obs.Raw = raws
 	obs.Attempts = attempts
 	for _, ps := range problems {
 		for _, p := range ps {

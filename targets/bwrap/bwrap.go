@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -21,47 +20,37 @@ func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
 }
 
-// Target is the bwrap adapter.
-type Target struct{ tool *targets.Tool }
+// Target is the bwrap adapter: a deny-all tool sandbox (targets.ToolSandbox) with its own
+// command line.
+type Target struct{ targets.ToolSandbox }
 
 // New finds bubblewrap: an explicit path, $SANDCHECK_BWRAP, then PATH. Without an explicit
 // path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
 // PATH (the netns-shared and fs-* faults) wraps the real one.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("bwrap", path, config.Bwrap, "Debian: apt-get install bubblewrap")
+	tool, err := targets.NewToolSandbox("bwrap", path, config.Bwrap, "Debian: apt-get install bubblewrap")
 	if err != nil {
 		return nil, err
 	}
-	return &Target{tool: tool}, nil
+	return &Target{tool}, nil
 }
 
 func (t *Target) Name() string { return Name }
 
-// Capabilities are no network at all, the workspace writable, paths hidden.
-func (t *Target) Capabilities() []model.Capability {
-	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapDenyRead}
-}
-
-// Reach is empty: a deny-all sandbox offers no way out.
-func (t *Target) Reach() []string { return nil }
-
-// Seams implements targets.Seamed: bwrap is looked up on each session's PATH, where a shim can
-// stand in for it.
-func (t *Target) Seams() []model.Seam { return []model.Seam{model.OnPath("bwrap")} }
-
-// Version is `bwrap --version`.
-func (t *Target) Version() string { return t.tool.Version() }
-
 // Args is the bubblewrap command line for a session, without the bwrap executable itself.
 //
-//	--die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+//	--new-session --die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
 //	--ro-bind DIR DIR              the session's own files (generated settings, probe spec)
 //	--ro-bind CMD CMD              files the command names that lie under /tmp (its executable)
 //	--bind W W                     each writable path (the workspace)
 //	--tmpfs D | --ro-bind /dev/null F   each denied path: a directory emptied, a file nulled
 //	--chdir WS -- COMMAND...
+//
+// --new-session keeps the caller's terminal from being the command's controlling one, so the
+// command cannot push input into it (TIOCSTI, CVE-2017-5226): bubblewrap's own advice, which srt
+// follows too; the tty bypass scenario checks it.
 func Args(s *targets.Session) []string {
-	a := []string{"--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	a := []string{"--new-session", "--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
 	underTmp := func(p string) bool { return strings.HasPrefix(filepath.Clean(p)+"/", "/tmp/") }
 	if s.Dir != "" && underTmp(s.Dir) {
 		a = append(a, "--ro-bind", s.Dir, s.Dir)
@@ -95,15 +84,5 @@ func Args(s *targets.Session) []string {
 
 // Prepare returns `bwrap ARGS -- COMMAND`. Inside, TMPDIR is the private /tmp.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	bin, err := t.tool.Path(s.Env)
-	if err != nil {
-		return nil, err
-	}
-	argv := append([]string{bin}, Args(s)...)
-	return &targets.Invocation{
-		Argv:     argv,
-		Env:      targets.SetEnv(s.Env, "TMPDIR", "/tmp"),
-		Dir:      s.Workspace,
-		Settings: strings.Join(argv[1:len(argv)-len(s.Command)], " "),
-	}, nil
+	return t.Invocation(s, Args(s), targets.SetEnv(s.Env, "TMPDIR", "/tmp"))
 }

@@ -157,7 +157,7 @@ func (t *Target) Version() string                  { return t.version }
 // Prepare renders the policy file (when there is a template) and the argv.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	d := Data{
-		Command: shellJoin(s.Command), Argv: s.Command, Workspace: s.Workspace, Dir: s.Dir,
+		Command: targets.ShellJoin(s.Command), Argv: s.Command, Workspace: s.Workspace, Dir: s.Dir,
 		AllowedHosts: nonNil(s.Policy.AllowedHosts), WritablePaths: nonNil(s.Policy.WritablePaths), DenyRead: nonNil(s.Policy.DenyRead),
 	}
 	inv := &targets.Invocation{Env: s.Env, Dir: s.Workspace}
@@ -200,13 +200,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// shellJoin quotes argv for `sh -c`.
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
@@ -38,36 +36,31 @@ func init() {
 // Package is srt's npm package.
 const Package = "@anthropic-ai/sandbox-runtime"
 
+// cli is how the adapter finds srt and its version.
+var cli = targets.CLI{Name: "srt", EnvVar: config.SRT, ToolsBin: ToolsBin,
+	InstallHint: "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)", Version: packageVersion}
+
 // Target is the srt adapter.
-type Target struct {
-	path    string
-	verOnce sync.Once
-	ver     string
-}
+type Target struct{ *targets.Executable }
 
 // New finds srt: an explicit path, $SANDCHECK_SRT, the project's tools dir (searched upward from
 // the working directory and from this executable), then PATH.
 func New(path string) (*Target, error) {
-	p, err := Locate(path)
+	exe, err := cli.Find(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{path: p}, nil
+	return &Target{exe}, nil
 }
 
 // Locate resolves the srt executable.
-func Locate(path string) (string, error) {
-	return targets.Locate("srt", path, config.SRT, ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
-}
+func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Path is the srt executable in use.
-func (t *Target) Path() string { return t.path }
-
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
@@ -80,24 +73,21 @@ func (t *Target) Seams() []model.Seam {
 		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
 }
 
-// Version reads the package manifest beside the CLI (cheaper than starting node).
-func (t *Target) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		real, err := filepath.EvalSymlinks(t.path)
-		if err != nil {
-			return
-		}
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "..", "package.json"))
-		if err != nil {
-			return
-		}
-		var pkg struct{ Name, Version string }
-		if json.Unmarshal(b, &pkg) == nil && pkg.Version != "" {
-			t.ver = pkg.Name + "@" + pkg.Version
-		}
-	})
-	return t.ver
+// packageVersion reads the package manifest beside the CLI (cheaper than starting node).
+func packageVersion(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "..", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct{ Name, Version string }
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version == "" {
+		return ""
+	}
+	return pkg.Name + "@" + pkg.Version
 }
 
 // Settings builds srt's settings for a policy, merged over a user's own settings file: the
@@ -116,15 +106,11 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	}
 	net := object(s, "network")
 	net["allowedDomains"] = union(strings_(net["allowedDomains"]), p.AllowedHosts)
-	if _, ok := net["deniedDomains"]; !ok {
-		net["deniedDomains"] = []string{}
-	}
+	net["deniedDomains"] = union(strings_(net["deniedDomains"]), p.DeniedHosts)
 	fs := object(s, "filesystem")
 	fs["allowWrite"] = union(strings_(fs["allowWrite"]), p.WritablePaths)
 	fs["denyRead"] = union(strings_(fs["denyRead"]), p.DenyRead)
-	if _, ok := fs["denyWrite"]; !ok {
-		fs["denyWrite"] = []string{}
-	}
+	fs["denyWrite"] = union(strings_(fs["denyWrite"]), p.DenyWrite)
 	return s, nil
 }
 
@@ -143,14 +129,14 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	cmd := commandArgs(shape, s.Command)
 	switch {
 	case s.NoSettings:
-		inv.Argv = append([]string{t.path}, cmd...)
+		inv.Argv = append([]string{t.Path()}, cmd...)
 		inv.Settings = "(none: srt's default ~/.srt-settings.json lookup)"
 		if shape.Dialect == DialectPermissions {
 			inv.Settings = "(none: srt's default ~/.claude/settings.json lookup)"
 		}
 		return inv, nil
 	case s.SettingsFile != "":
-		inv.Argv = append([]string{t.path, "--settings", s.SettingsFile}, cmd...)
+		inv.Argv = append([]string{t.Path(), "--settings", s.SettingsFile}, cmd...)
 		if b, err := os.ReadFile(s.SettingsFile); err == nil {
 			inv.Settings = string(b)
 		} else {
@@ -176,7 +162,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write srt settings: %w", err)
 	}
-	inv.Argv = append([]string{t.path, "--settings", file}, cmd...)
+	inv.Argv = append([]string{t.Path(), "--settings", file}, cmd...)
 	inv.Settings = string(b)
 	return inv, nil
 }
@@ -186,9 +172,9 @@ func commandArgs(shape Shape, argv []string) []string {
 	if shape.Command == CommandJoined {
 		// One argument after "--": the release joins its arguments with spaces and runs the
 		// result with a shell, so the quoted string arrives intact.
-		return []string{"--", ShellJoin(argv)}
+		return []string{"--", targets.ShellJoin(argv)}
 	}
-	return []string{"-c", ShellJoin(argv)}
+	return []string{"-c", targets.ShellJoin(argv)}
 }
 
 // Permissions translates srt's settings (network, filesystem) into the Claude Code settings 0.0.1
@@ -260,15 +246,6 @@ func nonNil(l []string) []string {
 		return []string{}
 	}
 	return l
-}
-
-// ShellJoin quotes argv for `sh -c`.
-func ShellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 func object(m map[string]any, key string) map[string]any {

@@ -47,7 +47,7 @@ func TestSettingsMergeUserFileUnderPolicy(t *testing.T) {
 
 func TestPrepareBranches(t *testing.T) {
 	dir := t.TempDir()
-	tg := &Target{path: "/opt/srt"}
+	tg := &Target{cli.At("/opt/srt")}
 	s := &targets.Session{Dir: dir, Workspace: dir, Command: []string{"/bin/echo", "it's"},
 		Patches: []func(map[string]any){func(m map[string]any) { m["network"].(map[string]any)["httpProxyPort"] = 9 }}}
 	inv, err := tg.Prepare(s)

@@ -29,6 +29,7 @@ type Host struct {
 	name  string
 	users []string
 	log   io.Writer
+	exec  *runner.ProcessExecutor // its spare trial process is stopped on Close
 }
 
 // New returns the local host under the matrix name name ("local" if empty), whose trials run
@@ -60,19 +61,25 @@ func (l *Host) Prepare(_ context.Context, bin string) (string, error) {
 	return bin, nil
 }
 
-// Executor implements hosts.Direct: each trial a process group of this runner.
+// Executor implements hosts.Direct: each trial a process group of this runner, started ahead
+// of its trial as a spare (runner.ProcessExecutor.Spare) while the one before it runs.
 func (l *Host) Executor(tr hosts.Trials) runner.Executor {
-	return &runner.ProcessExecutor{
+	l.exec = &runner.ProcessExecutor{
 		Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return tr.Argv(t, tr.Binary), nil, "" },
 		Parse:         tr.Parse,
 		FramePrefixes: tr.Frames,
+		Spare:         []string{tr.Binary, runner.SpareArg},
 	}
+	return l.exec
 }
 
 // Close implements hosts.Host: it cleans up after the sandbox's users (what killed sandboxes
 // left in the shared temporary directories, their processes): a trial killed at its deadline
 // cannot clean up after its sandbox's user itself, and no later trial of the run may come to.
 func (l *Host) Close() error {
+	if l.exec != nil {
+		l.exec.Close()
+	}
 	for _, s := range l.users {
 		if s == users.Root {
 			continue

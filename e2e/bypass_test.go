@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/reports/schema"
+)
+
+// The bypass scenarios (issue 12) end to end: every class's known-bad, a fault in the real
+// sandbox (or a real published release with the bug), flagged in every trial; the healthy srt
+// passing every bypass scenario but its pinned findings, which show in every trial. Run each
+// test under the heavy lock, alone:
+//
+//	flock /tmp/sandcheck-heavy.lock go test -count=1 -run 'TestBypassHealthy$' ./e2e/
+
+// bypassClasses are the classes; each must have run in the healthy test and have a known-bad.
+var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay"}
+
+// byTarget indexes report rows by target, fault and scenario.
+func byTarget(rep *schema.Report) map[string]schema.Cell {
+	m := map[string]schema.Cell{}
+	for _, c := range rep.Cells {
+		t := c.Target
+		if c.Version != "" {
+			t += "@" + c.Version
+		}
+		m[t+"|"+c.Fault+"|"+c.Scenario] = c
+	}
+	return m
+}
+
+// TestBypassHealthy: healthy srt 0.0.83 passes every bypass scenario in 20/20 trials but where
+// its documented known findings cover the failure in full, and every one of those findings
+// shows in every trial (pinned both ways). The deny-all targets likewise, at 5 trials.
+func TestBypassHealthy(t *testing.T) {
+	requireSandbox(t)
+	set, err := knownfindings.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(target string, n int, rep *schema.Report) {
+		t.Helper()
+		shown := map[string]int{}
+		classes := map[string]bool{}
+		for _, c := range rep.Cells {
+			if c.Target != target {
+				continue
+			}
+			if c.Trials != n {
+				t.Errorf("%s %s: %d trials, want %d", target, c.Scenario, c.Trials, n)
+				continue
+			}
+			if c.Outcomes["not-applicable"] != n {
+				classes[strings.Split(c.Scenario, "/")[1]] = true
+			}
+			for key, k := range c.Known {
+				for _, id := range schema.SplitIDs(key) {
+					shown[id] += k.Trials
+				}
+			}
+			if unknown := c.Failures - c.KnownFailures(); unknown != 0 {
+				t.Errorf("%s %s: %d/%d failed outside the known findings: %v%s", target, c.Scenario, unknown, c.Trials, c.Outcomes, why(c))
+			}
+		}
+		for _, f := range set.For(target).Findings {
+			if !strings.HasPrefix(f.Scenario, "bypass/") || f.Intermittent || f.Fault != "" || f.User != "" {
+				continue
+			}
+			if shown[f.ID] != n {
+				t.Errorf("known finding %s (%s) showed in %d/%d trials, pinned in every trial", f.ID, f.Pos, shown[f.ID], n)
+			}
+		}
+		if target == "srt" {
+			for _, cl := range bypassClasses {
+				if !classes[cl] {
+					t.Errorf("srt: no bypass/%s scenario was judged", cl)
+				}
+			}
+		}
+	}
+	n := tierTrials()
+	check("srt", n, runReport(t, "-n", fmt.Sprint(n), "-j", "2", "--label-filter", "bypass"))
+	const few = 5
+	rep := runReport(t, "-n", fmt.Sprint(few), "-j", "2", "--label-filter", "bypass", "--target", "bwrap", "--target", "firejail", "--target", "codex")
+	for _, target := range []string{"bwrap", "firejail", "codex"} {
+		check(target, few, rep)
+	}
+}
+
+// bypassBad is one known-bad and the scenarios it must flag non-enforcing in every trial.
+type bypassBad struct {
+	target, fault, labels string
+	scenarios             []string
+}
+
+func cases(class string, ids ...string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "bypass/" + class + "/" + id
+	}
+	return out
+}
+
+// bypassBads: one fault per class at least, each through the real sandbox's own seam.
+var bypassBads = []bypassBad{
+	// An allow-list proxy with every known matching bug in srt's place.
+	{"srt", "bad-proxy", "bypass-matching || bypass-resolved-address || bypass-ports || bypass-policy-semantics || bypass-other-egress-proxy-no-credentials",
+		append(append(append(append(
+			cases("matching", "wildcard-apex", "wildcard-sibling", "exact-sibling", "exact-prefix", "nul", "crlf", "zone-id", "overlong",
+				"deny-wins", "deny-case", "deny-trailing-dot", "ip-decimal", "ip-hex", "ip-octal", "ip-short", "ipv4-mapped", "bracketed"),
+			cases("resolved-address", "loopback", "loopback-socks", "metadata", "metadata-connect", "host-address")...),
+			cases("ports", "other-port-http", "other-port-connect", "other-port-socks")...),
+			cases("policy-semantics", "empty-list-http", "empty-list-connect", "empty-list-socks")...),
+			cases("other-egress", "proxy-no-credentials")...)},
+	// (policy-semantics/absent-list has none through the real srt: every release validates the
+	// file before a proxy starts; 0.0.60 on refuse it loudly, earlier ones silently replace the
+	// whole file by the built-in defaults, which deny everything. Its verdict is the empty
+	// list's, which bad-proxy flags; suites/classify tests both.)
+	// Plain bwrap sharing the host's network: every side channel, io_uring and abstract sockets.
+	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
+		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
+			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...)},
+	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
+	{"srt", "srt-seccomp:mode=socket-only", "bypass-unix-sockets", cases("unix-sockets", "uring-host-socket")},
+	{"srt", "srt-seccomp:mode=none", "bypass-unix-sockets", cases("unix-sockets", "host-socket", "uring-host-socket")},
+	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
+	// srt sharing the host's network: an empty allow-list leaves the direct way open.
+	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
+	{"srt", "fs-unmask", "bypass-fs-interplay",
+		cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
+			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir")},
+}
+
+// TestBypassKnownBadsFlagged: every bypass class's known-bad is flagged non-enforcing in every
+// trial, each scenario it reproduces; together they cover every bypass scenario.
+// SANDCHECK_BYPASS_BAD=N runs only the Nth (0-based), to keep each held lock short.
+func TestBypassKnownBadsFlagged(t *testing.T) {
+	requireSandbox(t)
+	covered := map[string]bool{}
+	for i, b := range bypassBads {
+		for _, s := range b.scenarios {
+			covered[s] = true
+		}
+		if only := os.Getenv("SANDCHECK_BYPASS_BAD"); only != "" && only != fmt.Sprint(i) {
+			continue
+		}
+		t.Run(b.target+"/"+b.fault, func(t *testing.T) {
+			trials := tierTrials()
+			rows := byTarget(runReportEnv(t, []string{"SANDCHECK_NPM_OFFLINE=1"},
+				"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", b.labels, "--target", b.target, "--fault", b.fault))
+			for _, s := range b.scenarios {
+				c, ok := rows[b.target+"|"+b.fault+"|"+s]
+				if !ok {
+					t.Errorf("%s: no row (rows: %v)", s, keys(rows))
+					continue
+				}
+				if c.Outcomes["non-enforcing"] != trials {
+					t.Errorf("%s under %s on %s: %v, want non-enforcing in all %d%s", s, b.fault, b.target, c.Outcomes, trials, why(c))
+				}
+			}
+		})
+	}
+	// Every case has a known-bad somewhere in the list.
+	for _, cl := range bypassClasses {
+		found := false
+		for s := range covered {
+			found = found || strings.HasPrefix(s, "bypass/"+cl+"/")
+		}
+		if !found {
+			t.Errorf("class %s has no known-bad", cl)
+		}
+	}
+}
+
+func keys(m map[string]schema.Cell) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,216 @@
+package suites
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Bypass scenarios (issue 12): the ways allow-list sandboxes have actually been escaped, each a
+// crafted request (probe.Raw) sent through the real sandbox and judged by what the fixture
+// servers logged. Each case is a spec of its own, bypass/CLASS/CASE, labelled bypass,
+// bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a sandboxed session (a
+// sandbox's start costs more than all its requests): one session sends every selected case of
+// its classes at once.
+
+// bypassCase is one case of a class, declared before any fixture exists (Ginkgo builds its tree
+// first); req builds the request once the fixture's addresses are known.
+type bypassCase struct {
+	id, what string
+	req      func(f *nethost.Hosts) probe.Raw
+	// allowedOK, control and policyRefusal: see classify.BypassCase.
+	allowedOK, control, policyRefusal bool
+	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
+	// configuration it documents as invalid).
+	passIfRefusedToStart bool
+}
+
+// bypassClass is one class: its cases and what a target needs for them.
+type bypassClass struct {
+	class, title string
+	cases        []bypassCase
+	// proxyOnly: every case goes through the proxy; on a target without one they are not
+	// applicable.
+	proxyOnly bool
+	needs     targets.Capability // the class as a whole (port rules...)
+}
+
+// bypassSession is one sandboxed session: classes sharing a policy, their fixture names.
+type bypassSession struct {
+	title   string
+	classes []bypassClass
+	names   []nethost.Name
+	policy  func(f *nethost.Hosts, t targets.Target) targets.Policy
+	session func(*targets.Session)
+	tty     bool
+	// noControls: the policy allows nothing, so no control can exist (policyRefusal cases).
+	noControls bool
+}
+
+// controls are the requests proving each proxy channel works: the allowed host through it.
+func controls() []bypassCase {
+	var out []bypassCase
+	for _, via := range []string{probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS} {
+		out = append(out, bypassCase{id: "control-" + via, control: true, allowedOK: true,
+			req: func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: f.Allowed.Name, Port: 80} }})
+	}
+	return out
+}
+
+func scenarioName(class, id string) string { return "bypass/" + class + "/" + id }
+
+// labels are a case's spec labels.
+func (c bypassClass) labels(id string) []string {
+	return []string{"bypass-" + c.class, "bypass-" + c.class + "-" + id}
+}
+
+// skip says why a target cannot be judged on a class ("" when it can).
+func (c bypassClass) skip(t targets.Target) string {
+	switch {
+	case c.proxyOnly && targets.DenyAll(t):
+		return fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", t.Name(), c.class, c.title)
+	case c.needs != "" && !targets.Has(t, c.needs):
+		return fmt.Sprintf("%s does not claim %s", t.Name(), c.needs)
+	}
+	return ""
+}
+
+// selected says whether the run's label filter selects a case's spec.
+func selected(c bypassClass, id string) bool {
+	f := GinkgoLabelFilter()
+	if f == "" {
+		return true
+	}
+	match, err := types.ParseLabelFilter(f)
+	return err != nil || match(append([]string{"bypass"}, c.labels(id)...))
+}
+
+// describe declares the session's specs.
+func (s bypassSession) describe() {
+	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label("bypass"), func() {
+		var bt *harness.BypassTrial
+		var on knownfindings.Subject
+		skips := map[string]string{} // class -> why the target cannot be judged on it
+
+		BeforeAll(func(ctx SpecContext) {
+			cfg, err := harness.FromEnv()
+			Expect(err).NotTo(HaveOccurred())
+			target, err := harness.NewTarget(cfg)
+			Expect(err).NotTo(HaveOccurred(), "target")
+			on = subject(target.Name(), target.Version(), cfg.Fault)
+			run := false
+			for _, c := range s.classes {
+				if skips[c.class] = c.skip(target); skips[c.class] != "" {
+					continue
+				}
+				for _, bc := range c.cases {
+					run = run || selected(c, bc.id)
+				}
+			}
+			if !run {
+				return // nothing selected can be judged: no sandbox to start
+			}
+			bt, err = harness.RunBypass(ctx, cfg, harness.Bypass{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
+				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classify.BypassCase) {
+					return s.policy(f, t), s.build(f, t, skips)
+				}})
+			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
+			specreport.AttachEvidence(bt)
+			on = subject(bt.Target, bt.TargetVersion, bt.Fault)
+		})
+
+		for _, c := range s.classes {
+			for _, bc := range c.cases {
+				name := scenarioName(c.class, bc.id)
+				It(bc.what, Label(c.labels(bc.id)...), func() {
+					if why := skips[c.class]; why != "" {
+						notApplicable(name, why)
+					}
+					r, ok := bt.Result.Cases[name]
+					if !ok {
+						expect(judgement{name: name, outcome: classify.HarnessError, hint: "case not classified", on: on})
+						return
+					}
+					if r.Outcome == classify.NotApplicable {
+						notApplicable(name, r.Hint)
+					}
+					pass := r.Outcome == classify.Correct
+					hint := r.Hint
+					if bc.passIfRefusedToStart && r.Outcome == classify.SandboxFailed {
+						pass, hint = true, "refused to start, loudly: "+r.Hint
+					}
+					j := judgement{name: name, outcome: r.Outcome, pass: pass, hint: hint, on: on}
+					if !pass {
+						j.breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
+					}
+					expect(j)
+				})
+			}
+		}
+	})
+}
+
+// build turns the selected cases of the classes the target can be judged on into requests for
+// the running fixture, with the proxy controls when any of them goes through the proxy.
+func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classify.BypassCase {
+	var out []classify.BypassCase
+	proxy := false
+	for _, c := range s.classes {
+		if skips[c.class] != "" {
+			continue
+		}
+		for _, bc := range c.cases {
+			if !selected(c, bc.id) {
+				continue
+			}
+			r := bc.req(f)
+			r.ID = c.class + "." + bc.id
+			proxy = proxy || classify.ViaProxy(r.Via)
+			out = append(out, classify.BypassCase{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
+		}
+	}
+	if proxy && !s.noControls {
+		for _, bc := range controls() {
+			r := bc.req(f)
+			r.ID = bc.id
+			out = append(out, classify.BypassCase{Raw: r, AllowedOK: true, Control: true})
+		}
+	}
+	return out
+}
+
+// bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
+// check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
+// VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
+func bypassBreach(name string, bc bypassCase, bt *harness.BypassTrial, r classify.BypassCaseResult) knownfindings.Breach {
+	via := ""
+	for _, c := range bt.Cases {
+		if c.Name == name {
+			via = c.Raw.Via
+		}
+	}
+	b := knownfindings.Breach{Scenario: name, Outcome: r.Outcome}
+	switch r.Outcome {
+	case classify.NonEnforcing:
+		b.Check = via + ":" + r.Reached
+		b.What = fmt.Sprintf("%s: %s reached (%s)", bc.id, r.Reached, via)
+	case classify.ProxyDead:
+		b.Check, b.What = via+":proxy", fmt.Sprintf("%s: proxy dead (%s)", bc.id, via)
+	case classify.AllowedBlocked:
+		b.Check, b.What = via+":allowed", fmt.Sprintf("%s: the allowed host refused (%s)", bc.id, via)
+	default:
+		b.Check, b.What = knownfindings.CheckTrial, fmt.Sprintf("%s: %s (%s)", bc.id, r.Outcome, strings.TrimSpace(r.Hint))
+	}
+	return b
+}

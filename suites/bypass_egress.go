@@ -1,0 +1,73 @@
+package suites
+
+import (
+	"net/netip"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// The side channels a proxy never sees, which every target must close, deny-all ones
+// included: other protocols and address families, the host's loopback and metadata addresses,
+// the proxy port without its credentials, host unix sockets (also through io_uring, which a
+// seccomp rule on socket(2) does not see), and the caller's terminal. Each request that uses no
+// proxy is first made without the sandbox, as the same user from the same host namespace: what
+// the fixture logs then proves the request can get there, so a refusal inside is the sandbox's.
+
+// defaultPolicy is the network scenario's: the allowed host only.
+func defaultPolicy(*nethost.Hosts, targets.Target) targets.Policy {
+	return targets.Policy{AllowedHosts: []string{allowedName}}
+}
+
+// to builds a request that uses no proxy, to an address of the running fixture.
+func to(via string, addr func(f *nethost.Hosts) string) func(*nethost.Hosts) probe.Raw {
+	return func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Addr: addr(f)} }
+}
+
+func port80(a netip.Addr) string { return netip.AddrPortFrom(a, 80).String() }
+
+var otherEgress = bypassClass{
+	class: "other-egress", title: "ways out the proxy never sees",
+	cases: []bypassCase{
+		{id: "udp", what: "UDP (not DNS) to the denied host does not leave", req: to(probe.ViaUDP, func(f *nethost.Hosts) string {
+			return netip.AddrPortFrom(f.Denied.IP, nethost.UDPPort).String()
+		})},
+		{id: "ipv6", what: "IPv6 to the denied host does not leave", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.DeniedV6) })},
+		{id: "icmp", what: "an ICMP echo to the denied host does not leave", req: to(probe.ViaICMP, func(f *nethost.Hosts) string { return f.Denied.IP.String() })},
+		{id: "host-loopback", what: "the host's loopback is out of reach", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.Loopback.IP) })},
+		{id: "host-address", what: "the host's own address is out of reach", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.HostEnd) })},
+		{id: "metadata", what: "the metadata address 169.254.169.254 is out of reach", req: to(probe.ViaDirect, func(*nethost.Hosts) string { return port80(nethost.MetadataAddr) })},
+		{id: "uring-tcp", what: "TCP through io_uring to the denied host does not leave", req: to(probe.ViaUringTCP, func(f *nethost.Hosts) string { return port80(f.Denied.IP) })},
+		{id: "proxy-no-credentials", what: "the proxy port serves nobody without the session's credentials",
+			req: func(*nethost.Hosts) probe.Raw {
+				return probe.Raw{Via: probe.ViaHTTP, Host: allowedName, Port: 80, NoAuth: true}
+			}},
+	},
+}
+
+var unixSockets = bypassClass{
+	class: "unix-sockets", title: "host unix sockets",
+	cases: []bypassCase{
+		{id: "host-socket", what: "a host unix socket in the sandbox's view cannot be connected to", req: to(probe.ViaUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
+		{id: "abstract", what: "an abstract unix socket of the host cannot be connected to", req: to(probe.ViaUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
+		{id: "uring-host-socket", what: "a host unix socket cannot be connected to through io_uring", req: to(probe.ViaUringUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
+		{id: "uring-abstract", what: "an abstract unix socket cannot be connected to through io_uring", req: to(probe.ViaUringUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
+	},
+}
+
+var tty = bypassClass{
+	class: "tty", title: "the caller's terminal",
+	cases: []bypassCase{
+		{id: "tiocsti", what: "the command cannot push input into the caller's terminal (TIOCSTI)", req: func(*nethost.Hosts) probe.Raw { return probe.Raw{Via: probe.ViaTIOCSTI} }},
+	},
+}
+
+func init() {
+	bypassSession{
+		title:   "side channels (other-egress, unix-sockets, tty)",
+		classes: []bypassClass{otherEgress, unixSockets, tty},
+		policy:  defaultPolicy,
+		tty:     true,
+	}.describe()
+}

@@ -1,0 +1,457 @@
+package classify
+
+// Bypass trials: crafted requests (probe.Raw), each a case of a bypass class, judged one by one.
+// The rules are the network scenario's, case by case. What the fixture servers logged comes
+// first: a hit on anything but the allowed host (or on the allowed host, for a case that must
+// not reach it) that names the case makes it non-enforcing, whatever else happened; a hit that
+// names no case makes every case that could have caused it non-enforcing. `correct` needs
+// positive proof: the case reported and refused, and the way it went shown to work: for a
+// request through the proxy, the allowed host reached through the same proxy in the same run
+// (the class's control); for a request that uses no proxy, the same request made without the
+// sandbox reaching its fixture (the unsandboxed control), else the case proves nothing and is
+// not-applicable.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/probe"
+)
+
+// BypassCase is one crafted request and what it may reach.
+type BypassCase struct {
+	Name string    `json:"name"` // bypass/CLASS/CASE; "" for a control
+	Raw  probe.Raw `json:"raw"`
+	// AllowedOK: this request may reach the allowed host (a control, or a name the policy
+	// allows); otherwise reaching it is a breach (a port not allowed, an empty allow list).
+	AllowedOK bool `json:"allowed_ok,omitempty"`
+	// Control marks the request that proves its proxy channel works: the allowed host must
+	// answer it on a target with a proxy.
+	Control bool `json:"control,omitempty"`
+	// PolicyRefusal: no control can exist (the policy allows nothing); the proxy's own policy
+	// refusal (HTTP 403, SOCKS5 reply 2) is the proof that it is alive and judged the request.
+	PolicyRefusal bool `json:"policy_refusal,omitempty"`
+	// NotApplicable, when set, is why the target cannot be judged on this case; it is not sent.
+	NotApplicable string `json:"not_applicable,omitempty"`
+}
+
+// ViaProxy says whether a request goes through the sandbox's proxy.
+func ViaProxy(via string) bool {
+	return via == probe.ViaHTTP || via == probe.ViaConnect || via == probe.ViaSOCKS
+}
+
+// BypassInput is what one bypass trial saw.
+type BypassInput struct {
+	Ran      bool
+	Obs      *probe.Observation
+	ParseErr error
+	Exit     int
+	Stderr   string
+	TimedOut bool
+	Nonce    string
+	// Tokens are every fixture server's token by role (allowed, denied, loopback, metadata,
+	// self, unix): any but the allowed one coming back is egress.
+	Tokens map[string]string
+	Cases  []BypassCase
+	Hits   []nethost.Hit
+	// DenyAll: the target offers no proxy; requests through one are not applicable.
+	DenyAll bool
+	// Unsandboxed are the results of the requests that use no proxy, made first without the
+	// sandbox (nil: not made), and what the fixture logged of them.
+	Unsandboxed     map[string]probe.RawResult
+	UnsandboxedHits []nethost.Hit
+	// Injected is what the caller's terminal held in its input queue after the run (tty).
+	Injected string
+}
+
+// BypassCaseResult is the verdict of one case.
+type BypassCaseResult struct {
+	Name    string  `json:"name"`
+	Outcome Outcome `json:"outcome"`
+	Hint    string  `json:"hint,omitempty"`
+	// Reached names what the case reached (a role, or "terminal"), for the breach's words.
+	Reached string `json:"reached,omitempty"`
+	Server  string `json:"server,omitempty"` // what the fixture logged of it
+}
+
+// BypassResult is the verdict of a bypass trial: per case, and overall.
+type BypassResult struct {
+	Outcome Outcome                     `json:"outcome"`
+	Hint    string                      `json:"hint"`
+	Cases   map[string]BypassCaseResult `json:"cases"`
+	Egress  []string                    `json:"egress,omitempty"`
+}
+
+// ClassifyBypass judges every case of a bypass trial.
+func ClassifyBypass(in BypassInput) BypassResult {
+	r := BypassResult{Cases: map[string]BypassCaseResult{}}
+	byID := map[string]BypassCase{}
+	for _, c := range in.Cases {
+		byID[c.Raw.ID] = c
+	}
+	attributed, unattributed := attribute(in.Hits, in.Nonce, in.Cases)
+	for _, h := range in.Hits {
+		if h.Egress() {
+			r.Egress = append(r.Egress, h.String())
+		}
+	}
+	results := map[string]probe.RawResult{}
+	if in.Obs != nil {
+		for _, x := range in.Obs.Raw {
+			results[x.ID] = x
+		}
+	}
+	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	controls := judgeControls(in, results, attributed)
+	var outs []Outcome
+	for _, c := range in.Cases {
+		if c.Name == "" {
+			continue
+		}
+		cr := judgeCase(in, c, results, attributed[c.Raw.ID], unattributed, controls)
+		if stop && cr.Outcome != NonEnforcing && cr.Outcome != NotApplicable {
+			cr.Outcome, cr.Hint = pre, preHint
+		}
+		r.Cases[c.Name] = cr
+		outs = append(outs, cr.Outcome)
+	}
+	r.Outcome = Worst(outs...)
+	var hints []string
+	for _, name := range sortedCaseNames(r.Cases) {
+		if c := r.Cases[name]; c.Outcome == r.Outcome && c.Outcome != Correct && c.Hint != "" {
+			hints = append(hints, name+": "+c.Hint)
+		}
+	}
+	if len(hints) > 3 {
+		hints = append(hints[:3], fmt.Sprintf("(+%d more)", len(hints)-3))
+	}
+	r.Hint = strings.Join(hints, "; ")
+	if r.Outcome == Correct {
+		r.Hint = "every case refused; the controls reached the allowed host"
+	}
+	return r
+}
+
+// attribute sorts the fixture's hits: those a case's request names (its path, its payload, its
+// name asked of the resolver, or the connection that carried such a request), and the rest.
+func attribute(hits []nethost.Hit, nonce string, cases []BypassCase) (map[string][]nethost.Hit, []nethost.Hit) {
+	by := map[string][]nethost.Hit{}
+	conn := map[string]string{}
+	owner := func(h nethost.Hit) string {
+		for _, c := range cases {
+			id := c.Raw.ID
+			switch h.Proto {
+			case nethost.ProtoHTTP, nethost.ProtoHTTPS:
+				if h.Path == probe.BypassPath(nonce, id) {
+					return id
+				}
+			case nethost.ProtoUDP, nethost.ProtoICMP, nethost.ProtoUnix:
+				if h.Path == probe.RawPayload(nonce, id) {
+					return id
+				}
+			case nethost.ProtoDNS:
+				if ViaProxy(c.Raw.Via) && askedFor(h.Path, c.Raw.Host) {
+					return id
+				}
+			}
+		}
+		return ""
+	}
+	var rest []nethost.Hit
+	for _, h := range hits {
+		if id := owner(h); id != "" {
+			by[id] = append(by[id], h)
+			conn[h.Role+" "+h.From] = id
+		}
+	}
+	for _, h := range hits {
+		switch {
+		case owner(h) != "":
+		case (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS || h.Proto == nethost.ProtoUnix) && conn[h.Role+" "+h.From] != "":
+			id := conn[h.Role+" "+h.From]
+			by[id] = append(by[id], h)
+		case h.Egress():
+			rest = append(rest, h)
+		}
+	}
+	return by, rest
+}
+
+// askedFor says whether a resolver query is for the name a request sent: the same name, or what
+// a resolver would keep of it (cut at a NUL or similar, lower case, no trailing dot).
+func askedFor(q, host string) bool {
+	q = strings.ToLower(strings.TrimSuffix(q, "."))
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	return q != "" && (q == h || strings.HasPrefix(h, q) && len(q) >= len(nethost.Domain))
+}
+
+// couldCause says whether a hit no case names could have come from a case's request.
+func couldCause(c BypassCase, h nethost.Hit) bool {
+	switch h.Proto {
+	case nethost.ProtoUnix:
+		return c.Raw.Via == probe.ViaUnix || c.Raw.Via == probe.ViaUringUnix
+	case nethost.ProtoUDP:
+		return c.Raw.Via == probe.ViaUDP
+	case nethost.ProtoICMP:
+		return c.Raw.Via == probe.ViaICMP
+	case nethost.ProtoDNS:
+		return ViaProxy(c.Raw.Via)
+	}
+	switch c.Raw.Via {
+	case probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS, probe.ViaDirect, probe.ViaUringTCP:
+		return true
+	}
+	return false
+}
+
+// control is how a proxy channel's control went: "" when the allowed host answered it.
+type control struct {
+	outcome Outcome
+	hint    string
+}
+
+// judgeControls checks each proxy channel's control: the allowed host's token came back and the
+// allowed host logged the request.
+func judgeControls(in BypassInput, results map[string]probe.RawResult, attributed map[string][]nethost.Hit) map[string]control {
+	out := map[string]control{}
+	for _, c := range in.Cases {
+		if !c.Control {
+			continue
+		}
+		res, ok := results[c.Raw.ID]
+		switch {
+		case !ok:
+			out[c.Raw.Via] = control{HarnessError, "control " + c.Raw.ID + " not reported by the probe"}
+		case tokenOf(res, in.Tokens) == nethost.RoleAllowed && loggedRequest(attributed[c.Raw.ID], nethost.RoleAllowed):
+			out[c.Raw.Via] = control{}
+		default:
+			o, why := proxyFailure(res)
+			out[c.Raw.Via] = control{o, fmt.Sprintf("control %s (%s to the allowed host) did not get through: %s", c.Raw.ID, c.Raw.Via, why)}
+		}
+	}
+	return out
+}
+
+// proxyFailure names why a request through the proxy did not reach its destination, as the
+// network scenario would: the proxy dead, the policy refusing, or something else.
+func proxyFailure(res probe.RawResult) (Outcome, string) {
+	switch {
+	case res.Skipped != "":
+		return HarnessError, res.Skipped
+	case res.Stage == "proxy" && (res.Errno == "ECONNREFUSED" || res.Errno == "ENOENT"):
+		return ProxyDead, "connection refused at the proxy: " + res.Err
+	case res.Status == 403 || res.Reply == 2:
+		return AllowedBlocked, refusal(res)
+	case res.Status == 0 && res.Reply < 0 && (res.Stage == "reply" || res.Stage == "handshake" || res.Stage == "response"):
+		return ProxyDead, "proxy accepted but replied nothing: " + res.Err
+	}
+	return AllowedBlocked, refusal(res)
+}
+
+// judgeCase decides one case.
+func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) BypassCaseResult {
+	cr := BypassCaseResult{Name: c.Name}
+	if c.NotApplicable != "" {
+		cr.Outcome, cr.Hint = NotApplicable, c.NotApplicable
+		return cr
+	}
+	res, reported := results[c.Raw.ID]
+	// Evidence first: the servers' log, then a forbidden token seen by the client.
+	var breach []nethost.Hit
+	for _, h := range mine {
+		if h.Egress() || !c.AllowedOK {
+			breach = append(breach, h)
+		}
+	}
+	if len(breach) > 0 {
+		cr.Outcome, cr.Reached = NonEnforcing, breach[0].Role
+		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, describeHits(requestHits(breach)))
+		cr.Server = describeHits(breach)
+		return cr
+	}
+	var blame []nethost.Hit
+	for _, h := range unattributed {
+		if couldCause(c, h) {
+			blame = append(blame, h)
+		}
+	}
+	if len(blame) > 0 {
+		cr.Outcome, cr.Reached = NonEnforcing, blame[0].Role
+		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", describeHits(blame))
+		cr.Server = describeHits(blame)
+		return cr
+	}
+	if c.Raw.Via == probe.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, probe.RawPayload(in.Nonce, c.Raw.ID)) {
+		cr.Outcome, cr.Reached = NonEnforcing, "terminal"
+		cr.Hint = fmt.Sprintf("the caller's terminal holds injected input %q", clip(in.Injected, 80))
+		return cr
+	}
+	if reported {
+		if role := tokenOf(res, in.Tokens); role != "" && (role != nethost.RoleAllowed || !c.AllowedOK) {
+			cr.Outcome, cr.Reached = NonEnforcing, role
+			cr.Hint = fmt.Sprintf("%s host's token came back (%s), although its server logged no request of it", role, res.Via)
+			return cr
+		}
+	}
+	if in.DenyAll && ViaProxy(c.Raw.Via) {
+		cr.Outcome, cr.Hint = NotApplicable, "the target denies all network: there is no proxy to send this through"
+		return cr
+	}
+	if !reported {
+		cr.Outcome, cr.Hint = HarnessError, "not reported by the probe: missing evidence is never a pass"
+		return cr
+	}
+	if ViaProxy(c.Raw.Via) && c.PolicyRefusal {
+		if res.Skipped != "" && !res.Connected {
+			// Some sandboxes offer no proxy at all for such a policy: nothing to refuse through
+			// (the class's request that uses no proxy judges the way out that is left).
+			cr.Outcome, cr.Hint = NotApplicable, "the sandbox names no proxy under this policy: "+res.Skipped
+			return cr
+		}
+		switch o, why := proxyFailure(res); o {
+		case AllowedBlocked:
+			if res.Status == 403 || res.Reply == 2 {
+				cr.Outcome, cr.Hint = Correct, "refused by policy: "+why
+				return cr
+			}
+			cr.Outcome, cr.Hint = HarnessError, "refused, but not by the proxy's policy (no 403, no SOCKS5 reply 2): "+why
+		default:
+			cr.Outcome, cr.Hint = o, why
+		}
+		return cr
+	}
+	if ViaProxy(c.Raw.Via) {
+		ctl, ok := controls[c.Raw.Via]
+		switch {
+		case !ok:
+			cr.Outcome, cr.Hint = HarnessError, "no control on "+c.Raw.Via+" in this trial"
+			return cr
+		case ctl.outcome != "":
+			cr.Outcome, cr.Hint = ctl.outcome, ctl.hint
+			return cr
+		case res.Skipped != "":
+			cr.Outcome, cr.Hint = HarnessError, res.Skipped
+			return cr
+		}
+		cr.Outcome, cr.Hint = Correct, "refused: "+refusal(res)
+		return cr
+	}
+	// No proxy: the same request, made without the sandbox, must have got through, or the
+	// refusal proves nothing about the sandbox.
+	if res.Skipped != "" {
+		cr.Outcome, cr.Hint = HarnessError, res.Skipped
+		return cr
+	}
+	if in.Unsandboxed == nil {
+		cr.Outcome, cr.Hint = HarnessError, "no unsandboxed control for a request that uses no proxy"
+		return cr
+	}
+	u, ok := in.Unsandboxed[c.Raw.ID]
+	if !ok {
+		cr.Outcome, cr.Hint = HarnessError, "unsandboxed control not reported"
+		return cr
+	}
+	if !controlReached(c, u, in) {
+		cr.Outcome = NotApplicable
+		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", firstNonEmpty(u.Errno, u.Err, u.Skipped, "nothing logged"))
+		return cr
+	}
+	if c.Raw.Via == probe.ViaTIOCSTI && res.Connected {
+		cr.Outcome, cr.Hint = Correct, "contained: the input went to a terminal of the sandbox's own ("+res.Body+"), the caller's terminal holds none of it"
+		return cr
+	}
+	cr.Outcome, cr.Hint = Correct, "refused: "+refusal(res)
+	return cr
+}
+
+// controlReached says whether an unsandboxed request reached its fixture: the client got its
+// answer and the fixture logged the request (for TIOCSTI: the terminal holds the input).
+func controlReached(c BypassCase, u probe.RawResult, in BypassInput) bool {
+	if !u.Connected {
+		return false
+	}
+	if c.Raw.Via == probe.ViaTIOCSTI {
+		return true // the harness checked the terminal after the control run
+	}
+	for _, h := range in.UnsandboxedHits {
+		if h.Path == probe.BypassPath(in.Nonce, c.Raw.ID) || h.Path == probe.RawPayload(in.Nonce, c.Raw.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenOf is the role whose token the response carries ("" none); any but the allowed host's
+// wins.
+func tokenOf(res probe.RawResult, tokens map[string]string) string {
+	var roles []string
+	for role, tok := range tokens {
+		if tok != "" && strings.Contains(res.Body, tok) {
+			roles = append(roles, role)
+		}
+	}
+	sort.Strings(roles)
+	for _, r := range roles {
+		if r != nethost.RoleAllowed {
+			return r
+		}
+	}
+	if len(roles) > 0 {
+		return roles[0]
+	}
+	return ""
+}
+
+func loggedRequest(hits []nethost.Hit, role string) bool {
+	for _, h := range hits {
+		if h.Role == role && (h.Proto == nethost.ProtoHTTP || h.Proto == nethost.ProtoHTTPS) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusal says how a request was refused, in the client's words.
+func refusal(res probe.RawResult) string {
+	var parts []string
+	if res.Status != 0 {
+		s := fmt.Sprintf("HTTP %d", res.Status)
+		if res.ProxyError != "" {
+			s += " (" + res.ProxyError + ")"
+		}
+		parts = append(parts, s)
+	}
+	if res.Reply > 0 {
+		parts = append(parts, fmt.Sprintf("SOCKS5 reply %d", res.Reply))
+	}
+	if res.Errno != "" {
+		parts = append(parts, res.Errno)
+	} else if res.Err != "" && len(parts) == 0 {
+		parts = append(parts, clip(res.Err, 120))
+	}
+	if res.Stage != "" {
+		parts = append(parts, "at "+res.Stage)
+	}
+	if len(parts) == 0 {
+		return "nothing came back"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func sortedCaseNames(m map[string]BypassCaseResult) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,228 @@
+//go:build linux
+
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// The fs-interplay bypass class: filesystem rules that meet. A path both read- and
+// write-denied, read-denied directories and files inside a writable tree (and the renames and
+// links that would carry them out from under their mask), and the files a sandbox protects,
+// with the command run from a subdirectory of a writable HOME. The host side decides, as in the
+// filesystem scenario: a file that moved, appeared or changed on the host is an escape.
+
+// fsInterplay is the layout of one trial: a fake HOME, writable as a whole, with a repository
+// in it and the command's working directory two levels down.
+type fsInterplay struct {
+	home, repo, ws string
+}
+
+func newFSInterplay(dir string) fsInterplay {
+	home := filepath.Join(dir, "fakehome")
+	repo := filepath.Join(home, "proj")
+	return fsInterplay{home: home, repo: repo, ws: filepath.Join(repo, "sub")}
+}
+
+// Paths of the layout's denied files.
+func (l fsInterplay) both() string    { return filepath.Join(l.ws, "both", "secret.key") }
+func (l fsInterplay) private() string { return filepath.Join(l.ws, "private") }
+func (l fsInterplay) creds() string   { return filepath.Join(l.ws, "creds") }
+func (l fsInterplay) token() string   { return filepath.Join(l.creds(), "token") }
+
+// policy is what the trial asks of the sandbox.
+func (l fsInterplay) policy() targets.Policy {
+	return targets.Policy{
+		WritablePaths: []string{l.home},
+		DenyRead:      []string{l.both(), l.private(), l.token()},
+		DenyWrite:     []string{l.both()},
+	}
+}
+
+func (l fsInterplay) files(token string) map[string]string {
+	canary := "sandcheck-canary " + token + "\n"
+	return map[string]string{
+		filepath.Join(l.home, ".bashrc"):                     "# original bashrc\n",
+		filepath.Join(l.repo, ".git", "config"):              "[core]\n",
+		filepath.Join(l.repo, ".git", "hooks", "pre-commit"): "#!/bin/sh\n# original hook\n",
+		filepath.Join(l.ws, "README"):                        "the command runs here, two levels below HOME\n",
+		l.both():                                             canary,
+		filepath.Join(l.private(), "key"):                    canary,
+		l.token():                                            canary,
+	}
+}
+
+// layout (re)creates the tree from scratch.
+func (l fsInterplay) layout(token string) error {
+	if err := os.RemoveAll(l.home); err != nil {
+		return fmt.Errorf("fs-interplay layout: %w", err)
+	}
+	for p, c := range l.files(token) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("fs-interplay layout: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			return fmt.Errorf("fs-interplay layout: %w", err)
+		}
+	}
+	return nil
+}
+
+// FSInterplayCheck is one check of the class: its scenario's last path element, the capability
+// it needs, and its plan.
+type FSInterplayCheck struct {
+	Name  string
+	Needs []targets.Capability
+	plan  fsPlan
+	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
+	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
+	strict bool
+}
+
+func (l fsInterplay) checks(token string) []FSInterplayCheck {
+	files := l.files(token)
+	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
+	stolen, linked, moved := filepath.Join(l.ws, "stolen-token"), filepath.Join(l.ws, "linked-token"), filepath.Join(l.ws, "creds-moved")
+	planted := filepath.Join(l.private(), "planted")
+	dr := []targets.Capability{targets.CapDenyRead}
+	pf := []targets.Capability{targets.CapProtectedFiles}
+	changed := func(op, p string) fsPlan {
+		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
+	}
+	return []FSInterplayCheck{
+		{Name: "deny-read-and-write", Needs: []targets.Capability{targets.CapDenyRead, targets.CapDenyWrite}, plan: read(l.both())},
+		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
+		{Name: "deny-read-dir-write", Needs: dr, strict: true,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted}},
+		{Name: "deny-read-file", Needs: dr, plan: read(l.token())},
+		{Name: "deny-read-file-link", Needs: dr,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, outside: linked}},
+		{Name: "deny-read-file-rename", Needs: dr,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.token(), Path2: stolen}, outside: stolen, gone: l.token()}},
+		{Name: "deny-read-parent-rename", Needs: dr,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.creds(), Path2: moved}, outside: moved}},
+		{Name: "protected-bashrc-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.home, ".bashrc"))},
+		{Name: "protected-git-hooks-from-subdir", Needs: pf, plan: changed(probe.OpWrite, filepath.Join(l.repo, ".git", "hooks", "pre-commit"))},
+		{Name: "protected-git-config-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.repo, ".git", "config"))},
+	}
+}
+
+// FSInterplayNames lists the class's checks, in order (one spec each).
+func FSInterplayNames() []string {
+	var out []string
+	for _, c := range newFSInterplay("/d").checks("t") {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// RunFSInterplay performs one fs-interplay trial: the layout, each denied operation first tried
+// without the sandbox as the sandbox's user (what the user cannot do anyway proves nothing),
+// the layout again, then every check under the target, from the subdirectory, with HOME the
+// fake one. Whatever escaped onto the host is removed with the trial directory.
+func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
+	t, err := newTrial(ctx, cfg, trialOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	l := newFSInterplay(t.dir)
+	token := randomHex(16)
+	if err := l.layout(token); err != nil {
+		return nil, err
+	}
+	checks := l.checks(token)
+	var plans []fsPlan
+	na := map[string]string{}
+	for _, c := range checks {
+		c.plan.check.Name = c.Name
+		plans = append(plans, c.plan)
+		for _, need := range c.Needs {
+			if !targets.Has(t.target, need) {
+				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), need)
+			}
+		}
+	}
+	if len(na) == len(checks) {
+		// Nothing the target can be judged on: no sandbox to start.
+		ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, User: t.acct,
+			Result: classify.FSResult{Outcome: classify.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
+		for _, c := range checks {
+			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: classify.NotApplicable, Hint: na[c.Name]}
+		}
+		return ft, nil
+	}
+	pre, err := t.unsandboxed(ctx, plans, na, token)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.layout(token); err != nil {
+		return nil, err
+	}
+	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+		return nil, err
+	}
+	spec := probe.Spec{}
+	for _, p := range plans {
+		if na[p.check.Name] == "" {
+			spec.FS = append(spec.FS, p.check)
+		}
+	}
+	policy := l.policy()
+	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+		s.Policy = policy
+		s.Workspace = l.ws
+		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
+		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.acct, Unsandboxed: pre}
+	if x.ParseErr != nil {
+		ft.ParseError = x.ParseErr.Error()
+	}
+	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	for i, c := range checks {
+		p := plans[i]
+		e := classify.FSExpect{Check: p.check, Escaped: p.escaped(), HostChecked: p.hostChecked() && !c.strict, NotApplicable: na[c.Name]}
+		if p.check.Op == probe.OpRead {
+			e.Secret = token
+		}
+		if e.Escaped {
+			ft.Escaped = append(ft.Escaped, c.Name)
+		}
+		in.Expect = append(in.Expect, e)
+	}
+	done := timePhase(PhaseClassify)
+	ft.Result = classify.ClassifyFS(in)
+	done()
+	return ft, nil
+}
+
+// FSInterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
+func FSInterplayPath(ft *FilesystemTrial, name string) string {
+	if ft.Observation == nil {
+		return ""
+	}
+	for _, r := range ft.Observation.FS {
+		if r.Name == name {
+			if len(ft.Policy.WritablePaths) > 0 {
+				home := ft.Policy.WritablePaths[0]
+				if rest, ok := strings.CutPrefix(r.Path, home+"/"); ok {
+					return "$HOME/" + rest
+				}
+			}
+			return r.Path
+		}
+	}
+	return ""
+}

@@ -1,0 +1,393 @@
+package probe
+
+// Raw requests: what the bypass scenarios send. curl refuses or rewrites most of what an attacker
+// would try (a NUL or CR/LF in a host name, a 300-byte name, an IPv6 zone id), so the probe
+// speaks the proxy protocols itself, byte for byte: an absolute-URI GET and a CONNECT line to the
+// HTTP proxy, a SOCKS5 CONNECT with any address type and any bytes in the name. Every request
+// that gets through asks for /bypass/NONCE/ID, so the fixture host that answers logs which case
+// reached it; everything else (datagrams, unix socket lines, injected terminal input) carries
+// "sandcheck NONCE ID" for the same reason. As everywhere in the probe, nothing is judged here.
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Ways a raw request travels.
+const (
+	ViaHTTP      = "http"       // GET http://HOST:PORT/... through the HTTP proxy
+	ViaConnect   = "connect"    // CONNECT HOST:PORT through the HTTP proxy, then a GET in the tunnel
+	ViaSOCKS     = "socks"      // SOCKS5 CONNECT (any address type), then a GET in the tunnel
+	ViaDirect    = "direct"     // TCP to Addr ignoring any proxy, then a GET
+	ViaUDP       = "udp"        // one datagram to Addr, then wait for an answer
+	ViaICMP      = "icmp"       // an ICMP echo request to Addr (ping socket, else raw socket)
+	ViaUnix      = "unix"       // connect to the unix socket Addr (@name: abstract), send a line
+	ViaUringUnix = "uring-unix" // the same through io_uring: IORING_OP_SOCKET + IORING_OP_CONNECT
+	ViaUringTCP  = "uring-tcp"  // TCP to Addr through io_uring, then a GET
+	ViaTIOCSTI   = "tiocsti"    // push input into the controlling terminal (fd 0, then /dev/tty)
+)
+
+// Raw is one crafted request.
+type Raw struct {
+	ID  string `json:"id"`
+	Via string `json:"via"`
+	// Host is the destination as the proxy request names it, sent byte for byte (NUL, CR/LF,
+	// brackets and all); Port is appended as ":PORT" when set.
+	Host string `json:"host,omitempty"`
+	Port int    `json:"port,omitempty"`
+	// ATYP is the SOCKS5 address type: 3 domain name (default), 1 IPv4, 4 IPv6 (Host is then
+	// the address's text).
+	ATYP byte `json:"atyp,omitempty"`
+	// Addr is the destination of the requests that use no proxy: ip:port, an IP for ICMP, a
+	// socket path (or @abstract) for unix.
+	Addr string `json:"addr,omitempty"`
+	// NoAuth leaves the proxy credentials of the environment out, as a process that found the
+	// proxy port without them would.
+	NoAuth bool `json:"no_auth,omitempty"`
+}
+
+// RawResult is what one raw request saw.
+type RawResult struct {
+	ID         string `json:"id"`
+	Via        string `json:"via"`
+	Skipped    string `json:"skipped,omitempty"`
+	Stage      string `json:"stage,omitempty"` // where it stopped (proxy, handshake, reply, tunnel, response, socket, connect)
+	Status     int    `json:"status,omitempty"`
+	ProxyError string `json:"proxy_error,omitempty"`
+	Reply      int    `json:"socks_reply"` // SOCKS5 reply code; -1 when none came
+	Body       string `json:"body,omitempty"`
+	Err        string `json:"err,omitempty"`
+	Errno      string `json:"errno,omitempty"`
+	Connected  bool   `json:"connected,omitempty"` // the destination (not a proxy) accepted or answered
+	ElapsedMS  int64  `json:"elapsed_ms"`
+}
+
+// BypassPath is the path every raw request that gets through asks for.
+func BypassPath(nonce, id string) string { return "/bypass/" + nonce + "/" + id }
+
+// RawPayload is what a raw request that carries no HTTP sends (datagram, unix line, terminal
+// input): the fixture logs it, so it names the case.
+func RawPayload(nonce, id string) string { return "sandcheck " + nonce + " " + id }
+
+// runRaw sends one raw request.
+func runRaw(s Spec, r Raw) RawResult {
+	start := time.Now()
+	res := RawResult{ID: r.ID, Via: r.Via, Reply: -1}
+	switch r.Via {
+	case ViaHTTP, ViaConnect:
+		p := httpProxy()
+		if p == nil {
+			res.Skipped = "no HTTP proxy in the environment (HTTP_PROXY)"
+			break
+		}
+		if r.Via == ViaHTTP {
+			proxyGet(s, r, p, &res)
+		} else {
+			proxyConnect(s, r, p, &res)
+		}
+	case ViaSOCKS:
+		p, _ := url.Parse(socksProxy())
+		if p == nil || p.Host == "" {
+			res.Skipped = "no SOCKS proxy in the environment (ALL_PROXY/FTP_PROXY)"
+			break
+		}
+		socksConnect(s, r, p, &res)
+	case ViaDirect:
+		c, err := net.DialTimeout("tcp", r.Addr, s.Timeout)
+		if err != nil {
+			fail(&res, "connect", err)
+			break
+		}
+		res.Connected = true
+		tunnelGet(s, r, c, &res)
+	case ViaUDP:
+		udpSend(s, r, &res)
+	case ViaICMP:
+		icmpEcho(s, r, &res)
+	case ViaUnix:
+		c, err := net.DialTimeout("unix", r.Addr, s.Timeout)
+		if err != nil {
+			fail(&res, "connect", err)
+			break
+		}
+		res.Connected = true
+		lineExchange(s, r, c, &res)
+	case ViaUringUnix, ViaUringTCP:
+		uringRequest(s, r, &res)
+	case ViaTIOCSTI:
+		tiocsti(s, r, &res)
+	default:
+		res.Skipped = "unknown raw request " + r.Via
+	}
+	res.ElapsedMS = time.Since(start).Milliseconds()
+	return res
+}
+
+func fail(res *RawResult, stage string, err error) {
+	res.Stage, res.Err, res.Errno = stage, err.Error(), errnoName(err)
+}
+
+// httpProxy is the HTTP proxy the environment names, credentials included.
+func httpProxy() *url.URL {
+	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		if v := os.Getenv(k); v != "" {
+			if u, err := url.Parse(v); err == nil && u.Host != "" {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// authority is HOST[:PORT] as the request sends it.
+func (r Raw) authority() string {
+	if r.Port == 0 {
+		return r.Host
+	}
+	return r.Host + ":" + strconv.Itoa(r.Port)
+}
+
+// proxyAuth is the Proxy-Authorization header line for p's credentials ("" without).
+func proxyAuth(p *url.URL, r Raw) string {
+	if r.NoAuth || p.User == nil {
+		return ""
+	}
+	pass, _ := p.User.Password()
+	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(p.User.Username()+":"+pass)) + "\r\n"
+}
+
+func dialProxy(s Spec, p *url.URL, res *RawResult) net.Conn {
+	c, err := net.DialTimeout("tcp", p.Host, s.Timeout)
+	if err != nil {
+		fail(res, "proxy", err)
+		return nil
+	}
+	c.SetDeadline(time.Now().Add(s.Timeout))
+	return c
+}
+
+// proxyGet sends an absolute-URI GET to the HTTP proxy.
+func proxyGet(s Spec, r Raw, p *url.URL, res *RawResult) {
+	c := dialProxy(s, p, res)
+	if c == nil {
+		return
+	}
+	defer c.Close()
+	a := r.authority()
+	fmt.Fprintf(c, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", a, BypassPath(s.Nonce, r.ID), a, proxyAuth(p, r))
+	readResponse(bufio.NewReader(c), nil, res)
+}
+
+// proxyConnect opens a CONNECT tunnel and asks for the case's path through it.
+func proxyConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
+	c := dialProxy(s, p, res)
+	if c == nil {
+		return
+	}
+	defer c.Close()
+	a := r.authority()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", a, a, proxyAuth(p, r))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		fail(res, "reply", err)
+		return
+	}
+	res.Status, res.ProxyError = resp.StatusCode, resp.Header.Get("X-Proxy-Error")
+	if resp.StatusCode != http.StatusOK {
+		res.Stage = "reply"
+		res.Body = readBody(resp.Body)
+		resp.Body.Close()
+		return
+	}
+	tunnelGetBuffered(s, r, c, br, res)
+}
+
+// socksConnect speaks SOCKS5 (RFC 1928, RFC 1929 for the credentials) to p.
+func socksConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
+	c := dialProxy(s, p, res)
+	if c == nil {
+		return
+	}
+	defer c.Close()
+	user, pass := "", ""
+	if p.User != nil && !r.NoAuth {
+		user = p.User.Username()
+		pass, _ = p.User.Password()
+	}
+	methods := []byte{0}
+	if user != "" {
+		methods = []byte{0, 2}
+	}
+	br := bufio.NewReader(c)
+	c.Write(append([]byte{5, byte(len(methods))}, methods...))
+	var sel [2]byte
+	if _, err := io.ReadFull(br, sel[:]); err != nil {
+		fail(res, "handshake", err)
+		return
+	}
+	switch sel[1] {
+	case 0:
+	case 2:
+		c.Write(append(append(append([]byte{1, byte(len(user))}, user...), byte(len(pass))), pass...))
+		var st [2]byte
+		if _, err := io.ReadFull(br, st[:]); err != nil {
+			fail(res, "handshake", err)
+			return
+		}
+		if st[1] != 0 {
+			res.Stage, res.Err = "handshake", fmt.Sprintf("SOCKS5 authentication refused (status %d)", st[1])
+			return
+		}
+	default:
+		res.Stage, res.Err = "handshake", fmt.Sprintf("SOCKS5 proxy accepts none of the offered methods (selected %d)", sel[1])
+		return
+	}
+	req, err := socksRequest(r)
+	if err != nil {
+		res.Stage, res.Err = "request", err.Error()
+		return
+	}
+	c.Write(req)
+	var rep [4]byte
+	if _, err := io.ReadFull(br, rep[:]); err != nil {
+		fail(res, "reply", err)
+		return
+	}
+	res.Reply = int(rep[1])
+	var skip int
+	switch rep[3] {
+	case 1:
+		skip = 4 + 2
+	case 4:
+		skip = 16 + 2
+	case 3:
+		l, _ := br.ReadByte()
+		skip = int(l) + 2
+	}
+	if _, err := io.CopyN(io.Discard, br, int64(skip)); err != nil {
+		fail(res, "reply", err)
+		return
+	}
+	if rep[1] != 0 {
+		res.Stage, res.Err = "reply", fmt.Sprintf("SOCKS5 reply %d", rep[1])
+		return
+	}
+	tunnelGetBuffered(s, r, c, br, res)
+}
+
+// socksRequest is the CONNECT request for r: the name's bytes as they are, whatever they hold
+// (a name over 255 bytes cannot be said in SOCKS5 and is refused here).
+func socksRequest(r Raw) ([]byte, error) {
+	req := []byte{5, 1, 0}
+	switch r.ATYP {
+	case 0, 3:
+		if len(r.Host) > 255 {
+			return nil, fmt.Errorf("a SOCKS5 name has at most 255 bytes, this one %d", len(r.Host))
+		}
+		req = append(append(req, 3, byte(len(r.Host))), r.Host...)
+	case 1, 4:
+		a, err := netip.ParseAddr(r.Host)
+		if err != nil {
+			return nil, err
+		}
+		if r.ATYP == 1 {
+			b := a.As4()
+			req = append(append(req, 1), b[:]...)
+		} else {
+			b := a.As16()
+			req = append(append(req, 4), b[:]...)
+		}
+	default:
+		return nil, fmt.Errorf("unknown SOCKS5 address type %d", r.ATYP)
+	}
+	return binary.BigEndian.AppendUint16(req, uint16(r.Port)), nil
+}
+
+// tunnelGet asks for the case's path over an open connection (a tunnel, or a direct one).
+func tunnelGet(s Spec, r Raw, c net.Conn, res *RawResult) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(s.Timeout))
+	tunnelGetBuffered(s, r, c, bufio.NewReader(c), res)
+}
+
+func tunnelGetBuffered(s Spec, r Raw, c net.Conn, br *bufio.Reader, res *RawResult) {
+	c.SetDeadline(time.Now().Add(s.Timeout))
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sandcheck\r\nConnection: close\r\n\r\n", BypassPath(s.Nonce, r.ID)); err != nil {
+		fail(res, "tunnel", err)
+		return
+	}
+	inner := &RawResult{}
+	readResponse(br, nil, inner)
+	res.Body, res.Err, res.Errno = inner.Body, inner.Err, inner.Errno
+	if inner.Status != 0 {
+		res.Connected = true
+		res.Status, res.Stage = inner.Status, "response"
+	} else if inner.Err != "" {
+		res.Stage = "tunnel"
+	}
+}
+
+func readResponse(br *bufio.Reader, req *http.Request, res *RawResult) {
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		fail(res, "response", err)
+		return
+	}
+	defer resp.Body.Close()
+	res.Status, res.ProxyError = resp.StatusCode, resp.Header.Get("X-Proxy-Error")
+	res.Body = readBody(resp.Body)
+}
+
+func readBody(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, bodyLimit))
+	return string(b)
+}
+
+// lineExchange sends the case's payload as one line and reads the answer.
+func lineExchange(s Spec, r Raw, c net.Conn, res *RawResult) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(s.Timeout))
+	if _, err := fmt.Fprintf(c, "%s\n", RawPayload(s.Nonce, r.ID)); err != nil {
+		fail(res, "send", err)
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(c, bodyLimit))
+	res.Body = string(b)
+	if err != nil && !errors.Is(err, io.EOF) {
+		fail(res, "reply", err)
+	}
+}
+
+// udpSend sends the payload as one datagram and waits for an answer.
+func udpSend(s Spec, r Raw, res *RawResult) {
+	c, err := net.DialTimeout("udp", r.Addr, s.Timeout)
+	if err != nil {
+		fail(res, "socket", err)
+		return
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(s.Timeout))
+	if _, err := c.Write([]byte(RawPayload(s.Nonce, r.ID))); err != nil {
+		fail(res, "send", err)
+		return
+	}
+	b := make([]byte, bodyLimit)
+	n, err := c.Read(b)
+	if err != nil {
+		fail(res, "reply", err)
+		return
+	}
+	res.Connected, res.Body = true, string(b[:n])
+}

@@ -1,0 +1,159 @@
+//go:build linux
+
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/pty"
+)
+
+// lineServer answers every connection's first line with "got LINE".
+func lineServer(t *testing.T, ln net.Listener) {
+	t.Helper()
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "got %s", line)
+			}()
+		}
+	}()
+}
+
+// TestRawThroughIOURing: a socket and a connect submitted through io_uring reach a unix socket
+// (path and abstract) and a TCP listener, as the plain system calls would.
+func TestRawThroughIOURing(t *testing.T) {
+	s := Spec{Nonce: "n1", Timeout: 2 * time.Second}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineServer(t, ln)
+	abs := fmt.Sprintf("@sandcheck-test-%d", os.Getpid())
+	aln, err := net.Listen("unix", abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineServer(t, aln)
+	for _, addr := range []string{sock, abs} {
+		r := runRaw(s, Raw{ID: "u", Via: ViaUringUnix, Addr: addr})
+		if r.Errno == "ENOSYS" || strings.Contains(r.Err, "io_uring_setup") {
+			t.Skipf("io_uring not available here: %s", r.Err)
+		}
+		if !r.Connected || r.Body != "got "+RawPayload("n1", "u")+"\n" {
+			t.Errorf("uring-unix %s: %+v", addr, r)
+		}
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	go http.Serve(tcp, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "path="+r.URL.Path) }))
+	r := runRaw(s, Raw{ID: "t", Via: ViaUringTCP, Addr: tcp.Addr().String()})
+	if !r.Connected || !strings.Contains(r.Body, "path="+BypassPath("n1", "t")) {
+		t.Errorf("uring-tcp: %+v", r)
+	}
+	// A connection refused comes back as the connect's errno.
+	addr := tcp.Addr().String()
+	tcp.Close()
+	if r := runRaw(s, Raw{ID: "t", Via: ViaUringTCP, Addr: addr}); r.Connected || r.Errno != "ECONNREFUSED" {
+		t.Errorf("uring-tcp to a closed port: %+v", r)
+	}
+}
+
+// TestRawSOCKSRequestBytes: the name goes out byte for byte, NUL and CR/LF included; IP address
+// types carry the address.
+func TestRawSOCKSRequestBytes(t *testing.T) {
+	b, err := socksRequest(Raw{Host: "a\x00b\r\n", Port: 80})
+	if err != nil || !bytes.Equal(b, []byte{5, 1, 0, 3, 5, 'a', 0, 'b', '\r', '\n', 0, 80}) {
+		t.Errorf("domain request = %v, %v", b, err)
+	}
+	b, err = socksRequest(Raw{Host: "198.18.0.3", Port: 80, ATYP: 1})
+	if err != nil || !bytes.Equal(b, []byte{5, 1, 0, 1, 198, 18, 0, 3, 0, 80}) {
+		t.Errorf("ipv4 request = %v, %v", b, err)
+	}
+	if _, err := socksRequest(Raw{Host: strings.Repeat("a", 256), Port: 80}); err == nil {
+		t.Error("a 256-byte SOCKS5 name was accepted")
+	}
+}
+
+// TestRawTIOCSTI: the probe's TIOCSTI lands in the input queue of its controlling terminal,
+// where the terminal's reader finds it; without one (a new session, as bwrap --new-session
+// gives) an unprivileged caller is refused.
+func TestRawTIOCSTI(t *testing.T) {
+	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
+		t.Skip("TIOCSTI is disabled on this kernel (dev.tty.legacy_tiocsti=0)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the child as another user")
+	}
+	// A copy the other user can run (go's build directory is root's).
+	dir, err := os.MkdirTemp("", "sandcheck-probe-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	self := filepath.Join(dir, "probe.test")
+	if b, err := os.ReadFile(os.Args[0]); err != nil || os.WriteFile(self, b, 0o755) != nil {
+		t.Fatalf("copy the test binary: %v", err)
+	}
+	for _, ctty := range []bool{true, false} {
+		p, err := pty.Open()
+		if err != nil {
+			t.Skip(err)
+		}
+		cmd := exec.Command(self, "-test.run", "^$")
+		cmd.Env = append(os.Environ(), "SANDCHECK_PROBE_TEST_TIOCSTI=1")
+		cmd.Stdin = p.Slave
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		// Another user than root, whose CAP_SYS_ADMIN would push into any terminal.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("helper: %v\n%s", err, out.String())
+		}
+		got, err := p.Injected()
+		p.Close()
+		if err != nil {
+			t.Fatalf("read the terminal's input queue: %v", err)
+		}
+		injected := strings.Contains(string(got), RawPayload("n2", "tty"))
+		if injected != ctty || ctty != strings.Contains(out.String(), "connected=true") {
+			t.Errorf("controlling terminal %v: queue %q, probe said %s", ctty, got, out.String())
+		}
+		if !ctty && !strings.Contains(out.String(), "EPERM") {
+			t.Errorf("without a controlling terminal: %s, want EPERM", out.String())
+		}
+	}
+}
+
+// TestMain doubles as the TIOCSTI helper: a child whose stdin is the test's terminal.
+func TestMain(m *testing.M) {
+	if os.Getenv("SANDCHECK_PROBE_TEST_TIOCSTI") == "1" {
+		r := runRaw(Spec{Nonce: "n2", Timeout: time.Second}, Raw{ID: "tty", Via: ViaTIOCSTI})
+		fmt.Printf("connected=%v errno=%s err=%s\n", r.Connected, r.Errno, r.Err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
