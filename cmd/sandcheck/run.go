@@ -211,63 +211,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for i, c := range sum.Cells {
 		cells[i] = c.Cell
 	}
-	v := exitOf(runsummary.Judge(rep, cells, p.maxHarness))
-	switch {
-	case ctx.Err() != nil:
-		v = runVerdict{cli.ExitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
-	case runErr != nil && v.code == cli.ExitPass:
-		v = runVerdict{cli.ExitHarness, []string{"the run stopped early: " + runErr.Error()}}
-	}
+	end := runsummary.End(runsummary.Judge(rep, cells, p.maxHarness), ctx.Err() != nil, runErr)
 	if p.asJSON {
-		runsummary.JSON(stdout, rep, cells, sum.Journal, runsummary.Verdict{Reasons: v.reasons}, v.code)
+		runsummary.JSON(stdout, rep, cells, sum.Journal, end)
 	} else {
 		runsummary.Observed(stdout, rep, cells)
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
-		printVerdict(stdout, v)
+		runsummary.WriteEnding(stdout, end)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", sum.Journal, p.Runner.Dir)
 	}
-	return v.code
-}
-
-// runVerdict is the exit code of a run and why.
-type runVerdict struct {
-	code    int
-	reasons []string
-}
-
-// exitOf gives a run's verdict its exit code (see runExitHelp).
-func exitOf(v runsummary.Verdict) runVerdict {
-	switch v.Kind {
-	case runsummary.Fail:
-		return runVerdict{cli.ExitFail, v.Reasons}
-	case runsummary.Harness:
-		return runVerdict{cli.ExitHarness, v.Reasons}
-	}
-	return runVerdict{cli.ExitPass, nil}
-}
-
-// String names the verdict's exit code in words.
-func (v runVerdict) String() string {
-	switch v.code {
-	case cli.ExitPass:
-		return "exit 0 (every scenario passed)"
-	case cli.ExitFail:
-		return "exit 1 (fail-open or failure outside the known findings)"
-	case cli.ExitHarness:
-		return "exit 3 (harness errors or timeouts above the bound)"
-	}
-	return fmt.Sprintf("exit %d", v.code)
-}
-
-func printVerdict(w io.Writer, v runVerdict) {
-	switch v.code {
-	case cli.ExitPass:
-		fmt.Fprintln(w, "exit 0: every scenario passed (known findings allowed)")
-	default:
-		for _, r := range v.reasons {
-			fmt.Fprintf(w, "exit %d: %s\n", v.code, r)
-		}
-	}
+	return end.Code
 }

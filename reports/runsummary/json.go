@@ -45,8 +45,8 @@ type Cell struct {
 // JSON writes the run's summary as one JSON object: per cell and in all, the trials' outcome
 // counts, the cell's failure rate with its Wilson interval, the verdict tallies; the journal and
 // the exit code with its reasons.
-func JSON(w io.Writer, rep *schema.Report, cells []model.Cell, journal string, v Verdict, code int) error {
-	js := Summary{Outcomes: map[model.Outcome]int{}, Cells: []Cell{}, Journal: journal, ExitCode: code, ExitReasons: v.Reasons}
+func JSON(w io.Writer, rep *schema.Report, cells []model.Cell, journal string, e Ending) error {
+	js := Summary{Outcomes: map[model.Outcome]int{}, Cells: []Cell{}, Journal: journal, ExitCode: e.Code, ExitReasons: e.Reasons}
 	for _, c := range view(rep, cells) {
 		jc := Cell{ID: c.cell.ID, Target: c.cell.Target, Version: c.cell.Version, Host: c.cell.Host, User: users.Recorded(c.cell.User),
 			Fault: c.cell.Fault, Trials: c.overall.Trials, Outcomes: map[model.Outcome]int{}}

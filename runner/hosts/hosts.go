@@ -115,6 +115,12 @@ func Register(k Kind) {
 	kinds[k.Name] = k
 }
 
+// RegisterUnavailable registers a kind this build cannot drive, with why and what to use
+// instead: a matrix naming it is refused with that reason while it is read.
+func RegisterUnavailable(kind, why string) {
+	Register(Kind{Name: kind, HostKind: matrix.HostKind{Unavailable: why}})
+}
+
 // Lookup returns a registered kind.
 func Lookup(kind string) (Kind, bool) {
 	mu.Lock()

@@ -12,6 +12,5 @@ const Kind = matrix.KindLocal
 
 // The local kind stays registered elsewhere so that asking for it says why it cannot work.
 func init() {
-	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
-		Unavailable: "kind local runs trials on this machine, and they need Linux (network namespaces, the sandbox); on Windows use a wsl host (matrix/examples/wsl.yaml)"}})
+	hosts.RegisterUnavailable(Kind, "kind local runs trials on this machine, and they need Linux (network namespaces, the sandbox); on Windows use a wsl host (matrix/examples/wsl.yaml)")
 }

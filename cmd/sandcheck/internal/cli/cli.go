@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
@@ -54,13 +55,14 @@ func Usage(w io.Writer) {
 const UserHelp = "who the sandbox runs as: " + users.Unprivileged + " (a dedicated account sandcheck creates: " +
 	users.DedicatedName + "), " + users.Root + ", or an existing account's name"
 
-// Exit codes every command keeps to (run and repro document theirs in full).
+// Exit codes every command keeps to: a run's (runsummary's, which run and repro document in
+// full) and a usage error's.
 const (
-	ExitPass        = 0   // every scenario passed; failures covered by known findings allowed
-	ExitFail        = 1   // a fail-open, or a scenario failure outside the known findings
-	ExitUsage       = 2   // usage or configuration error: nothing ran
-	ExitHarness     = 3   // harness errors or timeouts above --max-harness-rate
-	ExitInterrupted = 130 // Ctrl-C or SIGTERM; finished trials are journaled
+	ExitPass        = runsummary.ExitPass
+	ExitFail        = runsummary.ExitFail
+	ExitUsage       = 2 // usage or configuration error: nothing ran
+	ExitHarness     = runsummary.ExitHarness
+	ExitInterrupted = runsummary.ExitInterrupted
 )
 
 // NewFlags makes a flag set whose --help prints the command's usage with examples.
