@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 var fixedNow = func() time.Time { return time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC) }
@@ -339,7 +341,7 @@ func TestJSONKeys(t *testing.T) {
 func TestThisHost(t *testing.T) {
 	out, err := exec.Command("uname", "-r").Output()
 	if err != nil {
-		t.Skipf("uname: %v", err)
+		skip.Loudly(t, "uname: %v", err)
 	}
 	start := time.Now()
 	f := Collect(Options{})
@@ -364,7 +366,7 @@ func TestThisHost(t *testing.T) {
 // and symlinks into /mnt/c resolve inside the tree, not on this host.
 func TestDefaultRunOnFixture(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+		skip.Loudly(t, "no sh")
 	}
 	f := Collect(Options{
 		Root: filepath.Join("testdata", "wsl2"), // relative on purpose

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/targets/codex"
 )
@@ -59,7 +60,7 @@ func TestAdapters(t *testing.T) {
 			"fs-rw-root":   {"filesystem/isolation", "filesystem/outside/home"},
 		}},
 		{target: "firejail", available: lookFor("firejail"), faults: map[string][]string{"netns-shared": netns},
-			// As a user other than root, --read-only=/ leaves HOME writable (knownfindings/firejail.yaml).
+			// As a user other than root, --read-only=/ leaves HOME writable (targets/firejail/knownfindings.yaml).
 			known: map[string]string{
 				"filesystem/outside/home": "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",
 				"filesystem/isolation":    "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",
@@ -76,7 +77,7 @@ func TestAdapters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
 			if why := c.available(); why != "" {
-				t.Skipf("SKIPPED LOUDLY: %s: %s", c.target, why)
+				skip.Loudly(t, "%s: %s", c.target, why)
 			}
 			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem || failclosed", "--fault", ""}
 			for f := range c.faults {

@@ -83,7 +83,8 @@ func TestBypassHealthy(t *testing.T) {
 			}
 		}
 	}
-	check("srt", trials, runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "bypass"))
+	n := tierTrials()
+	check("srt", n, runReport(t, "-n", fmt.Sprint(n), "-j", "2", "--label-filter", "bypass"))
 	const few = 5
 	rep := runReport(t, "-n", fmt.Sprint(few), "-j", "2", "--label-filter", "bypass", "--target", "bwrap", "--target", "firejail", "--target", "codex")
 	for _, target := range []string{"bwrap", "firejail", "codex"} {
@@ -149,6 +150,7 @@ func TestBypassKnownBadsFlagged(t *testing.T) {
 			continue
 		}
 		t.Run(b.target+"/"+b.fault, func(t *testing.T) {
+			trials := tierTrials()
 			rows := byTarget(runReportEnv(t, []string{"SANDCHECK_NPM_OFFLINE=1"},
 				"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", b.labels, "--target", b.target, "--fault", b.fault))
 			for _, s := range b.scenarios {

@@ -17,39 +17,18 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/testwait"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner/hosts/container"
 )
 
-// buildStaticSandcheck builds sandcheck with CGO_ENABLED=0 for the test: the container hosts copy it
-// into containers, so it must be static, which TestMain's build is not (cgo is on by default).
-// The build cache makes the second one a link.
-func buildStaticSandcheck(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sandcheck")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/sandcheck")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// requireDockerEngine starts the engine with the project's own script; it skips, loudly, only where no
-// engine can run at all.
+// requireDockerEngine is the Docker engine (internal/hosttest), and a check after the test that
+// its trials left nothing behind.
 func requireDockerEngine(t *testing.T) client.APIClient {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: the container tests need root (dockerd, fixture namespaces)")
-	}
-	if out, err := exec.Command("../scripts/start-dockerd.sh").CombinedOutput(); err != nil {
-		t.Skipf("SKIPPED LOUDLY: no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := hosttest.RequireDocker(t)
+	noLeftoversAfter(t)
 	return cli
 }
 
@@ -57,13 +36,13 @@ func requireDockerEngine(t *testing.T) client.APIClient {
 func containersOfRunner(t *testing.T, cli client.APIClient, pid int) []string {
 	t.Helper()
 	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", hosts.LabelOwner+"=sandcheck")})
+		Filters: make(client.Filters).Add("label", container.LabelOwner+"=sandcheck")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, s := range list.Items {
-		if f := strings.Split(s.Labels[hosts.LabelRunner], "/"); len(f) == 4 && f[2] == strconv.Itoa(pid) {
+		if f := strings.Split(s.Labels[container.LabelRunner], "/"); len(f) == 4 && f[2] == strconv.Itoa(pid) {
 			names = append(names, strings.Join(s.Names, ","))
 		}
 	}
@@ -72,10 +51,10 @@ func containersOfRunner(t *testing.T, cli client.APIClient, pid int) []string {
 
 type containersRunJSON struct {
 	Cells []struct {
-		Host     string                   `json:"host"`
-		User     string                   `json:"user"`
-		Trials   int                      `json:"trials"`
-		Outcomes map[classify.Outcome]int `json:"outcomes"`
+		Host     string                `json:"host"`
+		User     string                `json:"user"`
+		Trials   int                   `json:"trials"`
+		Outcomes map[model.Outcome]int `json:"outcomes"`
 	} `json:"cells"`
 	Journal string `json:"journal"`
 }
@@ -94,7 +73,7 @@ type containersRunJSON struct {
 // either.)
 func TestContainersMatrix(t *testing.T) {
 	cli := requireDockerEngine(t)
-	bin := buildStaticSandcheck(t)
+	bin := hosttest.StaticSandcheck(t)
 	const n = 3
 	out := t.TempDir()
 	tmpdir := t.TempDir()
@@ -115,10 +94,10 @@ func TestContainersMatrix(t *testing.T) {
 	}
 	// The sandbox runs as the unprivileged user, and in bookworm (the one root cell) and the
 	// stock container as root too.
-	want := map[string]classify.Outcome{
-		"bullseye unprivileged": classify.Correct, "bookworm unprivileged": classify.Correct, "bookworm root": classify.Correct,
-		"trixie unprivileged": classify.Correct, "sid unprivileged": classify.Correct,
-		"bookworm-default root": classify.SandboxFailed,
+	want := map[string]model.Outcome{
+		"bullseye unprivileged": model.Correct, "bookworm unprivileged": model.Correct, "bookworm root": model.Correct,
+		"trixie unprivileged": model.Correct, "sid unprivileged": model.Correct,
+		"bookworm-default root": model.SandboxFailed,
 	}
 	if len(r.Cells) != len(want) {
 		t.Fatalf("got %d cells, want %d: %+v", len(r.Cells), len(want), r.Cells)
@@ -150,10 +129,10 @@ func TestContainersMatrix(t *testing.T) {
 			Cell struct {
 				Host string `json:"host"`
 			} `json:"cell"`
-			Outcome    classify.Outcome `json:"outcome"`
-			Hint       string           `json:"hint"`
-			DurationMS int64            `json:"duration_ms"`
-			Isolation  string           `json:"isolation"`
+			Outcome    model.Outcome `json:"outcome"`
+			Hint       string        `json:"hint"`
+			DurationMS int64         `json:"duration_ms"`
+			Isolation  string        `json:"isolation"`
 			HostFP     struct {
 				Distro string `json:"distro"`
 				Bwrap  string `json:"bwrap"`
@@ -200,7 +179,7 @@ func TestContainersMatrix(t *testing.T) {
 // run's Prepare removes them. A runner stopped with SIGINT removes its own.
 func TestContainersKilledRunner(t *testing.T) {
 	cli := requireDockerEngine(t)
-	bin := buildStaticSandcheck(t)
+	bin := hosttest.StaticSandcheck(t)
 	dir := t.TempDir()
 	mx := filepath.Join(dir, "one.yaml")
 	// The bookworm image only, and a trial long enough to be killed in the middle.
@@ -220,26 +199,23 @@ timeout: 90s
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { cmd.Process.Kill() }) // if the test stops before it does
 		return cmd, &stderr
 	}
-	// waitContainer returns once the runner's container exists and trials have had a moment.
-	waitContainer := func(cmd *exec.Cmd, out *bytes.Buffer) []string {
-		deadline := time.Now().Add(10 * time.Minute) // a cold image build
-		for time.Now().Before(deadline) {
-			if names := containersOfRunner(t, cli, cmd.Process.Pid); len(names) > 0 {
-				time.Sleep(2 * time.Second)
-				return names
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("no container appeared for the runner:\n%s", out.String())
-		return nil
+	// waitContainer returns once the runner's container exists and its first trial is journaled,
+	// so the next one runs (a cold image build takes minutes).
+	waitContainer := func(cmd *exec.Cmd, out string) []string {
+		var names []string
+		testwait.Until(t, "the runner's container and its first trial", 10*time.Minute, func() bool {
+			names = containersOfRunner(t, cli, cmd.Process.Pid)
+			j, _ := os.ReadFile(filepath.Join(out, "journal.jsonl"))
+			return len(names) > 0 && bytes.Count(j, []byte("\n")) > 0
+		})
+		return names
 	}
 
-	a, aout := startRun(filepath.Join(dir, "a"))
-	names := waitContainer(a, aout)
+	a, _ := startRun(filepath.Join(dir, "a"))
+	names := waitContainer(a, filepath.Join(dir, "a"))
 	a.Process.Signal(syscall.SIGKILL)
 	a.Wait()
 	if left := containersOfRunner(t, cli, a.Process.Pid); len(left) == 0 {
@@ -247,7 +223,7 @@ timeout: 90s
 	}
 
 	b, bout := startRun(filepath.Join(dir, "b"))
-	waitContainer(b, bout)
+	waitContainer(b, filepath.Join(dir, "b"))
 	if left := containersOfRunner(t, cli, a.Process.Pid); len(left) > 0 {
 		b.Process.Kill()
 		b.Wait()

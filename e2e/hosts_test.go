@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/internal/sshdtest"
-
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Hosts beyond this machine, end to end: the network scenario through the ssh driver (a real
@@ -67,22 +68,21 @@ func journalRecords(t *testing.T, out string) []map[string]any {
 	return recs
 }
 
-// startSSHD starts the throwaway sshd (internal/sshdtest): its address and key directory.
+// startSSHD starts the throwaway sshd (internal/hosttest): its address and key directory.
 func startSSHD(t *testing.T) (addr, dir string) {
-	script, _ := filepath.Abs("../scripts/sshd-throwaway.sh")
-	s := sshdtest.Start(t, script)
+	s := hosttest.StartSSHD(t)
 	return s.Addr, s.Dir
 }
 
 // srtPath is the srt this machine runs (make exports SANDCHECK_SRT).
 func srtPath(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("SANDCHECK_SRT")
+	p := config.Get().SRT
 	if p == "" {
 		p, _ = filepath.Abs("../.tools/npm/node_modules/.bin/srt")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED LOUDLY: srt not installed at %s (run `make deps`)", p)
+		skip.Loudly(t, "srt not installed at %s (run `make deps`)", p)
 	}
 	return p
 }
@@ -113,7 +113,7 @@ timeout: 120s
 	r, out := runMatrix(t, yaml,
 		// The host is this machine: its srt, and trial dirs where the leftover check looks.
 		"SANDCHECK_PASSENV=SANDCHECK_SRT,TMPDIR", "SANDCHECK_SRT="+srt)
-	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[classify.Correct] != n {
+	if len(r.Cells) != 1 || r.Cells[0].Trials != n || r.Cells[0].Outcomes[model.Correct] != n {
 		t.Fatalf("ssh host: %+v, want %d correct", r, n)
 	}
 	var durs []string
@@ -154,16 +154,14 @@ timeout: 120s
 // debootstrap root filesystem with bubblewrap, socat, curl, ripgrep, node and srt): a few
 // minutes, then cached.
 func TestVMKernelsNetwork(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: the vm hosts need root (debootstrap for the root filesystem)")
-	}
+	skip.If(t, os.Geteuid() != 0, "the vm hosts need root (debootstrap for the root filesystem)")
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		if out, err := exec.Command("../scripts/vm-deps.sh").CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
+			skip.Loudly(t, "this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
 		}
 	}
 	if out, err := exec.Command("qemu-system-x86_64", "-accel", "help").CombinedOutput(); err != nil || !strings.Contains(string(out), "tcg") {
-		t.Skipf("SKIPPED LOUDLY: this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
+		skip.Loudly(t, "this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
 	}
 	sc := bin // static (CGO_ENABLED=0, TestMain): the runner copies itself into the guests
 	yaml := `targets:
@@ -210,7 +208,7 @@ timeout: 300s
 			t.Errorf("isolation %q: trials should share the boot", iso)
 		}
 	}
-	if len(r.Cells) != 2 || r.Outcomes[classify.Correct] != 4 {
+	if len(r.Cells) != 2 || r.Outcomes[model.Correct] != 4 {
 		t.Fatalf("want both kernels correct in both trials: %+v", r)
 	}
 	if !strings.HasPrefix(kernels["vm-bookworm"], "6.1.") || !strings.HasPrefix(kernels["vm-trixie"], "6.12.") {

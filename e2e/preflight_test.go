@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // TestPreflight: exit 0 with a healthy srt; non-zero, naming the layer, with each broken one.
@@ -50,7 +52,7 @@ func TestPreflight(t *testing.T) {
 func BenchmarkPreflight(b *testing.B) {
 	srt, err := exec.LookPath("srt")
 	if err != nil {
-		b.Skip("srt not on PATH (make puts it in .tools; set PATH)")
+		skip.Loudly(b, "srt not on PATH (make puts it in .tools; set PATH)")
 	}
 	var pre, bare time.Duration
 	for i := 0; i < b.N; i++ {

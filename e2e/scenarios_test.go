@@ -8,6 +8,8 @@ import (
 
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/reports/schema"
+	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
+	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
 // runReport runs `sandcheck run` with args and returns its report.json.
@@ -37,7 +39,7 @@ func rows(rep *schema.Report) map[string]schema.Cell {
 // TestScenariosOnHealthySRT: the healthy srt passes every filesystem, fail-closed and untrusted
 // spec in 20/20 trials, except where its documented known findings cover the failure in full,
 // and every non-intermittent finding shows in 20/20 trials: the list is pinned in both directions,
-// by the narrow finding ids the trials recorded (knownfindings/srt.yaml).
+// by the narrow finding ids the trials recorded (targets/srt/knownfindings.yaml).
 func TestScenariosOnHealthySRT(t *testing.T) {
 	requireSandbox(t)
 	set, err := knownfindings.Load()
@@ -78,7 +80,7 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 			continue
 		}
 		if shown[f.ID] != trials {
-			t.Errorf("known finding %s (%s) showed in %d/%d trials, pinned in every trial (update knownfindings/srt.yaml)", f.ID, f.Pos, shown[f.ID], trials)
+			t.Errorf("known finding %s (%s) showed in %d/%d trials, pinned in every trial (update targets/srt/knownfindings.yaml)", f.ID, f.Pos, shown[f.ID], trials)
 		}
 	}
 	for _, want := range []string{"filesystem/secret/read", "filesystem/escape/symlink", "failclosed/socat-missing",

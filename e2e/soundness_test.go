@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // The detector's one rule, end to end: nothing a sandbox does can turn a fail-open into a pass,
@@ -139,15 +139,15 @@ func TestGateOnTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cell := journal.Cell{ID: "srt/local", Target: "srt", Host: "local", Labels: "network"}
+		cell := model.Cell{ID: "srt/local", Target: "srt", Host: "local", Labels: "network"}
 		start := time.Now()
 		for i := 0; i < 90; i++ {
-			r := journal.Record{V: journal.SchemaVersion, RunID: "gate-e2e", Cell: cell, Trial: i, Start: start, DurationMS: 900,
-				Outcome: classify.Correct, Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}}
+			r := model.Record{V: journal.SchemaVersion, RunID: "gate-e2e", Cell: cell, Trial: i, Start: start, DurationMS: 900,
+				Outcome: model.Correct, Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}}
 			if i >= 80 {
-				r.Outcome, r.TimedOut, r.Scenarios, r.Hint = classify.Timeout, true, nil, "trial exceeded its deadline"
+				r.Outcome, r.TimedOut, r.Scenarios, r.Hint = model.Timeout, true, nil, "trial exceeded its deadline"
 				if egress && i == 85 {
-					r.Outcome, r.Hint = classify.NonEnforcing, "denied host reached before the deadline"
+					r.Outcome, r.Hint = model.NonEnforcing, "denied host reached before the deadline"
 					r.Egress = []string{"denied http GET /http/0123abcd from 198.18.0.2"}
 				}
 			}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -239,12 +241,11 @@ timeout: 8s
 	leftOwned(t, "sandcheck")
 }
 
-// gone waits (a little) for the account's killed processes to be reaped.
+// gone waits (a second at most) for the account's killed processes to be reaped; those still
+// there are the caller's to report.
 func gone(t *testing.T, uid int) {
 	t.Helper()
-	for i := 0; i < 50 && len(pidsOfUser(uid)) > 0; i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(time.Second, func() bool { return len(pidsOfUser(uid)) == 0 })
 }
 
 func first(m map[string]bool) string {
@@ -280,7 +281,7 @@ func TestUsersOtherTargets(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			if target != "codex" {
 				if why := lookFor(target)(); why != "" {
-					t.Skipf("SKIPPED LOUDLY: %s", why)
+					skip.Loudly(t, "%s", why)
 				}
 			}
 			rep := runReport(t, "-n", "2", "--target", target, "--label-filter", "network", "--user", "unprivileged")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -84,9 +85,7 @@ func TestVersionsRealReleases(t *testing.T) {
 // tier: it installs up to five releases.
 func TestBisectRealReleases(t *testing.T) {
 	requireSandbox(t)
-	if os.Getenv("SANDCHECK_LONG") != "1" {
-		t.Skip("long tier: set SANDCHECK_LONG=1 (installs up to five srt releases)")
-	}
+	skip.UnlessLong(t, "installs up to five srt releases")
 	out := t.TempDir()
 	stdout, stderr, code := sandcheckExit(t, []string{"TMPDIR=" + t.TempDir()}, "bisect", "--target", "srt", "--label-filter", "network && seed",
 		"--good", "0.0.64", "--bad", "0.0.68", "-n", "4", "--out", out, "--json")

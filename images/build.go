@@ -14,16 +14,18 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 // DefaultCacheDir holds rootfs tarballs, npm downloads and image stamps between runs.
 const DefaultCacheDir = "/var/cache/sandcheck"
 
 // EnvCacheDir overrides DefaultCacheDir; EnvMirror names the Debian mirror debootstrap uses
-// (default: the host's own apt source).
+// (default: the host's own apt source, debootstrap.Mirror).
 const (
-	EnvCacheDir = "SANDCHECK_IMAGE_CACHE"
-	EnvMirror   = "SANDCHECK_DEBIAN_MIRROR"
+	EnvCacheDir = config.ImageCache
+	EnvMirror   = config.DebianMirror
 )
 
 // Docker is the part of the Docker API the builder uses (client.APIClient has it).
@@ -64,7 +66,7 @@ func (b *Builder) cacheDir() string {
 	if b.CacheDir != "" {
 		return b.CacheDir
 	}
-	if d := os.Getenv(EnvCacheDir); d != "" {
+	if d := config.Get().ImageCache; d != "" {
 		return d
 	}
 	return DefaultCacheDir

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 func TestRecipes(t *testing.T) {
@@ -58,40 +60,6 @@ func TestRecipes(t *testing.T) {
 		if _, ok := DistroOf(bad); ok {
 			t.Errorf("DistroOf(%q) claimed it", bad)
 		}
-	}
-}
-
-func TestMirrorFrom(t *testing.T) {
-	deb822 := `Types: deb
-# a comment
-URIs: http://mirror.example/debian
-Suites: bookworm bookworm-updates
-Components: main
-
-Types: deb
-URIs: http://mirror.example/debian-security
-Suites: bookworm-security
-`
-	oneLine := "# deb http://old.example/debian bookworm main\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian/ bookworm main\n"
-	security := "deb http://sec.example/debian-security bookworm-security main\n"
-	cases := []struct {
-		texts []string
-		want  string
-	}{
-		{[]string{deb822}, "http://mirror.example/debian"},
-		{[]string{oneLine}, "http://one.example/debian"},
-		{[]string{security, oneLine}, "http://one.example/debian"},
-		{[]string{security}, ""},
-		{nil, ""},
-	}
-	for _, c := range cases {
-		if got := mirrorFrom(c.texts); got != c.want {
-			t.Errorf("mirrorFrom(%q) = %q, want %q", c.texts, got, c.want)
-		}
-	}
-	t.Setenv(EnvMirror, "http://override.example/debian")
-	if got := DebianMirror(); got != "http://override.example/debian" {
-		t.Errorf("DebianMirror with %s set = %q", EnvMirror, got)
 	}
 }
 
@@ -182,70 +150,14 @@ func TestImageTar(t *testing.T) {
 	}
 }
 
-func TestLockWaits(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks", "x.lock")
-	unlock, err := lock(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := lock(ctx, path); err == nil {
-		t.Fatal("second lock taken while the first is held")
-	}
-	got := make(chan error, 1)
-	go func() {
-		u, err := lock(context.Background(), path)
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	unlock()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("waiter did not get the lock after unlock")
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	if got := unescapeMount(`/var/cache/a\040b`); got != "/var/cache/a b" {
-		t.Errorf("unescapeMount = %q", got)
-	}
-	if got := mountsUnder("/nonexistent-sandcheck-dir"); len(got) != 0 {
-		t.Errorf("mounts under a missing dir: %v", got)
-	}
-}
-
-func TestRemoveTree(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "work")
-	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
-	if err := removeTree(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("still there: %v", err)
-	}
-	if err := removeTree(dir); err != nil {
-		t.Fatalf("removing a missing tree: %v", err)
-	}
-}
-
 // TestEnsure needs a Docker engine (scripts/start-dockerd.sh starts one): every distro's image is
 // built if missing (the first time: debootstrap, about a minute each), and a second Ensure does
 // nothing and takes one API call.
 func TestEnsure(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: building images needs root (debootstrap, dockerd)")
-	}
+	skip.If(t, os.Geteuid() != 0, "building images needs root (debootstrap, dockerd)")
 	script, _ := filepath.Abs("../scripts/start-dockerd.sh")
 	if out, err := exec.Command(script).CombinedOutput(); err != nil {
-		t.Skipf("SKIPPED LOUDLY: no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
+		skip.Loudly(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/sandcheck/sandcheck/images/hostrun"
 )
 
 func (b *Builder) npmDir() string { return filepath.Join(b.cacheDir(), "npm") }
@@ -46,7 +48,7 @@ func (b *Builder) nodeTarball(ctx context.Context, r Recipe) (string, error) {
 	defer os.RemoveAll(tmp)
 	spec := r.NodePackage + "@" + r.NodeVersion
 	b.logf("npm pack %s (about 50 MB)", spec)
-	if err := runLogged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-pack.log"),
+	if err := hostrun.Logged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-pack.log"),
 		"npm", "pack", "--silent", "--pack-destination", tmp, spec); err != nil {
 		return "", fmt.Errorf("images: npm pack %s: %w", spec, err)
 	}
@@ -88,7 +90,7 @@ func (b *Builder) srtModules(ctx context.Context, r Recipe) (string, error) {
 	spec := r.SRTPackage + "@" + r.SRTVersion
 	b.logf("npm install %s", spec)
 	// --ignore-scripts: srt and its dependencies are plain JavaScript; nothing to compile.
-	if err := runLogged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-install.log"),
+	if err := hostrun.Logged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-install.log"),
 		"npm", "install", "--prefix", tmp, "--no-audit", "--no-fund", "--ignore-scripts",
 		"--no-package-lock", "--omit=dev", spec); err != nil {
 		return "", fmt.Errorf("images: npm install %s: %w", spec, err)
@@ -104,5 +106,8 @@ func (b *Builder) srtModules(ctx context.Context, r Recipe) (string, error) {
 }
 
 func ensureNPM(ctx context.Context, b *Builder) error {
-	return ensureTool(ctx, "npm", "npm", b.log())
+	if err := hostrun.EnsureTool(ctx, "npm", "npm", b.logf); err != nil {
+		return fmt.Errorf("images: %w", err)
+	}
+	return nil
 }

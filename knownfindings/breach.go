@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -16,7 +17,7 @@ import (
 // a finding is keyed by, so that specs and preflight describe a failure the same way.
 
 // failing says whether a per-channel or per-check outcome is something breached.
-func failing(o classify.Outcome) bool { return o != classify.Correct && o != classify.NotApplicable }
+func failing(o model.Outcome) bool { return o != model.Correct && o != model.NotApplicable }
 
 // Hosts names the fixture hosts, for the words of network breaches.
 type Hosts struct{ Allowed, Denied string }
@@ -37,16 +38,16 @@ func (h Hosts) name(role string) string {
 // proxy dead. Other outcomes have no role.
 func ChannelRole(c classify.ChannelResult) string {
 	switch c.Outcome {
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		// "allowed" only when nothing points at the denied host, by the client's word or the
 		// fixture servers' log: a breach read as the lesser one could be covered by mistake.
 		if c.Allowed == classify.Reached && c.Denied != classify.Reached && !strings.Contains(c.Server, "denied") {
 			return "allowed"
 		}
 		return "denied"
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		return "allowed"
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		return "proxy"
 	}
 	return ""
@@ -61,13 +62,13 @@ func ChannelBreach(c classify.ChannelResult, h Hosts) Breach {
 		b.Check += ":" + role
 	}
 	switch {
-	case c.Outcome == classify.NonEnforcing && role == "allowed":
+	case c.Outcome == model.NonEnforcing && role == "allowed":
 		b.What = fmt.Sprintf("%s: %s reached outside the policy", c.Channel, h.name("allowed"))
-	case c.Outcome == classify.NonEnforcing:
+	case c.Outcome == model.NonEnforcing:
 		b.What = fmt.Sprintf("%s: %s reached", c.Channel, h.name("denied"))
-	case c.Outcome == classify.AllowedBlocked:
+	case c.Outcome == model.AllowedBlocked:
 		b.What = fmt.Sprintf("%s: %s refused", c.Channel, h.name("allowed"))
-	case c.Outcome == classify.ProxyDead:
+	case c.Outcome == model.ProxyDead:
 		b.What = fmt.Sprintf("%s: proxy dead", c.Channel)
 	default:
 		b.What = fmt.Sprintf("%s: %s", c.Channel, c.Outcome)
@@ -81,7 +82,7 @@ func ChannelBreach(c classify.ChannelResult, h Hosts) Breach {
 // NetworkBreaches are the breaches of a network verdict: every channel whose outcome is
 // breached (only the given outcome, when only is set), in channel order. A verdict outcome no
 // channel shows is left to Decide, which adds the trial as a breach of its own.
-func NetworkBreaches(r classify.Result, only classify.Outcome, h Hosts) []Breach {
+func NetworkBreaches(r classify.Result, only model.Outcome, h Hosts) []Breach {
 	var out []Breach
 	for _, ch := range channelOrder(r.Channels) {
 		c := r.Channels[ch]
@@ -97,7 +98,7 @@ func NetworkBreaches(r classify.Result, only classify.Outcome, h Hosts) []Breach
 func channelOrder(m map[string]classify.ChannelResult) []string {
 	var out []string
 	known := map[string]bool{}
-	for _, ch := range probe.AllChannels {
+	for _, ch := range model.AllChannels {
 		known[ch] = true
 		if _, ok := m[ch]; ok {
 			out = append(out, ch)
@@ -165,9 +166,9 @@ func FSCheckBreach(c classify.FSCheckResult, path string) Breach {
 		shown = "(path not reported)"
 	}
 	switch c.Outcome {
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		b.What = verb + " " + shown
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		b.What = fmt.Sprintf("%s %s refused", verb, shown)
 		if c.Errno != "" {
 			b.What += " (" + c.Errno + ")"
@@ -214,7 +215,7 @@ func FSBreaches(r classify.FSResult, order []string, paths map[string]string) []
 
 // ConditionBreach is the breach of a fail-closed or untrusted scenario: the sandbox ran the
 // command under the condition instead of enforcing or refusing; the check is the condition.
-func ConditionBreach(scenario, condition string, o classify.Outcome, what string) Breach {
+func ConditionBreach(scenario, condition string, o model.Outcome, what string) Breach {
 	return Breach{Scenario: scenario, Check: condition, Outcome: o, What: "condition " + condition + ": " + what}
 }
 
@@ -265,7 +266,7 @@ func SessionBreaches(scenario string, sessions []classify.Result, leftovers, wor
 				break
 			}
 		}
-		b := Breach{Scenario: scenario, Check: "leftover:" + rel, Outcome: classify.Residue, What: "left $WORKSPACE/" + rel + " behind"}
+		b := Breach{Scenario: scenario, Check: "leftover:" + rel, Outcome: model.Residue, What: "left $WORKSPACE/" + rel + " behind"}
 		if removed {
 			b.Check, b.What = "removed:"+rel, "removed $WORKSPACE/"+rel
 		}

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
-	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
 func TestFSPath(t *testing.T) {
@@ -28,23 +28,23 @@ func TestFSPath(t *testing.T) {
 }
 
 func TestFSBreaches(t *testing.T) {
-	r := classify.FSResult{Outcome: classify.NonEnforcing, Checks: map[string]classify.FSCheckResult{
-		"workspace/write":              {Name: "workspace/write", Outcome: classify.Correct},
-		"workspace/tmpdir":             {Name: "workspace/tmpdir", Outcome: classify.AllowedBlocked, Errno: "ENOENT"},
-		"secret/read":                  {Name: "secret/read", Outcome: classify.NonEnforcing},
-		"secret/proc-root":             {Name: "secret/proc-root", Outcome: classify.NotApplicable},
-		"protected/git-hooks-new-repo": {Name: "protected/git-hooks-new-repo", Outcome: classify.NonEnforcing},
-		"escape/unlisted":              {Name: "escape/unlisted", Outcome: classify.HarnessError, Hint: "check not reported by the probe"},
+	r := classify.FSResult{Outcome: model.NonEnforcing, Checks: map[string]classify.FSCheckResult{
+		"workspace/write":              {Name: "workspace/write", Outcome: model.Correct},
+		"workspace/tmpdir":             {Name: "workspace/tmpdir", Outcome: model.AllowedBlocked, Errno: "ENOENT"},
+		"secret/read":                  {Name: "secret/read", Outcome: model.NonEnforcing},
+		"secret/proc-root":             {Name: "secret/proc-root", Outcome: model.NotApplicable},
+		"protected/git-hooks-new-repo": {Name: "protected/git-hooks-new-repo", Outcome: model.NonEnforcing},
+		"escape/unlisted":              {Name: "escape/unlisted", Outcome: model.HarnessError, Hint: "check not reported by the probe"},
 	}}
 	paths := map[string]string{"workspace/tmpdir": "/tmp/claude/sandcheck-fs-*", "secret/read": "$TRIAL/home/.ssh/id_rsa",
 		"protected/git-hooks-new-repo": "$WORKSPACE/newrepo/.git/hooks/pre-commit"}
 	got := FSBreaches(r, []string{"workspace/write", "workspace/tmpdir", "secret/read", "secret/proc-root", "protected/git-hooks-new-repo"}, paths)
 	want := []Breach{
-		{"filesystem/workspace/tmpdir", "/tmp/claude/sandcheck-fs-*", classify.AllowedBlocked, "write /tmp/claude/sandcheck-fs-* refused (ENOENT)"},
-		{"filesystem/secret/read", "$TRIAL/home/.ssh/id_rsa", classify.NonEnforcing, "read $TRIAL/home/.ssh/id_rsa"},
-		{"filesystem/protected/git-hooks-new-repo", "$WORKSPACE/newrepo/.git/hooks/pre-commit", classify.NonEnforcing, "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
+		{"filesystem/workspace/tmpdir", "/tmp/claude/sandcheck-fs-*", model.AllowedBlocked, "write /tmp/claude/sandcheck-fs-* refused (ENOENT)"},
+		{"filesystem/secret/read", "$TRIAL/home/.ssh/id_rsa", model.NonEnforcing, "read $TRIAL/home/.ssh/id_rsa"},
+		{"filesystem/protected/git-hooks-new-repo", "$WORKSPACE/newrepo/.git/hooks/pre-commit", model.NonEnforcing, "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
 		// Not in the order given, unknown path: still a breach, with a check no finding has.
-		{"filesystem/escape/unlisted", "", classify.HarnessError, "write (path not reported): harness-error (check not reported by the probe)"},
+		{"filesystem/escape/unlisted", "", model.HarnessError, "write (path not reported): harness-error (check not reported by the probe)"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -52,15 +52,15 @@ func TestFSBreaches(t *testing.T) {
 }
 
 func TestNetworkBreaches(t *testing.T) {
-	r := classify.Result{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
-		probe.ChanHTTP:   {Channel: probe.ChanHTTP, Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.Reached, Hint: "denied host reached (denied)"},
-		probe.ChanHTTPS:  {Channel: probe.ChanHTTPS, Outcome: classify.AllowedBlocked, Allowed: classify.PolicyBlocked, Denied: classify.PolicyBlocked},
-		probe.ChanSOCKS:  {Channel: probe.ChanSOCKS, Outcome: classify.ProxyDead},
-		probe.ChanDirect: {Channel: probe.ChanDirect, Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.NoRoute},
-		probe.ChanDNS:    {Channel: probe.ChanDNS, Outcome: classify.Correct},
-		"quic":           {Channel: "quic", Outcome: classify.HarnessError},
+	r := classify.Result{Outcome: model.NonEnforcing, Channels: map[string]classify.ChannelResult{
+		model.ChanHTTP:   {Channel: model.ChanHTTP, Outcome: model.NonEnforcing, Allowed: classify.Reached, Denied: classify.Reached, Hint: "denied host reached (denied)"},
+		model.ChanHTTPS:  {Channel: model.ChanHTTPS, Outcome: model.AllowedBlocked, Allowed: classify.PolicyBlocked, Denied: classify.PolicyBlocked},
+		model.ChanSOCKS:  {Channel: model.ChanSOCKS, Outcome: model.ProxyDead},
+		model.ChanDirect: {Channel: model.ChanDirect, Outcome: model.NonEnforcing, Allowed: classify.Reached, Denied: classify.NoRoute},
+		model.ChanDNS:    {Channel: model.ChanDNS, Outcome: model.Correct},
+		"quic":           {Channel: "quic", Outcome: model.HarnessError},
 		// The client saw the denied host refused, its server logged the request: egress to it.
-		"udp": {Channel: "udp", Outcome: classify.NonEnforcing, Allowed: classify.Reached, Denied: classify.PolicyBlocked,
+		"udp": {Channel: "udp", Outcome: model.NonEnforcing, Allowed: classify.Reached, Denied: classify.PolicyBlocked,
 			Server: "allowed host logged GET /x; denied host logged GET /y"},
 	}}
 	h := Hosts{Allowed: "allowed.sandcheck.test", Denied: "denied.sandcheck.test"}
@@ -78,7 +78,7 @@ func TestNetworkBreaches(t *testing.T) {
 		whats[2] != "socks: proxy dead" || whats[3] != "direct: allowed.sandcheck.test reached outside the policy" {
 		t.Errorf("words %q", whats)
 	}
-	only := NetworkBreaches(r, classify.NonEnforcing, h)
+	only := NetworkBreaches(r, model.NonEnforcing, h)
 	if len(only) != 3 || only[0].Check != "http:denied" || only[1].Check != "direct:allowed" || only[2].Check != "udp:denied" {
 		t.Errorf("only non-enforcing: %+v", only)
 	}
@@ -87,14 +87,14 @@ func TestNetworkBreaches(t *testing.T) {
 func TestSessionBreaches(t *testing.T) {
 	ws := "/tmp/t/workspace"
 	sessions := []classify.Result{
-		{Outcome: classify.Correct},
-		{Outcome: classify.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.gitconfig"},
-		{Outcome: classify.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.bashrc"},
-		{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
-			probe.ChanHTTP: {Channel: probe.ChanHTTP, Outcome: classify.NonEnforcing, Denied: classify.Reached}}},
+		{Outcome: model.Correct},
+		{Outcome: model.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.gitconfig"},
+		{Outcome: model.SandboxFailed, Hint: "bwrap: Can't find source path " + ws + "/.bashrc"},
+		{Outcome: model.NonEnforcing, Channels: map[string]classify.ChannelResult{
+			model.ChanHTTP: {Channel: model.ChanHTTP, Outcome: model.NonEnforcing, Denied: classify.Reached}}},
 		// Non-enforcing by the server's log alone: no channel shows it.
-		{Outcome: classify.NonEnforcing, Hint: "denied host received http GET /x", Channels: map[string]classify.ChannelResult{
-			probe.ChanHTTP: {Channel: probe.ChanHTTP, Outcome: classify.Correct}}},
+		{Outcome: model.NonEnforcing, Hint: "denied host received http GET /x", Channels: map[string]classify.ChannelResult{
+			model.ChanHTTP: {Channel: model.ChanHTTP, Outcome: model.Correct}}},
 	}
 	got := SessionBreaches("concurrency/shared-workspace/k4", sessions, []string{ws + "/.claude", ws + "/.gitconfig (removed)"}, []string{ws, ws, ws, ws, ws}, Hosts{})
 	var checks []string
@@ -116,8 +116,8 @@ func TestSessionBreaches(t *testing.T) {
 }
 
 func TestConditionBreach(t *testing.T) {
-	b := ConditionBreach("failclosed/socat-missing", "socat-missing", classify.NonEnforcing, "ran unconfined")
-	if b != (Breach{"failclosed/socat-missing", "socat-missing", classify.NonEnforcing, "condition socat-missing: ran unconfined"}) {
+	b := ConditionBreach("failclosed/socat-missing", "socat-missing", model.NonEnforcing, "ran unconfined")
+	if b != (Breach{"failclosed/socat-missing", "socat-missing", model.NonEnforcing, "condition socat-missing: ran unconfined"}) {
 		t.Fatalf("%+v", b)
 	}
 	if got := Words([]Breach{b}); !reflect.DeepEqual(got, []string{"condition socat-missing: ran unconfined"}) {

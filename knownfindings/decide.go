@@ -3,7 +3,7 @@ package knownfindings
 import (
 	"strings"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Subject is what a verdict was observed on: the target, its version as the adapter reports it
@@ -42,8 +42,8 @@ type Breach struct {
 	Scenario string `json:"scenario"`
 	// Check is the concrete thing breached: a path for filesystem checks ($WORKSPACE/...),
 	// CHANNEL:ROLE for network channels, the condition for fail-closed and untrusted scenarios.
-	Check   string           `json:"check"`
-	Outcome classify.Outcome `json:"outcome"`
+	Check   string        `json:"check"`
+	Outcome model.Outcome `json:"outcome"`
 	// What says it in words: "write $WORKSPACE/newrepo/.git/hooks/pre-commit",
 	// "http: denied.sandcheck.test reached", "condition socat-missing: ran unconfined".
 	What string `json:"what"`
@@ -52,7 +52,7 @@ type Breach struct {
 // Verdict is what the decision needs of one spec's verdict.
 type Verdict struct {
 	Scenario string
-	Outcome  classify.Outcome
+	Outcome  model.Outcome
 	Pass     bool
 	Hint     string
 	Breaches []Breach
@@ -137,9 +137,9 @@ func (s Set) Decide(sub Subject, v Verdict) Decision {
 
 // judged says whether a verdict's evidence can tell a finding is gone: not when nothing could be
 // judged (harness trouble, a timeout, not applicable) or the trial failed as a whole.
-func judged(o classify.Outcome, bs []Breach) bool {
+func judged(o model.Outcome, bs []Breach) bool {
 	switch o {
-	case classify.HarnessError, classify.Timeout, classify.NotApplicable:
+	case model.HarnessError, model.Timeout, model.NotApplicable:
 		return false
 	}
 	for _, b := range bs {
@@ -150,7 +150,7 @@ func judged(o classify.Outcome, bs []Breach) bool {
 	return true
 }
 
-func showsOutcome(bs []Breach, o classify.Outcome) bool {
+func showsOutcome(bs []Breach, o model.Outcome) bool {
 	for _, b := range bs {
 		if b.Outcome == o {
 			return true
@@ -191,6 +191,10 @@ var aggregates = map[string]string{
 	"network/enforcing":         "the network channels (network/channel/CHANNEL)",
 	"network/proxy-alive":       "the network channels (network/channel/CHANNEL)",
 	"network/allowed-reachable": "the network channels (network/channel/CHANNEL)",
+	// Claude Code's filesystem checks under each workspace trust state (suites/claudesettings.go).
+	"claude-settings/trust/trusted/filesystem":   "the filesystem checks (filesystem/CHECK)",
+	"claude-settings/trust/untrusted/filesystem": "the filesystem checks (filesystem/CHECK)",
+	"claude-settings/trust/fresh/filesystem":     "the filesystem checks (filesystem/CHECK)",
 }
 
 // IsAggregate reports whether a scenario's verdict sums up the checks of other scenarios.

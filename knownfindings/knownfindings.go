@@ -1,11 +1,11 @@
-// Package knownfindings is the documented list of places where a real, healthy sandbox fails a
-// sandcheck spec, one file per target (TARGET.yaml, embedded), and the decision whether a failing
-// verdict is such a finding. A finding is keyed narrowly (target, version range, scenario, the
+// Package knownfindings reads the documented lists of places where a real, healthy sandbox fails
+// a sandcheck spec, which each target's adapter owns (targets/NAME/knownfindings.yaml, embedded
+// and registered with targets.RegisterFindings), and decides whether a failing verdict is such a
+// finding. A finding is keyed narrowly (target, version range, scenario, the
 // check breached, outcome, fault), so a failure that differs in any of them is news and fails.
 package knownfindings
 
 import (
-	"embed"
 	"fmt"
 	"net/url"
 	"path"
@@ -16,11 +16,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/targets"
 )
-
-//go:embed *.yaml
-var files embed.FS
 
 // Finding is one place a sandbox fails a spec, with what it breaches.
 type Finding struct {
@@ -32,9 +30,9 @@ type Finding struct {
 	Versions Versions
 	Scenario string
 	Check    string
-	Outcome  classify.Outcome
+	Outcome  model.Outcome
 	// Also lists further outcomes an intermittent finding shows (a race has more than one face).
-	Also []classify.Outcome
+	Also []model.Outcome
 	// Fault is the injected fault the finding holds under; "" = the healthy sandbox only.
 	Fault string
 	// User is the one user (unprivileged, root, an account) the finding holds for; "" = whoever
@@ -50,7 +48,7 @@ type Finding struct {
 }
 
 // Matches reports whether o is an outcome this finding shows.
-func (f Finding) Matches(o classify.Outcome) bool {
+func (f Finding) Matches(o model.Outcome) bool {
 	if o == f.Outcome {
 		return true
 	}
@@ -111,7 +109,7 @@ var (
 	loadErr  error
 )
 
-// Load returns the embedded lists of every target, validated.
+// Load returns the lists of every linked target, validated.
 func Load() (Set, error) {
 	loadOnce.Do(func() {
 		loaded, loadErr = loadFS()
@@ -120,23 +118,15 @@ func Load() (Set, error) {
 }
 
 func loadFS() (Set, error) {
-	names, err := files.ReadDir(".")
-	if err != nil {
-		return nil, fmt.Errorf("known findings: %w", err)
-	}
 	s := Set{}
-	for _, e := range names {
-		file := "knownfindings/" + e.Name()
-		b, err := files.ReadFile(e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		l, err := Parse(file, b)
+	for _, name := range targets.FindingsNames() {
+		f := targets.AllFindings()[name]
+		l, err := Parse(f.File, f.Data)
 		if err != nil {
 			return nil, err
 		}
-		if want := strings.TrimSuffix(e.Name(), ".yaml"); l.Target != want {
-			return nil, fmt.Errorf("%s: target: %q, want %q (the file is named after its target)", file, l.Target, want)
+		if l.Target != name {
+			return nil, fmt.Errorf("%s: target: %q, want %q (the list of the target that owns it)", f.File, l.Target, name)
 		}
 		s[l.Target] = l
 	}
@@ -290,16 +280,16 @@ func (p parser) nonEmpty(v *yaml.Node, field string, dst *string) error {
 	return nil
 }
 
-func (p parser) outcome(v *yaml.Node, field string) (classify.Outcome, error) {
+func (p parser) outcome(v *yaml.Node, field string) (model.Outcome, error) {
 	var s string
 	if err := p.str(v, field, &s); err != nil {
 		return "", err
 	}
-	o := classify.Outcome(s)
-	if !o.Valid() || o == classify.NotApplicable {
+	o := model.Outcome(s)
+	if !o.Valid() || o == model.NotApplicable {
 		var all []string
-		for _, k := range classify.All {
-			if k != classify.NotApplicable {
+		for _, k := range model.All {
+			if k != model.NotApplicable {
 				all = append(all, string(k))
 			}
 		}

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
+	_ "github.com/sandcheck/sandcheck/targets/firejail" // the lists this test reads are theirs
+	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
 func TestEmbeddedListsLoad(t *testing.T) {
@@ -148,7 +150,7 @@ func testList(t *testing.T) List {
 var healthy = Subject{Target: "srt", Version: "@anthropic-ai/sandbox-runtime@0.0.83"}
 
 var hooks = Breach{Scenario: "filesystem/protected/git-hooks-new-repo", Check: "$WORKSPACE/newrepo/.git/hooks/pre-commit",
-	Outcome: classify.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"}
+	Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"}
 
 func TestParseIDsAndPositions(t *testing.T) {
 	l := testList(t)
@@ -162,7 +164,7 @@ func TestParseIDsAndPositions(t *testing.T) {
 			t.Errorf("id %q, want %q", f.ID, want[i])
 		}
 	}
-	if l.Findings[1].Pos != "srt.yaml:9" || !l.Findings[1].Intermittent || !l.Findings[1].Matches(classify.SandboxFailed) {
+	if l.Findings[1].Pos != "srt.yaml:9" || !l.Findings[1].Intermittent || !l.Findings[1].Matches(model.SandboxFailed) {
 		t.Errorf("second finding: %+v", l.Findings[1])
 	}
 }
@@ -190,7 +192,7 @@ func TestKeyMismatchOnEachFieldIsNotKnown(t *testing.T) {
 		{"fault", sub(func(s *Subject) { s.Fault = "fs-drop-deny-read" }), hooks},
 		{"scenario", healthy, br(func(b *Breach) { b.Scenario = "filesystem/protected/git-hooks" })},
 		{"check", healthy, br(func(b *Breach) { b.Check = "$WORKSPACE/.git/hooks/pre-commit" })},
-		{"outcome", healthy, br(func(b *Breach) { b.Outcome = classify.AllowedBlocked })},
+		{"outcome", healthy, br(func(b *Breach) { b.Outcome = model.AllowedBlocked })},
 	} {
 		if f.Covers(v.sub, v.b) {
 			t.Errorf("%s differs, yet the finding covers it", v.name)
@@ -201,7 +203,7 @@ func TestKeyMismatchOnEachFieldIsNotKnown(t *testing.T) {
 		}
 	}
 	// The fault: a finding under a fault holds under that fault (any parameters), never healthy.
-	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: classify.NonEnforcing}
+	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing}
 	fault := l.Findings[2]
 	for s, want := range map[Subject]bool{
 		healthy: false,
@@ -231,8 +233,8 @@ findings:
 		t.Fatalf("aggregate finding: %v", err)
 	}
 	l := List{Target: "srt", Findings: []Finding{{ID: "srt:filesystem/isolation#trial", Target: "srt", Versions: mustRange(t, "*"),
-		Scenario: "filesystem/isolation", Check: CheckTrial, Outcome: classify.NonEnforcing, Note: "x"}}}
-	d := l.Decide(healthy, Verdict{Scenario: "filesystem/isolation", Outcome: classify.NonEnforcing, Hint: "secret/read: ..."})
+		Scenario: "filesystem/isolation", Check: CheckTrial, Outcome: model.NonEnforcing, Note: "x"}}}
+	d := l.Decide(healthy, Verdict{Scenario: "filesystem/isolation", Outcome: model.NonEnforcing, Hint: "secret/read: ..."})
 	if d.Known != "" || len(d.New) != 1 || d.New[0].Scenario != "filesystem/isolation" || d.New[0].Check != CheckTrial {
 		t.Fatalf("aggregate verdict with no per-check breach: %+v", d)
 	}
@@ -247,8 +249,8 @@ findings:
 // known git-hooks finding, must not be known; healthy, the aggregate is known through its check.
 func TestAggregateKnownOnlyThroughEveryCheck(t *testing.T) {
 	l := testList(t)
-	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: classify.NonEnforcing, What: "read $TRIAL/home/.ssh/id_rsa"}
-	agg := Verdict{Scenario: "filesystem/isolation", Outcome: classify.NonEnforcing, Breaches: []Breach{hooks}}
+	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing, What: "read $TRIAL/home/.ssh/id_rsa"}
+	agg := Verdict{Scenario: "filesystem/isolation", Outcome: model.NonEnforcing, Breaches: []Breach{hooks}}
 	d := l.Decide(healthy, agg)
 	if d.Known != "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit" || len(d.New) != 0 {
 		t.Fatalf("healthy aggregate: %+v", d)
@@ -264,8 +266,8 @@ func TestDecide(t *testing.T) {
 	l := testList(t)
 	const hooksID = "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"
 	const raceID = "srt:concurrency/shared-workspace/k4#leftover:.claude"
-	leftover := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "leftover:.claude", Outcome: classify.Residue}
-	session := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "session", Outcome: classify.SandboxFailed}
+	leftover := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "leftover:.claude", Outcome: model.Residue}
+	session := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "session", Outcome: model.SandboxFailed}
 	cases := []struct {
 		name         string
 		v            Verdict
@@ -274,33 +276,33 @@ func TestDecide(t *testing.T) {
 		unreproduced string
 	}{
 		{name: "passing scenario with a finding: fixed?",
-			v:            Verdict{Scenario: hooks.Scenario, Outcome: classify.Correct, Pass: true},
+			v:            Verdict{Scenario: hooks.Scenario, Outcome: model.Correct, Pass: true},
 			unreproduced: hooksID},
 		{name: "passing scenario without a finding",
-			v: Verdict{Scenario: "filesystem/secret/read", Outcome: classify.Correct, Pass: true}},
+			v: Verdict{Scenario: "filesystem/secret/read", Outcome: model.Correct, Pass: true}},
 		{name: "the finding itself",
-			v:     Verdict{Scenario: hooks.Scenario, Outcome: classify.NonEnforcing, Breaches: []Breach{hooks}},
+			v:     Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []Breach{hooks}},
 			known: hooksID},
 		{name: "an outcome no breach shows is unexplained, and new",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: classify.Timeout, Breaches: []Breach{hooks}},
+			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.Timeout, Breaches: []Breach{hooks}},
 			newChecks: []string{CheckTrial}},
 		{name: "failing with no breach at all",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: classify.NonEnforcing},
+			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing},
 			newChecks: []string{CheckTrial}, unreproduced: ""},
 		{name: "harness trouble says nothing about a fix",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: classify.HarnessError, Breaches: []Breach{{Scenario: hooks.Scenario, Check: "", Outcome: classify.HarnessError}}},
+			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.HarnessError, Breaches: []Breach{{Scenario: hooks.Scenario, Check: "", Outcome: model.HarnessError}}},
 			newChecks: []string{""}},
 		{name: "intermittent race: the other face, another check, is new",
-			v:         Verdict{Scenario: leftover.Scenario, Outcome: classify.SandboxFailed, Breaches: []Breach{session, leftover}},
+			v:         Verdict{Scenario: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []Breach{session, leftover}},
 			newChecks: []string{"session"}},
 		{name: "intermittent race: its listed face",
-			v:     Verdict{Scenario: leftover.Scenario, Outcome: classify.SandboxFailed, Breaches: []Breach{{Scenario: leftover.Scenario, Check: "leftover:.claude", Outcome: classify.SandboxFailed}}},
+			v:     Verdict{Scenario: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []Breach{{Scenario: leftover.Scenario, Check: "leftover:.claude", Outcome: model.SandboxFailed}}},
 			known: raceID},
 		{name: "intermittent race did not show this trial",
-			v:            Verdict{Scenario: leftover.Scenario, Outcome: classify.Correct, Pass: true},
+			v:            Verdict{Scenario: leftover.Scenario, Outcome: model.Correct, Pass: true},
 			unreproduced: raceID},
 		{name: "a scenario failing another way: new, and its finding unreproduced",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: classify.AllowedBlocked, Breaches: []Breach{{Scenario: hooks.Scenario, Check: hooks.Check, Outcome: classify.AllowedBlocked}}},
+			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.AllowedBlocked, Breaches: []Breach{{Scenario: hooks.Scenario, Check: hooks.Check, Outcome: model.AllowedBlocked}}},
 			newChecks: []string{hooks.Check}, unreproduced: hooksID},
 	}
 	for _, c := range cases {
@@ -318,7 +320,7 @@ func TestDecide(t *testing.T) {
 	}
 	// Another target's list never covers: Set.Decide picks the subject's own.
 	s := Set{"srt": l}
-	if d := s.Decide(Subject{Target: "bwrap", Version: "bubblewrap 0.8.0"}, Verdict{Scenario: hooks.Scenario, Outcome: classify.NonEnforcing, Breaches: []Breach{hooks}}); d.Known != "" {
+	if d := s.Decide(Subject{Target: "bwrap", Version: "bubblewrap 0.8.0"}, Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []Breach{hooks}}); d.Known != "" {
 		t.Fatalf("srt's finding covered bwrap: %+v", d)
 	}
 }
@@ -400,8 +402,8 @@ findings:
 	if l.Findings[0].ID != "srt@unprivileged:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" || l.Findings[1].ID != "srt@root:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" {
 		t.Fatalf("ids: %s, %s", l.Findings[0].ID, l.Findings[1].ID)
 	}
-	tmp := Breach{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: classify.AllowedBlocked}
-	port := Breach{Scenario: "failclosed/proxy-port-taken", Check: "proxy-port-taken", Outcome: classify.ProxyDead}
+	tmp := Breach{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: model.AllowedBlocked}
+	port := Breach{Scenario: "failclosed/proxy-port-taken", Check: "proxy-port-taken", Outcome: model.ProxyDead}
 	as := func(u string) Subject { s := healthy; s.User = u; return s }
 	for _, c := range []struct {
 		f    int

@@ -8,21 +8,21 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Cells expands the matrix into cells: targets × versions × hosts × users × faults, in file
 // order (target-major, versions oldest first), so the same file always gives the same cells in
 // the same order, whatever machine expands it. A target without versions: has one version, ""
 // (its pinned install); resolve the others first (ResolveVersions).
-func (m *Matrix) Cells() []journal.Cell {
-	cells := make([]journal.Cell, 0, len(m.Targets)*len(m.Hosts)*len(m.Faults))
+func (m *Matrix) Cells() []model.Cell {
+	cells := make([]model.Cell, 0, len(m.Targets)*len(m.Hosts)*len(m.Faults))
 	for _, t := range m.Targets {
 		for _, v := range t.VersionsOf() {
 			for _, h := range m.Hosts {
 				for _, u := range hostUsers(h) {
 					for _, f := range m.Faults {
-						cells = append(cells, journal.Cell{
+						cells = append(cells, model.Cell{
 							ID:      VersionedCellID(t.ID, v, HostAs(h.Name, u), f, m.Scenarios),
 							Target:  t.ID,
 							Version: v,
@@ -131,11 +131,11 @@ func (s Shard) String() string {
 }
 
 // Select returns the cells of this shard, in their original order.
-func (s Shard) Select(cells []journal.Cell) []journal.Cell {
+func (s Shard) Select(cells []model.Cell) []model.Cell {
 	if s.N <= 1 {
 		return cells
 	}
-	var out []journal.Cell
+	var out []model.Cell
 	for k, c := range cells {
 		if k%s.N == s.I-1 {
 			out = append(out, c)

@@ -7,9 +7,7 @@ package matrix
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -19,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/versions"
+	"github.com/sandcheck/sandcheck/matrix/yamlread"
 )
 
 // Matrix is a validated matrix file.
@@ -36,62 +34,9 @@ type Matrix struct {
 	Timeout  time.Duration // per trial
 }
 
-// Target is one sandbox under test.
-type Target struct {
-	ID       string         // unique in the matrix; defaults to Name; what cells carry
-	Name     string         // adapter name
-	Settings map[string]any // free-form, interpreted by the adapter
-	// Versions select published versions of the sandbox (versions: in the file); none means
-	// the adapter's own (pinned) install. Each version is a cell of its own.
-	Versions []VersionSel
-	// Resolved is what Versions select, oldest first: set by Parse when every selector is an
-	// exact version, else by ResolveVersions.
-	Resolved []string
-}
-
-// VersionSel is one entry of a target's versions:, with where it was written.
-type VersionSel struct {
-	versions.Selector
-	Line  int    // 0: not from the file (a command-line flag)
-	Field string // e.g. targets[0].versions[2], or the flag as given (--target srt@0.0.9)
-}
-
-// Host kinds.
-const (
-	KindLocal     = "local"
-	KindContainer = "container"
-	KindSSH       = "ssh"
-	KindWSL       = "wsl"
-	KindVM        = "vm"
-)
-
-// Container security profiles.
-const (
-	ProfileBwrapReady    = "bwrap-ready"    // seccomp relaxed, no masked/readonly paths: bwrap can work
-	ProfileDockerDefault = "docker-default" // shows what a stock container does to the sandbox
-)
-
-// Host is where trials run. Fields beyond Name and Kind apply to some kinds only.
-type Host struct {
-	Name              string
-	Kind              string
-	Image             string   // container, vm
-	Profile           string   // container
-	PerTrialContainer bool     // container: a fresh container per trial instead of one per cell
-	Address           string   // ssh: host[:port]
-	Login             string   // ssh, wsl: the account that logs in (fixtures need root there)
-	KeyFile           string   // ssh: private key (default: agent, ~/.ssh/id_*)
-	KnownHosts        []string // ssh: known_hosts files (default ~/.ssh/known_hosts)
-	ColdStart         string   // wsl: "", first or every (wsl --shutdown before trials)
-	MemoryMiB         int      // vm: guest memory
-	Rootfs            string   // vm: Debian suite of the guest root filesystem
-	Accel             string   // vm: tcg or kvm
-	TrialsPerBoot     int      // vm: trials one boot serves (0 = no limit, 1 = a boot per trial)
-	Distro            string   // wsl
-	// Users are who the sandbox runs as on this host, each its own cell: unprivileged (the
-	// default: a dedicated account sandcheck creates), root, or an account's name.
-	Users []string
-}
+// KindLocal is the kind of the one host a matrix without hosts: has, this machine. Every other
+// kind, and what its entries hold, is its driver's (runner/hosts/<kind>), known through Registry.
+const KindLocal = "local"
 
 // Adaptive is a sequential stop rule: run until the failure rate is decided to be <= P0 or
 // >= P1 (error rates Alpha, Beta), or Max trials. The caller backs it with SPRT.
@@ -111,6 +56,9 @@ type Registry struct {
 	// Versioned says whether the named target can be run at chosen versions (nil error), or
 	// why not (its sandbox does not come from a registry sandcheck installs from).
 	Versioned func(name string) error
+	// HostKinds are the host kinds this build drives, by kind (see HostKind). Nil accepts every
+	// kind with whatever keys it has, and reads no settings.
+	HostKinds map[string]HostKind
 }
 
 // Defaults applied to keys the file leaves out.
@@ -141,97 +89,28 @@ func Load(path string, reg Registry) (*Matrix, error) {
 	return Parse(path, data, reg)
 }
 
-// FieldError is one problem in a matrix file.
-type FieldError struct {
-	File  string
-	Line  int
-	Field string // path such as hosts[1].profile; "" for the whole file
-	Msg   string
-	Err   error // the registry's error, when it made the call
-}
-
-func (e *FieldError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError is one problem in a matrix file: file:line, the field, what was expected.
+type FieldError = yamlread.FieldError
 
 // parser collects every error instead of stopping at the first: a user fixing a file wants them all.
 type parser struct {
-	file string
-	reg  Registry
-	errs []error
+	*yamlread.Reader
+	reg Registry
 }
-
-func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
-	p.errs = append(p.errs, &FieldError{File: p.file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse validates a matrix held in memory; file names it in errors.
 func Parse(file string, data []byte, reg Registry) (*Matrix, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &FieldError{File: file, Line: 1, Msg: "empty matrix (expected a mapping with at least targets:)"}
-		}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return nil, &FieldError{File: file, Line: line, Msg: "invalid YAML: " + m[2], Err: err}
-		}
-		return nil, fmt.Errorf("%s: invalid YAML: %w", file, err)
+	doc, err := yamlread.Document(file, data, "matrix", "a mapping with at least targets:")
+	if err != nil {
+		return nil, err
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if line == 0 {
-			line = 1
-		}
-		return nil, &FieldError{File: file, Line: line, Msg: "more than one YAML document (expected exactly one matrix)"}
-	}
-	p := &parser{file: file, reg: reg}
-	m := p.matrix(&doc)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	p := &parser{Reader: &yamlread.Reader{File: file}, reg: reg}
+	m := p.matrix(doc)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	m.File = file
 	return m, nil
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-// fields walks a mapping node, rejecting unknown and duplicate keys; it returns the values by key.
-func (p *parser) fields(n *yaml.Node, field string, allowed []string, what string) map[string]*yaml.Node {
-	out := map[string]*yaml.Node{}
-	if n.Kind != yaml.MappingNode {
-		p.errf(n, field, "expected a mapping (%s), got %s", what, kindName(n))
-		return out
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
-		sub := join(field, k.Value)
-		switch {
-		case k.Kind != yaml.ScalarNode:
-			p.errf(k, field, "keys must be plain names")
-		case !contains(allowed, k.Value):
-			p.errf(k, sub, "unknown key (expected one of: %s)", strings.Join(allowed, ", "))
-		case out[k.Value] != nil:
-			p.errf(k, sub, "defined twice (first at line %d)", out[k.Value].Line)
-		default:
-			out[k.Value] = v
-		}
-	}
-	return out
 }
 
 var topKeys = []string{"targets", "hosts", "scenarios", "faults", "trials", "parallel", "timeout"}
@@ -241,34 +120,34 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 	root := doc
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
-			p.errf(doc, "", "empty matrix (expected a mapping with at least targets:)")
+			p.Errorf(doc, "", "empty matrix (expected a mapping with at least targets:)")
 			return m
 		}
-		root = resolve(doc.Content[0])
+		root = yamlread.Resolve(doc.Content[0])
 	}
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		p.errf(root, "", "empty matrix (expected a mapping with at least targets:)")
+		p.Errorf(root, "", "empty matrix (expected a mapping with at least targets:)")
 		return m
 	}
-	f := p.fields(root, "", topKeys, "the matrix: "+strings.Join(topKeys, ", "))
+	f := p.Fields(root, "", topKeys, "the matrix: "+strings.Join(topKeys, ", "))
 	if root.Kind != yaml.MappingNode {
 		return m
 	}
 	if n := f["targets"]; n != nil {
 		m.Targets = p.targets(n)
 	} else {
-		p.errf(root, "targets", "missing (expected a list of sandboxes under test, e.g. - name: srt)")
+		p.Errorf(root, "targets", "missing (expected a list of sandboxes under test, e.g. - name: srt)")
 	}
 	if n := f["hosts"]; n != nil {
 		m.Hosts = p.hosts(n)
 	} else {
 		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
-		if why := unavailableKinds[KindLocal]; why != "" {
-			p.errf(root, "hosts", "missing, i.e. the local host; %s", why)
+		if k, ok := p.reg.HostKinds[KindLocal]; ok && k.Unavailable != "" {
+			p.Errorf(root, "hosts", "missing, i.e. the local host; %s", k.Unavailable)
 		}
 	}
 	if n := f["scenarios"]; n != nil {
-		if s, ok := p.str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
+		if s, ok := p.Str(n, "scenarios", "a Ginkgo label filter string, e.g. \"network\""); ok {
 			m.Scenarios = strings.TrimSpace(s)
 		}
 	}
@@ -279,427 +158,43 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 		m.Trials, m.Adaptive = p.trials(n)
 	}
 	if n := f["parallel"]; n != nil {
-		if v, ok := p.posInt(n, "parallel", "the number of trials run at once"); ok {
+		if v, ok := p.PosInt(n, "parallel", "the number of trials run at once"); ok {
 			m.Parallel = v
 		}
 	}
 	if n := f["timeout"]; n != nil {
-		if d, ok := p.duration(n, "timeout", "the deadline of one trial"); ok {
+		if d, ok := p.Duration(n, "timeout", "the deadline of one trial"); ok {
 			m.Timeout = d
 		}
 	}
 	return m
 }
 
-func (p *parser) targets(n *yaml.Node) []Target {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "targets", "expected a list of targets (- name: srt), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "targets", "empty (expected at least one target)")
-		return nil
-	}
-	var out []Target
-	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("targets[%d]", i)
-		f := p.fields(item, field, []string{"name", "id", "settings", "versions"}, "name, id, settings, versions")
-		if item.Kind != yaml.MappingNode {
-			continue
-		}
-		t := Target{}
-		if v := f["name"]; v != nil {
-			t.Name, _ = p.str(v, field+".name", "an adapter name, e.g. srt")
-		} else {
-			p.errf(item, field+".name", "missing (expected an adapter name, e.g. srt)")
-		}
-		t.ID = t.Name
-		if v := f["id"]; v != nil {
-			if s, ok := p.str(v, field+".id", "a unique name for this target in the matrix"); ok {
-				t.ID = s
-			}
-		}
-		if v := f["settings"]; v != nil {
-			if v.Kind != yaml.MappingNode {
-				p.errf(v, field+".settings", "expected a mapping of adapter settings, got %s", kindName(v))
-			} else if err := v.Decode(&t.Settings); err != nil {
-				p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".settings", Msg: err.Error(), Err: err})
-			}
-		}
-		if v := f["versions"]; v != nil {
-			t.Versions = p.versions(v, field+".versions")
-			if t.Name != "" && p.reg.Versioned != nil {
-				if err := p.reg.Versioned(t.Name); err != nil {
-					p.errs = append(p.errs, &FieldError{File: p.file, Line: v.Line, Field: field + ".versions", Msg: err.Error(), Err: err})
-				}
-			}
-			t.Resolved = exactOnly(t.Versions)
-		}
-		if t.Name == "" {
-			continue
-		}
-		if t.ID != "" && !validName(t.ID) {
-			p.errf(item, field+".id", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", t.ID)
-			continue
-		}
-		if prev, dup := seen[t.ID]; dup {
-			p.errf(item, field, "target %q is already defined as targets[%d] (give one an id:)", t.ID, prev)
-			continue
-		}
-		seen[t.ID] = i
-		if p.reg.Target != nil {
-			if err := p.reg.Target(t.Name, t.Settings); err != nil {
-				line := item.Line
-				if v := f["name"]; v != nil {
-					line = v.Line
-				}
-				p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field + ".name", Msg: err.Error(), Err: err})
-				continue
-			}
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// versions reads a target's versions: one selector ("latest", ">=0.0.60 <=0.0.83"), a list of
-// them, or {last: N}; list items may be {last: N} too.
-func (p *parser) versions(n *yaml.Node, field string) []VersionSel {
-	const want = `a version, a dist-tag, a range, last:N, or a list of them (e.g. ["0.0.60", "latest"], {last: 5})`
-	var out []VersionSel
-	one := func(item *yaml.Node, field string) {
-		item = resolve(item)
-		switch {
-		case item.Kind == yaml.MappingNode:
-			f := p.fields(item, field, []string{"last"}, "last: N")
-			if v := f["last"]; v != nil {
-				if k, ok := p.posInt(v, field+".last", "the newest N releases"); ok {
-					out = append(out, VersionSel{Selector: versions.LastN(k), Line: v.Line, Field: field})
-				}
-			} else if len(item.Content) == 0 {
-				p.errf(item, field, "empty (expected %s)", want)
-			}
-		case item.Kind == yaml.ScalarNode && item.Tag != "!!null":
-			sel, err := versions.ParseSelector(item.Value)
-			if err != nil {
-				p.errf(item, field, "%v", err)
-				return
-			}
-			out = append(out, VersionSel{Selector: sel, Line: item.Line, Field: field})
-		default:
-			p.errf(item, field, "expected %s, got %s", want, describe(item))
-		}
-	}
-	if n.Kind != yaml.SequenceNode {
-		one(n, field)
-		return out
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, field, "empty (expected %s; leave versions out for the pinned install)", want)
-	}
-	for i, item := range n.Content {
-		one(item, fmt.Sprintf("%s[%d]", field, i))
-	}
-	return out
-}
-
-// exactOnly is the versions when every selector names one (no registry needed), else nil.
-func exactOnly(sels []VersionSel) []string {
-	var out []string
-	for _, s := range sels {
-		if s.Kind != versions.Exact {
-			return nil
-		}
-		out = append(out, s.Version.String())
-	}
-	return versions.Sorted(out)
-}
-
-// Resolver returns the versions one selector of a target selects.
-type Resolver func(t Target, sel versions.Selector) ([]string, error)
-
-// ResolveVersions fills every versioned target's Resolved through resolve (the registry's version
-// lists), so that Cells can expand them. Errors name the selector's file:line and field.
-func (m *Matrix) ResolveVersions(resolve Resolver) error {
-	var errs []error
-	for i := range m.Targets {
-		t := &m.Targets[i]
-		if len(t.Versions) == 0 {
-			continue
-		}
-		var all []string
-		for _, sel := range t.Versions {
-			vs, err := resolve(*t, sel.Selector)
-			switch {
-			case err != nil && sel.Line == 0: // from the command line: Field is the flag as given
-				errs = append(errs, fmt.Errorf("%s: %w", sel.Field, err))
-				continue
-			case err != nil:
-				errs = append(errs, &FieldError{File: m.File, Line: sel.Line, Field: sel.Field, Msg: err.Error(), Err: err})
-				continue
-			}
-			all = append(all, vs...)
-		}
-		t.Resolved = versions.Sorted(all)
-	}
-	return errors.Join(errs...)
-}
-
-// VersionsOf returns the versions a target's cells run: its resolved versions, or [""] (the
-// pinned install) when it names none.
-func (t Target) VersionsOf() []string {
-	if len(t.Versions) == 0 {
-		return []string{""}
-	}
-	if len(t.Resolved) > 0 {
-		return t.Resolved
-	}
-	out := make([]string, 0, len(t.Versions)) // unresolved: the selectors as written
-	for _, s := range t.Versions {
-		out = append(out, s.Text)
-	}
-	return out
-}
-
-var hostKinds = []string{KindLocal, KindContainer, KindSSH, KindWSL, KindVM}
-
-// hostKeys lists, per kind, the keys a host of that kind may have.
-var hostKeys = map[string][]string{
-	KindLocal:     {"name", "kind", "user"},
-	KindContainer: {"name", "kind", "user", "image", "profile", "per_trial_container"},
-	KindSSH:       {"name", "kind", "user", "address", "login", "key_file", "known_hosts"},
-	KindWSL:       {"name", "kind", "user", "distro", "login", "cold_start"},
-	KindVM:        {"name", "kind", "user", "image", "memory_mib", "rootfs", "accel", "trials_per_boot"},
-}
-
-func (p *parser) hosts(n *yaml.Node) []Host {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "hosts", "expected a list of hosts (- name: local, kind: local), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "hosts", "empty (expected at least one host, or leave hosts out for the local host)")
-		return nil
-	}
-	var out []Host
-	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("hosts[%d]", i)
-		if item.Kind != yaml.MappingNode {
-			p.errf(item, field, "expected a mapping (name, kind, ...), got %s", kindName(item))
-			continue
-		}
-		// The kind decides which other keys are allowed, so read it first.
-		h := Host{}
-		var kindNode *yaml.Node
-		for j := 0; j+1 < len(item.Content); j += 2 {
-			if item.Content[j].Value == "kind" {
-				kindNode = resolve(item.Content[j+1])
-			}
-		}
-		if kindNode == nil {
-			p.errf(item, field+".kind", "missing (expected one of: %s)", strings.Join(hostKinds, ", "))
-			continue
-		}
-		kind, ok := p.str(kindNode, field+".kind", "one of: "+strings.Join(hostKinds, ", "))
-		if !ok {
-			continue
-		}
-		allowed, known := hostKeys[kind]
-		if !known {
-			p.errf(kindNode, field+".kind", "unknown host kind %q (expected one of: %s)", kind, strings.Join(hostKinds, ", "))
-			continue
-		}
-		if why := unavailableKinds[kind]; why != "" {
-			p.errf(kindNode, field+".kind", "%s", why)
-			continue
-		}
-		h.Kind = kind
-		f := p.fields(item, field, allowed, "a "+kind+" host")
-		if v := f["name"]; v != nil {
-			if s, ok := p.str(v, field+".name", "a unique host name"); ok {
-				if !validName(s) {
-					p.errf(v, field+".name", "%q is not a plain name (expected letters, digits, '.', '_' or '-')", s)
-				}
-				h.Name = s
-			}
-		} else {
-			p.errf(item, field+".name", "missing (expected a unique host name)")
-		}
-		req := func(key, what string) string {
-			v := f[key]
-			if v == nil {
-				p.errf(item, field+"."+key, "missing (a %s host needs %s)", kind, what)
-				return ""
-			}
-			s, _ := p.str(v, field+"."+key, what)
-			if s == "" && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-				p.errf(v, field+"."+key, "empty (a %s host needs %s)", kind, what)
-			}
-			return s
-		}
-		opt := func(key, what string) string {
-			if v := f[key]; v != nil {
-				s, _ := p.str(v, field+"."+key, what)
-				return s
-			}
-			return ""
-		}
-		oneOf := func(key string, values ...string) string {
-			s := opt(key, "one of: "+strings.Join(values, ", "))
-			if s != "" && !contains(values, s) {
-				p.errf(f[key], field+"."+key, "unknown value %q (expected one of: %s)", s, strings.Join(values, ", "))
-			}
-			return s
-		}
-		switch kind {
-		case KindContainer:
-			h.Image = req("image", "an image name")
-			h.Profile = ProfileBwrapReady
-			if v := f["profile"]; v != nil {
-				if s, ok := p.str(v, field+".profile", ProfileBwrapReady+" or "+ProfileDockerDefault); ok {
-					if s != ProfileBwrapReady && s != ProfileDockerDefault {
-						p.errf(v, field+".profile", "unknown profile %q (expected %s or %s)", s, ProfileBwrapReady, ProfileDockerDefault)
-					}
-					h.Profile = s
-				}
-			}
-			if v := f["per_trial_container"]; v != nil {
-				if v.Kind != yaml.ScalarNode || v.Decode(&h.PerTrialContainer) != nil {
-					p.errf(v, field+".per_trial_container", "expected true or false, got %s", describe(v))
-				}
-			}
-		case KindSSH:
-			h.Address = req("address", "an address host[:port]")
-			h.Login = opt("login", "the account to log in as")
-			h.KeyFile = opt("key_file", "a private key file")
-			if v := f["known_hosts"]; v != nil {
-				if v.Kind == yaml.ScalarNode {
-					h.KnownHosts = []string{v.Value}
-				} else if v.Decode(&h.KnownHosts) != nil {
-					p.errf(v, field+".known_hosts", "expected a file or a list of files, got %s", describe(v))
-				}
-			}
-		case KindWSL:
-			h.Distro = req("distro", "a WSL distribution name")
-			h.Login = opt("login", "the Linux account trials start as in the distribution")
-			h.ColdStart = oneOf("cold_start", "first", "every")
-		case KindVM:
-			h.Image = req("image", "a VM image")
-			h.Rootfs = opt("rootfs", "a Debian suite for the guest root filesystem")
-			h.Accel = oneOf("accel", "tcg", "kvm")
-			if v := f["trials_per_boot"]; v != nil {
-				if n, ok := p.posInt(v, field+".trials_per_boot", "how many trials one boot serves (1 = a boot per trial)"); ok {
-					h.TrialsPerBoot = n
-				}
-			}
-			if v := f["memory_mib"]; v != nil {
-				if n, ok := p.posInt(v, field+".memory_mib", "guest memory in MiB"); ok {
-					if n < 128 {
-						p.errf(v, field+".memory_mib", "%d MiB is too little (expected at least 128)", n)
-					}
-					h.MemoryMiB = n
-				}
-			}
-		}
-		h.Users = p.users(f["user"], field+".user")
-		if kind == KindVM {
-			// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
-			// account each boot creates; no other account exists there.
-			for _, u := range h.Users {
-				if u != users.Root && u != users.Unprivileged {
-					p.errf(f["user"], field+".user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
-				}
-			}
-		}
-		if h.Name == "" {
-			continue
-		}
-		if prev, dup := seen[h.Name]; dup {
-			p.errf(item, field+".name", "host %q is already defined as hosts[%d]", h.Name, prev)
-			continue
-		}
-		seen[h.Name] = i
-		out = append(out, h)
-	}
-	return out
-}
-
-// users reads a host's user: one spec or a list of them (an axis: each its own cell), default
-// unprivileged.
-func (p *parser) users(n *yaml.Node, field string) []string {
-	if n == nil {
-		return []string{users.Default}
-	}
-	items := []*yaml.Node{n}
-	if n.Kind == yaml.SequenceNode {
-		items = n.Content
-		if len(items) == 0 {
-			p.errf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
-			return []string{users.Default}
-		}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, item := range items {
-		item = resolve(item)
-		s, ok := p.str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
-		if !ok {
-			continue
-		}
-		if err := users.Check(s); err != nil {
-			p.errf(item, field, "%v", err)
-			continue
-		}
-		if seen[s] {
-			p.errf(item, field, "user %q listed twice", s)
-			continue
-		}
-		seen[s] = true
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return []string{users.Default}
-	}
-	return out
-}
-
 func (p *parser) faults(n *yaml.Node) []string {
-	if n.Kind != yaml.SequenceNode {
-		p.errf(n, "faults", "expected a list of fault names (\"\" or none for a healthy sandbox), got %s", kindName(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errf(n, "faults", "empty (expected at least one entry; use [\"\"] or leave faults out for a healthy sandbox only)")
-		return nil
-	}
 	var out []string
 	seen := map[string]int{}
-	for i, item := range n.Content {
-		item = resolve(item)
-		field := fmt.Sprintf("faults[%d]", i)
-		s, ok := p.str(item, field, "a fault NAME[:k=v,...], or \"\"/none")
+	for _, it := range p.List(n, "faults", "a list of fault names (\"\" or none for a healthy sandbox)",
+		"expected at least one entry; use [\"\"] or leave faults out for a healthy sandbox only") {
+		item, field, i := it.Node, it.Field, it.Index
+		s, ok := p.Str(item, field, "a fault NAME[:k=v,...], or \"\"/none")
 		if !ok {
 			continue
 		}
 		s = NormalizeFault(s)
 		if s != "" {
 			if err := checkFaultSyntax(s); err != nil {
-				p.errf(item, field, "%v", err)
+				p.Errorf(item, field, "%v", err)
 				continue
 			}
 			if p.reg.Fault != nil {
 				if err := p.reg.Fault(s); err != nil {
-					p.errs = append(p.errs, &FieldError{File: p.file, Line: item.Line, Field: field, Msg: err.Error(), Err: err})
+					p.Refused(item, field, err)
 					continue
 				}
 			}
 		}
 		if prev, dup := seen[s]; dup {
-			p.errf(item, field, "fault %q is already listed as faults[%d]", displayFault(s), prev)
+			p.Errorf(item, field, "fault %q is already listed as faults[%d]", displayFault(s), prev)
 			continue
 		}
 		seen[s] = i
@@ -739,38 +234,38 @@ var untilRule = regexp.MustCompile(`^\s*rate\s*<=\s*([0-9]*\.?[0-9]+)\s+vs\s+rat
 
 func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 	if n.Kind == yaml.ScalarNode {
-		v, ok := p.posInt(n, "trials", "the number of trials per cell, or {until: ..., max: ...}")
+		v, ok := p.PosInt(n, "trials", "the number of trials per cell, or {until: ..., max: ...}")
 		if !ok {
 			return DefaultTrials, nil
 		}
 		return v, nil
 	}
-	f := p.fields(n, "trials", []string{"until", "alpha", "beta", "max"}, "a number, or until, alpha, beta, max")
+	f := p.Fields(n, "trials", []string{"until", "alpha", "beta", "max"}, "a number, or until, alpha, beta, max")
 	if n.Kind != yaml.MappingNode {
 		return DefaultTrials, nil
 	}
 	a := &Adaptive{Alpha: 0.05, Beta: 0.05}
 	ok := true
 	if v := f["until"]; v != nil {
-		s, sok := p.str(v, "trials.until", `a rule "rate<=P0 vs rate>=P1"`)
+		s, sok := p.Str(v, "trials.until", `a rule "rate<=P0 vs rate>=P1"`)
 		ok = ok && sok
 		if sok {
 			mm := untilRule.FindStringSubmatch(s)
 			if mm == nil {
-				p.errf(v, "trials.until", `cannot read %q (expected "rate<=P0 vs rate>=P1", e.g. "rate<=0.01 vs rate>=0.05")`, s)
+				p.Errorf(v, "trials.until", `cannot read %q (expected "rate<=P0 vs rate>=P1", e.g. "rate<=0.01 vs rate>=0.05")`, s)
 				ok = false
 			} else {
 				a.Rule = strings.TrimSpace(s)
 				a.P0, _ = strconv.ParseFloat(mm[1], 64)
 				a.P1, _ = strconv.ParseFloat(mm[2], 64)
 				if !(a.P0 > 0 && a.P0 < a.P1 && a.P1 < 1) {
-					p.errf(v, "trials.until", "rates %g and %g out of order (expected 0 < P0 < P1 < 1)", a.P0, a.P1)
+					p.Errorf(v, "trials.until", "rates %g and %g out of order (expected 0 < P0 < P1 < 1)", a.P0, a.P1)
 					ok = false
 				}
 			}
 		}
 	} else {
-		p.errf(n, "trials.until", `missing (expected a rule "rate<=P0 vs rate>=P1")`)
+		p.Errorf(n, "trials.until", `missing (expected a rule "rate<=P0 vs rate>=P1")`)
 		ok = false
 	}
 	for _, key := range []string{"alpha", "beta"} {
@@ -780,7 +275,7 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 		}
 		var x float64
 		if v.Kind != yaml.ScalarNode || v.Decode(&x) != nil || !(x > 0 && x < 0.5) {
-			p.errf(v, "trials."+key, "expected an error rate between 0 and 0.5 (exclusive), got %s", describe(v))
+			p.Errorf(v, "trials."+key, "expected an error rate between 0 and 0.5 (exclusive), got %s", yamlread.Describe(v))
 			ok = false
 			continue
 		}
@@ -791,11 +286,11 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 		}
 	}
 	if v := f["max"]; v != nil {
-		m, mok := p.posInt(v, "trials.max", "the most trials per cell before giving up")
+		m, mok := p.PosInt(v, "trials.max", "the most trials per cell before giving up")
 		ok = ok && mok
 		a.Max = m
 	} else {
-		p.errf(n, "trials.max", "missing (expected the most trials per cell, e.g. 2000)")
+		p.Errorf(n, "trials.max", "missing (expected the most trials per cell, e.g. 2000)")
 		ok = false
 	}
 	if !ok {
@@ -804,89 +299,9 @@ func (p *parser) trials(n *yaml.Node) (int, *Adaptive) {
 	return a.Max, a
 }
 
-func (p *parser) str(n *yaml.Node, field, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errf(n, field, "expected %s, got %s", what, describe(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (p *parser) posInt(n *yaml.Node, field, what string) (int, bool) {
-	var v int
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
-		p.errf(n, field, "expected a positive integer (%s), got %s", what, describe(n))
-		return 0, false
-	}
-	if v <= 0 {
-		p.errf(n, field, "must be at least 1 (%s), got %d", what, v)
-		return 0, false
-	}
-	return v, true
-}
-
-func (p *parser) duration(n *yaml.Node, field, what string) (time.Duration, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %s", what, describe(n))
-		return 0, false
-	}
-	d, err := time.ParseDuration(n.Value)
-	if err != nil {
-		p.errf(n, field, "expected a duration like 60s or 5m (%s), got %q", what, n.Value)
-		return 0, false
-	}
-	if d <= 0 {
-		p.errf(n, field, "must be positive (%s), got %s", what, n.Value)
-		return 0, false
-	}
-	return d, true
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return describe(n)
-	default:
-		return "nothing"
-	}
-}
-
-func describe(n *yaml.Node) string {
-	switch {
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	case n.Tag == "!!null":
-		return "nothing"
-	default:
-		return strconv.Quote(n.Value)
-	}
-}
-
 var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func validName(s string) bool { return plainName.MatchString(s) }
-
-func join(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func displayFault(s string) string {
 	if s == "" {
@@ -903,14 +318,4 @@ func (m *Matrix) Target(id string) (Target, bool) {
 		}
 	}
 	return Target{}, false
-}
-
-// Host returns the host named name.
-func (m *Matrix) Host(name string) (Host, bool) {
-	for _, h := range m.Hosts {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return Host{}, false
 }

@@ -9,11 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/faults"
-
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 var errUnknown = errors.New("unknown")
@@ -22,7 +19,7 @@ var errUnknown = errors.New("unknown")
 var testRegistry = Registry{
 	Target: func(name string, settings map[string]any) error {
 		switch name {
-		case "srt", "codex", "bwrap":
+		case "srt", "codex", "bwrap", "claude-code":
 			if _, bad := settings["bogus"]; bad {
 				return fmt.Errorf("setting bogus is not a %s setting", name)
 			}
@@ -38,6 +35,35 @@ var testRegistry = Registry{
 		}
 		return fmt.Errorf("unknown fault %q (expected one of: bridge-absent, bridge-flaky, ...)", name)
 	},
+	HostKinds: testKinds,
+}
+
+// testKinds stand for the host kinds' drivers (runner/hosts/<kind>, each with tests of its own
+// keys): local reads none; box reads one of each kind of value.
+var testKinds = map[string]HostKind{
+	KindLocal: {},
+	"box": {Keys: []string{"address", "login", "mode", "n", "fresh", "files"}, Settings: func(s *HostSettings) any {
+		b := testBox{Address: s.Required("address", "an address"), Login: s.Optional("login", "an account"),
+			Mode: s.OneOf("mode", "first", "every"), N: s.PositiveInt("n", "a count"), Fresh: s.Bool("fresh"),
+			Files: s.Strings("files", "a file or a list of files")}
+		if b.N > 0 && b.N < 10 {
+			s.Errorf("n", "%d is too few (expected at least 10)", b.N)
+		}
+		for _, u := range s.Users() {
+			if u == "ci" {
+				s.Errorf("user", "%q: a box has no ci", u)
+			}
+		}
+		return b
+	}},
+	"gone": {Unavailable: "kind gone cannot run here"},
+}
+
+type testBox struct {
+	Address, Login, Mode string
+	N                    int
+	Fresh                bool
+	Files                []string
 }
 
 func TestErrors(t *testing.T) {
@@ -64,18 +90,16 @@ func TestErrors(t *testing.T) {
 		{"bad target id", "targets:\n  - name: srt\n    id: a b\n", `m.yaml:2: targets[0].id: "a b" is not a plain name`},
 		{"hosts not list", head + "hosts: local\n", "m.yaml:3: hosts: expected a list of hosts"},
 		{"hosts empty", head + "hosts: []\n", "m.yaml:3: hosts: empty (expected at least one host, or leave hosts out for the local host)"},
-		{"host no kind", head + "hosts:\n  - name: a\n", "m.yaml:4: hosts[0].kind: missing (expected one of: local, container, ssh, wsl, vm)"},
-		{"unknown host kind", head + "hosts:\n  - name: a\n    kind: k8s\n", `m.yaml:5: hosts[0].kind: unknown host kind "k8s" (expected one of: local, container, ssh, wsl, vm)`},
+		{"host no kind", head + "hosts:\n  - name: a\n", "m.yaml:4: hosts[0].kind: missing (expected one of: box, gone, local)"},
+		{"unknown host kind", head + "hosts:\n  - name: a\n    kind: k8s\n", `m.yaml:5: hosts[0].kind: unknown host kind "k8s" (expected one of: box, gone, local)`},
+		{"unavailable host kind", head + "hosts:\n  - name: a\n    kind: gone\n", `m.yaml:5: hosts[0].kind: kind gone cannot run here`},
 		{"host no name", head + "hosts:\n  - kind: local\n", "m.yaml:4: hosts[0].name: missing (expected a unique host name)"},
 		{"host bad name", head + "hosts:\n  - {kind: local, name: \"a/b\"}\n", `m.yaml:4: hosts[0].name: "a/b" is not a plain name`},
 		{"local with image", head + "hosts:\n  - name: a\n    kind: local\n    image: x\n", "m.yaml:6: hosts[0].image: unknown key (expected one of: name, kind, user)"},
-		{"container no image", head + "hosts:\n  - name: c\n    kind: container\n", "m.yaml:4: hosts[0].image: missing (a container host needs an image name)"},
-		{"container empty image", head + "hosts:\n  - {name: c, kind: container, image: \"\"}\n", "m.yaml:4: hosts[0].image: empty (a container host needs an image name)"},
-		{"container bad profile", head + "hosts:\n  - {name: c, kind: container, image: i, profile: privileged}\n", `m.yaml:4: hosts[0].profile: unknown profile "privileged" (expected bwrap-ready or docker-default)`},
-		{"container bad bool", head + "hosts:\n  - {name: c, kind: container, image: i, per_trial_container: sometimes}\n", `m.yaml:4: hosts[0].per_trial_container: expected true or false, got "sometimes"`},
-		{"ssh no address", head + "hosts:\n  - {name: s, kind: ssh}\n", "m.yaml:4: hosts[0].address: missing (a ssh host needs an address host[:port])"},
-		{"wsl no distro", head + "hosts:\n  - {name: w, kind: wsl}\n", "m.yaml:4: hosts[0].distro: missing (a wsl host needs a WSL distribution name)"},
-		{"vm no image", head + "hosts:\n  - {name: v, kind: vm}\n", "m.yaml:4: hosts[0].image: missing (a vm host needs a VM image)"},
+		{"box no address", head + "hosts:\n  - name: c\n    kind: box\n", "m.yaml:4: hosts[0].address: missing (a box host needs an address)"},
+		{"box empty address", head + "hosts:\n  - {name: c, kind: box, address: \"\"}\n", "m.yaml:4: hosts[0].address: empty (a box host needs an address)"},
+		{"box bad bool", head + "hosts:\n  - {name: c, kind: box, address: i, fresh: sometimes}\n", `m.yaml:4: hosts[0].fresh: expected true or false, got "sometimes"`},
+		{"box unknown key", head + "hosts:\n  - {name: c, kind: box, address: i, image: x}\n", "m.yaml:4: hosts[0].image: unknown key (expected one of: name, kind, user, address, login, mode, n, fresh, files)"},
 		{"duplicate host", head + "hosts:\n  - {name: a, kind: local}\n  - {name: a, kind: local}\n", `m.yaml:5: hosts[1].name: host "a" is already defined as hosts[0]`},
 		{"scenarios list", head + "scenarios: [network]\n", `m.yaml:3: scenarios: expected a Ginkgo label filter string, e.g. "network", got a list`},
 		{"faults not list", head + "faults: bridge-absent\n", `m.yaml:3: faults: expected a list of fault names ("" or none for a healthy sandbox), got "bridge-absent"`},
@@ -174,87 +198,40 @@ func TestMinimalFileGetsDefaults(t *testing.T) {
 	}
 }
 
-func TestExamplesValidate(t *testing.T) {
-	files, _ := filepath.Glob("examples/*.yaml")
-	if len(files) < 2 {
-		t.Fatalf("examples: %v", files)
-	}
-	// Examples must name faults the real registry knows, so they run as written.
-	reg := testRegistry
-	reg.Fault = func(spec string) error { _, _, err := faults.Parse(spec); return err }
-	for _, f := range files {
-		m, err := Load(f, reg)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if len(m.Cells()) == 0 {
-			t.Fatalf("%s: no cells", f)
-		}
-	}
-	m, err := Load("examples/nightly.yaml", reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fixed trials: the SPRT judges whole trials, so one deterministic known finding would stop
-	// every cell before the other scenarios hold the trials the gate needs.
-	if m.Adaptive != nil || m.Trials != 100 || len(m.Hosts) != 5 {
-		t.Fatalf("nightly: adaptive = %+v trials=%d hosts=%d", m.Adaptive, m.Trials, len(m.Hosts))
-	}
-	if h, _ := m.Host("sid"); h.Profile != ProfileBwrapReady || h.PerTrialContainer {
-		t.Fatalf("sid = %+v", h)
-	}
-	if m.Parallel != 2 || m.Timeout != 120*time.Second || m.Scenarios != "" {
-		t.Fatalf("m = %+v", m)
-	}
-	if tg, ok := m.Target("srt"); !ok || tg.Name != "srt" {
-		t.Fatalf("target = %+v", tg)
-	}
-	m, err = Load("examples/containers.yaml", reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, ok := m.Host("bookworm-default")
-	if !ok || h.Profile != ProfileDockerDefault || !h.PerTrialContainer || h.Image != "sandcheck/debian:bookworm" {
-		t.Fatalf("host = %+v", h)
-	}
-	// The adaptive form the nightly used to show, parsed as a user would write it.
-	m, err = Parse("m.yaml", []byte("targets: [{name: srt}]\ntrials: {until: \"rate<=0.01 vs rate>=0.05\", alpha: 0.05, beta: 0.05, max: 2000}\n"), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := m.Adaptive
-	if a == nil || a.P0 != 0.01 || a.P1 != 0.05 || a.Alpha != 0.05 || a.Beta != 0.05 || a.Max != 2000 || m.Trials != 2000 {
-		t.Fatalf("adaptive = %+v trials=%d", a, m.Trials)
-	}
-}
-
-func TestRemoteHostFields(t *testing.T) {
+// TestHostSettings: a kind's driver reads its keys through HostSettings; every value is checked
+// and a wrong one is reported with the entry's file:line and the field.
+func TestHostSettings(t *testing.T) {
 	src := `targets: [{name: srt}]
 hosts:
-  - {name: box, kind: ssh, address: "h:2222", login: u, key_file: /k, known_hosts: [/a, /b]}
-  - {name: w, kind: wsl, distro: Debian, login: me, cold_start: every}
-  - {name: v, kind: vm, image: bookworm, memory_mib: 512, rootfs: trixie, accel: tcg, trials_per_boot: 10}
+  - {name: b, kind: box, address: "h:2222", login: u, mode: every, n: 12, fresh: true, files: [/a, /b]}
+  - {name: c, kind: box, address: a, files: /one}
 `
 	m, err := Parse("m.yaml", []byte(src), testRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, w, v := m.Hosts[0], m.Hosts[1], m.Hosts[2]
-	if s.KeyFile != "/k" || !slices.Equal(s.KnownHosts, []string{"/a", "/b"}) || s.Login != "u" ||
-		w.Login != "me" || w.ColdStart != "every" || v.MemoryMiB != 512 || v.Rootfs != "trixie" || v.Accel != "tcg" || v.TrialsPerBoot != 10 {
-		t.Fatalf("hosts = %+v", m.Hosts)
+	b, c := m.Hosts[0].Settings.(testBox), m.Hosts[1].Settings.(testBox)
+	if !reflect.DeepEqual(b, testBox{Address: "h:2222", Login: "u", Mode: "every", N: 12, Fresh: true, Files: []string{"/a", "/b"}}) ||
+		!reflect.DeepEqual(c, testBox{Address: "a", Files: []string{"/one"}}) {
+		t.Fatalf("settings = %+v, %+v", b, c)
 	}
 	for _, c := range []struct{ yaml, want string }{
-		{"hosts: [{name: w, kind: wsl, distro: D, cold_start: sometimes}]", `m.yaml:2: hosts[0].cold_start: unknown value "sometimes" (expected one of: first, every)`},
-		{"hosts: [{name: v, kind: vm, image: x, memory_mib: 64}]", "m.yaml:2: hosts[0].memory_mib: 64 MiB is too little (expected at least 128)"},
-		{"hosts: [{name: v, kind: vm, image: x, accel: hvf}]", `m.yaml:2: hosts[0].accel: unknown value "hvf" (expected one of: tcg, kvm)`},
-		{"hosts: [{name: v, kind: vm, image: x, trials_per_boot: 0}]", "m.yaml:2: hosts[0].trials_per_boot: must be at least 1"},
-		{"hosts: [{name: s, kind: ssh, address: a, key_file: [1]}]", "m.yaml:2: hosts[0].key_file:"},
+		{"hosts: [{name: b, kind: box, address: a, mode: sometimes}]", `m.yaml:2: hosts[0].mode: unknown value "sometimes" (expected one of: first, every)`},
+		{"hosts: [{name: b, kind: box, address: a, n: 5}]", "m.yaml:2: hosts[0].n: 5 is too few (expected at least 10)"},
+		{"hosts: [{name: b, kind: box, address: a, n: 0}]", "m.yaml:2: hosts[0].n: must be at least 1"},
+		{"hosts: [{name: b, kind: box, address: a, login: [1]}]", "m.yaml:2: hosts[0].login: expected an account, got a list"},
+		{"hosts: [{name: b, kind: box, address: a, files: {x: 1}}]", "m.yaml:2: hosts[0].files: expected a file or a list of files, got a mapping"},
+		{"hosts: [{name: b, kind: box, address: a, user: [root, ci]}]", `m.yaml:2: hosts[0].user: "ci": a box has no ci`},
 	} {
 		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.yaml, err, c.want)
 		}
+	}
+	// Without drivers (a registry that knows no kinds) every kind and key passes, unread.
+	m, err = Parse("m.yaml", []byte("targets: [{name: srt}]\nhosts: [{name: q, kind: anything, whatever: 1}]\n"), Registry{})
+	if err != nil || m.Hosts[0].Kind != "anything" || m.Hosts[0].Settings != nil {
+		t.Fatalf("no drivers: %+v %v", m, err)
 	}
 }
 
@@ -268,9 +245,9 @@ targets:
     id: srt-new
 hosts:
   - {name: here, kind: local}
-  - {name: box, kind: ssh, address: "10.0.0.2:22", login: ci}
-  - {name: win, kind: wsl, distro: Ubuntu}
-  - {name: qemu, kind: vm, image: debian.qcow2}
+  - {name: box, kind: box, address: "10.0.0.2:22", login: ci}
+  - {name: win, kind: box, address: Ubuntu}
+  - {name: qemu, kind: box, address: debian.qcow2}
 anchors: &x 1
 `
 	_, err := Parse("m.yaml", []byte(src), testRegistry)
@@ -285,11 +262,8 @@ anchors: &x 1
 	if m.Scenarios != "network && !slow" || !slices.Equal(m.Faults, []string{"", "bridge-flaky:p=0.3,seed=7"}) || m.Trials != 5 {
 		t.Fatalf("m = %+v", m)
 	}
-	if h, _ := m.Host("box"); h.Address != "10.0.0.2:22" || h.Login != "ci" {
-		t.Fatalf("ssh = %+v", h)
-	}
-	if h, _ := m.Host("win"); h.Distro != "Ubuntu" {
-		t.Fatalf("wsl = %+v", h)
+	if h, _ := m.Host("box"); h.Settings.(testBox).Address != "10.0.0.2:22" || h.Settings.(testBox).Login != "ci" {
+		t.Fatalf("box = %+v", h)
 	}
 	if tg, _ := m.Target("srt-old"); tg.Settings["settings_file"] != "/etc/srt.json" {
 		t.Fatalf("settings = %+v", tg.Settings)
@@ -341,9 +315,9 @@ func TestCellIDStable(t *testing.T) {
 }
 
 func TestShards(t *testing.T) {
-	var cells []journal.Cell
+	var cells []model.Cell
 	for i := range 23 {
-		cells = append(cells, journal.Cell{ID: fmt.Sprint(i)})
+		cells = append(cells, model.Cell{ID: fmt.Sprint(i)})
 	}
 	for n := 1; n <= 7; n++ {
 		seen := map[string]int{}
@@ -403,9 +377,9 @@ func TestUsers(t *testing.T) {
 	src := `targets: [{name: srt}]
 hosts:
   - {name: here, kind: local, user: [unprivileged, root, ci]}
-  - {name: ctr, kind: container, image: i, user: root}
-  - {name: box, kind: ssh, address: a, login: root, user: dev}
-  - {name: v, kind: vm, image: bookworm}
+  - {name: ctr, kind: box, address: i, user: root}
+  - {name: box, kind: box, address: a, login: root, user: dev}
+  - {name: v, kind: box, address: bookworm}
 faults: ["", bridge-absent]
 `
 	m, err := Parse("m.yaml", []byte(src), testRegistry)
@@ -441,8 +415,6 @@ faults: ["", bridge-absent]
 		{"hosts: [{name: a, kind: local, user: []}]", "m.yaml:2: hosts[0].user: empty"},
 		{"hosts: [{name: a, kind: local, user: [root, root]}]", `m.yaml:2: hosts[0].user: user "root" listed twice`},
 		{"hosts: [{name: a, kind: local, user: {x: 1}}]", "m.yaml:2: hosts[0].user: expected unprivileged, root or an account name, got a mapping"},
-		{"hosts: [{name: s, kind: ssh, address: a, user: root, login: [x]}]", "m.yaml:2: hosts[0].login: expected the account to log in as"},
-		{"hosts: [{name: v, kind: vm, image: bookworm, user: [root, ci]}]", `m.yaml:2: hosts[0].user: "ci": a vm guest has only unprivileged and root`},
 	} {
 		_, err := Parse("m.yaml", []byte("targets: [{name: srt}]\n"+c.yaml+"\n"), testRegistry)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -18,8 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // BenchmarkJournal runs the in-process fake through the whole runner (scheduling, record
@@ -30,7 +29,7 @@ import (
 func BenchmarkJournal(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
-			fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.1, classify.NonEnforcing: 0.01}}
+			fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.1, model.NonEnforcing: 0.01}}
 			cells := testCells(100)
 			for b.Loop() {
 				dir := b.TempDir()
@@ -185,12 +184,12 @@ func peakRSS() uint64 {
 //
 //	go test -run '^$' -bench BenchmarkLeanJournal -benchtime 1x ./runner/
 func BenchmarkLeanJournal(b *testing.B) {
-	var scen []journal.Scenario
+	var scen []model.Scenario
 	for i := range 47 {
-		scen = append(scen, journal.Scenario{Name: fmt.Sprintf("filesystem/scenario-%02d", i), Outcome: classify.Correct, Pass: true, Hint: "held"})
+		scen = append(scen, model.Scenario{Name: fmt.Sprintf("filesystem/scenario-%02d", i), Outcome: model.Correct, Pass: true, Hint: "held"})
 	}
 	for i := range 5 {
-		scen = append(scen, journal.Scenario{Name: fmt.Sprintf("known/scenario-%d", i), Outcome: classify.AllowedBlocked,
+		scen = append(scen, model.Scenario{Name: fmt.Sprintf("known/scenario-%d", i), Outcome: model.AllowedBlocked,
 			Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: fmt.Sprintf("srt:known/scenario-%d#check", i)})
 	}
 	ev := json.RawMessage(`{"blob":"` + strings.Repeat("e", 80<<10) + `"}`)
@@ -200,7 +199,7 @@ func BenchmarkLeanJournal(b *testing.B) {
 			if full {
 				n = 1000 // 87 MB written and fsynced already says it
 			}
-			fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.001}, Scenarios: scen, Evidence: ev, HostFP: json.RawMessage(`{"kernel":"x"}`)}
+			fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.001}, Scenarios: scen, Evidence: ev, HostFP: json.RawMessage(`{"kernel":"x"}`)}
 			for b.Loop() {
 				dir := b.TempDir()
 				runtime.GC()

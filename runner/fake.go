@@ -7,8 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Fake is an in-process executor for tests and benchmarks of the runner itself. Each trial's
@@ -16,18 +15,18 @@ import (
 // a resume or another -j gives every trial the same outcome.
 type Fake struct {
 	Seed  uint64
-	P     map[classify.Outcome]float64 // probability of each outcome; the rest is correct
-	Delay time.Duration                // how long a trial takes (honours ctx)
+	P     map[model.Outcome]float64 // probability of each outcome; the rest is correct
+	Delay time.Duration             // how long a trial takes (honours ctx)
 	// Scenarios, when set, are the verdicts every trial reports (known findings among them);
 	// in a trial drawn another outcome than correct, the first one fails with it instead. The
 	// record's outcome is then the worst failing scenario's.
-	Scenarios []journal.Scenario
+	Scenarios []model.Scenario
 	Evidence  json.RawMessage // every trial's evidence
 	HostFP    json.RawMessage // the host fingerprint, on each cell's first trial
 }
 
 // Run implements Executor.
-func (f *Fake) Run(ctx context.Context, t Trial) journal.Record {
+func (f *Fake) Run(ctx context.Context, t Trial) model.Record {
 	start := time.Now()
 	if f.Delay > 0 {
 		timer := time.NewTimer(f.Delay)
@@ -35,36 +34,36 @@ func (f *Fake) Run(ctx context.Context, t Trial) journal.Record {
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return journal.Record{Outcome: classify.Timeout, Error: ctx.Err().Error(), Start: start}
+			return model.Record{Outcome: model.Timeout, Error: ctx.Err().Error(), Start: start}
 		}
 	}
-	rec := journal.Record{Outcome: f.Outcome(t.Cell.ID, t.Index), Start: start, Evidence: f.Evidence}
+	rec := model.Record{Outcome: f.Outcome(t.Cell.ID, t.Index), Start: start, Evidence: f.Evidence}
 	if t.Index == 0 {
 		rec.HostFP = f.HostFP
 	}
 	if len(f.Scenarios) > 0 {
-		rec.Scenarios = append([]journal.Scenario(nil), f.Scenarios...)
-		if rec.Outcome != classify.Correct {
-			rec.Scenarios[0] = journal.Scenario{Name: rec.Scenarios[0].Name, Outcome: rec.Outcome, Hint: "drawn by the fake"}
+		rec.Scenarios = append([]model.Scenario(nil), f.Scenarios...)
+		if rec.Outcome != model.Correct {
+			rec.Scenarios[0] = model.Scenario{Name: rec.Scenarios[0].Name, Outcome: rec.Outcome, Hint: "drawn by the fake"}
 		}
-		var failing []classify.Outcome
+		var failing []model.Outcome
 		for _, s := range rec.Scenarios {
 			if !s.Pass {
 				failing = append(failing, s.Outcome)
 			}
 		}
-		rec.Outcome = classify.Worst(append(failing, classify.Correct)...)
+		rec.Outcome = model.Worst(append(failing, model.Correct)...)
 	}
 	rec.DurationMS = time.Since(start).Milliseconds()
 	return rec
 }
 
 // Outcome is the outcome Fake gives trial index of cell.
-func (f *Fake) Outcome(cell string, index int) classify.Outcome {
+func (f *Fake) Outcome(cell string, index int) model.Outcome {
 	u := FakeUniform(f.Seed, cell, index)
 	acc := 0.0
-	for _, o := range classify.All {
-		if o == classify.Correct {
+	for _, o := range model.All {
+		if o == model.Correct {
 			continue
 		}
 		acc += f.P[o]
@@ -72,7 +71,7 @@ func (f *Fake) Outcome(cell string, index int) classify.Outcome {
 			return o
 		}
 	}
-	return classify.Correct
+	return model.Correct
 }
 
 // FakeUniform is a deterministic uniform number in [0, 1) for (seed, cell, index).

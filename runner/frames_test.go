@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 func TestFrameKeeperKeepsWholeFramesAcrossWrites(t *testing.T) {
@@ -46,19 +45,19 @@ func TestTrialBudget(t *testing.T) {
 }
 
 func TestSettleNeverHidesFailOpen(t *testing.T) {
-	open := journal.Record{Outcome: classify.NonEnforcing, Egress: []string{"denied http /x"}}
-	if r := Settle(open, errors.New("no result"), true, "deadline 1s exceeded"); r.Outcome != classify.NonEnforcing || !r.TimedOut ||
+	open := model.Record{Outcome: model.NonEnforcing, Egress: []string{"denied http /x"}}
+	if r := Settle(open, errors.New("no result"), true, "deadline 1s exceeded"); r.Outcome != model.NonEnforcing || !r.TimedOut ||
 		!strings.Contains(r.Error, "deadline 1s exceeded") || !strings.Contains(r.Error, "no result") {
 		t.Fatalf("fail-open past the deadline: %+v", r)
 	}
-	ok := journal.Record{Outcome: classify.Correct}
-	if r := Settle(ok, nil, true, "deadline 1s exceeded"); r.Outcome != classify.Timeout || !r.TimedOut {
+	ok := model.Record{Outcome: model.Correct}
+	if r := Settle(ok, nil, true, "deadline 1s exceeded"); r.Outcome != model.Timeout || !r.TimedOut {
 		t.Fatalf("correct past the deadline: %+v", r)
 	}
-	if r := Settle(ok, errors.New("two results"), false, ""); r.Outcome != classify.HarnessError || r.Error != "two results" {
+	if r := Settle(ok, errors.New("two results"), false, ""); r.Outcome != model.HarnessError || r.Error != "two results" {
 		t.Fatalf("unreadable output: %+v", r)
 	}
-	if r := Settle(ok, nil, false, ""); r.Outcome != classify.Correct || r.TimedOut || r.Error != "" {
+	if r := Settle(ok, nil, false, ""); r.Outcome != model.Correct || r.TimedOut || r.Error != "" {
 		t.Fatalf("clean: %+v", r)
 	}
 }

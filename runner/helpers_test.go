@@ -13,12 +13,19 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // The test binary doubles as a fake trial process and as a runner process to kill -9.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == SpareArg {
+		os.Exit(spareTrialMain())
+	}
+	if len(os.Args) == 3 && os.Args[1] == "trial" { // a trial that found no spare
+		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv("SANDCHECK_RESULT_KEY"))
+		os.Exit(0)
+	}
 	switch {
 	case os.Getenv("SANDCHECK_FAKE_TRIAL") != "":
 		os.Exit(fakeTrialMain())
@@ -42,15 +49,15 @@ func fakeTrialMain() int {
 		_ = x
 	}
 	if ms, _ := strconv.Atoi(os.Getenv("FAKE_SLEEP_MS")); ms > 0 {
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond) // the fake trial's work (not a wait)
 	}
 	p, _ := strconv.ParseFloat(os.Getenv("FAKE_P"), 64)
 	seed, _ := strconv.ParseUint(os.Getenv("FAKE_SEED"), 10, 64)
 	idx, _ := strconv.Atoi(os.Getenv("FAKE_INDEX"))
 	if FakeUniform(seed, os.Getenv("FAKE_CELL"), idx) < p {
-		fmt.Println(classify.ProxyDead)
+		fmt.Println(model.ProxyDead)
 	} else {
-		fmt.Println(classify.Correct)
+		fmt.Println(model.Correct)
 	}
 	return 0
 }
@@ -62,12 +69,12 @@ func fakeProcess(env ...string) *ProcessExecutor {
 			e := append(os.Environ(), "SANDCHECK_FAKE_TRIAL=1", "FAKE_CELL="+t.Cell.ID, "FAKE_INDEX="+strconv.Itoa(t.Index))
 			return []string{os.Args[0]}, append(e, env...), scratch
 		},
-		Parse: func(t Trial, res ProcResult) (journal.Record, error) {
-			o := classify.Outcome(strings.TrimSpace(string(res.Stdout)))
+		Parse: func(t Trial, res ProcResult) (model.Record, error) {
+			o := model.Outcome(strings.TrimSpace(string(res.Stdout)))
 			if !o.Valid() {
-				return journal.Record{}, fmt.Errorf("no outcome in %q", res.Stdout)
+				return model.Record{}, fmt.Errorf("no outcome in %q", res.Stdout)
 			}
-			return journal.Record{Outcome: o}, nil
+			return model.Record{Outcome: o}, nil
 		},
 	}
 }
@@ -87,7 +94,7 @@ func shell(script, out string) *ProcessExecutor {
 func testRunnerMain() int {
 	dir := os.Getenv("SANDCHECK_TEST_RUNNER")
 	n, _ := strconv.Atoi(os.Getenv("RUNNER_N"))
-	var exec Executor = &Fake{Seed: 1, Delay: 30 * time.Millisecond, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2}}
+	var exec Executor = &Fake{Seed: 1, Delay: 30 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
 	if os.Getenv("RUNNER_MODE") == "sleep" {
 		exec = shell(`sleep 1000 & echo $! >> "$OUT/sleeps"; wait`, dir)
 	}
@@ -101,11 +108,11 @@ func testRunnerMain() int {
 	return 0
 }
 
-func testCells(n int) []journal.Cell {
-	var cells []journal.Cell
+func testCells(n int) []model.Cell {
+	var cells []model.Cell
 	for i := range n {
 		f := fmt.Sprintf("fault%d", i)
-		cells = append(cells, journal.Cell{ID: matrix.CellID("fake", "local", f, ""), Target: "fake", Host: "local", Fault: f})
+		cells = append(cells, model.Cell{ID: matrix.CellID("fake", "local", f, ""), Target: "fake", Host: "local", Fault: f})
 	}
 	return cells
 }
@@ -116,10 +123,10 @@ type key struct {
 }
 
 // journalKeys reads a journal and fails on any duplicate (cell, trial).
-func journalKeys(t *testing.T, path string) (map[key]journal.Record, []string) {
+func journalKeys(t *testing.T, path string) (map[key]model.Record, []string) {
 	t.Helper()
-	got := map[key]journal.Record{}
-	warn, err := journal.Scan(path, func(r journal.Record) error {
+	got := map[key]model.Record{}
+	warn, err := journal.Scan(path, func(r model.Record) error {
 		k := key{r.Cell.ID, r.Trial}
 		if _, dup := got[k]; dup {
 			return fmt.Errorf("trial %v journaled twice", k)
@@ -149,17 +156,6 @@ func gone(pid int) bool {
 	return len(f) > 0 && f[0] == "Z"
 }
 
-func waitGone(t *testing.T, pid int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still running", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
 	data, _ := os.ReadFile(path)
@@ -172,15 +168,4 @@ func readPids(t *testing.T, path string) []int {
 		pids = append(pids, p)
 	}
 	return pids
-}
-
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

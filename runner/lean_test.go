@@ -9,18 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // leanFake reports three scenarios, one of them a pinned known finding, with 20 KB of evidence;
 // a fifth of its trials fail the first scenario outside any finding.
 func leanFake() *Fake {
-	return &Fake{Seed: 7, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2},
-		Scenarios: []journal.Scenario{
-			{Name: "network/seed", Outcome: classify.Correct, Pass: true, Hint: "ok", Labels: []string{"network"}},
-			{Name: "failclosed/socat-missing", Outcome: classify.SandboxFailed, Pass: true},
-			{Name: "untrusted/proxy-env-dead", Outcome: classify.AllowedBlocked, Breaches: []string{"condition proxy-env-dead"},
+	return &Fake{Seed: 7, P: map[model.Outcome]float64{model.ProxyDead: 0.2},
+		Scenarios: []model.Scenario{
+			{Name: "network/seed", Outcome: model.Correct, Pass: true, Hint: "ok", Labels: []string{"network"}},
+			{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true},
+			{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead"},
 				Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
 		},
 		Evidence: json.RawMessage(`{"blob":"` + strings.Repeat("e", 20<<10) + `"}`),
@@ -49,12 +49,12 @@ func TestLeanJournal(t *testing.T) {
 				Compact   bool            `json:"compact"`
 				Evidence  json.RawMessage `json:"evidence"`
 				HostFPRef string          `json:"host_fp_ref"`
-				Cell      journal.Cell    `json:"cell"`
+				Cell      model.Cell      `json:"cell"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
 				t.Fatal(err)
 			}
-			unknown := fake.Outcome(raw.Cell.ID, raw.Trial) != classify.Correct
+			unknown := fake.Outcome(raw.Cell.ID, raw.Trial) != model.Correct
 			wantFull := full || raw.Trial == 0 || unknown
 			if raw.Compact == wantFull || (len(raw.Evidence) > 0) != wantFull {
 				t.Errorf("full=%v trial %d (unknown failure %v): compact %v, %d bytes of evidence", full, raw.Trial, unknown, raw.Compact, len(raw.Evidence))
@@ -77,7 +77,7 @@ func TestLeanJournal(t *testing.T) {
 		}
 		for i := range cells {
 			a, b := sum.Cells[i].Counts, again.Cells[i].Counts
-			if len(a) != len(b) || a[classify.ProxyDead] != b[classify.ProxyDead] || a[classify.AllowedBlocked] != b[classify.AllowedBlocked] {
+			if len(a) != len(b) || a[model.ProxyDead] != b[model.ProxyDead] || a[model.AllowedBlocked] != b[model.AllowedBlocked] {
 				t.Fatalf("counts after resume %v, want %v", b, a)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 // pidFile keeps the process groups of running trials on disk, so the next start can kill what a
@@ -34,7 +36,7 @@ type pidFile struct {
 const compactAt = 64 << 10
 
 func (p *pidFile) init() error {
-	p.boot = bootID()
+	p.boot = procfs.BootID()
 	p.live = map[int]uint64{}
 	return p.rewrite()
 }
@@ -86,7 +88,7 @@ func (p *pidFile) log(line string) {
 
 // Started implements ProcTracker.
 func (p *pidFile) Started(pgid int) {
-	st, _ := startTime(pgid) // 0 if it already exited: then there is nothing to verify or kill
+	st, _ := procfs.StartTicks(pgid) // 0 if it already exited: then there is nothing to verify or kill
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.live[pgid] = st
@@ -142,7 +144,7 @@ func killLeftovers(path string) (int, error) {
 			if len(f) != 2 || f[0] != "boot" {
 				return 0, fmt.Errorf("runner: leftovers: %s:1: not a pgid file", path)
 			}
-			if f[1] != bootID() {
+			if f[1] != procfs.BootID() {
 				os.Remove(path)
 				return 0, nil // written before a reboot: those processes are gone
 			}
@@ -167,7 +169,7 @@ func killLeftovers(path string) (int, error) {
 	}
 	killed := 0
 	for pgid, want := range live {
-		if st, err := startTime(pgid); err == nil && st != want {
+		if st, err := procfs.StartTicks(pgid); err == nil && st != want {
 			continue // the leader's pid was recycled by an unrelated process
 		}
 		// Leader alive and ours, or leader gone: members still in the group are our trial's
@@ -178,30 +180,4 @@ func killLeftovers(path string) (int, error) {
 	}
 	os.Remove(path)
 	return killed, nil
-}
-
-// startTime reads a process's start time (field 22 of /proc/PID/stat).
-func startTime(pid int) (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may contain spaces and parentheses: split after the last ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("runner: malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("runner: malformed /proc/%d/stat", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64) // fields after ')' start at field 3
-}
-
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
 }

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // ProcResult is what a trial process left behind, handed to ProcessExecutor.Parse.
@@ -41,13 +39,22 @@ type ProcessExecutor struct {
 	Command func(t Trial, scratch string) (argv, env []string, dir string)
 	// Parse turns the finished process into a Record. Nil: exit 0 is correct, anything else a
 	// harness error (enough for fakes). A Parse error becomes a harness-error record.
-	Parse func(t Trial, res ProcResult) (journal.Record, error)
+	Parse func(t Trial, res ProcResult) (model.Record, error)
 	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (Run clears it at
 	// start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set a
 	// short path if trials put unix sockets there (108-byte limit).
 	ScratchRoot string
 	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
 	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
+	// Spare, when set, is the command line of a process started ahead of each trial, which
+	// waits for its trial on stdin (SpareRequest) and then runs it: the process's own start
+	// (exec, runtime and package initialisation: a sandcheck trial's ~20 ms) overlaps the trial
+	// before it. A spare serves any trial whose command starts Spare[0] in the runner's
+	// environment and directory; others start as usual. Close stops the spare left over.
+	Spare   []string
+	spareMu sync.Mutex
+	spares  []*proc
+	closed  bool
 	// FramePrefixes: stdout lines starting with one of these are also kept whole in
 	// ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
 	// however much it printed around them.
@@ -56,10 +63,10 @@ type ProcessExecutor struct {
 }
 
 // Run implements Executor.
-func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
+func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	start := time.Now()
-	fail := func(format string, args ...any) journal.Record {
-		return journal.Record{Outcome: classify.HarnessError, Error: fmt.Sprintf(format, args...),
+	fail := func(format string, args ...any) model.Record {
+		return model.Record{Outcome: model.HarnessError, Error: fmt.Sprintf(format, args...),
 			Start: start, DurationMS: time.Since(start).Milliseconds()}
 	}
 	root := e.ScratchRoot
@@ -83,13 +90,11 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
 	if len(argv) == 0 {
 		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
 	}
+	var extra []string // environment the trial gets on top of env (nil: the runner's)
 	if t.Key != "" {
-		if env == nil {
-			env = os.Environ()
-		}
-		env = append(env[:len(env):len(env)], EnvResultKey+"="+t.Key) // last one wins in exec
+		extra = append(extra, EnvResultKey+"="+t.Key)
 	}
-	res, err := e.runProcess(ctx, t, argv, env, dir)
+	res, err := e.runProcess(ctx, t, argv, env, dir, extra)
 	res.Scratch = scratch
 	if err != nil {
 		return fail("%v", err)
@@ -117,7 +122,7 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) journal.Record {
 	return rec
 }
 
-func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string) (ProcResult, error) {
+func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string, extra []string) (ProcResult, error) {
 	res := ProcResult{Argv: argv, ExitCode: -1}
 	maxOut := e.MaxOutput
 	if maxOut <= 0 {
@@ -128,33 +133,12 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 		grace = 5 * time.Second
 	}
 
-	// Our own pipes rather than cmd.Stdout buffers: exec.Cmd.Wait would block until every
-	// grandchild holding the pipe exits, and we want to kill the group first.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return res, fmt.Errorf("stdout pipe: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return res, fmt.Errorf("stderr pipe: %w", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir = env, dir
-	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = groupAttr()
-
 	begin := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	p, err := e.start(argv, env, dir, extra)
 	if err != nil {
-		outR.Close()
-		errR.Close()
-		return res, fmt.Errorf("start %s: %w", argv[0], err)
+		return res, err
 	}
+	cmd, outR, errR := p.cmd, p.outR, p.errR
 	pgid := cmd.Process.Pid
 	if t.Procs != nil {
 		t.Procs.Started(pgid)
@@ -222,11 +206,11 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	return res, nil
 }
 
-func exitCodeParse(_ Trial, res ProcResult) (journal.Record, error) {
+func exitCodeParse(_ Trial, res ProcResult) (model.Record, error) {
 	if res.ExitCode == 0 {
-		return journal.Record{Outcome: classify.Correct}, nil
+		return model.Record{Outcome: model.Correct}, nil
 	}
-	return journal.Record{Outcome: classify.HarnessError,
+	return model.Record{Outcome: model.HarnessError,
 		Error: fmt.Sprintf("exit %d: %s", res.ExitCode, tail(res.Stderr, 400))}, nil
 }
 

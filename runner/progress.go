@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // progress reports trials done / total, ETA and outcome counts: a bar redrawn in place on a
@@ -21,14 +21,14 @@ type progress struct {
 	resumed int // trials already in the journal
 	ran     int // trials finished by this call
 	total   int // resumed + still to run (shrinks when a Stopper stops a cell)
-	counts  map[classify.Outcome]int
+	counts  map[model.Outcome]int
 	began   time.Time
 	quit    chan struct{}
 	done    chan struct{}
 }
 
 func newProgress(w io.Writer, plain bool, every time.Duration, resumed, toRun int, states []*cellState) *progress {
-	p := &progress{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: map[classify.Outcome]int{}}
+	p := &progress{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: map[model.Outcome]int{}}
 	for _, cs := range states {
 		for o, n := range cs.sum.Counts {
 			p.counts[o] += n
@@ -85,7 +85,7 @@ func (p *progress) note(s string) {
 }
 
 // finished counts one journaled trial; dropped is how many planned trials a Stopper just cancelled.
-func (p *progress) finished(o classify.Outcome, dropped int) {
+func (p *progress) finished(o model.Outcome, dropped int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ran++
@@ -109,7 +109,7 @@ func (p *progress) print(final bool) {
 
 // progressLine renders "done/total (pct%), ETA d, outcome=n ..."; the ETA extrapolates this call's
 // own pace (resumed trials took no time here).
-func progressLine(done, total, ran int, elapsed time.Duration, counts map[classify.Outcome]int) string {
+func progressLine(done, total, ran int, elapsed time.Duration, counts map[model.Outcome]int) string {
 	var b strings.Builder
 	pct := 100.0
 	if total > 0 {
@@ -125,7 +125,7 @@ func progressLine(done, total, ran int, elapsed time.Duration, counts map[classi
 	default:
 		b.WriteString(", ETA ?")
 	}
-	for _, o := range classify.All {
+	for _, o := range model.All {
 		if n := counts[o]; n > 0 {
 			fmt.Fprintf(&b, " %s=%d", o, n)
 		}

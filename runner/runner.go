@@ -19,14 +19,14 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // Trial is one run of one cell.
 type Trial struct {
 	RunID   string
-	Cell    journal.Cell
+	Cell    model.Cell
 	Index   int           // 0-based index within the cell; (Cell.ID, Index) is unique in a journal
 	Timeout time.Duration // the deadline Run put on ctx, for executors that pass it on
 	// Budget is how long the trial itself may take so that it can still tear down and report
@@ -46,14 +46,14 @@ type Trial struct {
 // (Outcome harness-error, Error set) or overran ctx's deadline (Outcome timeout), and must stop
 // everything it started when ctx is done. Run fills in V, RunID, Cell and Trial.
 type Executor interface {
-	Run(ctx context.Context, t Trial) journal.Record
+	Run(ctx context.Context, t Trial) model.Record
 }
 
 // ExecutorFunc adapts a function to Executor.
-type ExecutorFunc func(ctx context.Context, t Trial) journal.Record
+type ExecutorFunc func(ctx context.Context, t Trial) model.Record
 
 // Run calls f.
-func (f ExecutorFunc) Run(ctx context.Context, t Trial) journal.Record { return f(ctx, t) }
+func (f ExecutorFunc) Run(ctx context.Context, t Trial) model.Record { return f(ctx, t) }
 
 // Stopper is an adaptive stop rule for one cell (the lead backs it with SPRT). Observe is called
 // with each counted trial's verdict, in completion order, resumed trials first; once it returns
@@ -67,7 +67,7 @@ type Stopper interface {
 // instead of Observe, for every counted record, resumed ones first.
 type RecordStopper interface {
 	Stopper
-	ObserveRecord(rec journal.Record) (stop bool)
+	ObserveRecord(rec model.Record) (stop bool)
 }
 
 // StopperFunc adapts a function to Stopper.
@@ -84,13 +84,13 @@ type ProcTracker interface {
 
 // Options configure Run. Cells, Trials and Dir are required.
 type Options struct {
-	Cells []journal.Cell // in the stable matrix order
-	Shard matrix.Shard   // zero = all cells
+	Cells []model.Cell // in the stable matrix order
+	Shard matrix.Shard // zero = all cells
 	// Trials per cell: the fixed N, or with NewStopper the most a cell may take.
 	Trials     int
-	NewStopper func(journal.Cell) Stopper // nil = fixed N
-	Parallel   int                        // concurrent trials (-j); default 1
-	Timeout    time.Duration              // per trial; default 5m
+	NewStopper func(model.Cell) Stopper // nil = fixed N
+	Parallel   int                      // concurrent trials (-j); default 1
+	Timeout    time.Duration            // per trial; default 5m
 	// Abandon is how long past a trial's deadline Run waits for an executor that ignores ctx
 	// before recording a timeout and moving on without it; default 30s.
 	Abandon time.Duration
@@ -131,9 +131,9 @@ type Summary struct {
 
 // CellSummary counts the journaled trials of one cell.
 type CellSummary struct {
-	Cell    journal.Cell
+	Cell    model.Cell
 	Trials  int
-	Counts  map[classify.Outcome]int
+	Counts  map[model.Outcome]int
 	Stopped bool // the Stopper decided before Trials ran out
 }
 
@@ -142,7 +142,7 @@ type CellSummary struct {
 // observed, and neither are failures a known finding covers in full. Egress is a failure
 // whatever else the record says. Scenario verdicts win over the record's outcome, because a
 // fail-closed scenario passes on sandbox-failed.
-func Passed(rec journal.Record) (pass, counted bool) {
+func Passed(rec model.Record) (pass, counted bool) {
 	if len(rec.Egress) > 0 {
 		return false, true
 	}
@@ -150,7 +150,7 @@ func Passed(rec journal.Record) (pass, counted bool) {
 		pass = true
 		for _, s := range rec.Scenarios {
 			switch s.Outcome.Severity() {
-			case classify.SevHarness, classify.SevSkip:
+			case model.SevHarness, model.SevSkip:
 				continue
 			}
 			if !s.Pass && s.Known != "" {
@@ -162,9 +162,9 @@ func Passed(rec journal.Record) (pass, counted bool) {
 		return pass && counted, counted
 	}
 	switch rec.Outcome.Severity() {
-	case classify.SevPass:
+	case model.SevPass:
 		return true, true
-	case classify.SevHarness, classify.SevSkip:
+	case model.SevHarness, model.SevSkip:
 		return false, false
 	default:
 		return false, true
@@ -172,7 +172,7 @@ func Passed(rec journal.Record) (pass, counted bool) {
 }
 
 type cellState struct {
-	cell      journal.Cell
+	cell      model.Cell
 	fpRef     string       // reference of the host fingerprint, once a trial of the cell carried it
 	done      map[int]bool // trial indexes in the journal before this call
 	stopper   Stopper
@@ -233,7 +233,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 	states := make([]*cellState, len(cells))
 	byID := make(map[string]*cellState, len(cells))
 	for i, c := range cells {
-		cs := &cellState{cell: c, done: map[int]bool{}, sum: CellSummary{Cell: c, Counts: map[classify.Outcome]int{}}}
+		cs := &cellState{cell: c, done: map[int]bool{}, sum: CellSummary{Cell: c, Counts: map[model.Outcome]int{}}}
 		if opt.NewStopper != nil {
 			cs.stopper = opt.NewStopper(c)
 		}
@@ -245,7 +245,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 
 	runID := opt.RunID
 	if opt.Resume {
-		warn, err := journal.Scan(sum.Journal, func(rec journal.Record) error {
+		warn, err := journal.Scan(sum.Journal, func(rec model.Record) error {
 			if runID == "" {
 				runID = rec.RunID
 			}
@@ -350,7 +350,7 @@ func FromMatrix(m *matrix.Matrix) Options {
 func (s *Summary) WriteTable(w io.Writer) error {
 	for _, c := range s.Cells {
 		line := fmt.Sprintf("%-40s %5d trials", c.Cell.ID, c.Trials)
-		for _, o := range classify.All {
+		for _, o := range model.All {
 			if n := c.Counts[o]; n > 0 {
 				line += fmt.Sprintf("  %s=%d", o, n)
 			}
@@ -398,13 +398,13 @@ func (opt *Options) defaults() error {
 
 // runOne runs a trial under its deadline. An executor that does not return within Abandon after
 // the deadline is left behind (its result dropped) so one stuck trial cannot hang the run.
-func runOne(ctx context.Context, exec Executor, t Trial, abandon time.Duration) journal.Record {
+func runOne(ctx context.Context, exec Executor, t Trial, abandon time.Duration) model.Record {
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	ch := make(chan journal.Record, 1) // buffered: an abandoned executor can still send and exit
+	ch := make(chan model.Record, 1) // buffered: an abandoned executor can still send and exit
 	go func() { ch <- exec.Run(tctx, t) }()
-	var rec journal.Record
+	var rec model.Record
 	select {
 	case rec = <-ch:
 	case <-tctx.Done():
@@ -413,7 +413,7 @@ func runOne(ctx context.Context, exec Executor, t Trial, abandon time.Duration) 
 		case rec = <-ch:
 			timer.Stop()
 		case <-timer.C:
-			rec = journal.Record{Outcome: classify.Timeout,
+			rec = model.Record{Outcome: model.Timeout,
 				Error: fmt.Sprintf("executor did not return %s after the %s deadline; abandoned", abandon, t.Timeout)}
 		}
 	}
@@ -427,103 +427,9 @@ func runOne(ctx context.Context, exec Executor, t Trial, abandon time.Duration) 
 	}
 	if !rec.Outcome.Valid() {
 		rec.Error = fmt.Sprintf("executor returned outcome %q; %s", rec.Outcome, rec.Error)
-		rec.Outcome = classify.HarnessError
+		rec.Outcome = model.HarnessError
 	}
 	return rec
-}
-
-// scheduler hands out trials in rounds: trial 0 of every cell, then trial 1 of every cell, and so
-// on. Interleaving spreads slow drifts of the machine (load, thermal, a daemon waking up) over
-// all cells instead of biasing whichever cell ran during them, and an interrupted run leaves
-// every cell with a similar count.
-type scheduler struct {
-	mu         sync.Mutex
-	states     []*cellState
-	limit      int
-	round, pos int
-	ran        int
-	prog       *progress
-}
-
-func (s *scheduler) next() (*cellState, int, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.round < s.limit {
-		for s.pos < len(s.states) {
-			cs := s.states[s.pos]
-			s.pos++
-			if cs.stopped || cs.done[s.round] {
-				continue
-			}
-			cs.remaining--
-			return cs, s.round, true
-		}
-		s.round++
-		s.pos = 0
-	}
-	return nil, 0, false
-}
-
-// lean is the record as the journal gets it: with a reference to its cell's host fingerprint,
-// and compact unless it must keep its evidence (or full says keep every trial's).
-func (s *scheduler) lean(cs *cellState, rec journal.Record, full bool) journal.Record {
-	s.mu.Lock()
-	cs.noteFingerprint(rec)
-	if rec.HostFPRef == "" {
-		rec.HostFPRef = cs.fpRef
-	}
-	s.mu.Unlock()
-	if full || journal.KeepsEvidence(rec) {
-		return rec
-	}
-	return journal.Compacted(rec)
-}
-
-// noteFingerprint remembers the reference of the first host fingerprint the cell's trials carry.
-func (cs *cellState) noteFingerprint(rec journal.Record) {
-	if cs.fpRef != "" {
-		return
-	}
-	if len(rec.HostFP) > 0 {
-		cs.fpRef = journal.FingerprintRef(rec.HostFP)
-	} else if rec.HostFPRef != "" {
-		cs.fpRef = rec.HostFPRef
-	}
-}
-
-func (s *scheduler) finish(cs *cellState, rec journal.Record) {
-	s.mu.Lock()
-	dropped := 0
-	if cs.count(rec) {
-		dropped, cs.remaining = cs.remaining, 0 // nothing more of this cell will be dispatched
-	}
-	s.ran++
-	s.mu.Unlock()
-	s.prog.finished(rec.Outcome, dropped)
-}
-
-// count adds a journaled record to the cell and feeds the stopper; it reports whether the cell
-// stopped just now.
-func (cs *cellState) count(rec journal.Record) bool {
-	cs.sum.Trials++
-	cs.sum.Counts[rec.Outcome]++
-	if cs.stopper == nil || cs.stopped {
-		return false
-	}
-	if rs, ok := cs.stopper.(RecordStopper); ok {
-		if rs.ObserveRecord(rec) {
-			cs.stopped = true
-			cs.sum.Stopped = true
-			return true
-		}
-		return false
-	}
-	if pass, counted := Passed(rec); counted && cs.stopper.Observe(pass) {
-		cs.stopped = true
-		cs.sum.Stopped = true
-		return true
-	}
-	return false
 }
 
 // EnvResultKey is the environment variable carrying Trial.Key to the trial process, which

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,14 +19,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 	dir := t.TempDir()
-	fake := &Fake{Seed: 7, P: map[classify.Outcome]float64{classify.ProxyDead: 0.25, classify.NonEnforcing: 0.05}}
+	fake := &Fake{Seed: 7, P: map[model.Outcome]float64{model.ProxyDead: 0.25, model.NonEnforcing: 0.05}}
 	cells := testCells(4)
 	sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 25, Parallel: 4, Dir: dir})
 	if err != nil {
@@ -63,8 +67,11 @@ func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 func TestBoundedParallelism(t *testing.T) {
 	for _, j := range []int{1, 3} {
 		t.Run(fmt.Sprintf("j=%d", j), func(t *testing.T) {
-			var cur, peak atomic.Int32
-			exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+			// The first j trials hold until all j run at once (the runner must start that many);
+			// every trial records how many ran with it, which must never exceed j.
+			var cur, peak, started atomic.Int32
+			full := make(chan struct{})
+			exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 				n := cur.Add(1)
 				for {
 					p := peak.Load()
@@ -72,9 +79,17 @@ func TestBoundedParallelism(t *testing.T) {
 						break
 					}
 				}
-				time.Sleep(15 * time.Millisecond)
+				if k := started.Add(1); int(k) == j {
+					close(full)
+				} else if int(k) < j {
+					select {
+					case <-full:
+					case <-time.After(10 * time.Second):
+						t.Errorf("the runner never ran %d trials at once", j)
+					}
+				}
 				cur.Add(-1)
-				return journal.Record{Outcome: classify.Correct}
+				return model.Record{Outcome: model.Correct}
 			})
 			dir := t.TempDir()
 			if _, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 8, Parallel: j, Dir: dir}); err != nil {
@@ -93,11 +108,11 @@ func TestBoundedParallelism(t *testing.T) {
 func TestInterleavedOrder(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		mu.Lock()
 		order = append(order, fmt.Sprintf("%s/%d", tr.Cell.Fault, tr.Index))
 		mu.Unlock()
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	if _, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 2, Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
@@ -118,7 +133,7 @@ func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
 			pe := shell(script, out)
 			start := time.Now()
 			rec := runOne(context.Background(), pe, Trial{Cell: testCells(1)[0], Timeout: 300 * time.Millisecond}, time.Minute)
-			if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
+			if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
 				t.Fatalf("record %+v", rec)
 			}
 			if d := time.Since(start); d > 5*time.Second {
@@ -129,7 +144,7 @@ func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
 				if len(pids) != 1 {
 					t.Fatalf("%s pids %v", f, pids)
 				}
-				waitGone(t, pids[0], 2*time.Second)
+				testwait.Gone(t, 2*time.Second, pids[0])
 			}
 		})
 	}
@@ -141,13 +156,13 @@ func TestStragglersKilledAfterNormalExit(t *testing.T) {
 	pe := shell(`sleep 1000 & echo $! > "$OUT/grandchild"; echo done`, out)
 	start := time.Now()
 	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != classify.Correct {
+	if rec.Outcome != model.Correct {
 		t.Fatalf("record %+v", rec)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %s", d)
 	}
-	waitGone(t, readPids(t, filepath.Join(out, "grandchild"))[0], 2*time.Second)
+	testwait.Gone(t, 2*time.Second, readPids(t, filepath.Join(out, "grandchild"))[0])
 }
 
 func TestProcessExecutorHandsOutputToParse(t *testing.T) {
@@ -158,15 +173,15 @@ func TestProcessExecutorHandsOutputToParse(t *testing.T) {
 		Command: func(tr Trial, scratch string) ([]string, []string, string) {
 			return []string{"sh", "-c", `echo report > report.json; head -c 5000 /dev/zero | tr '\0' x; echo oops >&2; exit 3`}, nil, scratch
 		},
-		Parse: func(tr Trial, res ProcResult) (journal.Record, error) {
+		Parse: func(tr Trial, res ProcResult) (model.Record, error) {
 			seen = res
 			data, err := os.ReadFile(filepath.Join(res.Scratch, "report.json"))
 			scratchExisted = err == nil && string(data) == "report\n"
-			return journal.Record{Outcome: classify.ProxyDead, Hint: "from parse"}, nil
+			return model.Record{Outcome: model.ProxyDead, Hint: "from parse"}, nil
 		},
 	}
 	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != classify.ProxyDead || rec.Hint != "from parse" {
+	if rec.Outcome != model.ProxyDead || rec.Hint != "from parse" {
 		t.Fatalf("record %+v", rec)
 	}
 	if seen.ExitCode != 3 || string(seen.Stderr) != "oops\n" || len(seen.Stdout) != 1000 || !seen.Truncated || seen.TimedOut {
@@ -184,15 +199,15 @@ func TestProcessExecutorFailuresAreHarnessErrors(t *testing.T) {
 	pe := &ProcessExecutor{Command: func(Trial, string) ([]string, []string, string) {
 		return []string{"/nonexistent/sandcheck-trial"}, nil, ""
 	}}
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
 		t.Fatalf("record %+v", rec)
 	}
 	pe = shell("echo boom >&2; exit 2", t.TempDir())
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || rec.Error != "exit 2: boom" {
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || rec.Error != "exit 2: boom" {
 		t.Fatalf("record %+v", rec)
 	}
-	pe.Parse = func(Trial, ProcResult) (journal.Record, error) { return journal.Record{}, errors.New("no report") }
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != classify.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
+	pe.Parse = func(Trial, ProcResult) (model.Record, error) { return model.Record{}, errors.New("no report") }
+	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
 		t.Fatalf("record %+v", rec)
 	}
 }
@@ -206,7 +221,7 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
-	fake := &Fake{Seed: 3, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}
+	fake := &Fake{Seed: 3, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}
 	for k, r := range got {
 		if r.Outcome != fake.Outcome(k.cell, k.trial) {
 			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.cell, k.trial))
@@ -221,15 +236,15 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 }
 
 func TestFakeRate(t *testing.T) {
-	f := &Fake{Seed: 42, P: map[classify.Outcome]float64{classify.ProxyDead: 0.3, classify.NonEnforcing: 0.01}}
-	n := map[classify.Outcome]int{}
+	f := &Fake{Seed: 42, P: map[model.Outcome]float64{model.ProxyDead: 0.3, model.NonEnforcing: 0.01}}
+	n := map[model.Outcome]int{}
 	for i := range 20000 {
 		n[f.Outcome("cell", i)]++
 	}
-	if r := float64(n[classify.ProxyDead]) / 20000; math.Abs(r-0.3) > 0.015 {
+	if r := float64(n[model.ProxyDead]) / 20000; math.Abs(r-0.3) > 0.015 {
 		t.Fatalf("proxy-dead rate %.3f", r)
 	}
-	if r := float64(n[classify.NonEnforcing]) / 20000; math.Abs(r-0.01) > 0.004 {
+	if r := float64(n[model.NonEnforcing]) / 20000; math.Abs(r-0.01) > 0.004 {
 		t.Fatalf("non-enforcing rate %.4f", r)
 	}
 }
@@ -237,20 +252,20 @@ func TestFakeRate(t *testing.T) {
 func TestExecutorIgnoringDeadlineIsAbandoned(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		<-release
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	rec := runOne(context.Background(), exec, Trial{Timeout: 50 * time.Millisecond}, 50*time.Millisecond)
-	if rec.Outcome != classify.Timeout || !strings.Contains(rec.Error, "abandoned") {
+	if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "abandoned") {
 		t.Fatalf("record %+v", rec)
 	}
 }
 
 func TestInvalidOutcomeBecomesHarnessError(t *testing.T) {
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: "weird"} })
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record { return model.Record{Outcome: "weird"} })
 	rec := runOne(context.Background(), exec, Trial{Timeout: time.Second}, time.Second)
-	if rec.Outcome != classify.HarnessError || !strings.Contains(rec.Error, `executor returned outcome "weird"`) {
+	if rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, `executor returned outcome "weird"`) {
 		t.Fatalf("record %+v", rec)
 	}
 }
@@ -258,9 +273,7 @@ func TestInvalidOutcomeBecomesHarnessError(t *testing.T) {
 // TestResumeAfterKill9 kills a runner process with SIGKILL mid-run, resumes, and checks that
 // every finished trial is kept and none runs twice.
 func TestResumeAfterKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a runner process")
-	}
+	skip.Short(t, "spawns a runner process")
 	const n = 30
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
@@ -271,7 +284,7 @@ func TestResumeAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	jpath := filepath.Join(dir, "run", JournalFile)
-	waitFor(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
+	testwait.Until(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
 	cmd.Process.Kill() // SIGKILL: no chance to clean up
 	cmd.Wait()
 	before, _ := journalKeys(t, jpath)
@@ -281,8 +294,8 @@ func TestResumeAfterKill9(t *testing.T) {
 
 	var mu sync.Mutex
 	var rerun []key
-	fake := &Fake{Seed: 1, P: map[classify.Outcome]float64{classify.ProxyDead: 0.2}}
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		mu.Lock()
 		rerun = append(rerun, key{tr.Cell.ID, tr.Index})
 		mu.Unlock()
@@ -315,9 +328,7 @@ func TestResumeAfterKill9(t *testing.T) {
 // TestLeftoversOfKilledRunAreKilled: trials of a runner killed with -9 keep running in their
 // own groups; the next start must kill them.
 func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a runner process")
-	}
+	skip.Short(t, "spawns a runner process")
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SANDCHECK_TEST_RUNNER="+dir, "RUNNER_N=5", "RUNNER_MODE=sleep")
@@ -325,20 +336,28 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgids := filepath.Join(dir, "run", PgidFile)
-	waitFor(t, "two trials running", 20*time.Second, func() bool {
+	testwait.Until(t, "two trials running", 20*time.Second, func() bool {
 		data, _ := os.ReadFile(pgids)
 		return len(readPids(t, filepath.Join(dir, "sleeps"))) == 2 && strings.Count(string(data), "\n+") == 2
 	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	sleeps := readPids(t, filepath.Join(dir, "sleeps"))
-	time.Sleep(100 * time.Millisecond)
+	// The trials' leaders die with the runner (Pdeathsig); wait for that, then their children
+	// must still run, in their own groups, for the next start to find.
+	leaders, _ := os.ReadFile(pgids)
+	for _, l := range strings.Split(string(leaders), "\n") {
+		if pgid, _, ok := strings.Cut(strings.TrimPrefix(l, "+"), " "); ok && strings.HasPrefix(l, "+") {
+			p, _ := strconv.Atoi(pgid)
+			testwait.Gone(t, 5*time.Second, p)
+		}
+	}
 	for _, p := range sleeps {
 		if gone(p) {
 			t.Fatalf("sleep %d died with the runner; nothing left to test", p)
 		}
 	}
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record { return journal.Record{Outcome: classify.Correct} })
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record { return model.Record{Outcome: model.Correct} })
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
 	if err != nil {
 		t.Fatal(err)
@@ -347,19 +366,19 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 		t.Fatalf("killed %d leftover groups, want 2", sum.Leftovers)
 	}
 	for _, p := range sleeps {
-		waitGone(t, p, 2*time.Second)
+		testwait.Gone(t, 2*time.Second, p)
 	}
 }
 
 func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), PgidFile)
 	self := os.Getpid()
-	st, err := startTime(self)
+	st, err := procfs.StartTicks(self)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Our own pid with a different start time stands for a recycled pid: it must survive.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", bootID(), self, st+1), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", procfs.BootID(), self, st+1), 0o644)
 	if n, err := killLeftovers(path); n != 0 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
@@ -369,7 +388,7 @@ func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
 	// An exited group is not killed.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", bootID(), self, st, self), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", procfs.BootID(), self, st, self), 0o644)
 	if n, err := killLeftovers(path); n != 0 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
@@ -377,7 +396,7 @@ func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
 	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+":1: not a pgid file") {
 		t.Fatalf("err %v", err)
 	}
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", bootID()), 0o644)
+	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", procfs.BootID()), 0o644)
 	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+`:2: expected "+pgid starttime" or "-pgid", got "+12 x"`) {
 		t.Fatalf("err %v", err)
 	}
@@ -411,7 +430,7 @@ func TestPgidLogCompacts(t *testing.T) {
 	if n, err := killLeftovers(path); n != 1 || err != nil {
 		t.Fatalf("killed %d, err %v", n, err)
 	}
-	waitGone(t, sleeper.Process.Pid, 2*time.Second)
+	testwait.Gone(t, 2*time.Second, sleeper.Process.Pid)
 }
 
 func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
@@ -423,7 +442,7 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 		_, err := Run(ctx, pe, Options{Cells: testCells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
 		errc <- err
 	}()
-	waitFor(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
+	testwait.Until(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
 	cancel()
 	select {
 	case err := <-errc:
@@ -434,7 +453,7 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	for _, p := range readPids(t, filepath.Join(out, "pids")) {
-		waitGone(t, p, 2*time.Second)
+		testwait.Gone(t, 2*time.Second, p)
 	}
 	got, warn := journalKeys(t, filepath.Join(dir, JournalFile))
 	if len(got) != 3 || len(warn) != 0 {
@@ -456,14 +475,14 @@ func TestTornLastLineIgnoredOnResume(t *testing.T) {
 	jpath := filepath.Join(dir, JournalFile)
 	w, _ := journal.OpenWriter(jpath)
 	for i := range 3 {
-		w.Append(journal.Record{RunID: "old", Cell: cell, Trial: i, Outcome: classify.Correct})
+		w.Append(model.Record{RunID: "old", Cell: cell, Trial: i, Outcome: model.Correct})
 	}
 	w.Close()
 	f, _ := os.OpenFile(jpath, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"v":1,"run_id":"old","cell":{"id":"` + cell.ID + `"},"trial":3,"outc`)
 	f.Close()
 
-	sum, err := Run(context.Background(), &Fake{}, Options{Cells: []journal.Cell{cell}, Trials: 5, Dir: dir, Resume: true})
+	sum, err := Run(context.Background(), &Fake{}, Options{Cells: []model.Cell{cell}, Trials: 5, Dir: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,13 +497,13 @@ func TestTornLastLineIgnoredOnResume(t *testing.T) {
 
 func TestShardUnionIsWhole(t *testing.T) {
 	cells := testCells(7)
-	fake := &Fake{Seed: 9, P: map[classify.Outcome]float64{classify.ProxyDead: 0.4}}
+	fake := &Fake{Seed: 9, P: map[model.Outcome]float64{model.ProxyDead: 0.4}}
 	whole := t.TempDir()
 	if _, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 3, Dir: whole, Parallel: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := journalKeys(t, filepath.Join(whole, JournalFile))
-	union := map[key]journal.Record{}
+	union := map[key]model.Record{}
 	for i := 1; i <= 3; i++ {
 		sh, _ := matrix.ParseShard(fmt.Sprintf("%d/3", i))
 		dir := t.TempDir()
@@ -515,21 +534,21 @@ func (s *countStopper) Observe(pass bool) bool { s.seen++; return s.seen >= s.af
 
 func TestStopperEndsCellEarly(t *testing.T) {
 	// Even trials time out: they say nothing about the sandbox and must not be observed.
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		if tr.Index%2 == 0 {
-			return journal.Record{Outcome: classify.Timeout}
+			return model.Record{Outcome: model.Timeout}
 		}
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	dir := t.TempDir()
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Progress: &out,
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cs := range sum.Cells {
-		if !cs.Stopped || cs.Trials != 14 || cs.Counts[classify.Correct] != 7 {
+		if !cs.Stopped || cs.Trials != 14 || cs.Counts[model.Correct] != 7 {
 			t.Fatalf("cell %+v", cs)
 		}
 	}
@@ -538,29 +557,29 @@ func TestStopperEndsCellEarly(t *testing.T) {
 	}
 	// Resuming feeds the journal to fresh stoppers: nothing more runs.
 	sum, err = Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Resume: true,
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 7} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil || sum.Ran != 0 || sum.Resumed != 28 {
 		t.Fatalf("resume ran %d, resumed %d, err %v", sum.Ran, sum.Resumed, err)
 	}
 }
 
 func TestPassed(t *testing.T) {
-	sc := func(o classify.Outcome, pass bool) journal.Scenario { return journal.Scenario{Outcome: o, Pass: pass} }
+	sc := func(o model.Outcome, pass bool) model.Scenario { return model.Scenario{Outcome: o, Pass: pass} }
 	cases := []struct {
 		name          string
-		rec           journal.Record
+		rec           model.Record
 		pass, counted bool
 	}{
-		{"correct", journal.Record{Outcome: classify.Correct}, true, true},
-		{"proxy-dead", journal.Record{Outcome: classify.ProxyDead}, false, true},
-		{"non-enforcing", journal.Record{Outcome: classify.NonEnforcing}, false, true},
-		{"timeout", journal.Record{Outcome: classify.Timeout}, false, false},
-		{"harness", journal.Record{Outcome: classify.HarnessError}, false, false},
-		{"n/a", journal.Record{Outcome: classify.NotApplicable}, false, false},
-		{"fail-closed scenario passes", journal.Record{Outcome: classify.SandboxFailed, Scenarios: []journal.Scenario{sc(classify.SandboxFailed, true)}}, true, true},
-		{"one scenario fails", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.ProxyDead, false)}}, false, true},
-		{"harness scenarios ignored", journal.Record{Scenarios: []journal.Scenario{sc(classify.Correct, true), sc(classify.HarnessError, false)}}, true, true},
-		{"only harness scenarios", journal.Record{Scenarios: []journal.Scenario{sc(classify.Timeout, false)}}, false, false},
+		{"correct", model.Record{Outcome: model.Correct}, true, true},
+		{"proxy-dead", model.Record{Outcome: model.ProxyDead}, false, true},
+		{"non-enforcing", model.Record{Outcome: model.NonEnforcing}, false, true},
+		{"timeout", model.Record{Outcome: model.Timeout}, false, false},
+		{"harness", model.Record{Outcome: model.HarnessError}, false, false},
+		{"n/a", model.Record{Outcome: model.NotApplicable}, false, false},
+		{"fail-closed scenario passes", model.Record{Outcome: model.SandboxFailed, Scenarios: []model.Scenario{sc(model.SandboxFailed, true)}}, true, true},
+		{"one scenario fails", model.Record{Scenarios: []model.Scenario{sc(model.Correct, true), sc(model.ProxyDead, false)}}, false, true},
+		{"harness scenarios ignored", model.Record{Scenarios: []model.Scenario{sc(model.Correct, true), sc(model.HarnessError, false)}}, true, true},
+		{"only harness scenarios", model.Record{Scenarios: []model.Scenario{sc(model.Timeout, false)}}, false, false},
 	}
 	for _, c := range cases {
 		if pass, counted := Passed(c.rec); pass != c.pass || counted != c.counted {
@@ -598,10 +617,10 @@ func TestRunDirLocked(t *testing.T) {
 	dir := t.TempDir()
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		started <- struct{}{}
 		<-release
-		return journal.Record{Outcome: classify.Correct}
+		return model.Record{Outcome: model.Correct}
 	})
 	done := make(chan error)
 	go func() {
@@ -621,7 +640,7 @@ func TestRunDirLocked(t *testing.T) {
 
 func TestPlainProgressLines(t *testing.T) {
 	var out syncBuffer
-	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}},
+	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.5}},
 		Options{Cells: testCells(2), Trials: 20, Parallel: 2, Dir: t.TempDir(), Progress: &out, ProgressEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -640,7 +659,7 @@ func TestPlainProgressLines(t *testing.T) {
 }
 
 func TestProgressLineAndBar(t *testing.T) {
-	counts := map[classify.Outcome]int{classify.Correct: 4, classify.ProxyDead: 1}
+	counts := map[model.Outcome]int{model.Correct: 4, model.ProxyDead: 1}
 	if got, want := progressLine(5, 20, 5, 10*time.Second, counts), "5/20 trials (25%), ETA 30s correct=4 proxy-dead=1"; got != want {
 		t.Fatalf("got %q want %q", got, want)
 	}
@@ -683,7 +702,7 @@ func TestFromMatrixAndTable(t *testing.T) {
 		t.Fatalf("options %+v", opt)
 	}
 	opt.Dir = t.TempDir()
-	sum, err := Run(context.Background(), &Fake{Seed: 2, P: map[classify.Outcome]float64{classify.ProxyDead: 0.5}}, opt)
+	sum, err := Run(context.Background(), &Fake{Seed: 2, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,20 +715,20 @@ func TestFromMatrixAndTable(t *testing.T) {
 }
 
 func TestStopperOvershootBoundedByParallelism(t *testing.T) {
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) journal.Record {
-		time.Sleep(2 * time.Millisecond)
-		return journal.Record{Outcome: classify.Correct}
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
+		time.Sleep(2 * time.Millisecond) // the fake trial's work, so trials overlap (not a wait)
+		return model.Record{Outcome: model.Correct}
 	})
 	var mu sync.Mutex
 	sum, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
-		NewStopper: func(journal.Cell) Stopper {
+		NewStopper: func(model.Cell) Stopper {
 			return StopperFunc(func(bool) bool { mu.Lock(); defer mu.Unlock(); return false })
 		}})
 	if err != nil || sum.Ran != 600 {
 		t.Fatalf("never-stopping rule: ran %d, %v", sum.Ran, err)
 	}
 	sum, err = Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
-		NewStopper: func(journal.Cell) Stopper { return &countStopper{after: 5} }})
+		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 5} }})
 	if err != nil {
 		t.Fatal(err)
 	}

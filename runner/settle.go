@@ -6,8 +6,7 @@ package runner
 import (
 	"strings"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Settle applies the runner's rules to what a parser made of a finished trial process. A trial
@@ -15,7 +14,7 @@ import (
 // (parseErr) a harness error; but neither overrides a record the parser found non-enforcing:
 // evidence that traffic or data escaped is kept whatever else went wrong, with TimedOut still
 // set. deadline explains the kill ("deadline 20s exceeded; ...").
-func Settle(rec journal.Record, parseErr error, timedOut bool, deadline string) journal.Record {
+func Settle(rec model.Record, parseErr error, timedOut bool, deadline string) model.Record {
 	rec.TimedOut = rec.TimedOut || timedOut
 	var why []string
 	if timedOut {
@@ -27,7 +26,7 @@ func Settle(rec journal.Record, parseErr error, timedOut bool, deadline string) 
 	if rec.Error != "" {
 		why = append(why, rec.Error)
 	}
-	if rec.Outcome == classify.NonEnforcing {
+	if rec.Outcome == model.NonEnforcing {
 		if len(why) > 0 {
 			rec.Error = strings.Join(why, "; ")
 		}
@@ -35,10 +34,10 @@ func Settle(rec journal.Record, parseErr error, timedOut bool, deadline string) 
 	}
 	switch {
 	case timedOut:
-		rec.Outcome = classify.Timeout
+		rec.Outcome = model.Timeout
 		rec.Error = strings.Join(why, "; ")
 	case parseErr != nil:
-		rec.Outcome = classify.HarnessError
+		rec.Outcome = model.HarnessError
 		rec.Error = strings.Join(why, "; ")
 	}
 	return rec

@@ -48,6 +48,22 @@ if [ "$have" != "$CODEX_VERSION" ]; then
 fi
 test -x "$codex_tools/node_modules/.bin/codex" || { echo "install-deps: codex missing after install" >&2; exit 1; }
 
+# Claude Code itself (the seed's system, driven with a scripted model): its pinned version goes
+# into the npm cache that versioned targets use (/var/cache/sandcheck/npm), never globally. About
+# 250 MB, the native binary from its platform package; installed through sandcheck's own cache
+# code so the install is checked and marked complete like any version's.
+# The tests also run the newest version published when they were written (e2e/claudecode_test.go).
+CLAUDE_CODE_VERSION="${CLAUDE_CODE_VERSION:-2.1.215}"
+claude_versions=("$CLAUDE_CODE_VERSION")
+[ $TEST = 1 ] && claude_versions+=(2.1.332)
+npm_cache="${SANDCHECK_NPM_CACHE:-/var/cache/sandcheck/npm}"
+for v in "${claude_versions[@]}"; do
+  if [ ! -f "$npm_cache/@anthropic-ai/claude-code@$v/.sandcheck-install.json" ]; then
+    echo "install-deps: @anthropic-ai/claude-code@$v into $npm_cache"
+    PATH="$PATH:/usr/local/go/bin" go run ./cmd/sandcheck versions --install "claude-code@$v" >/dev/null
+  fi
+done
+
 if [ $TEST = 1 ]; then
   consumers=.tools/npm-report
   if [ ! -d "$consumers/node_modules/jsdom" ] || [ ! -d "$consumers/node_modules/test-results-parser" ]; then

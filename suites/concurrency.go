@@ -2,14 +2,15 @@ package suites
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -17,7 +18,7 @@ import (
 
 // concurrencyK is how many sandboxes start together (SANDCHECK_CONCURRENCY, default 4).
 func concurrencyK() int {
-	if k, err := strconv.Atoi(os.Getenv("SANDCHECK_CONCURRENCY")); err == nil && k > 0 {
+	if k, err := strconv.Atoi(config.Get().Concurrency); err == nil && k > 0 {
 		return k
 	}
 	return 4
@@ -40,12 +41,12 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 			Expect(err).NotTo(HaveOccurred(), "concurrency trial setup")
 			specreport.AttachEvidence(ct)
 			o, hint := ct.Result.Outcome, ct.Result.Hint
-			if o == classify.Correct && len(ct.Leftovers) > 0 {
+			if o == model.Correct && len(ct.Leftovers) > 0 {
 				// Every session worked, but the user's workspace was changed behind its back.
-				o = classify.Residue
+				o = model.Residue
 				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
 			}
-			j := judgement{name: name, outcome: o, pass: o == classify.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
+			j := judgement{name: name, outcome: o, pass: o == model.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
 			if !j.pass {
 				results := make([]classify.Result, len(ct.Sessions))
 				workspaces := make([]string, len(ct.Sessions))

@@ -2,15 +2,13 @@ package suites
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -27,22 +25,24 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 		It(fmt.Sprintf("refuses to run when %s", f.Summary), Label("failclosed-"+f.Name), func(ctx SpecContext) {
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
-			if len(f.Targets) > 0 && !slices.Contains(f.Targets, cfg.Target) {
-				notApplicable("failclosed/"+f.Name, fmt.Sprintf("the fault acts through seams of %s only; %s has none of them", strings.Join(f.Targets, ", "), cfg.Target))
+			if t, err := harness.NewTarget(cfg); err == nil { // else the trial below says why
+				if ok, why := f.AppliesTo(t); !ok {
+					notApplicable("failclosed/"+f.Name, why)
+				}
 			}
 			nt, err := harness.RunNetworkWith(ctx, cfg, harness.NetworkOptions{Condition: f.Name, Faults: []string{f.Name}})
 			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")
 			specreport.AttachEvidence(nt)
 			o := nt.Result.Outcome
-			pass := o == classify.SandboxFailed
+			pass := o == model.SandboxFailed
 			var hint string
 			switch {
-			case o == classify.SandboxFailed:
+			case o == model.SandboxFailed:
 				hint = "refused loudly: " + nt.Result.Hint
-			case o == classify.Correct && f.EnforcedOK:
+			case o == model.Correct && f.EnforcedOK:
 				// The condition did not take enforcement away: the sandbox found another way.
 				pass, hint = true, "still enforcing despite the condition: "+nt.Result.Hint
-			case o == classify.Timeout || o == classify.HarnessError:
+			case o == model.Timeout || o == model.HarnessError:
 				hint = nt.Result.Hint
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
@@ -57,17 +57,17 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 })
 
 // ranAnyway says what a sandbox did under a condition it should have refused to run with.
-func ranAnyway(o classify.Outcome, hint string) string {
+func ranAnyway(o model.Outcome, hint string) string {
 	switch o {
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		return "ran unconfined (the denied host was reached)"
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		return "ran anyway with a dead proxy"
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		return "ran anyway, with the allowed host blocked"
-	case classify.Correct:
+	case model.Correct:
 		return "ran anyway instead of refusing (still enforcing)"
-	case classify.Timeout, classify.HarnessError:
+	case model.Timeout, model.HarnessError:
 		return fmt.Sprintf("not judged: %s (%s)", o, hint)
 	}
 	return fmt.Sprintf("ran anyway: %s", o)

@@ -5,7 +5,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -33,7 +33,7 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	// The aggregate: known only when each check it shows breached is a known finding of its own.
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
-		expect(judgement{name: "filesystem/isolation", outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint,
+		expect(judgement{name: "filesystem/isolation", outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint,
 			breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), on: on})
 	})
 
@@ -43,13 +43,13 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 			c, ok := ft.Result.Checks[name]
 			if !ok {
 				r := ft.Result
-				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint, on: on})
+				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint, on: on})
 				return
 			}
-			if c.Outcome == classify.NotApplicable {
+			if c.Outcome == model.NotApplicable {
 				notApplicable(scenario, c.Hint)
 			}
-			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == classify.Correct, hint: c.Hint, on: on}
+			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == model.Correct, hint: c.Hint, on: on}
 			if !j.pass {
 				j.breaches = []knownfindings.Breach{knownfindings.FSCheckBreach(c, paths[name])}
 			}

@@ -4,18 +4,18 @@ package suites
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -24,7 +24,7 @@ import (
 // breached (in the terms known findings are keyed by), and what it was observed on.
 type judgement struct {
 	name     string
-	outcome  classify.Outcome
+	outcome  model.Outcome
 	pass     bool
 	hint     string
 	breaches []knownfindings.Breach
@@ -35,12 +35,12 @@ type judgement struct {
 // reports it, and the configured fault (a scenario's own faults are part of the scenario); the
 // user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
 func subject(target, version, fault string) knownfindings.Subject {
-	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(os.Getenv(users.EnvUser))}
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(config.Get().User)}
 }
 
 // expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still
 // tells the runner what it saw. A failure is skipped as a known finding of the target only when
-// every breach it shows is covered by a finding (knownfindings/) for this target, version and
+// every breach it shows is covered by a finding (targets/NAME/knownfindings.yaml) for this target, version and
 // fault, and not under SANDCHECK_STRICT=1; the journal records the real outcome either way, with
 // the breaches and the findings that cover them.
 func expect(j judgement) {
@@ -58,7 +58,7 @@ func expect(j judgement) {
 	if j.pass {
 		return
 	}
-	if d.Known != "" && os.Getenv("SANDCHECK_STRICT") != "1" {
+	if d.Known != "" && !config.Get().Strict {
 		Skip(fmt.Sprintf("known finding of %s: %s", j.on, matchedText(d.Matched)))
 	}
 	Fail(failureText(j, d, loadErr))
@@ -95,7 +95,7 @@ func failureText(j judgement, d knownfindings.Decision, loadErr error) string {
 // notApplicable reports a spec the target cannot be judged on, with the reason, and skips it:
 // recorded as not-applicable (never silently skipped, never a pass of the sandbox).
 func notApplicable(name, reason string) {
-	specreport.Attach(specreport.Verdict{Name: name, Outcome: classify.NotApplicable, Pass: true, Hint: reason})
+	specreport.Attach(specreport.Verdict{Name: name, Outcome: model.NotApplicable, Pass: true, Hint: reason})
 	Skip("not applicable: " + reason)
 }
 
@@ -103,10 +103,10 @@ func notApplicable(name, reason string) {
 // trial showed it, outcomes that prevent judging anything (harness trouble, timeouts, a sandbox
 // that refused to start) passed through, and correct otherwise. The breaches are the channels
 // that showed the property's failure.
-func derived(r classify.Result, bad classify.Outcome, h knownfindings.Hosts) (classify.Outcome, string, []knownfindings.Breach) {
+func derived(r classify.Result, bad model.Outcome, h knownfindings.Hosts) (model.Outcome, string, []knownfindings.Breach) {
 	bs := knownfindings.NetworkBreaches(r, bad, h)
 	switch r.Outcome {
-	case bad, classify.HarnessError, classify.Timeout, classify.SandboxFailed:
+	case bad, model.HarnessError, model.Timeout, model.SandboxFailed:
 		return r.Outcome, r.Hint, bs
 	}
 	if len(bs) > 0 {
@@ -116,11 +116,11 @@ func derived(r classify.Result, bad classify.Outcome, h knownfindings.Hosts) (cl
 	// unjudged: the property cannot be vouched for on them, so it is never correct.
 	for _, ch := range sortedChannels(r) {
 		switch c := r.Channels[ch]; c.Outcome {
-		case classify.HarnessError, classify.Timeout, classify.SandboxFailed:
+		case model.HarnessError, model.Timeout, model.SandboxFailed:
 			return c.Outcome, ch + ": " + c.Hint, nil
 		}
 	}
-	return classify.Correct, "", nil
+	return model.Correct, "", nil
 }
 
 // sortedChannels lists a result's channels in a stable order.
@@ -152,53 +152,53 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	})
 
 	// property is one of the seed's properties, judged over every channel (an aggregate).
-	property := func(name string, bad classify.Outcome) {
+	property := func(name string, bad model.Outcome) {
 		o, h, bs := derived(nt.Result, bad, hosts)
-		expect(judgement{name: name, outcome: o, pass: o == classify.Correct, hint: h, breaches: bs, on: on})
+		expect(judgement{name: name, outcome: o, pass: o == model.Correct, hint: h, breaches: bs, on: on})
 	}
 
 	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
 		r := nt.Result
-		expect(judgement{name: "network/seed", outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint,
+		expect(judgement{name: "network/seed", outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint,
 			breaches: knownfindings.NetworkBreaches(r, "", hosts), on: on})
 	})
 
 	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
-		if !targets.Has(target, targets.CapProxyAllowList) {
-			notApplicable("network/proxy-alive", fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), targets.CapProxyAllowList))
+		if !targets.Has(target, model.CapProxyAllowList) {
+			notApplicable("network/proxy-alive", fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), model.CapProxyAllowList))
 		}
-		property("network/proxy-alive", classify.ProxyDead)
+		property("network/proxy-alive", model.ProxyDead)
 	})
 
 	It("enforces the allow-list on every channel (seed outcome 2: proxy up but not enforcing)", Label("seed", "security"), func() {
-		property("network/enforcing", classify.NonEnforcing)
+		property("network/enforcing", model.NonEnforcing)
 	})
 
 	It("lets the allowed host through", Label("policy"), func() {
 		if targets.DenyAll(target) {
 			notApplicable("network/allowed-reachable", target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
 		}
-		property("network/allowed-reachable", classify.AllowedBlocked)
+		property("network/allowed-reachable", model.AllowedBlocked)
 	})
 
-	for _, ch := range probe.AllChannels {
+	for _, ch := range model.AllChannels {
 		name := knownfindings.ChannelScenario(ch)
 		It(fmt.Sprintf("over the %s channel", ch), Label("channel", "channel-"+ch), func() {
 			c, ok := nt.Result.Channels[ch]
 			if !ok {
 				// The whole trial failed before channels could be judged: report that.
 				r := nt.Result
-				expect(judgement{name: name, outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint, on: on})
+				expect(judgement{name: name, outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint, on: on})
 				return
 			}
-			if targets.DenyAll(target) && ch != probe.ChanDirect && ch != probe.ChanDNS && c.Outcome != classify.NonEnforcing {
+			if targets.DenyAll(target) && ch != model.ChanDirect && ch != model.ChanDNS && c.Outcome != model.NonEnforcing {
 				notApplicable(name, fmt.Sprintf("%s is a deny-all sandbox: no proxy to go through (the channel saw %s)", target.Name(), c.Outcome))
 			}
-			if c.Outcome == classify.NotApplicable {
+			if c.Outcome == model.NotApplicable {
 				specreport.Attach(specreport.Verdict{Name: name, Outcome: c.Outcome, Pass: true, Hint: c.Hint})
 				Skip("not applicable: " + c.Hint)
 			}
-			j := judgement{name: name, outcome: c.Outcome, pass: c.Outcome == classify.Correct, hint: c.Hint, on: on}
+			j := judgement{name: name, outcome: c.Outcome, pass: c.Outcome == model.Correct, hint: c.Hint, on: on}
 			if !j.pass {
 				j.breaches = []knownfindings.Breach{knownfindings.ChannelBreach(c, hosts)}
 			}

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -97,17 +98,17 @@ var untrustedConditions = []condition{
 
 // untrustedNeeds is what a condition needs of the target: a settings file of its own to break,
 // or, for a dead caller proxy, a proxy of its own that could adopt it.
-func untrustedNeeds(name string) targets.Capability {
+func untrustedNeeds(name string) model.Capability {
 	if name == "proxy-env-dead" {
-		return targets.CapProxyAllowList
+		return model.CapProxyAllowList
 	}
-	return targets.CapSettingsFile
+	return model.CapSettingsFile
 }
 
 // untrustedClass names what a sandbox did with an untrusted configuration.
 func untrustedClass(r classify.Result) (class string, pass bool) {
 	switch o := r.Outcome; o {
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		// Default deny counts as enforcing, but a proxy that could not reach the allowed host
 		// (a dead upstream the configuration leaked in) is a dead network nobody mentioned.
 		for _, c := range r.Channels {
@@ -116,11 +117,11 @@ func untrustedClass(r classify.Result) (class string, pass bool) {
 			}
 		}
 		return "enforced", true
-	case classify.Correct:
+	case model.Correct:
 		return "enforced", true
-	case classify.SandboxFailed:
+	case model.SandboxFailed:
 		return "failed-loudly", true
-	case classify.ProxyDead, classify.NonEnforcing:
+	case model.ProxyDead, model.NonEnforcing:
 		return "silent-degraded", false
 	default:
 		return string(o), false
@@ -152,7 +153,7 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			if !pass {
 				what := fmt.Sprintf("ran silently degraded (%s)", o)
 				switch {
-				case o == classify.Timeout || o == classify.HarnessError:
+				case o == model.Timeout || o == model.HarnessError:
 					what = fmt.Sprintf("not judged: %s (%s)", o, nt.Result.Hint)
 				case class != "silent-degraded":
 					what = fmt.Sprintf("ran: %s", o)

@@ -1,7 +1,5 @@
 package targets
 
-import "sync"
-
 // NPM says where versions of an adapter's sandbox come from: a package on npm and the executable
 // it provides. Adapters of npm-installed sandboxes register one, so `--target NAME@VERSION` and a
 // matrix's versions: can install any published version (targets/npmcache) and hand the adapter
@@ -13,25 +11,13 @@ type NPM struct {
 	IgnoreScripts bool
 }
 
-var (
-	npmMu  sync.Mutex
-	npmPkg = map[string]NPM{}
-)
+var npmPkgs byName[NPM]
 
 // RegisterNPM records the npm package of an adapter; adapters call it from init.
-func RegisterNPM(target string, p NPM) {
-	npmMu.Lock()
-	defer npmMu.Unlock()
-	npmPkg[target] = p
-}
+func RegisterNPM(target string, p NPM) { npmPkgs.set(target, p) }
 
 // NPMOf returns the npm package of an adapter, if its sandbox is installed from npm.
-func NPMOf(target string) (NPM, bool) {
-	npmMu.Lock()
-	defer npmMu.Unlock()
-	p, ok := npmPkg[target]
-	return p, ok
-}
+func NPMOf(target string) (NPM, bool) { return npmPkgs.get(target) }
 
 // Historian is implemented by adapters that know their sandbox's release history (command-line
 // shapes, settings keys): Undrivable says why this build cannot be driven, or "" when it can. A

@@ -8,30 +8,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
-// Capability is something a sandbox can express.
-type Capability string
+// Capability is something a sandbox can express (model's vocabulary; these names keep code
+// written against targets compiling).
+type Capability = model.Capability
 
 const (
-	CapProxyAllowList Capability = "proxy-allow-list" // domain allow-list enforced by a proxy
-	CapDenyAllNet     Capability = "deny-all-network"
-	CapWritablePaths  Capability = "writable-paths"
-	CapDenyRead       Capability = "deny-read"
-	// CapProtectedFiles: the sandbox keeps files inside the writable workspace that configure
-	// later programs (.bashrc, .git/hooks, .vscode, .mcp.json ...) read-only, as srt does.
-	CapProtectedFiles Capability = "protected-files"
-	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
-	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
-	CapSettingsFile Capability = "settings-file"
-	// CapPortRules: allow-list entries can name a port (host:port), so other ports of an
-	// allowed host stay closed.
-	CapPortRules Capability = "port-rules"
-	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
-	CapDenyWrite Capability = "deny-write"
+	CapProxyAllowList = model.CapProxyAllowList
+	CapDenyAllNet     = model.CapDenyAllNet
+	CapWritablePaths  = model.CapWritablePaths
+	CapDenyRead       = model.CapDenyRead
+	CapProtectedFiles = model.CapProtectedFiles
+	CapSettingsFile   = model.CapSettingsFile
+	CapPortRules      = model.CapPortRules
+	CapDenyWrite      = model.CapDenyWrite
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
@@ -62,6 +57,9 @@ type Session struct {
 	// Patches let a fault change the generated settings (target-specific keys) before they are
 	// written: e.g. point srt at an external proxy.
 	Patches []func(settings map[string]any)
+	// Adapter holds options only one adapter understands, set by that adapter's own scenarios
+	// (claudecode.Options: permission mode, trust, where the settings live); others ignore it.
+	Adapter any
 }
 
 // Invocation is the command line that runs a Session under the sandbox.
@@ -70,6 +68,9 @@ type Invocation struct {
 	Env      []string
 	Dir      string
 	Settings string // the settings text given to the sandbox, for the report
+	// Agent, when set, runs beside Argv for its lifetime: the command reaches the sandbox through
+	// an agent's tool call, and its output comes back through Agent.Finish (see agent.go).
+	Agent Agent
 }
 
 // Target is one sandbox under test.
@@ -86,39 +87,38 @@ type Target interface {
 // Factory builds a target from its matrix settings.
 type Factory func(settings map[string]string) (Target, error)
 
-var (
-	mu       sync.Mutex
-	registry = map[string]Factory{}
-)
+var factories byName[Factory]
 
 // Register makes an adapter available by name; adapters call it from init.
-func Register(name string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	registry[name] = f
-}
+func Register(name string, f Factory) { factories.set(name, f) }
 
 // New builds the named target.
 func New(name string, settings map[string]string) (Target, error) {
-	mu.Lock()
-	f := registry[name]
-	mu.Unlock()
-	if f == nil {
+	f, ok := factories.get(name)
+	if !ok || f == nil {
 		return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(settings)
 }
 
 // Names lists registered targets, sorted.
-func Names() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	var n []string
-	for k := range registry {
-		n = append(n, k)
+func Names() []string { return factories.names() }
+
+// Seamed is a target with seams faults may act through (model.Seam); a target without any
+// does not implement it.
+type Seamed interface {
+	Seams() []model.Seam
+}
+
+// Offers reports whether a target offers every seam given.
+func Offers(t Target, seams ...model.Seam) bool {
+	s, _ := t.(Seamed)
+	for _, want := range seams {
+		if s == nil || !slices.Contains(s.Seams(), want) {
+			return false
+		}
 	}
-	sort.Strings(n)
-	return n
+	return true
 }
 
 // DenyAll reports whether a target offers no way out at all (Reach is empty): the network
@@ -153,6 +153,15 @@ func LookPath(name string, env []string) (string, error) {
 		}
 	}
 	return exec.LookPath(name)
+}
+
+// ShellJoin quotes argv for `sh -c`: each word in single quotes, its own quotes escaped.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // SetEnv returns env with key set to value (replacing any earlier assignment).

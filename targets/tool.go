@@ -2,10 +2,11 @@ package targets
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
-	"sync"
+
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Tool is a sandbox executable from a distribution package (bwrap, firejail). Unless a path is
@@ -15,14 +16,13 @@ type Tool struct {
 	name     string
 	explicit string // configured path; "" = the session's PATH
 	found    string // what this host has, for Version
-	verOnce  sync.Once
-	ver      string
+	ver      versionOnce
 }
 
 // FindTool finds name: an explicit path, then $envVar, then PATH. installHint says how to get it.
 func FindTool(name, explicit, envVar, installHint string) (*Tool, error) {
 	if explicit == "" {
-		explicit = os.Getenv(envVar)
+		explicit = config.Get().Tool(envVar)
 	}
 	if explicit != "" {
 		p, err := exec.LookPath(explicit)
@@ -52,11 +52,54 @@ func (t *Tool) Path(env []string) (string, error) {
 
 // Version is the first line `TOOL --version` prints, asked once.
 func (t *Tool) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		if out, err := exec.Command(t.found, "--version").Output(); err == nil {
-			t.ver, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return t.ver.get(func() string {
+		out, err := exec.Command(t.found, "--version").Output()
+		if err != nil {
+			return ""
 		}
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return first
 	})
-	return t.ver
+}
+
+// ToolSandbox is what the adapters of a distribution's deny-all sandbox tool (bwrap, firejail)
+// share: no network at all, the workspace writable, denied paths hidden; no way out; the tool on
+// each session's PATH as the seam a fault's shim stands in at; the tool's version. An adapter
+// embeds it and adds its name and its command line (Prepare).
+type ToolSandbox struct{ tool *Tool }
+
+// NewToolSandbox finds the tool (FindTool).
+func NewToolSandbox(name, explicit, envVar, installHint string) (ToolSandbox, error) {
+	tool, err := FindTool(name, explicit, envVar, installHint)
+	return ToolSandbox{tool}, err
+}
+
+// Capabilities are no network at all, the workspace writable, paths hidden.
+func (s ToolSandbox) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapDenyRead}
+}
+
+// Reach is empty: a deny-all sandbox offers no way out.
+func (s ToolSandbox) Reach() []string { return nil }
+
+// Seams implements Seamed: the tool is looked up on each session's PATH, where a shim can stand
+// in for it.
+func (s ToolSandbox) Seams() []model.Seam { return []model.Seam{model.OnPath(s.tool.name)} }
+
+// Version is the tool's (Tool.Version).
+func (s ToolSandbox) Version() string { return s.tool.Version() }
+
+// Invocation is `TOOL ARGS` for a session, args ending with `-- COMMAND...`, run in the
+// workspace with env; the report's settings text is the options before the command.
+func (s ToolSandbox) Invocation(sess *Session, args, env []string) (*Invocation, error) {
+	bin, err := s.tool.Path(sess.Env)
+	if err != nil {
+		return nil, err
+	}
+	return &Invocation{
+		Argv:     append([]string{bin}, args...),
+		Env:      env,
+		Dir:      sess.Workspace,
+		Settings: strings.Join(args[:len(args)-len(sess.Command)], " "),
+	}, nil
 }

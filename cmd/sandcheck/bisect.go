@@ -13,14 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
-	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/bisect"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets"
-	"github.com/sandcheck/sandcheck/targets/npmcache"
-	"github.com/sandcheck/sandcheck/versions"
 )
 
 func init() {
@@ -39,17 +36,6 @@ Exit codes:
   1  the endpoints do not differ on these scenarios, or a step stayed undecided
   2  usage or configuration error
   130 interrupted: continue with --out DIR --resume`
-
-// bisectOutput is --json: the search's result plus what was searched.
-type bisectOutput struct {
-	Target  string `json:"target"`
-	Package string `json:"package"`
-	Labels  string `json:"label_filter"`
-	Fault   string `json:"fault,omitempty"`
-	*bisect.Result
-	Reports string `json:"reports,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
 
 func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bisect", "--target srt --label-filter SCENARIOS [--good V] [--bad V] [--json] [--out DIR [--resume]]",
@@ -76,15 +62,15 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sandcheck bisect: "+format+"\n", a...)
-		return exitUsage
+		return cli.ExitUsage
 	}
-	name, sel := splitTarget(o.target)
+	name, sel := orchestrate.SplitTarget(o.target)
 	switch {
 	case fs.NArg() > 0:
 		return fail("unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	case sel != "":
 		return fail("--target %s: name the target only; the versions are --good and --bad", o.target)
-	case o.targetPath != "":
+	case o.TargetPath != "":
 		return fail("--target-path: bisect runs published versions from the npm cache, not one executable")
 	case strings.TrimSpace(o.labels) == "":
 		return fail("--label-filter is required: the scenarios whose outcome changed (e.g. 'network && seed'); a whole-suite bisect decides on one scenario anyway")
@@ -93,12 +79,12 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	case !(*alpha > 0 && *alpha < 0.5 && *beta > 0 && *beta < 0.5):
 		return fail("--alpha and --beta must be between 0 and 0.5")
 	}
-	if err := registry().Target(name, nil); err != nil {
+	if err := orchestrate.Registry().Target(name, nil); err != nil {
 		return fail("--target: %v", err)
 	}
 	npm, ok := targets.NPMOf(name)
 	if !ok {
-		return fail("--target %s: %v", name, versionedCheck(name))
+		return fail("--target %s: %v", name, orchestrate.VersionedCheck(name))
 	}
 	settings := map[string]any{}
 	if o.targetSettings != "" {
@@ -107,7 +93,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.fault != "" {
-		if err := registry().Fault(o.fault); err != nil {
+		if err := orchestrate.Registry().Fault(o.fault); err != nil {
 			return fail("--fault: %v", err)
 		}
 	}
@@ -122,7 +108,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := matrix.Target{ID: name, Name: name, Settings: settings}
-	list, goodV, badV, err := bisectRange(ctx, t, npm, *good, *bad, stderr)
+	list, goodV, badV, err := orchestrate.BisectRange(ctx, t, npm, *good, *bad, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -130,178 +116,37 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	fault := matrix.NormalizeFault(o.fault)
-	m := &matrix.Matrix{Targets: []matrix.Target{t}, Scenarios: o.labels, Faults: []string{fault}}
-	o.versionPaths = map[string]string{}
-	prog := stderr // progress on stderr: with --json, stdout holds the JSON alone
-	fmt.Fprintf(prog, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", name, npm.Package, o.labels, goodV, badV, len(list))
-	res, err := bisect.Run(ctx, bisect.Options{
-		Versions: list,
-		Cell: func(v string) journal.Cell {
-			return journal.Cell{ID: matrix.VersionedCellID(name, v, "local", fault, o.labels), Target: name, Version: v,
-				Host: "local", Fault: fault, Labels: o.labels}
+	answer, err := orchestrate.RunBisect(ctx, self, orchestrate.BisectJob{
+		Target: t, NPM: npm, Releases: list, Good: goodV, Bad: badV, Labels: o.labels, Fault: matrix.NormalizeFault(o.fault), Trial: &o.Trial,
+		Options: bisect.Options{
+			Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
+			EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
+			Progress: stderr, // with --json, stdout holds the JSON alone
 		},
-		Prepare: func(ctx context.Context, v string) error {
-			in, err := npmCache().Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
-			if err != nil {
-				return err
-			}
-			o.versionPaths[name+"@"+v] = in.BinPath()
-			return nil
-		},
-		Exec: &runner.ProcessExecutor{
-			Command: func(tr runner.Trial, _ string) ([]string, []string, string) {
-				return trialArgv(self, m, tr, &o), nil, ""
-			},
-			Parse:         trialresult.Parse,
-			FramePrefixes: trialresult.Prefixes,
-		},
-		Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
-		EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
-		Progress: prog,
+		Reports: func(dir string, journals []string) error { _, err := writeReports(dir, journals, stderr); return err },
 	})
-	outp := bisectOutput{Target: name, Package: npm.Package, Labels: o.labels, Fault: fault, Result: res}
-	if res != nil {
-		// The versions it ran, as a version table (report.md, report.html) beside the journal.
-		if werr := writeReports(dir, []string{res.Journal}, stderr); werr == nil {
-			outp.Reports = dir
-		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		enc.Encode(outp)
-		os.WriteFile(filepath.Join(dir, "bisect.json"), []byte(b.String()), 0o644)
-	}
 	code := 0
 	switch {
 	case ctx.Err() != nil:
-		code = exitInterrupted
+		code = cli.ExitInterrupted
 		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", dir, dir)
 	case errors.Is(err, bisect.ErrNoDifference):
 		code = 1
-	case err != nil && res == nil:
+	case err != nil && answer.Result == nil:
 		return fail("%v", err)
 	case err != nil:
 		code = 1
-	case res.Undecided != "":
+	case answer.Undecided != "":
 		code = 1
 	}
-	if err != nil {
-		outp.Error = err.Error()
-	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false) // label filters hold && and ||
-		enc.Encode(outp)
+		answer.WriteJSON(stdout)
 		return code
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "no answer: %v\n", err)
 		return code
 	}
-	printBisect(stdout, outp)
+	answer.WriteText(stdout)
 	return code
-}
-
-// bisectRange resolves --good and --bad (defaults: the oldest release and latest) and lists the
-// releases from one to the other.
-func bisectRange(ctx context.Context, t matrix.Target, npm targets.NPM, good, bad string, stderr io.Writer) ([]string, string, string, error) {
-	idx, err := npmCache().Published(ctx, npm.Package)
-	if err != nil {
-		return nil, "", "", err
-	}
-	if idx.Warning != "" {
-		fmt.Fprintf(stderr, "warning: %s\n", idx.Warning)
-	}
-	rel := idx.Releases()
-	if len(rel) < 2 {
-		return nil, "", "", fmt.Errorf("%s has fewer than two releases", npm.Package)
-	}
-	one := func(flag, text, def string) (string, error) {
-		if text == "" {
-			return def, nil
-		}
-		sel, err := versions.ParseSelector(text)
-		if err != nil {
-			return "", fmt.Errorf("--%s: %w", flag, err)
-		}
-		pinned := ""
-		if sel.Kind == versions.Pinned {
-			if pinned, err = pinnedVersion(t); err != nil {
-				return "", fmt.Errorf("--%s: %w", flag, err)
-			}
-		}
-		vs, err := sel.Resolve(idx.Published, pinned)
-		if err != nil {
-			return "", fmt.Errorf("--%s: %w", flag, err)
-		}
-		if len(vs) != 1 {
-			return "", fmt.Errorf("--%s %s selects %d versions; name one", flag, text, len(vs))
-		}
-		return vs[0], nil
-	}
-	latest := rel[len(rel)-1]
-	if l, ok := idx.Tags["latest"]; ok {
-		latest = l
-	}
-	g, err := one("good", good, rel[0])
-	if err != nil {
-		return nil, "", "", err
-	}
-	b, err := one("bad", bad, latest)
-	if err != nil {
-		return nil, "", "", err
-	}
-	list, err := versions.Between(idx.Published, g, b)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("--good %s --bad %s: %w (good must be the older one)", g, b, err)
-	}
-	return list, g, b, nil
-}
-
-// printBisect is the human answer: the first bad version, the evidence, the cost.
-func printBisect(w io.Writer, o bisectOutput) {
-	r := o.Result
-	if r.Undecided != "" {
-		fmt.Fprintf(w, "\nundecided: %s\n", r.Undecided)
-	} else {
-		fmt.Fprintf(w, "\nfirst version that differs: %s %s (last like %s: %s)\n", o.Target, r.FirstBad, r.Good, r.LastGood)
-	}
-	fmt.Fprintf(w, "  decided on: %s\n", r.Event)
-	fmt.Fprintf(w, "  each step: SPRT %s, alpha %g, beta %g; the answer is right with probability >= %.2f (given one change between %s and %s)\n",
-		r.Hypotheses, r.Alpha, r.Beta, r.Confidence, r.Good, r.Bad)
-	for _, s := range r.Steps {
-		if s.Version != r.FirstBad && s.Version != r.LastGood {
-			continue
-		}
-		fmt.Fprintf(w, "  evidence at %s: %d of %d trials showed the event", s.Version, s.Events, s.Trials)
-		if s.Example != "" {
-			fmt.Fprintf(w, "; e.g. %s", s.Example)
-		}
-		fmt.Fprintln(w)
-	}
-	ends, steps := 0, 0
-	var path []string
-	for _, s := range r.Steps {
-		if s.Role == "midpoint" {
-			steps += s.Trials
-			like := map[string]string{"looks-good": "like " + r.Good, "looks-bad": "like " + r.Bad}[s.Verdict]
-			if like == "" {
-				like = s.Verdict
-			}
-			path = append(path, fmt.Sprintf("%s %s (%d trials)", s.Version, like, s.Trials))
-		} else {
-			ends += s.Trials
-		}
-	}
-	fmt.Fprintf(w, "  path: %s\n", strings.Join(path, ", "))
-	fmt.Fprintf(w, "  trials: %d (endpoints %d, %d steps %d); running all %d versions at the endpoints' %d trials: %d\n",
-		r.Trials, ends, len(path), steps, r.Versions, r.Steps[0].Trials, r.SweepTrials)
-	fmt.Fprintf(w, "  journal: %s", r.Journal)
-	if o.Reports != "" {
-		fmt.Fprintf(w, "; reports: %s/report.md", o.Reports)
-	}
-	fmt.Fprintln(w)
 }

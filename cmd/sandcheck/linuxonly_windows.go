@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-
-	"github.com/sandcheck/sandcheck/doctor"
 )
+
+// restartClocks: nothing on Windows, where no trial runs in this process.
+func restartClocks() {}
 
 // The commands that run the specs need Linux (network namespace fixtures, a Linux sandbox), so
 // trial.go and preflight.go are built there only. On Windows the same names stay, and say where
@@ -14,7 +15,6 @@ func init() {
 	for _, c := range []struct{ name, summary string }{
 		{"trial", "run the specs once, in this process (Linux only)"},
 		{"preflight", "one fast network trial with your settings (Linux only)"},
-		{"user", "show (and create) the account sandboxes run as (Linux only)"},
 	} {
 		register(c.name, c.summary, func(_ []string, _, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "sandcheck: `sandcheck %s` runs inside Linux; on Windows use a wsl host (matrix/examples/wsl.yaml)\n", c.name)
@@ -22,12 +22,3 @@ func init() {
 		})
 	}
 }
-
-// ensureLocalUsers has nothing to do: no local host runs trials on Windows.
-func ensureLocalUsers(string, []string) error { return nil }
-
-// fingerprintUser: the sandbox user lives inside the WSL distribution, not on Windows.
-func fingerprintUser(string, bool) *doctor.User { return nil }
-
-// sweepLocalUsers: no local host runs trials on Windows.
-func sweepLocalUsers([]string, io.Writer) {}

@@ -6,12 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
-	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/runner/preflight"
 )
 
 func init() {
@@ -20,7 +19,7 @@ func init() {
 
 // preflightCmd is the seed reporter's hand-written probe as a product: drive one sandboxed
 // request to an allowed and a denied host, and fail closed unless the outcome is `correct`.
-// A known finding of the target (knownfindings/) is not news, but a fail-open one still fails
+// A known finding of the target (targets/NAME/knownfindings.yaml) is not news, but a fail-open one still fails
 // unless the user accepts the pinned findings by name with --accept-known.
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
@@ -28,7 +27,7 @@ func preflightCmd(args []string, stdout, stderr io.Writer) int {
 Exit status:
   0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel
      (with --filesystem also: writes only in the workspace, the secret unreadable), except for
-     known findings of this target version (knownfindings/): a fail-closed one (the allowed host
+     known findings of this target version (targets/NAME/knownfindings.yaml): a fail-closed one (the allowed host
      blocked, a dead proxy, an allowed write refused) is printed as a warning; a fail-open one
      (the denied host reached, a file written or read against the policy) only with
      --accept-known, which lists each accepted finding: its id, what it breached, its note.
@@ -38,6 +37,8 @@ Exit status:
   sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
   sudo sandcheck preflight --user "$SUDO_USER"      # the sandbox as the account your agent runs as
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
+  sandcheck preflight --target claude-code --settings ~/.claude/settings.json   # Claude Code itself, scripted model
+  sandcheck preflight --target claude-code --target-settings '{"permission_mode":"bypass"}'   # as claude -p --dangerously-skip-permissions
 
   In a GitHub Actions job, before the step that relies on the sandbox:
     - run: sandcheck preflight --settings .srt-settings.json --timeout 10s`, stderr)
@@ -65,100 +66,22 @@ Exit status:
 	}
 
 	start := time.Now()
-	nt, err := harness.RunNetwork(ctx, cfg)
+	res, err := preflight.Check(ctx, cfg, known, *withFS)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the check: %v\n", err)
+		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %v\n", err)
 		return 1
 	}
-	on := knownfindings.Subject{Target: nt.Target, Version: nt.TargetVersion, Fault: cfg.Fault, User: cfg.User}
-	var matched []knownfindings.Match
-	summary := fmt.Sprintf("%s reachable, %s blocked on every channel", nt.Allowed.Name, nt.Denied.Name)
-	if r := nt.Result; r.Outcome != classify.Correct {
-		hosts := knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
-		d := known.Decide(on, knownfindings.Verdict{Scenario: "network/seed", Outcome: r.Outcome, Hint: r.Hint,
-			Breaches: knownfindings.NetworkBreaches(r, "", hosts)})
-		if len(d.New) > 0 {
-			fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s: %s\n", describe(r.Outcome), firstClause(r.Hint))
-			return 1
-		}
-		matched = append(matched, d.Matched...)
-		summary = fmt.Sprintf("network %s, known findings only", r.Outcome)
+	if res.Failure != "" {
+		// Known findings the check showed before the failure are named before it.
+		preflight.WriteKnown(stderr, res.Matched, *acceptKnown, res.Subject)
+		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s\n", res.Failure)
+		return 1
 	}
-	if *withFS {
-		ft, err := harness.RunFilesystem(ctx, cfg)
-		if err != nil {
-			fmt.Fprintf(stderr, "sandcheck preflight: FAIL could not set up the filesystem check: %v\n", err)
-			return 1
-		}
-		r := ft.Result
-		if r.Outcome == classify.Correct {
-			summary += "; filesystem confined"
-		} else {
-			var ws string
-			if len(ft.Policy.WritablePaths) > 0 {
-				ws = ft.Policy.WritablePaths[0]
-			}
-			var paths map[string]string
-			if ft.Observation != nil {
-				paths = knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
-			}
-			d := known.Decide(on, knownfindings.Verdict{Scenario: "filesystem/isolation", Outcome: r.Outcome, Hint: r.Hint,
-				Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths)})
-			if len(d.New) > 0 {
-				reportKnown(stderr, append(matched, d.Matched...), *acceptKnown, on)
-				fmt.Fprintf(stderr, "sandcheck preflight: FAIL filesystem %s: %s (not a known finding of %s)\n",
-					r.Outcome, strings.Join(knownfindings.Words(d.New), "; "), on)
-				return 1
-			}
-			matched = append(matched, d.Matched...)
-			summary += "; filesystem confined but for known findings"
-		}
-	}
-	if !reportKnown(stderr, matched, *acceptKnown, on) {
+	if !preflight.WriteKnown(stderr, res.Matched, *acceptKnown, res.Subject) {
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", summary, nt.TargetVersion, asUser(cfg.User), time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", res.Summary, res.Version, runsummary.AsUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
-}
-
-// reportKnown prints each known finding the check showed: a fail-closed one as a warning, a
-// fail-open one as accepted (with --accept-known) or as a failure. It reports whether every one
-// was let through.
-func reportKnown(w io.Writer, ms []knownfindings.Match, accept bool, on knownfindings.Subject) bool {
-	ok := true
-	var refused int
-	for _, m := range ms {
-		f := m.Finding
-		switch {
-		case m.Breach.Outcome.Severity() != classify.SevFailOpen:
-			fmt.Fprintf(w, "sandcheck preflight: warning: known finding %s (%s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
-		case accept:
-			fmt.Fprintf(w, "sandcheck preflight: accepted known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
-		default:
-			ok = false
-			refused++
-			fmt.Fprintf(w, "sandcheck preflight: FAIL known finding %s (fail-open, %s): %s: %s\n", f.ID, m.Breach.Outcome, m.Breach.What, f.Note)
-		}
-	}
-	if refused > 0 {
-		fmt.Fprintf(w, "sandcheck preflight: %d fail-open known finding(s) of %s: the sandbox does not enforce there; pass --accept-known to accept the pinned findings\n", refused, on)
-	}
-	return ok
-}
-
-// describe turns an outcome into the words of the seed report.
-func describe(o classify.Outcome) string {
-	switch o {
-	case classify.ProxyDead:
-		return "proxy dead"
-	case classify.NonEnforcing:
-		return "proxy up but NOT ENFORCING (a denied host was reachable)"
-	case classify.AllowedBlocked:
-		return "allowed host blocked"
-	case classify.SandboxFailed:
-		return "sandbox refused to start"
-	}
-	return string(o)
 }

@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
+	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
 
 func init() {
@@ -18,7 +22,8 @@ func init() {
 // It exits as run does (1: the report shows a failure), printing the report for 0, 1 and 3.
 func reproCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
-  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro`, stderr)
+  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro
+  sandcheck repro --target claude-code --settings ~/.claude/settings.json   # the seed's repro through Claude Code`, stderr)
 	var o trialOptions
 	o.bind(fs, true)
 	n := fs.Int("n", 10, "trials")
@@ -38,31 +43,33 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		dir = d
 	}
 	labels := o.labels
-	if labels == "" {
+	if name, _ := orchestrate.SplitTarget(o.target); labels == "" && name == claudecode.Name {
+		labels = "claude-seed-repro" // the seed's own invocation and curls, through Claude Code
+	} else if labels == "" {
 		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
-		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.hostnames, "--user", o.user}
+		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
 	if o.targetSettings != "" {
 		run = append(run, "--target-settings", o.targetSettings)
 	}
-	if o.settings != "" {
-		run = append(run, "--settings", o.settings)
+	if o.Settings != "" {
+		run = append(run, "--settings", o.Settings)
 	}
-	if o.targetPath != "" {
-		run = append(run, "--target-path", o.targetPath)
+	if o.TargetPath != "" {
+		run = append(run, "--target-path", o.TargetPath)
 	}
-	reproArgs = append([]string{"repro"}, args...)
+	cli.Args = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)
 	switch code {
-	case exitPass, exitFail, exitHarness: // the trials ran: there is a report, the finding in it
+	case cli.ExitPass, cli.ExitFail, cli.ExitHarness: // the trials ran: there is a report, the finding in it
 	default:
 		return code
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
-		return exitHarness
+		return cli.ExitHarness
 	}
 	stdout.Write(md)
 	return code

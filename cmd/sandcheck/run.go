@@ -2,66 +2,30 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/faults"
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
-	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/runner/trialresult"
-	"github.com/sandcheck/sandcheck/targets"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
 func init() {
 	register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
 
-// multiFlag collects a repeatable flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// registry validates matrix names against what this binary knows.
-func registry() matrix.Registry {
-	return matrix.Registry{
-		Target: func(name string, _ map[string]any) error {
-			for _, n := range targets.Names() {
-				if n == name {
-					return nil
-				}
-			}
-			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(targets.Names(), ", "))
-		},
-		Fault:     func(spec string) error { _, _, err := faults.Parse(spec); return err },
-		Versioned: versionedCheck,
-	}
-}
-
-// Exit codes of run (and repro).
-const (
-	exitPass        = 0   // every scenario passed; failures covered by known findings allowed
-	exitFail        = 1   // a fail-open, or a scenario failure outside the known findings
-	exitUsage       = 2   // usage or configuration error: nothing ran
-	exitHarness     = 3   // harness errors or timeouts above --max-harness-rate
-	exitInterrupted = 130 // Ctrl-C or SIGTERM; finished trials are journaled
-)
-
 const runExitHelp = `Exit codes:
   0    every scenario passed in every trial; a failure covered in full by a known finding
-       (knownfindings/) is allowed
+       (targets/NAME/knownfindings.yaml) is allowed
   1    fail-open: non-enforcing outside the known findings, or traffic to a fixture server the
        policy does not allow (egress), even in a trial that timed out or crashed; or a
        scenario failed outside the known findings
@@ -73,8 +37,8 @@ const runExitHelp = `Exit codes:
 // runFlags are the flags of run, bound to one flag set.
 type runFlags struct {
 	o          trialOptions
-	faults     multiFlag
-	users      multiFlag
+	faults     cli.MultiFlag
+	users      cli.MultiFlag
 	matrix     string
 	n, j       int
 	timeout    time.Duration
@@ -120,15 +84,13 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 
 // runPlan is a run configured from its flags and matrix, before anything runs.
 type runPlan struct {
-	m          *matrix.Matrix
-	o          trialOptions
-	opt        runner.Options // without Progress, which needs the command's stderr
+	*orchestrate.Plan
 	asJSON     bool
 	maxHarness float64
 }
 
 // planRun parses run's flags and loads the matrix. A nil plan comes with the exit code (0 for
-// --help, exitUsage for anything wrong).
+// --help, cli.ExitUsage for anything wrong).
 func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	fs, f := newRunFlags(stderr)
 	if ok, code := parse(fs, args); !ok {
@@ -138,7 +100,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	fail := func(format string, a ...any) (*runPlan, int) {
 		fmt.Fprintf(stderr, "sandcheck run: "+format+"\n", a...)
-		return nil, exitUsage
+		return nil, cli.ExitUsage
 	}
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q (flags only; see --help)", fs.Arg(0))
@@ -146,14 +108,11 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	if f.maxHarness < 0 || f.maxHarness > 1 {
 		return fail("--max-harness-rate %g: want a fraction between 0 and 1", f.maxHarness)
 	}
-	m, err := loadMatrix(f.matrix)
+	m, err := orchestrate.LoadMatrix(f.matrix)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := overrideMatrix(m, &f.o, set, f.faults, f.n, f.j, f.timeout); err != nil {
-		return fail("%v", err)
-	}
-	if err := overrideUsers(m, f.users); err != nil {
+	if err := f.overrides(set).Apply(m); err != nil {
 		return fail("%v", err)
 	}
 	sh, err := matrix.ParseShard(f.shard)
@@ -169,30 +128,44 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := versionsOnHosts(m); err != nil {
+	if err := orchestrate.VersionsOnHosts(m); err != nil {
 		return fail("versions: %v", err)
 	}
-	if err := resolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
+	if err := orchestrate.ResolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
 		return fail("versions: %v", err)
 	}
-	p := &runPlan{m: m, o: f.o, asJSON: f.asJSON, maxHarness: f.maxHarness}
-	p.opt = runner.Options{
-		Cells: m.Cells(), Shard: sh, Trials: m.Trials, Parallel: m.Parallel, Timeout: m.Timeout,
-		Dir: dir, Resume: f.resume, Plain: f.plain, FullJournal: f.full,
-	}
-	if m.Adaptive != nil {
-		a := m.Adaptive
-		h := stats.Hypotheses{P0: a.P0, P1: a.P1}
-		p.opt.NewStopper = func(journal.Cell) runner.Stopper {
-			s, _ := stats.NewSPRT(h, a.Alpha, a.Beta, a.Max)
-			return sprtStopper{s}
-		}
-	}
+	p := &runPlan{Plan: orchestrate.NewPlan(m, f.o.Trial, sh, dir, f.resume), asJSON: f.asJSON, maxHarness: f.maxHarness}
+	p.Runner.Plain, p.Runner.FullJournal = f.plain, f.full
+	p.Executors = runExecutors
 	return p, 0
 }
 
+// overrides are the flags that change the matrix: those given win.
+func (f *runFlags) overrides(set map[string]bool) orchestrate.Overrides {
+	ov := orchestrate.Overrides{Faults: f.faults, Users: f.users}
+	if set["target"] {
+		ov.Targets = f.o.targets
+	}
+	if set["target-settings"] {
+		ov.TargetSettings = &f.o.targetSettings
+	}
+	if set["label-filter"] {
+		ov.Labels = &f.o.labels
+	}
+	if set["n"] {
+		ov.Trials = &f.n
+	}
+	if set["j"] {
+		ov.Parallel = &f.j
+	}
+	if set["timeout"] {
+		ov.Timeout = &f.timeout
+	}
+	return ov
+}
+
 // runExecutors prepares the hosts of a plan; tests replace it with fakes.
-var runExecutors = executors
+var runExecutors = orchestrate.Executors
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	p, code := planRun(args, stderr)
@@ -202,32 +175,23 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := installVersions(ctx, p.m, &p.o, stderr); err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
-	}
-	exec, closeHosts, err := runExecutors(ctx, p.m, self, &p.o, stderr)
-	defer closeHosts()
+	exec, closeHosts, err := p.Prepare(ctx, self, stderr)
+	defer closeHosts() // once: closing cleans up after the sandbox's users, before the reports
 	if err != nil {
-		// No trial ran: a host that cannot be prepared is the configuration's problem.
+		// No trial ran: a version that cannot be installed or a host that cannot be prepared is
+		// the configuration's problem.
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
-	opt := p.opt
-	opt.Progress = stderr
-	sum, err := runner.Run(ctx, exec, opt)
-	for _, h := range p.m.Hosts {
-		if h.Kind == matrix.KindLocal {
-			sweepLocalUsers(h.Users, stderr)
-		}
-	}
+	sum, err := p.Run(ctx, exec, stderr)
+	closeHosts()
 	if sum == nil {
 		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	runErr := err
 	if runErr != nil && ctx.Err() == nil {
@@ -236,222 +200,27 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	if err := writeReports(p.opt.Dir, []string{sum.Journal}, stderr); err != nil {
+	rep, err := writeReports(p.Runner.Dir, []string{sum.Journal}, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: reports: %v\n", err)
 	}
-	res, err := readRun(sum)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+	if rep == nil {
+		rep = &schema.Report{} // the journal could not be read: nothing to judge but what ran
 	}
-	v := res.verdict(p.maxHarness)
-	switch {
-	case ctx.Err() != nil:
-		v = runVerdict{exitInterrupted, append([]string{"interrupted; so far: " + v.String()}, v.reasons...)}
-	case runErr != nil && v.code == exitPass:
-		v = runVerdict{exitHarness, []string{"the run stopped early: " + runErr.Error()}}
+	cells := make([]model.Cell, len(sum.Cells))
+	for i, c := range sum.Cells {
+		cells[i] = c.Cell
 	}
+	end := runsummary.End(runsummary.Judge(rep, cells, p.maxHarness), ctx.Err() != nil, runErr)
 	if p.asJSON {
-		printJSON(stdout, sum, res, v)
+		runsummary.JSON(stdout, rep, cells, sum.Journal, end)
 	} else {
-		printObserved(stdout, sum, res)
+		runsummary.Observed(stdout, rep, cells)
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
-		printVerdict(stdout, v)
+		runsummary.WriteEnding(stdout, end)
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", sum.Journal, p.opt.Dir)
+		fmt.Fprintf(stderr, "interrupted: finished trials are in %s; continue with --out %s --resume\n", sum.Journal, p.Runner.Dir)
 	}
-	return v.code
-}
-
-func loadMatrix(file string) (*matrix.Matrix, error) {
-	if file == "" {
-		return matrix.Default(registry())
-	}
-	return matrix.Load(file, registry())
-}
-
-// overrideMatrix applies command-line flags over the matrix: a flag given wins.
-func overrideMatrix(m *matrix.Matrix, o *trialOptions, set map[string]bool, faultList []string, n, j int, timeout time.Duration) error {
-	reg := registry()
-	if set["target"] {
-		ts, err := flagTargets(o.targets)
-		if err != nil {
-			return err
-		}
-		m.Targets = ts
-	}
-	if set["target-settings"] {
-		var ts map[string]any
-		if err := json.Unmarshal([]byte(o.targetSettings), &ts); err != nil || ts == nil {
-			return fmt.Errorf("--target-settings %q: want one JSON object of the target's settings (as in a matrix): %v", o.targetSettings, err)
-		}
-		if len(m.Targets) != 1 {
-			return fmt.Errorf("--target-settings: the matrix has %d targets; say which with --target", len(m.Targets))
-		}
-		m.Targets[0].Settings = ts
-	}
-	if len(faultList) > 0 {
-		m.Faults = nil
-		for _, f := range faultList {
-			if err := reg.Fault(f); err != nil {
-				return fmt.Errorf("--fault: %w", err)
-			}
-			m.Faults = append(m.Faults, matrix.NormalizeFault(f))
-		}
-	}
-	if set["label-filter"] {
-		m.Scenarios = o.labels
-	}
-	if set["n"] {
-		if n <= 0 {
-			return fmt.Errorf("-n %d: want a positive number of trials", n)
-		}
-		m.Trials, m.Adaptive = n, nil
-	}
-	if set["j"] {
-		if j <= 0 {
-			return fmt.Errorf("-j %d: want a positive number", j)
-		}
-		m.Parallel = j
-	}
-	if set["timeout"] {
-		if timeout <= 0 {
-			return fmt.Errorf("--timeout %s: want a positive duration", timeout)
-		}
-		m.Timeout = timeout
-	}
-	return nil
-}
-
-// overrideUsers applies --user over every host's user: list.
-func overrideUsers(m *matrix.Matrix, list []string) error {
-	if len(list) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
-	var us []string
-	for _, u := range list {
-		u = strings.TrimSpace(u)
-		if err := users.Check(u); err != nil {
-			return fmt.Errorf("--user: %w", err)
-		}
-		if !seen[u] {
-			seen[u] = true
-			us = append(us, u)
-		}
-	}
-	for i := range m.Hosts {
-		m.Hosts[i].Users = us
-	}
-	return nil
-}
-
-// trialArgv is the process of one trial on its host: sandcheck's `trial` command, emitting its
-// verdict on stdout. The first trial of a cell also fingerprints the host.
-func trialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *trialOptions) []string {
-	c := t.Cell
-	target := targetName(m, c.Target)
-	versionPath := ""
-	if c.Version != "" {
-		// The installed version's executable (installVersions); failing that, the trial
-		// resolves and installs NAME@VERSION itself, never silently running another build.
-		if versionPath = o.versionPaths[c.Target+"@"+c.Version]; versionPath == "" {
-			target += "@" + c.Version
-		}
-	}
-	argv := []string{bin, "trial", "--emit", "--target", target, "--fault", c.Fault,
-		"--label-filter", c.Labels, "--hostnames", o.hostnames, "--user", users.Recorded(c.User)}
-	if t.Index == 0 {
-		argv = append(argv, "--fingerprint")
-	}
-	if t.Budget > 0 {
-		argv = append(argv, "--budget", t.Budget.String())
-	}
-	if t, ok := m.Target(c.Target); ok {
-		if len(t.Settings) > 0 {
-			b, _ := json.Marshal(t.Settings)
-			argv = append(argv, "--target-settings", string(b))
-		}
-		if p, ok := t.Settings["path"].(string); ok && p != "" {
-			argv = append(argv, "--target-path", p)
-		}
-		if s, ok := t.Settings["settings_file"].(string); ok && s != "" {
-			argv = append(argv, "--settings", s)
-		}
-	}
-	if o.settings != "" {
-		argv = append(argv, "--settings", o.settings)
-	}
-	if o.targetPath != "" {
-		argv = append(argv, "--target-path", o.targetPath)
-	}
-	if versionPath != "" {
-		argv = append(argv, "--target-path", versionPath) // last, so it wins
-	}
-	return argv
-}
-
-func targetName(m *matrix.Matrix, id string) string {
-	if t, ok := m.Target(id); ok {
-		return t.Name
-	}
-	return id
-}
-
-// executors prepares every host of the matrix and returns one executor dispatching each trial
-// to its cell's host. Local trials run as process groups of this runner (tracked across a kill -9
-// of the runner); other hosts run them through their driver.
-func executors(ctx context.Context, m *matrix.Matrix, self string, o *trialOptions, stderr io.Writer) (runner.Executor, func(), error) {
-	byHost := map[string]runner.Executor{}
-	var opened []hosts.Host
-	closeAll := func() {
-		for _, h := range opened {
-			if err := h.Close(); err != nil {
-				fmt.Fprintf(stderr, "warning: closing host %s: %v\n", h.Name(), err)
-			}
-		}
-	}
-	for _, mh := range m.Hosts {
-		if mh.Kind == matrix.KindLocal {
-			if err := ensureLocalUsers(mh.Name, usersOf(m, mh.Name)); err != nil {
-				return nil, closeAll, err
-			}
-			byHost[mh.Name] = &runner.ProcessExecutor{
-				Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return trialArgv(self, m, t, o), nil, "" },
-				Parse:         trialresult.Parse,
-				FramePrefixes: trialresult.Prefixes,
-			}
-			continue
-		}
-		h, err := hosts.New(mh)
-		if err != nil {
-			return nil, closeAll, err
-		}
-		opened = append(opened, h)
-		bin, err := h.Prepare(ctx, self)
-		if err != nil {
-			return nil, closeAll, fmt.Errorf("prepare host %s: %w", mh.Name, err)
-		}
-		byHost[mh.Name] = &hosts.Executor{Host: h, Binary: bin,
-			Argv:  func(t runner.Trial, bin string) []string { return trialArgv(bin, m, t, o) },
-			Parse: trialresult.Parse}
-	}
-	return runner.ExecutorFunc(func(ctx context.Context, t runner.Trial) journal.Record {
-		return byHost[t.Cell.Host].Run(ctx, t)
-	}), closeAll, nil
-}
-
-// usersOf lists who the sandbox runs as on a host (its user: list, or --user).
-func usersOf(m *matrix.Matrix, host string) []string {
-	h, _ := m.Host(host)
-	return h.Users
-}
-
-type sprtStopper struct{ s *stats.SPRT }
-
-func (s sprtStopper) Observe(pass bool) bool {
-	if s.s == nil {
-		return false
-	}
-	return s.s.Step(!pass) != stats.Continue
+	return end.Code
 }

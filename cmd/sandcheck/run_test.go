@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
 // hasPair says argv holds flag followed by value.
@@ -40,12 +41,12 @@ func planAndArgv(t *testing.T, args ...string) (*runPlan, []string) {
 	if p == nil {
 		t.Fatalf("run %q: exit %d: %s", args, code, stderr.String())
 	}
-	cells := p.opt.Shard.Select(p.opt.Cells)
+	cells := p.Runner.Shard.Select(p.Runner.Cells)
 	if len(cells) == 0 {
-		cells = p.opt.Cells
+		cells = p.Runner.Cells
 	}
-	tr := runner.Trial{Cell: cells[0], Index: 1, Timeout: p.opt.Timeout, Budget: runner.TrialBudget(p.opt.Timeout)}
-	return p, trialArgv("/bin/sandcheck", p.m, tr, &p.o)
+	tr := runner.Trial{Cell: cells[0], Index: 1, Timeout: p.Runner.Timeout, Budget: runner.TrialBudget(p.Runner.Timeout)}
+	return p, orchestrate.TrialArgv("/bin/sandcheck", p.Matrix, tr, &p.Trial)
 }
 
 // Every flag `run` accepts must reach the trial's argv or the run's options: a table of flag ->
@@ -70,26 +71,26 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 			return i >= 0 && strings.Contains(a[i+1], "sleep 60")
 		}},
 		"label-filter": {[]string{"--label-filter", "network"}, func(p *runPlan, a []string) bool {
-			return hasPair(a, "--label-filter", "network") && p.opt.Cells[0].Labels == "network"
+			return hasPair(a, "--label-filter", "network") && p.Runner.Cells[0].Labels == "network"
 		}},
 		"fault": {[]string{"--fault", "bridge-absent"}, func(p *runPlan, a []string) bool { return hasPair(a, "--fault", "bridge-absent") }},
 		"user": {[]string{"--user", "root"}, func(p *runPlan, a []string) bool {
-			return hasPair(a, "--user", "root") && p.opt.Cells[0].User == "root" && len(p.opt.Cells) == 1
+			return hasPair(a, "--user", "root") && p.Runner.Cells[0].User == "root" && len(p.Runner.Cells) == 1
 		}},
-		"matrix": {[]string{"--matrix", mf}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") && p.opt.Trials == 3 }},
-		"n":      {[]string{"-n", "7"}, func(p *runPlan, a []string) bool { return p.opt.Trials == 7 }},
-		"j":      {[]string{"-j", "3"}, func(p *runPlan, a []string) bool { return p.opt.Parallel == 3 }},
+		"matrix": {[]string{"--matrix", mf}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") && p.Runner.Trials == 3 }},
+		"n":      {[]string{"-n", "7"}, func(p *runPlan, a []string) bool { return p.Runner.Trials == 7 }},
+		"j":      {[]string{"-j", "3"}, func(p *runPlan, a []string) bool { return p.Runner.Parallel == 3 }},
 		"timeout": {[]string{"--timeout", "20s"}, func(p *runPlan, a []string) bool {
-			return p.opt.Timeout == 20*time.Second && hasPair(a, "--budget", "18s")
+			return p.Runner.Timeout == 20*time.Second && hasPair(a, "--budget", "18s")
 		}},
-		"out":    {[]string{"--out", filepath.Join(dir, "other")}, func(p *runPlan, a []string) bool { return p.opt.Dir == filepath.Join(dir, "other") }},
-		"resume": {[]string{"--resume"}, func(p *runPlan, a []string) bool { return p.opt.Resume }},
+		"out":    {[]string{"--out", filepath.Join(dir, "other")}, func(p *runPlan, a []string) bool { return p.Runner.Dir == filepath.Join(dir, "other") }},
+		"resume": {[]string{"--resume"}, func(p *runPlan, a []string) bool { return p.Runner.Resume }},
 		"shard": {[]string{"--shard", "1/2"}, func(p *runPlan, a []string) bool {
-			return p.opt.Shard == matrix.Shard{I: 1, N: 2}
+			return p.Runner.Shard == matrix.Shard{I: 1, N: 2}
 		}},
 		"json":             {[]string{"--json"}, func(p *runPlan, a []string) bool { return p.asJSON }},
-		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.opt.Plain }},
-		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.opt.FullJournal }},
+		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.Runner.Plain }},
+		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.Runner.FullJournal }},
 		"max-harness-rate": {[]string{"--max-harness-rate", "0.2"}, func(p *runPlan, a []string) bool { return p.maxHarness == 0.2 }},
 	}
 	base := []string{"--out", filepath.Join(dir, "run")}
@@ -106,7 +107,7 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		}
 		p, argv := planAndArgv(t, append(slices.Clone(base), e.args...)...)
 		if !e.ok(p, argv) {
-			t.Errorf("run %s: no effect on the trial (%q) or the run (%+v)", strings.Join(e.args, " "), argv, p.opt)
+			t.Errorf("run %s: no effect on the trial (%q) or the run (%+v)", strings.Join(e.args, " "), argv, p.Runner)
 		}
 	})
 }
@@ -123,12 +124,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{"stray-argument"},
 	} {
 		var stderr bytes.Buffer
-		if p, code := planRun(append([]string{"--out", t.TempDir()}, args...), &stderr); p != nil || code != exitUsage {
-			t.Errorf("run %q: exit %d, want %d", args, code, exitUsage)
+		if p, code := planRun(append([]string{"--out", t.TempDir()}, args...), &stderr); p != nil || code != cli.ExitUsage {
+			t.Errorf("run %q: exit %d, want %d", args, code, cli.ExitUsage)
 		}
 	}
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--resume"}, &stderr); p != nil || code != exitUsage {
+	if p, code := planRun([]string{"--resume"}, &stderr); p != nil || code != cli.ExitUsage {
 		t.Errorf("run --resume without --out: exit %d", code)
 	}
 	stderr.Reset()
@@ -139,49 +140,49 @@ func TestRunUsageErrors(t *testing.T) {
 }
 
 // fakeRun runs `run` with trials made by rec (by trial index) instead of real ones.
-func fakeRun(t *testing.T, rec func(i int) journal.Record, args ...string) (code int, stdout, stderr string) {
+func fakeRun(t *testing.T, rec func(i int) model.Record, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	saved := runExecutors
 	t.Cleanup(func() { runExecutors = saved })
-	runExecutors = func(context.Context, *matrix.Matrix, string, *trialOptions, io.Writer) (runner.Executor, func(), error) {
-		return runner.ExecutorFunc(func(_ context.Context, tr runner.Trial) journal.Record { return rec(tr.Index) }), func() {}, nil
+	runExecutors = func(context.Context, *matrix.Matrix, string, *orchestrate.Trial, io.Writer) (runner.Executor, func(), error) {
+		return runner.ExecutorFunc(func(_ context.Context, tr runner.Trial) model.Record { return rec(tr.Index) }), func() {}, nil
 	}
 	var o, e bytes.Buffer
 	code = runCmd(append([]string{"--plain", "-j", "1", "--out", filepath.Join(t.TempDir(), "run")}, args...), &o, &e)
 	return code, o.String(), e.String()
 }
 
-func sc(name string, o classify.Outcome, pass bool) journal.Scenario {
-	return journal.Scenario{Name: name, Outcome: o, Pass: pass}
+func sc(name string, o model.Outcome, pass bool) model.Scenario {
+	return model.Scenario{Name: name, Outcome: o, Pass: pass}
 }
 
 // trial is a record of scenarios, its outcome the worst failing one, as a real trial's is.
-func trial(scs ...journal.Scenario) journal.Record {
-	var failing []classify.Outcome
+func trial(scs ...model.Scenario) model.Record {
+	var failing []model.Outcome
 	for _, s := range scs {
 		if !s.Pass {
 			failing = append(failing, s.Outcome)
 		}
 	}
-	r := journal.Record{Outcome: classify.Correct, Scenarios: scs}
+	r := model.Record{Outcome: model.Correct, Scenarios: scs}
 	if len(failing) > 0 {
-		r.Outcome = classify.Worst(failing...)
+		r.Outcome = model.Worst(failing...)
 	}
 	return r
 }
 
 func TestRunExitCodes(t *testing.T) {
-	pass := sc("network/seed", classify.Correct, true)
-	known := sc("filesystem/protected/git-hooks-new-repo", classify.NonEnforcing, false)
+	pass := sc("network/seed", model.Correct, true)
+	known := sc("filesystem/protected/git-hooks-new-repo", model.NonEnforcing, false)
 	known.Known, known.Breaches = "srt:filesystem/protected/git-hooks-new-repo", []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}
-	secret := sc("filesystem/secret", classify.NonEnforcing, false)
+	secret := sc("filesystem/secret", model.NonEnforcing, false)
 	secret.Breaches = []string{"read $HOME/.ssh/id_sandcheck"}
-	blocked := sc("filesystem/workspace/tmpdir", classify.AllowedBlocked, false)
-	timeout := sc("network/seed", classify.Timeout, false)
+	blocked := sc("filesystem/workspace/tmpdir", model.AllowedBlocked, false)
+	timeout := sc("network/seed", model.Timeout, false)
 	egress := []string{"denied http GET /http/ab on denied.sandcheck.test:80 from 198.18.0.1:4242"}
-	every := func(r journal.Record) func(int) journal.Record { return func(int) journal.Record { return r } }
-	firstK := func(k int, bad, good journal.Record) func(int) journal.Record {
-		return func(i int) journal.Record {
+	every := func(r model.Record) func(int) model.Record { return func(int) model.Record { return r } }
+	firstK := func(k int, bad, good model.Record) func(int) model.Record {
+		return func(i int) model.Record {
 			if i < k {
 				return bad
 			}
@@ -190,27 +191,27 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		rec  func(int) journal.Record
+		rec  func(int) model.Record
 		n    int
 		args []string
 		want int
 		out  []string // in stdout
 	}{
-		{"all pass", every(trial(pass)), 2, nil, exitPass, []string{"exit 0"}},
-		{"known finding only", every(trial(pass, known)), 2, nil, exitPass, []string{"(known finding srt:filesystem/protected/git-hooks-new-repo)", "breached: write $WORKSPACE/newrepo/.git/hooks/pre-commit"}},
-		{"fail-open outside the known findings", every(trial(pass, known, secret)), 2, nil, exitFail,
+		{"all pass", every(trial(pass)), 2, nil, cli.ExitPass, []string{"exit 0"}},
+		{"known finding only", every(trial(pass, known)), 2, nil, cli.ExitPass, []string{"(known finding srt:filesystem/protected/git-hooks-new-repo)", "breached: write $WORKSPACE/newrepo/.git/hooks/pre-commit"}},
+		{"fail-open outside the known findings", every(trial(pass, known, secret)), 2, nil, cli.ExitFail,
 			[]string{"why non-enforcing: filesystem/secret: read $HOME/.ssh/id_sandcheck", "exit 1"}},
-		{"fail-closed outside the known findings", every(trial(pass, blocked)), 2, nil, exitFail, []string{"filesystem/workspace/tmpdir"}},
-		{"result correct, egress streamed", every(journal.Record{Outcome: classify.NonEnforcing, Hint: "a fixture server logged " + egress[0] + " although the trial reported correct",
-			Scenarios: []journal.Scenario{pass}, Egress: egress}), 2, nil, exitFail, []string{"egress in 2 of 2 trials", "denied http GET /http/ab"}},
-		{"timeout with egress", every(journal.Record{Outcome: classify.NonEnforcing, TimedOut: true, Egress: egress}), 2, nil, exitFail, []string{"fail-open in 2 of 2"}},
-		{"timeout with egress under a known finding", every(journal.Record{Outcome: classify.NonEnforcing, TimedOut: true, Egress: egress,
-			Scenarios: []journal.Scenario{known}}), 2, nil, exitFail, nil},
-		{"timeouts at the bound", firstK(1, trial(timeout), trial(pass)), 20, nil, exitPass, nil},
-		{"timeouts above the bound", firstK(2, trial(timeout), trial(pass)), 20, nil, exitHarness, []string{"2 of 20 trials (10%)"}},
-		{"harness errors above the bound", firstK(2, journal.Record{Outcome: classify.HarnessError, Error: "no result"}, trial(pass)), 20, nil, exitHarness, nil},
-		{"harness bound raised", firstK(2, trial(timeout), trial(pass)), 20, []string{"--max-harness-rate", "0.1"}, exitPass, nil},
-		{"fail-open wins over harness", firstK(10, trial(timeout), trial(secret)), 20, nil, exitFail, nil},
+		{"fail-closed outside the known findings", every(trial(pass, blocked)), 2, nil, cli.ExitFail, []string{"filesystem/workspace/tmpdir"}},
+		{"result correct, egress streamed", every(model.Record{Outcome: model.NonEnforcing, Hint: "a fixture server logged " + egress[0] + " although the trial reported correct",
+			Scenarios: []model.Scenario{pass}, Egress: egress}), 2, nil, cli.ExitFail, []string{"egress in 2 of 2 trials", "denied http GET /http/ab"}},
+		{"timeout with egress", every(model.Record{Outcome: model.NonEnforcing, TimedOut: true, Egress: egress}), 2, nil, cli.ExitFail, []string{"fail-open in 2 of 2"}},
+		{"timeout with egress under a known finding", every(model.Record{Outcome: model.NonEnforcing, TimedOut: true, Egress: egress,
+			Scenarios: []model.Scenario{known}}), 2, nil, cli.ExitFail, nil},
+		{"timeouts at the bound", firstK(1, trial(timeout), trial(pass)), 20, nil, cli.ExitPass, nil},
+		{"timeouts above the bound", firstK(2, trial(timeout), trial(pass)), 20, nil, cli.ExitHarness, []string{"2 of 20 trials (10%)"}},
+		{"harness errors above the bound", firstK(2, model.Record{Outcome: model.HarnessError, Error: "no result"}, trial(pass)), 20, nil, cli.ExitHarness, nil},
+		{"harness bound raised", firstK(2, trial(timeout), trial(pass)), 20, []string{"--max-harness-rate", "0.1"}, cli.ExitPass, nil},
+		{"fail-open wins over harness", firstK(10, trial(timeout), trial(secret)), 20, nil, cli.ExitFail, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -243,10 +244,10 @@ func TestRunExitCodes(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestRunJSONCountsKnownAndUnknown(t *testing.T) {
-	known := sc("filesystem/protected/git-hooks-new-repo", classify.NonEnforcing, false)
+	known := sc("filesystem/protected/git-hooks-new-repo", model.NonEnforcing, false)
 	known.Known = "srt:filesystem/protected/git-hooks-new-repo"
-	secret := sc("filesystem/secret", classify.NonEnforcing, false)
-	code, js, _ := fakeRun(t, func(int) journal.Record { return trial(known, secret) }, "-n", "3", "--json")
+	secret := sc("filesystem/secret", model.NonEnforcing, false)
+	code, js, _ := fakeRun(t, func(int) model.Record { return trial(known, secret) }, "-n", "3", "--json")
 	var v struct {
 		ExitCode int `json:"exit_code"`
 		Cells    []struct {
@@ -254,26 +255,26 @@ func TestRunJSONCountsKnownAndUnknown(t *testing.T) {
 		} `json:"cells"`
 	}
 	json.Unmarshal([]byte(strings.NewReplacer(`"unknown_failures"`, `"UnknownFailures"`, `"fail_open"`, `"FailOpen"`).Replace(js)), &v)
-	if code != exitFail || v.ExitCode != exitFail || len(v.Cells) != 1 || v.Cells[0].Known != 3 || v.Cells[0].UnknownFailures != 3 || v.Cells[0].FailOpen != 3 {
+	if code != cli.ExitFail || v.ExitCode != cli.ExitFail || len(v.Cells) != 1 || v.Cells[0].Known != 3 || v.Cells[0].UnknownFailures != 3 || v.Cells[0].FailOpen != 3 {
 		t.Fatalf("exit %d, %+v\n%s", code, v, js)
 	}
 }
 
 func TestRunSummaryWording(t *testing.T) {
-	na := sc("network/bypass/unix-socket", classify.NotApplicable, true)
-	na2 := sc("untrusted/proxy-env-dead", classify.NotApplicable, true)
-	pass := sc("network/seed", classify.Correct, true)
-	fixed := sc("filesystem/workspace/tmpdir", classify.Correct, true)
+	na := sc("network/bypass/unix-socket", model.NotApplicable, true)
+	na2 := sc("untrusted/proxy-env-dead", model.NotApplicable, true)
+	pass := sc("network/seed", model.Correct, true)
+	fixed := sc("filesystem/workspace/tmpdir", model.Correct, true)
 	fixed.Unreproduced = "srt:filesystem/workspace/tmpdir"
-	partly := sc("concurrency/shared-workspace/k4", classify.Correct, true)
-	code, stdout, _ := fakeRun(t, func(i int) journal.Record {
+	partly := sc("concurrency/shared-workspace/k4", model.Correct, true)
+	code, stdout, _ := fakeRun(t, func(i int) model.Record {
 		p := partly
 		if i == 0 {
 			p.Unreproduced = "srt:concurrency/shared-workspace/k4" // intermittent: reproduced once
 		}
 		return trial(na, na2, pass, fixed, p)
 	}, "-n", "2")
-	if code != exitPass {
+	if code != cli.ExitPass {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	for _, want := range []string{
@@ -292,11 +293,11 @@ func TestRunSummaryWording(t *testing.T) {
 func TestRunHostThatCannotBePreparedIsAConfigError(t *testing.T) {
 	saved := runExecutors
 	t.Cleanup(func() { runExecutors = saved })
-	runExecutors = func(context.Context, *matrix.Matrix, string, *trialOptions, io.Writer) (runner.Executor, func(), error) {
+	runExecutors = func(context.Context, *matrix.Matrix, string, *orchestrate.Trial, io.Writer) (runner.Executor, func(), error) {
 		return nil, func() {}, errors.New("prepare host vm: no kernel")
 	}
 	var stderr bytes.Buffer
-	if code := runCmd([]string{"--out", t.TempDir()}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "no kernel") {
+	if code := runCmd([]string{"--out", t.TempDir()}, io.Discard, &stderr); code != cli.ExitUsage || !strings.Contains(stderr.String(), "no kernel") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

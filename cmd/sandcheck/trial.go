@@ -16,15 +16,15 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
+	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
-	"github.com/sandcheck/sandcheck/targets/srt"
-
-	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 )
 
 // testingT is the minimal testing.T Ginkgo needs outside `go test`.
@@ -36,20 +36,26 @@ func init() {
 	register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
 }
 
-// env turns the options into the environment the specs read.
+// config lays the options over the environment's trial settings (config, read once): a flag
+// given wins. The specs read the result through harness.FromEnv and config.Get.
 func (o *trialOptions) config() (harness.Config, error) {
-	if err := o.pinVersion(context.Background(), os.Stderr); err != nil {
-		return harness.Config{}, err
+	if strings.Contains(o.target, "@") {
+		// One version of an npm sandbox: resolved, installed, run from its executable.
+		name, path, err := orchestrate.Pin(context.Background(), o.target, os.Stderr)
+		if err != nil {
+			return harness.Config{}, err
+		}
+		o.target, o.TargetPath = name, path
 	}
-	for k, v := range map[string]string{
-		harness.EnvTarget: o.target, harness.EnvTargetPath: o.targetPath, harness.EnvFault: o.fault,
-		harness.EnvSettings: o.settings, harness.EnvHostnames: o.hostnames, harness.EnvUser: o.user,
-	} {
-		os.Setenv(k, v)
-	}
-	if o.targetSettings != "" {
-		os.Setenv(harness.EnvTargetSet, o.targetSettings)
-	}
+	config.With(func(e *config.Env) {
+		e.Target, e.TargetPath, e.Fault, e.Settings, e.Hostnames, e.User = o.target, o.TargetPath, o.fault, o.Settings, o.Hostnames, o.user
+		if o.targetSettings != "" {
+			e.TargetSettings = o.targetSettings
+		}
+		if o.budget > 0 {
+			e.TrialBudget = o.budget.String()
+		}
+	})
 	return harness.FromEnv()
 }
 
@@ -77,9 +83,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck trial: --budget %s: want a positive duration\n", *budget)
 		return 2
 	}
-	if *budget > 0 {
-		os.Setenv(harness.EnvBudget, budget.String())
-	}
+	o.budget = *budget
 	cfg, err := o.config()
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
@@ -109,6 +113,13 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 			flush(stdout)
 		}
 	}
+	// The host's fingerprint (a dozen version and config reads, ~45 ms of processes) describes
+	// the host, not the trial's run: it is taken alongside the specs rather than after them.
+	var fpc chan json.RawMessage
+	if *emit && *fingerprint {
+		fpc = make(chan json.RawMessage, 1)
+		go func() { fpc <- hostFingerprint(cfg, o.user) }()
+	}
 	specsStart := time.Now()
 	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
 	ok := runSpecs(o.labels, *report, *verbose, stdout)
@@ -120,8 +131,8 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	t := specreport.FromReports([]types.Report{*suiteReport})
 	if *emit {
 		var fp json.RawMessage
-		if *fingerprint {
-			fp = hostFingerprint(cfg, o.user)
+		if fpc != nil {
+			fp = <-fpc
 		}
 		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
@@ -159,6 +170,9 @@ func phasesMS(specs, report time.Duration) map[string]int64 {
 	return out
 }
 
+// restartClocks makes a spare's trial count its time from now (see awaitTrial).
+func restartClocks() { harness.RestartClock() }
+
 // flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.
 func flush(w io.Writer) {
 	if f, ok := w.(interface{ Flush() error }); ok {
@@ -187,18 +201,11 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 }
 
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
-// reports itself, not the runner's machine).
+// reports itself, not the runner's machine), with the build of the trial's own target under test.
 func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
 	opts := doctor.Options{User: fingerprintUser(user, true)}
-	if t, err := harness.NewTarget(cfg); err == nil {
-		// The build under test (a version's install, when the cell chose one), not the pinned srt.
-		opts.SandboxVersion = t.Version()
-		if p, ok := t.(interface{ Path() string }); ok {
-			opts.SandboxPath = p.Path()
-		}
-	} else if t, err := srt.New(""); err == nil {
-		opts.SandboxVersion, opts.SandboxPath = t.Version(), t.Path()
-	}
+	t, err := harness.NewTarget(cfg)
+	opts.SandboxVersion, opts.SandboxPath = sandboxBuild(t, err)
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
 }

@@ -5,8 +5,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -25,6 +24,6 @@ func undrivableTrial(cfg harness.Config) (specreport.Trial, bool) {
 		return specreport.Trial{}, false
 	}
 	hint := fmt.Sprintf("%s %s: %s", t.Name(), t.Version(), why)
-	return specreport.Trial{Outcome: classify.NotApplicable, Hint: hint,
-		Scenarios: []journal.Scenario{{Name: targets.ScenarioDrivable, Outcome: classify.NotApplicable, Pass: true, Hint: hint}}}, true
+	return specreport.Trial{Outcome: model.NotApplicable, Hint: hint,
+		Scenarios: []model.Scenario{{Name: targets.ScenarioDrivable, Outcome: model.NotApplicable, Pass: true, Hint: hint}}}, true
 }

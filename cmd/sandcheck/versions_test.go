@@ -12,64 +12,35 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
-
-func TestFlagTargetsGroupVersionsByName(t *testing.T) {
-	ts, err := flagTargets([]string{"srt@0.0.60", "bwrap", "srt@latest", "srt@last:3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ts) != 2 || ts[0].ID != "srt" || ts[1].ID != "bwrap" || len(ts[1].Versions) != 0 {
-		t.Fatalf("targets %+v", ts)
-	}
-	var got []string
-	for _, v := range ts[0].Versions {
-		got = append(got, v.Text+" ("+v.Field+")")
-	}
-	if !slices.Equal(got, []string{"0.0.60 (--target srt@0.0.60)", "latest (--target srt@latest)", "last:3 (--target srt@last:3)"}) {
-		t.Fatalf("srt versions %q", got)
-	}
-	// A bare name beside versions of it is its pinned install.
-	ts, err = flagTargets([]string{"srt", "srt@0.0.60"})
-	if err != nil || len(ts) != 1 || len(ts[0].Versions) != 2 || ts[0].Versions[0].Text != "pinned" {
-		t.Fatalf("srt + srt@0.0.60: %+v %v", ts, err)
-	}
-	for _, bad := range []struct{ arg, want string }{
-		{"bwrap@0.8.0", "bwrap is not installed from a registry"},
-		{"srt@0.0.x!", `"0.0.x!" is not a version`},
-		{"nosuch@1.0.0", `unknown target "nosuch"`},
-	} {
-		if _, err := flagTargets([]string{bad.arg}); err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("--target %s: %v, want %q", bad.arg, err, bad.want)
-		}
-	}
-}
 
 func TestVersionedCellsRunTheirInstall(t *testing.T) {
 	dir := t.TempDir()
 	fakeRegistry(t, "0.0.83")
 	p, argv := planAndArgv(t, "--out", dir, "--target", "srt@0.0.83", "--target", "srt@0.0.60")
-	if len(p.opt.Cells) != 2 || p.opt.Cells[0].Version != "0.0.60" || p.opt.Cells[1].Version != "0.0.83" {
-		t.Fatalf("cells %+v (one per version, oldest first)", p.opt.Cells)
+	if len(p.Runner.Cells) != 2 || p.Runner.Cells[0].Version != "0.0.60" || p.Runner.Cells[1].Version != "0.0.83" {
+		t.Fatalf("cells %+v (one per version, oldest first)", p.Runner.Cells)
 	}
 	// Not installed by the run (the plan alone): the trial is told the version and installs it
 	// itself, never running the pinned build under the version's name.
 	if !hasPair(argv, "--target", "srt@0.0.60") || slices.Contains(argv, "--target-path") {
 		t.Fatalf("argv without an install: %q", argv)
 	}
-	p.o.versionPaths = map[string]string{"srt@0.0.60": "/cache/srt@0.0.60/node_modules/.bin/srt"}
-	p.o.targetPath = "/opt/other/srt"
-	argv = trialArgv("/bin/sandcheck", p.m, runner.Trial{Cell: p.opt.Cells[0]}, &p.o)
+	p.Trial.VersionPaths = map[string]string{"srt@0.0.60": "/cache/srt@0.0.60/node_modules/.bin/srt"}
+	p.Trial.TargetPath = "/opt/other/srt"
+	argv = orchestrate.TrialArgv("/bin/sandcheck", p.Matrix, runner.Trial{Cell: p.Runner.Cells[0]}, &p.Trial)
 	i := slices.Index(argv, "--target-path")
 	last := slices.Index(argv[i+1:], "--target-path") + i + 1
 	if !hasPair(argv, "--target", "srt") || argv[last+1] != "/cache/srt@0.0.60/node_modules/.bin/srt" {
 		t.Fatalf("argv with the install: %q (the version's path must come last)", argv)
 	}
-	if _, err := os.Stat(filepath.Join(dir, VersionsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, orchestrate.VersionsFile)); err != nil {
 		t.Fatalf("the run did not record its versions: %v", err)
 	}
 }
@@ -99,10 +70,10 @@ func fakeRegistry(t *testing.T, latest string) *npmcache.Cache {
 	os.WriteFile(npm, []byte(fakeNPM), 0o755)
 	t.Setenv("FAKE_LATEST", latest)
 	t.Setenv("FAKE_NPM_LOG", filepath.Join(dir, "npm.log"))
-	saved := npmCache
+	saved := orchestrate.NpmCache
 	c := &npmcache.Cache{Dir: filepath.Join(dir, "cache"), NPM: npm}
-	npmCache = func() *npmcache.Cache { return c }
-	t.Cleanup(func() { npmCache = saved })
+	orchestrate.NpmCache = func() *npmcache.Cache { return c }
+	t.Cleanup(func() { orchestrate.NpmCache = saved })
 	return c
 }
 
@@ -115,11 +86,11 @@ func TestSecondSweepInstallsNothing(t *testing.T) {
 			t.Fatalf("plan: exit %d", code)
 		}
 		var stderr bytes.Buffer
-		if err := installVersions(context.Background(), p.m, &p.o, &stderr); err != nil {
+		if err := orchestrate.InstallVersions(context.Background(), p.Matrix, &p.Trial, &stderr); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(os.Getenv("FAKE_NPM_LOG"))
-		return strings.Count(string(b), "install "), p.o.versionPaths, stderr.String()
+		return strings.Count(string(b), "install "), p.Trial.VersionPaths, stderr.String()
 	}
 	n, paths, log := sweep()
 	if n != 4 || len(paths) != 4 || !strings.Contains(log, "srt 0.0.60 .. 0.0.83 (4 versions): 4 installed") {
@@ -138,28 +109,28 @@ func TestResumeRunsWhatTheRunResolved(t *testing.T) {
 	dir := t.TempDir()
 	fakeRegistry(t, "0.0.82")
 	p, _ := planAndArgv(t, "--out", dir, "--target", "srt@latest", "--target", "srt@0.0.81")
-	if got := []string{p.opt.Cells[0].Version, p.opt.Cells[1].Version}; !slices.Equal(got, []string{"0.0.81", "0.0.82"}) {
+	if got := []string{p.Runner.Cells[0].Version, p.Runner.Cells[1].Version}; !slices.Equal(got, []string{"0.0.81", "0.0.82"}) {
 		t.Fatalf("versions %v", got)
 	}
 	// latest moves on; the resumed run keeps what it started with, a new run takes the new one.
 	fakeRegistry(t, "0.0.83")
 	p, _ = planAndArgv(t, "--out", dir, "--resume", "--target", "srt@latest", "--target", "srt@0.0.81")
-	if v := p.opt.Cells[1].Version; v != "0.0.82" {
+	if v := p.Runner.Cells[1].Version; v != "0.0.82" {
 		t.Fatalf("resumed run runs %s, want what it resolved at its start (0.0.82)", v)
 	}
 	p, _ = planAndArgv(t, "--out", t.TempDir(), "--target", "srt@latest")
-	if v := p.opt.Cells[0].Version; v != "0.0.83" {
+	if v := p.Runner.Cells[0].Version; v != "0.0.83" {
 		t.Fatalf("new run runs %s, want latest 0.0.83", v)
 	}
 	// Planning a run into that directory without --resume (the runner will refuse it) leaves
 	// the record of what the run resolved alone.
 	os.WriteFile(filepath.Join(dir, runner.JournalFile), []byte("{}\n"), 0o644)
 	planAndArgv(t, "--out", dir, "--target", "srt@latest", "--target", "srt@0.0.81")
-	if b, _ := os.ReadFile(filepath.Join(dir, VersionsFile)); !strings.Contains(string(b), `"0.0.82"`) {
+	if b, _ := os.ReadFile(filepath.Join(dir, orchestrate.VersionsFile)); !strings.Contains(string(b), `"0.0.82"`) {
 		t.Fatalf("versions.json of the started run was overwritten:\n%s", b)
 	}
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != exitUsage ||
+	if p, code := planRun([]string{"--out", t.TempDir(), "--target", "srt@0.0.99"}, &stderr); p != nil || code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "--target srt@0.0.99: 0.0.99 is not a published version") {
 		t.Fatalf("unpublished version: exit %d: %s", code, stderr.String())
 	}
@@ -181,7 +152,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{[]string{"--label-filter", "network", "-n", "1"}, "-n must be at least 2"},
 	} {
 		var stderr bytes.Buffer
-		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+		if code := bisectCmd(c.args, &bytes.Buffer{}, &stderr); code != cli.ExitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("bisect %q: exit %d, %s\nwant %q", c.args, code, stderr.String(), c.want)
 		}
 	}
@@ -191,10 +162,10 @@ func TestVersionsOnlyWhereTheCacheReaches(t *testing.T) {
 	fakeRegistry(t, "0.0.83")
 	dir := t.TempDir()
 	mf := filepath.Join(dir, "m.yaml")
-	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n"), 0o644)
+	os.WriteFile(mf, []byte("targets:\n  - name: srt\n    versions: [\"0.0.83\"]\nhosts:\n  - {name: here, kind: local}\n  - {name: box, kind: container, image: sandcheck/debian:bookworm}\n  - {name: vm61, kind: vm, image: bookworm}\n  - {name: wsl, kind: wsl2-like, image: bookworm}\n  - {name: win, kind: wsl, distro: Debian}\n"), 0o644)
 	var stderr bytes.Buffer
-	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != exitUsage ||
-		!strings.Contains(stderr.String(), "host vm61 (vm): srt chooses versions, which run from this machine's npm cache") {
+	if p, code := planRun([]string{"--out", dir, "--matrix", mf}, &stderr); p != nil || code != cli.ExitUsage ||
+		!strings.Contains(stderr.String(), "host win (wsl): srt chooses versions, which run from this machine's npm cache") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
@@ -205,14 +176,14 @@ func TestVersionsCommandListsAndMarksInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := versionsCmd([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
+	if code := command("versions")([]string{"srt@>=0.0.81"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "  0.0.81\n* 0.0.82\n  0.0.83  (latest)\n"
 	if !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), "3 version(s), 1 installed") {
 		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
 	}
-	if code := versionsCmd([]string{"bwrap"}, &out, &errb); code != exitUsage {
+	if code := command("versions")([]string{"bwrap"}, &out, &errb); code != cli.ExitUsage {
 		t.Fatalf("bwrap: exit %d", code)
 	}
 }
@@ -224,29 +195,35 @@ func TestCompareVersionsOfOneReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"0.0.42", "0.0.43"} {
-		o := classify.Correct
+		o := model.Correct
 		if v == "0.0.43" {
-			o = classify.AllowedBlocked
+			o = model.AllowedBlocked
 		}
-		cell := journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
+		cell := model.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
 		for i := range 4 {
-			w.Append(journal.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: "untrusted/proxy-env-dead", Outcome: o, Pass: o == classify.Correct}}})
+			w.Append(model.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: o,
+				Scenarios: []model.Scenario{{Name: "untrusted/proxy-env-dead", Outcome: o, Pass: o == model.Correct}}})
 		}
 	}
 	w.Close()
-	if code := reportCmd([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
+	if code := command("report")([]string{filepath.Join(dir, "journal.jsonl"), "--out", dir}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("report: exit %d", code)
 	}
 	var out, errb bytes.Buffer
-	code := compareCmd([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
+	code := command("compare")([]string{filepath.Join(dir, "report.json"), "--versions", "all"}, &out, &errb)
 	if code != 1 || !strings.Contains(out.String(), "srt 0.0.42 (baseline) vs 0.0.43") ||
 		!strings.Contains(out.String(), "REGRESSION srt 0.0.43@local untrusted/proxy-env-dead: failures 0/4 (0.0%) -> 4/4 (100.0%)") {
 		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 	for _, bad := range [][]string{{"--versions", "0.0.42"}, {"--versions", "0.0.42,0.0.99"}} {
-		if code := compareCmd(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != exitUsage {
+		if code := command("compare")(append([]string{filepath.Join(dir, "report.json")}, bad...), io.Discard, io.Discard); code != cli.ExitUsage {
 			t.Errorf("compare %v: exit %d", bad, code)
 		}
 	}
+}
+
+// command is a registered command, as dispatch finds it.
+func command(name string) cli.Func {
+	f, _ := cli.Lookup(name)
+	return f
 }

@@ -7,14 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // TestWindowsBuild keeps the Windows runner compiling: a Windows user drives WSL distributions
 // with it (wsl hosts), and nothing else here would notice a Unix-only call creeping in.
 func TestWindowsBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-compiles the whole command")
-	}
+	skip.Short(t, "cross-compiles the whole command")
 	out := filepath.Join(t.TempDir(), "sandcheck.exe")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 const workflows = "../../.github/workflows"
@@ -108,21 +108,21 @@ func sandcheck(t *testing.T, dir string) {
 // journalOf writes a journal of correct trials followed by n trials of outcome o (a timeout
 // without egress, or a scenario failing with o) and turns it into dir/<out>/report.json with the
 // real `sandcheck report`.
-func journalOf(t *testing.T, dir, out string, correct int, o classify.Outcome, n int) {
+func journalOf(t *testing.T, dir, out string, correct int, o model.Outcome, n int) {
 	t.Helper()
 	os.Remove(filepath.Join(dir, out+".jsonl")) // the writer appends; each call is a new night
 	w, err := journal.OpenWriter(filepath.Join(dir, out+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := journal.Cell{ID: "srt|local", Target: "srt", Host: "local"}
+	cell := model.Cell{ID: "srt|local", Target: "srt", Host: "local"}
 	for i := 0; i < correct+n; i++ {
-		r := journal.Record{V: journal.SchemaVersion, RunID: "night", Cell: cell, Trial: i, Outcome: classify.Correct,
-			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}}
+		r := model.Record{V: journal.SchemaVersion, RunID: "night", Cell: cell, Trial: i, Outcome: model.Correct,
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}}
 		switch {
 		case i < correct:
-		case o == classify.Timeout:
-			r = journal.Record{V: journal.SchemaVersion, RunID: "night", Cell: cell, Trial: i, Outcome: o, TimedOut: true}
+		case o == model.Timeout:
+			r = model.Record{V: journal.SchemaVersion, RunID: "night", Cell: cell, Trial: i, Outcome: o, TimedOut: true}
 		default:
 			r.Outcome, r.Scenarios[0].Outcome, r.Scenarios[0].Pass = o, o, false
 		}
@@ -192,8 +192,8 @@ func TestNightlyStepsFailTheJob(t *testing.T) {
 
 	// 80 correct + 10 timeouts: the gate fails on the harness bound; compare (timeouts are not
 	// measured, so no rate rose) passes.
-	journalOf(t, dir, "baseline", 80, classify.Correct, 0)
-	journalOf(t, dir, "merged", 80, classify.Timeout, 10)
+	journalOf(t, dir, "baseline", 80, model.Correct, 0)
+	journalOf(t, dir, "merged", 80, model.Timeout, 10)
 	code, log, summary := runStep(t, dir, gate)
 	if code != 1 || !strings.Contains(log, "harness-bound: srt@local: 10 of 90 trials") || !strings.Contains(summary, "FAIL: 1 blocker(s)") || !strings.Contains(summary, "### gate (exit 1)") {
 		t.Fatalf("failing gate step: exit %d\nlog:\n%s\nsummary:\n%s", code, log, summary)
@@ -214,14 +214,14 @@ func TestNightlyStepsFailTheJob(t *testing.T) {
 	}
 
 	// A regression: 20 of 80 proxy-dead against a clean baseline fails the compare step.
-	journalOf(t, dir, "merged", 60, classify.ProxyDead, 20)
+	journalOf(t, dir, "merged", 60, model.ProxyDead, 20)
 	code, log, summary = runStep(t, dir, compare)
 	if code != 1 || !strings.Contains(summary, "### compare with the last passing night (exit 1)") {
 		t.Fatalf("compare step on a regression: exit %d\nlog:\n%s\nsummary:\n%s", code, log, summary)
 	}
 
 	// A clean night passes both steps.
-	journalOf(t, dir, "merged", 80, classify.Correct, 0)
+	journalOf(t, dir, "merged", 80, model.Correct, 0)
 	if code, log, summary := runStep(t, dir, gate); code != 0 || !strings.Contains(summary, "PASS: 1 rows in 1 cells within policy") {
 		t.Fatalf("passing gate step: exit %d\nlog:\n%s\nsummary:\n%s", code, log, summary)
 	}

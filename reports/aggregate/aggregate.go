@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/load"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -47,15 +46,17 @@ type Aggregator struct {
 }
 
 type cellAcc struct {
-	ref     schema.CellRef
-	overall acc
-	scen    map[string]*scenAcc
-	cof     *stats.CoFailure
+	ref      schema.CellRef
+	overall  acc
+	scen     map[string]*scenAcc
+	cof      *stats.CoFailure
+	verdicts verdictAcc
 }
 
 type scenAcc struct {
 	labels []string
 	acc
+	verdicts scenVerdictAcc
 }
 
 type acc struct {
@@ -148,16 +149,16 @@ func New(opts Options) (*Aggregator, error) {
 // measured says whether an outcome says anything about the sandbox. Harness trouble, timeouts and
 // inapplicable scenarios are counted but kept out of the failure rate: they are not the
 // sandbox's fault, and counting them would let a broken harness look like a flaky sandbox.
-func measured(o classify.Outcome) bool {
+func measured(o model.Outcome) bool {
 	switch o {
-	case classify.HarnessError, classify.Timeout, classify.NotApplicable:
+	case model.HarnessError, model.Timeout, model.NotApplicable:
 		return false
 	}
 	return true
 }
 
 // Add folds one trial in.
-func (a *Aggregator) Add(r journal.Record) {
+func (a *Aggregator) Add(r model.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
 	}
@@ -197,7 +198,7 @@ func (a *Aggregator) Add(r journal.Record) {
 		}
 		m := measured(sc.Outcome)
 		failed := m && !sc.Pass
-		open := sc.Outcome == classify.NonEnforcing
+		open := sc.Outcome == model.NonEnforcing
 		hint := sc.Hint
 		if hint == "" {
 			hint = r.Hint
@@ -229,13 +230,13 @@ func (a *Aggregator) Add(r journal.Record) {
 		// A trial that died before any scenario reported: judge it by its overall outcome.
 		anyMeasured = measured(r.Outcome)
 		sev := r.Outcome.Severity()
-		anyFailed = anyMeasured && (sev == classify.SevFailOpen || sev == classify.SevFailClosed)
+		anyFailed = anyMeasured && (sev == model.SevFailOpen || sev == model.SevFailClosed)
 	}
 	// Egress the fixture servers logged, or a trial-level non-enforcing verdict, is fail-open
 	// whatever else happened (a timeout, a crash, scenarios that never reported). Unless a
 	// non-enforcing scenario row already shows it, it is counted at trial level, where the gate
 	// sees it; a timeout with egress is never harness trouble.
-	trialOpen := !sawOpen && (r.Outcome == classify.NonEnforcing || len(r.Egress) > 0)
+	trialOpen := !sawOpen && (r.Outcome == model.NonEnforcing || len(r.Egress) > 0)
 	trialOpen = trialOpen || (r.TimedOut && len(r.Egress) > 0)
 	if trialOpen {
 		anyMeasured, anyFailed, anyFailOpen = true, true, true
@@ -256,11 +257,12 @@ func (a *Aggregator) Add(r journal.Record) {
 	}
 	c.overall.durationMS += r.DurationMS
 	c.cof.Add(failedNames)
+	c.addVerdicts(r)
 }
 
 // example is a trial as an example of an outcome. Only failures keep evidence (a passing
 // example says which trial; its evidence is in the journal), and only until Report.
-func (a *Aggregator) example(r journal.Record, id string, pass bool, hint string) schema.Example {
+func (a *Aggregator) example(r model.Record, id string, pass bool, hint string) schema.Example {
 	ex := schema.Example{RunID: r.RunID, Trial: r.Trial, Start: r.Start, Pass: pass, Hint: hint, Error: r.Error}
 	if !pass && len(r.Evidence) > 0 {
 		ex.Evidence, ex.EvidenceRef = r.Evidence, schema.EvidenceKey(r.RunID, id, r.Trial)
@@ -268,7 +270,7 @@ func (a *Aggregator) example(r journal.Record, id string, pass bool, hint string
 	return ex
 }
 
-func (x *acc) add(o classify.Outcome, measured, failed, failOpen bool, ex schema.Example) {
+func (x *acc) add(o model.Outcome, measured, failed, failOpen bool, ex schema.Example) {
 	if x.outcomes == nil {
 		x.outcomes, x.failing, x.examples = map[string]int{}, map[string]int{}, map[string]schema.Example{}
 	}
@@ -338,7 +340,7 @@ func (a *Aggregator) Report() *schema.Report {
 	})
 	for _, id := range ids {
 		c := a.cells[id]
-		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall)})
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall), Verdicts: c.verdicts.report()})
 		names := make([]string, 0, len(c.scen))
 		for n := range c.scen {
 			names = append(names, n)
@@ -346,7 +348,8 @@ func (a *Aggregator) Report() *schema.Report {
 		sort.Strings(names)
 		for _, n := range names {
 			s := c.scen[n]
-			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc)})
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc),
+				Verdicts: s.verdicts.report()})
 		}
 		if pairs := c.cof.Pairs(); len(pairs) > 0 {
 			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
@@ -482,7 +485,7 @@ func FromJournals(paths []string, opts Options) (*schema.Report, load.Result, er
 	if err != nil {
 		return nil, load.Result{}, err
 	}
-	res, err := load.Journals(paths, func(r journal.Record) error { a.Add(r); return nil })
+	res, err := load.Journals(paths, func(r model.Record) error { a.Add(r); return nil })
 	if err != nil {
 		return nil, res, fmt.Errorf("report: %w", err)
 	}

@@ -11,42 +11,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 var (
-	wsl   = journal.Cell{ID: "c-wsl", Target: "srt", Host: "wsl2"}
-	clean = journal.Cell{ID: "c-local", Target: "srt", Host: "local"}
+	wsl   = model.Cell{ID: "c-wsl", Target: "srt", Host: "wsl2"}
+	clean = model.Cell{ID: "c-local", Target: "srt", Host: "local"}
 )
 
-func sc(name string, o classify.Outcome, pass bool) journal.Scenario {
-	return journal.Scenario{Name: name, Outcome: o, Pass: pass, Hint: name + ":" + string(o)}
+func sc(name string, o model.Outcome, pass bool) model.Scenario {
+	return model.Scenario{Name: name, Outcome: o, Pass: pass, Hint: name + ":" + string(o)}
 }
 
 // trials builds the WSL cell of the seed bug: mostly correct, a dead proxy that fails every
 // network scenario at once, one non-enforcing trial, one trial that never got to a scenario.
-func trials() []journal.Record {
-	var out []journal.Record
-	add := func(trial int, o classify.Outcome, scens ...journal.Scenario) {
-		out = append(out, journal.Record{V: 1, RunID: "run1", Cell: wsl, Trial: trial, Outcome: o, Hint: "trial hint",
+func trials() []model.Record {
+	var out []model.Record
+	add := func(trial int, o model.Outcome, scens ...model.Scenario) {
+		out = append(out, model.Record{V: 1, RunID: "run1", Cell: wsl, Trial: trial, Outcome: o, Hint: "trial hint",
 			Scenarios: scens, Evidence: json.RawMessage(fmt.Sprintf(`{"trial":%d}`, trial))})
 	}
 	for i := 0; i < 6; i++ {
-		add(i, classify.Correct, sc("network/seed", classify.Correct, true), sc("network/ipv6", classify.Correct, true), sc("network/dns", classify.Correct, true))
+		add(i, model.Correct, sc("network/seed", model.Correct, true), sc("network/ipv6", model.Correct, true), sc("network/dns", model.Correct, true))
 	}
 	// Trial 7 arrives before 6: the example must still be trial 6.
 	for _, i := range []int{7, 6} {
-		add(i, classify.ProxyDead, sc("network/seed", classify.ProxyDead, false), sc("network/ipv6", classify.ProxyDead, false), sc("network/dns", classify.ProxyDead, false))
+		add(i, model.ProxyDead, sc("network/seed", model.ProxyDead, false), sc("network/ipv6", model.ProxyDead, false), sc("network/dns", model.ProxyDead, false))
 	}
-	add(8, classify.NonEnforcing, sc("network/seed", classify.NonEnforcing, false), sc("network/ipv6", classify.Correct, true), sc("network/dns", classify.Correct, true))
-	add(9, classify.HarnessError)
+	add(8, model.NonEnforcing, sc("network/seed", model.NonEnforcing, false), sc("network/ipv6", model.Correct, true), sc("network/dns", model.Correct, true))
+	add(9, model.HarnessError)
 	out[0].HostFP = json.RawMessage(`{"kernel":"6.6.87.2-microsoft-standard-WSL2"}`)
 	for i := 0; i < 5; i++ {
-		out = append(out, journal.Record{V: 1, RunID: "run2", Cell: clean, Trial: i, Outcome: classify.Correct,
-			Scenarios: []journal.Scenario{sc("network/seed", classify.Correct, true)}})
+		out = append(out, model.Record{V: 1, RunID: "run2", Cell: clean, Trial: i, Outcome: model.Correct,
+			Scenarios: []model.Scenario{sc("network/seed", model.Correct, true)}})
 	}
 	return out
 }
@@ -168,7 +167,7 @@ func TestBadUntil(t *testing.T) {
 func TestEvidenceIsCapped(t *testing.T) {
 	a, _ := New(Options{MaxEvidenceBytes: 100})
 	big, _ := json.Marshal(map[string]string{"stderr": strings.Repeat("x", 1000)})
-	a.Add(journal.Record{Cell: clean, Outcome: classify.ProxyDead, Evidence: big})
+	a.Add(model.Record{Cell: clean, Outcome: model.ProxyDead, Evidence: big})
 	rep := a.Report()
 	ev := rep.ExampleEvidence(rep.Overall[0].Examples["proxy-dead"])
 	var v struct {
@@ -186,14 +185,14 @@ func TestEvidenceIsCapped(t *testing.T) {
 func TestEvidenceOncePerFailingTrial(t *testing.T) {
 	a, _ := New(Options{})
 	for i := range 1000 {
-		r := journal.Record{RunID: "r", Cell: clean, Trial: i, Outcome: classify.Correct,
+		r := model.Record{RunID: "r", Cell: clean, Trial: i, Outcome: model.Correct,
 			Evidence:  json.RawMessage(fmt.Sprintf(`{"trial":%d,"pad":"%s"}`, i, strings.Repeat("p", 1000))),
-			Scenarios: []journal.Scenario{{Name: "a", Outcome: classify.Correct, Pass: true}, {Name: "b", Outcome: classify.Correct, Pass: true}}}
+			Scenarios: []model.Scenario{{Name: "a", Outcome: model.Correct, Pass: true}, {Name: "b", Outcome: model.Correct, Pass: true}}}
 		if i == 7 || i == 9 { // trial 7 fails both scenarios, trial 9 one of them
-			r.Outcome = classify.ProxyDead
-			r.Scenarios[1] = journal.Scenario{Name: "b", Outcome: classify.ProxyDead}
+			r.Outcome = model.ProxyDead
+			r.Scenarios[1] = model.Scenario{Name: "b", Outcome: model.ProxyDead}
 			if i == 7 {
-				r.Scenarios[0] = journal.Scenario{Name: "a", Outcome: classify.ProxyDead}
+				r.Scenarios[0] = model.Scenario{Name: "a", Outcome: model.ProxyDead}
 			}
 		}
 		a.Add(r)
@@ -226,13 +225,13 @@ func TestStreamingMemoryIsFlat(t *testing.T) {
 	heapAfter := func(n int) uint64 {
 		a, _ := New(Options{})
 		for i := 0; i < n; i++ {
-			o := classify.Correct
+			o := model.Correct
 			if i%7 == 0 {
-				o = classify.ProxyDead
+				o = model.ProxyDead
 			}
 			ev := json.RawMessage(fmt.Sprintf(`{"blob":%q}`, strings.Repeat("e", 1024)+fmt.Sprint(i)))
-			a.Add(journal.Record{RunID: "r", Cell: clean, Trial: i, Outcome: o, Evidence: ev,
-				Scenarios: []journal.Scenario{{Name: "s", Outcome: o, Pass: o == classify.Correct}}})
+			a.Add(model.Record{RunID: "r", Cell: clean, Trial: i, Outcome: o, Evidence: ev,
+				Scenarios: []model.Scenario{{Name: "s", Outcome: o, Pass: o == model.Correct}}})
 		}
 		runtime.GC()
 		var m runtime.MemStats
@@ -252,26 +251,26 @@ func TestStreamingMemoryIsFlat(t *testing.T) {
 // bounded, known findings are keyed by their whole id set, unreproduced ids per id.
 func TestTrialLevelEgressKnownAndBreaches(t *testing.T) {
 	a, _ := New(Options{})
-	rec := func(i int, r journal.Record) journal.Record { r.V, r.Cell, r.Trial = 1, clean, i; return r }
+	rec := func(i int, r model.Record) model.Record { r.V, r.Cell, r.Trial = 1, clean, i; return r }
 	i := 0
 	for ; i < 10; i++ { // correct; the udp finding keyed to network/seed did not show
-		a.Add(rec(i, journal.Record{Outcome: classify.Correct, Scenarios: []journal.Scenario{
-			{Name: "network/seed", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:b, srt:a"}}}))
+		a.Add(rec(i, model.Record{Outcome: model.Correct, Scenarios: []model.Scenario{
+			{Name: "network/seed", Outcome: model.Correct, Pass: true, Unreproduced: "srt:b, srt:a"}}}))
 	}
-	a.Add(rec(i, journal.Record{Outcome: classify.Timeout, TimedOut: true})) // no egress: harness
+	a.Add(rec(i, model.Record{Outcome: model.Timeout, TimedOut: true})) // no egress: harness
 	i++
-	a.Add(rec(i, journal.Record{Outcome: classify.Timeout, TimedOut: true, Egress: []string{"denied tcp 198.18.0.3:9 from 198.18.0.2"}}))
+	a.Add(rec(i, model.Record{Outcome: model.Timeout, TimedOut: true, Egress: []string{"denied tcp 198.18.0.3:9 from 198.18.0.2"}}))
 	i++
-	a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Egress: []string{"dns denied.sandcheck.test"}}))
+	a.Add(rec(i, model.Record{Outcome: model.NonEnforcing, Egress: []string{"dns denied.sandcheck.test"}}))
 	i++
 	// A known failure whose breach repeats in the trial: counted once.
-	a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
-		{Name: "network/seed", Outcome: classify.NonEnforcing, Known: "srt:b, srt:a", Breaches: []string{"udp: x", "udp: x"}}}}))
+	a.Add(rec(i, model.Record{Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
+		{Name: "network/seed", Outcome: model.NonEnforcing, Known: "srt:b, srt:a", Breaches: []string{"udp: x", "udp: x"}}}}))
 	i++
 	// Many distinct breaches: the report keeps MaxBreaches and counts the rest.
 	for k := 0; k < 20; k++ {
-		a.Add(rec(i, journal.Record{Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
-			{Name: "network/seed", Outcome: classify.NonEnforcing, Breaches: []string{fmt.Sprintf("write /tmp/f%02d", k)}}}}))
+		a.Add(rec(i, model.Record{Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
+			{Name: "network/seed", Outcome: model.NonEnforcing, Breaches: []string{fmt.Sprintf("write /tmp/f%02d", k)}}}}))
 		i++
 	}
 	rep := a.Report()

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 // defaultTrial is a real trial of the default matrix (every scenario, srt 0.0.83 on this
 // machine, its known findings failing): 52 verdicts, ~85 KB of evidence, the host fingerprint.
-func defaultTrial(tb testing.TB) journal.Record {
+func defaultTrial(tb testing.TB) model.Record {
 	tb.Helper()
 	f, err := os.Open("testdata/default-matrix-trial.json.gz")
 	if err != nil {

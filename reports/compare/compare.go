@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/reports/versiontable"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -60,7 +60,7 @@ func (r Result) Failed() bool {
 		return true
 	}
 	for _, n := range r.NewOutcomes {
-		if n.Severity == string(classify.SevFailOpen) {
+		if n.Severity == string(model.SevFailOpen) {
 			return true
 		}
 	}
@@ -98,13 +98,13 @@ func Compare(base, cur *schema.Report, alpha float64) (Result, error) {
 				BaseFailures: b.Failures, BaseMeasured: b.Measured, NewFailures: n.Failures, NewMeasured: n.Measured, P: p})
 		}
 		for o, cnt := range n.Outcomes {
-			if cnt > 0 && b.Outcomes[o] == 0 && o != string(classify.Correct) {
+			if cnt > 0 && b.Outcomes[o] == 0 && o != string(model.Correct) {
 				sev := "unknown"
-				if oc := classify.Outcome(o); oc.Valid() {
+				if oc := model.Outcome(o); oc.Valid() {
 					sev = string(oc.Severity())
 				}
 				no := NewOutcome{Name: n.Name(), Outcome: o, Count: cnt, Severity: sev}
-				if sev == string(classify.SevFailOpen) {
+				if sev == string(model.SevFailOpen) {
 					no.What = n.Breached()
 				}
 				res.NewOutcomes = append(res.NewOutcomes, no)
@@ -121,7 +121,7 @@ func Compare(base, cur *schema.Report, alpha float64) (Result, error) {
 		b, ok := baseOverall[o.CellID]
 		if ok && o.TrialFailOpen > 0 && b.TrialFailOpen == 0 {
 			res.NewOutcomes = append(res.NewOutcomes, NewOutcome{Name: o.Name(), Outcome: "fail-open outside any scenario",
-				Count: o.TrialFailOpen, Severity: string(classify.SevFailOpen), What: o.Breached()})
+				Count: o.TrialFailOpen, Severity: string(model.SevFailOpen), What: o.Breached()})
 		}
 	}
 	for _, b := range base.Cells {
@@ -159,7 +159,7 @@ func WriteText(w io.Writer, r Result) error {
 	}
 	for _, n := range r.NewOutcomes {
 		tag := "new outcome"
-		if n.Severity == string(classify.SevFailOpen) {
+		if n.Severity == string(model.SevFailOpen) {
 			tag = "NEW FAIL-OPEN OUTCOME"
 		}
 		what := ""

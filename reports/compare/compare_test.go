@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // journalOf writes a crafted journal: for each cell, n trials of which the listed trial indexes
@@ -23,7 +23,7 @@ type spec struct {
 	cell     string
 	scenario string
 	n        int
-	bad      map[int]classify.Outcome
+	bad      map[int]model.Outcome
 }
 
 func reportOf(t *testing.T, dir, name string, specs ...spec) string {
@@ -35,12 +35,12 @@ func reportOf(t *testing.T, dir, name string, specs ...spec) string {
 	}
 	for _, s := range specs {
 		for i := 0; i < s.n; i++ {
-			o := classify.Correct
+			o := model.Correct
 			if b, ok := s.bad[i]; ok {
 				o = b
 			}
-			w.Append(journal.Record{RunID: name, Cell: journal.Cell{ID: s.cell, Target: "srt", Host: s.cell}, Trial: i, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: s.scenario, Outcome: o, Pass: o == classify.Correct}}})
+			w.Append(model.Record{RunID: name, Cell: model.Cell{ID: s.cell, Target: "srt", Host: s.cell}, Trial: i, Outcome: o,
+				Scenarios: []model.Scenario{{Name: s.scenario, Outcome: o, Pass: o == model.Correct}}})
 		}
 	}
 	w.Close()
@@ -55,8 +55,8 @@ func reportOf(t *testing.T, dir, name string, specs ...spec) string {
 	return filepath.Join(out, format.JSONFile)
 }
 
-func bad(o classify.Outcome, idx ...int) map[int]classify.Outcome {
-	m := map[int]classify.Outcome{}
+func bad(o model.Outcome, idx ...int) map[int]model.Outcome {
+	m := map[int]model.Outcome{}
 	for _, i := range idx {
 		m[i] = o
 	}
@@ -66,15 +66,15 @@ func bad(o classify.Outcome, idx ...int) map[int]classify.Outcome {
 func TestCompareFromJournals(t *testing.T) {
 	dir := t.TempDir()
 	base := reportOf(t, dir, "base",
-		spec{"wsl", "network/seed", 100, bad(classify.ProxyDead, 1)},        // 1%
-		spec{"native", "network/seed", 100, nil},                            // 0%
-		spec{"mac", "network/seed", 50, bad(classify.AllowedBlocked, 3, 4)}, // 4%
-		spec{"gone", "network/seed", 10, nil},                               // disappears
+		spec{"wsl", "network/seed", 100, bad(model.ProxyDead, 1)},        // 1%
+		spec{"native", "network/seed", 100, nil},                         // 0%
+		spec{"mac", "network/seed", 50, bad(model.AllowedBlocked, 3, 4)}, // 4%
+		spec{"gone", "network/seed", 10, nil},                            // disappears
 	)
 	cur := reportOf(t, dir, "new",
-		spec{"wsl", "network/seed", 100, bad(classify.ProxyDead, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}, // 10%: regression
-		spec{"native", "network/seed", 100, bad(classify.NonEnforcing, 7)},                       // 1 fail-open: not significant, but new fail-open kind
-		spec{"mac", "network/seed", 50, bad(classify.AllowedBlocked, 3, 4, 5)},                   // 6%: not significant
+		spec{"wsl", "network/seed", 100, bad(model.ProxyDead, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}, // 10%: regression
+		spec{"native", "network/seed", 100, bad(model.NonEnforcing, 7)},                       // 1 fail-open: not significant, but new fail-open kind
+		spec{"mac", "network/seed", 50, bad(model.AllowedBlocked, 3, 4, 5)},                   // 6%: not significant
 		spec{"added", "network/seed", 10, nil},
 	)
 	res, err := Files(base, cur, 0.05)
@@ -108,8 +108,8 @@ func TestCompareFromJournals(t *testing.T) {
 
 func TestCompareQuietWhenUnchanged(t *testing.T) {
 	dir := t.TempDir()
-	a := reportOf(t, dir, "a", spec{"wsl", "s", 100, bad(classify.ProxyDead, 1, 2, 3)})
-	b := reportOf(t, dir, "b", spec{"wsl", "s", 100, bad(classify.ProxyDead, 4, 5, 6, 7)})
+	a := reportOf(t, dir, "a", spec{"wsl", "s", 100, bad(model.ProxyDead, 1, 2, 3)})
+	b := reportOf(t, dir, "b", spec{"wsl", "s", 100, bad(model.ProxyDead, 4, 5, 6, 7)})
 	res, err := Files(a, b, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +151,12 @@ func TestCompareNewEgressOutsideScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := journal.Cell{ID: "native", Target: "srt", Host: "native"}
+	cell := model.Cell{ID: "native", Target: "srt", Host: "native"}
 	for i := 0; i < 50; i++ {
-		w.Append(journal.Record{RunID: "new", Cell: cell, Trial: i, Outcome: classify.Correct,
-			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}})
+		w.Append(model.Record{RunID: "new", Cell: cell, Trial: i, Outcome: model.Correct,
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}})
 	}
-	w.Append(journal.Record{RunID: "new", Cell: cell, Trial: 50, Outcome: classify.Timeout, TimedOut: true,
+	w.Append(model.Record{RunID: "new", Cell: cell, Trial: 50, Outcome: model.Timeout, TimedOut: true,
 		Egress: []string{"denied https CONNECT denied.sandcheck.test:443 from 198.18.0.2"}})
 	w.Close()
 	rep, _, err := aggregate.FromJournals([]string{jpath}, aggregate.Options{})

@@ -4,10 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // sweep is srt at four versions on one host: a residue appears in 0.0.20 and stays; a fail-open
@@ -18,20 +17,20 @@ func sweep(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	add := func(target, v string, ws, net classify.Outcome) {
-		cell := journal.Cell{ID: target + v, Target: target, Version: v, Host: "local"}
+	add := func(target, v string, ws, net model.Outcome) {
+		cell := model.Cell{ID: target + v, Target: target, Version: v, Host: "local"}
 		for i := range 5 {
-			a.Add(journal.Record{Cell: cell, Trial: i, Outcome: classify.Worst(ws, net), Scenarios: []journal.Scenario{
-				{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == classify.Correct},
-				{Name: "network/seed", Outcome: net, Pass: net == classify.Correct, Breaches: []string{"http: denied.sandcheck.test reached"}},
+			a.Add(model.Record{Cell: cell, Trial: i, Outcome: model.Worst(ws, net), Scenarios: []model.Scenario{
+				{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == model.Correct},
+				{Name: "network/seed", Outcome: net, Pass: net == model.Correct, Breaches: []string{"http: denied.sandcheck.test reached"}},
 			}})
 		}
 	}
-	ok := classify.Correct
+	ok := model.Correct
 	add("srt", "0.0.9", ok, ok)
-	add("srt", "0.0.20", classify.Residue, ok)
-	add("srt", "0.0.21", classify.Residue, ok)
-	add("srt", "0.0.22", classify.Residue, classify.NonEnforcing)
+	add("srt", "0.0.20", model.Residue, ok)
+	add("srt", "0.0.21", model.Residue, ok)
+	add("srt", "0.0.22", model.Residue, model.NonEnforcing)
 	add("codex", "0.171.0", ok, ok)
 	return a.Report()
 }
@@ -89,13 +88,13 @@ func TestCompareVersionsErrors(t *testing.T) {
 func TestCompareIntoABandNamesItsFirstVersion(t *testing.T) {
 	a, _ := aggregate.New(aggregate.Options{})
 	for _, v := range []string{"0.0.64", "0.0.66", "0.0.68"} {
-		o := classify.Correct
+		o := model.Correct
 		if v != "0.0.64" {
-			o = classify.SandboxFailed
+			o = model.SandboxFailed
 		}
-		cell := journal.Cell{ID: v, Target: "srt", Version: v, Host: "local"}
+		cell := model.Cell{ID: v, Target: "srt", Version: v, Host: "local"}
 		for i := range 4 {
-			a.Add(journal.Record{Cell: cell, Trial: i, Outcome: o, Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: o, Pass: o == classify.Correct}}})
+			a.Add(model.Record{Cell: cell, Trial: i, Outcome: o, Scenarios: []model.Scenario{{Name: "network/seed", Outcome: o, Pass: o == model.Correct}}})
 		}
 	}
 	res, err := Versions(a.Report(), "srt", "0.0.64", "0.0.68", 0)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // TestHTMLInChromium renders report.html in headless Chromium (Debian's `chromium`), checks the
@@ -22,7 +24,7 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		t.Skip("SKIPPED: chromium is not installed (apt-get install chromium); report.html was not rendered in a browser")
+		skip.Loudly(t, "chromium is not installed (apt-get install chromium); report.html was not rendered in a browser")
 	}
 	dir := t.TempDir()
 	rep := seedReport(t)

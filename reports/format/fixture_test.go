@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // hostileOutput is what a probe may legitimately capture: markup, fences, pipes and control
@@ -24,29 +23,29 @@ func seedReport(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wsl := journal.Cell{ID: "srt-wsl2", Target: "srt", Host: "wsl2"}
-	native := journal.Cell{ID: "srt-native", Target: "srt", Host: "native", Fault: ""}
+	wsl := model.Cell{ID: "srt-wsl2", Target: "srt", Host: "wsl2"}
+	native := model.Cell{ID: "srt-native", Target: "srt", Host: "native", Fault: ""}
 	fp := json.RawMessage(`{"kernel":"6.6.87.2-microsoft-standard-WSL2","distro":"Ubuntu 24.04","wsl":{"version":"2.4.13","networking_mode":"nat"},"versions":{"bwrap":"0.9.0","socat":"1.8.0","node":"v22.1.0","srt":"0.0.66"},"sysctls":{"kernel.apparmor_restrict_unprivileged_userns":null},"proxy_env":{},"curlrc":"absent","git_proxy":"absent"}`)
-	outcomes := []classify.Outcome{}
+	outcomes := []model.Outcome{}
 	for i := 0; i < 6; i++ {
-		outcomes = append(outcomes, classify.ProxyDead)
+		outcomes = append(outcomes, model.ProxyDead)
 	}
-	outcomes = append(outcomes, classify.NonEnforcing, classify.NonEnforcing, classify.Correct, classify.HarnessError)
+	outcomes = append(outcomes, model.NonEnforcing, model.NonEnforcing, model.Correct, model.HarnessError)
 	for i, o := range outcomes {
 		ev, _ := json.Marshal(map[string]any{"allowed": map[string]any{"channel": "curl", "stderr": hostileOutput, "exit": 7}, "listeners_3128": []string{}})
-		r := journal.Record{V: 1, RunID: "nightly-1", Cell: wsl, Trial: i, Outcome: o, Evidence: ev, DurationMS: 1500,
+		r := model.Record{V: 1, RunID: "nightly-1", Cell: wsl, Trial: i, Outcome: o, Evidence: ev, DurationMS: 1500,
 			Hint: fmt.Sprintf("bridge not listening on 127.0.0.1:3128 | trial %d", i)}
 		if i == 0 {
 			r.HostFP = fp
 		}
-		if o == classify.HarnessError {
+		if o == model.HarnessError {
 			r.Error = "SANDBOX-RAN marker missing"
 		} else {
-			r.Scenarios = []journal.Scenario{
-				{Name: "network/seed", Outcome: o, Pass: o == classify.Correct},
-				{Name: "network/ip-literal", Outcome: o, Pass: o == classify.Correct},
+			r.Scenarios = []model.Scenario{
+				{Name: "network/seed", Outcome: o, Pass: o == model.Correct},
+				{Name: "network/ip-literal", Outcome: o, Pass: o == model.Correct},
 			}
-			if o == classify.NonEnforcing {
+			if o == model.NonEnforcing {
 				r.Scenarios[0].Breaches = []string{"http: denied.sandcheck.test reached"}
 				r.Scenarios[1].Breaches = []string{"direct: 198.18.0.3 reached"}
 			}
@@ -54,8 +53,8 @@ func seedReport(t *testing.T) *schema.Report {
 		a.Add(r)
 	}
 	for i := 0; i < 20; i++ {
-		a.Add(journal.Record{V: 1, RunID: "nightly-1", Cell: native, Trial: i, Outcome: classify.Correct, DurationMS: 900,
-			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}, {Name: "network/ip-literal", Outcome: classify.Correct, Pass: true}, {Name: "fs/write-outside", Outcome: classify.Correct, Pass: true}}})
+		a.Add(model.Record{V: 1, RunID: "nightly-1", Cell: native, Trial: i, Outcome: model.Correct, DurationMS: 900,
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}, {Name: "network/ip-literal", Outcome: model.Correct, Pass: true}, {Name: "fs/write-outside", Outcome: model.Correct, Pass: true}}})
 	}
 	return a.Report()
 }

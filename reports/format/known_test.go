@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // knownReport: one cell of 20 trials where
@@ -24,23 +26,23 @@ func knownReport(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := journal.Cell{ID: "srt-local", Target: "srt", Host: "local"}
+	cell := model.Cell{ID: "srt-local", Target: "srt", Host: "local"}
 	for i := 0; i < 20; i++ {
-		seed := journal.Scenario{Name: "network/seed", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:network/seed#udp"}
+		seed := model.Scenario{Name: "network/seed", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/seed#udp"}
 		if i == 7 {
-			seed = journal.Scenario{Name: "network/seed", Outcome: classify.NonEnforcing, Known: "srt:network/seed#udp",
+			seed = model.Scenario{Name: "network/seed", Outcome: model.NonEnforcing, Known: "srt:network/seed#udp",
 				Breaches: []string{"udp: denied.sandcheck.test reached"}}
 		}
-		write := journal.Scenario{Name: "filesystem/write-outside", Outcome: classify.Correct, Pass: true}
+		write := model.Scenario{Name: "filesystem/write-outside", Outcome: model.Correct, Pass: true}
 		if i < 2 {
-			write = journal.Scenario{Name: "filesystem/write-outside", Outcome: classify.NonEnforcing,
+			write = model.Scenario{Name: "filesystem/write-outside", Outcome: model.NonEnforcing,
 				Breaches: []string{"write /root/sandcheck-outside"}, Hint: "wrote outside the workspace"}
 		}
-		a.Add(journal.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: classify.NonEnforcing, Scenarios: []journal.Scenario{
-			{Name: "filesystem/read-secret", Outcome: classify.NonEnforcing, Known: "srt:filesystem/read-secret",
+		a.Add(model.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
+			{Name: "filesystem/read-secret", Outcome: model.NonEnforcing, Known: "srt:filesystem/read-secret",
 				Breaches: []string{"read /root/.ssh/id_ed25519"}},
 			write,
-			{Name: "network/udp", Outcome: classify.Correct, Pass: true, Unreproduced: "srt:network/udp"},
+			{Name: "network/udp", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/udp"},
 			seed,
 		}})
 	}
@@ -49,14 +51,14 @@ func knownReport(t *testing.T) *schema.Report {
 
 func TestKnownFindingsAndBreachesInReports(t *testing.T) {
 	rep := knownReport(t)
-	var md, page, junit bytes.Buffer
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	var md, page, xml bytes.Buffer
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&page, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnit(&junit, rep); err != nil {
+	if err := junit.Write(&xml, rep); err != nil {
 		t.Fatal(err)
 	}
 	h := html.UnescapeString(page.String())
@@ -80,7 +82,7 @@ func TestKnownFindingsAndBreachesInReports(t *testing.T) {
 			`data-testid="fixed">known finding srt:network/udp did not reproduce in any of 20 trials (fixed?)`,
 			"breached: write /root/sandcheck-outside (2)",
 		}},
-		{junit.String(), "junit.xml", []string{
+		{xml.String(), "junit.xml", []string{
 			"breached: read /root/.ssh/id_ed25519 (20); known finding srt:filesystem/read-secret in 20 of 20 trials",
 			"known finding srt:network/udp did not reproduce in any of 20 trials (fixed?)",
 		}},

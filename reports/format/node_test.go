@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // nodeModules finds a node_modules folder holding pkg: $SANDCHECK_NODE_MODULES, else
@@ -14,7 +16,7 @@ import (
 func nodeModules(t *testing.T, pkg string) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("SKIPPED: node is not installed; cannot check reports against real consumers")
+		skip.Loudly(t, "node is not installed; cannot check reports against real consumers")
 	}
 	var cands []string
 	if env := os.Getenv("SANDCHECK_NODE_MODULES"); env != "" {
@@ -27,7 +29,7 @@ func nodeModules(t *testing.T, pkg string) string {
 			return c
 		}
 	}
-	t.Skipf("SKIPPED: npm package %s not found (run `npm install --prefix reports/format/testdata/node` or set SANDCHECK_NODE_MODULES)", pkg)
+	skip.Loudly(t, "npm package %s not found (run `npm install --prefix reports/format/testdata/node` or set SANDCHECK_NODE_MODULES)", pkg)
 	return ""
 }
 

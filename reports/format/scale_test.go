@@ -13,11 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // scaleShape is a report's shape: its cells and scenarios, and how many trials each cell ran.
@@ -52,21 +55,21 @@ func scaleReport(tb testing.TB, sh scaleShape) *schema.Report {
 	}
 	evidence := json.RawMessage(fmt.Sprintf(`{"observation":{"stderr":%q}}`, strings.Repeat("curl: (7) Failed to connect\n", 3000)))
 	for c := range sh.cells {
-		cell := journal.Cell{ID: fmt.Sprintf("srt-%03d", c), Target: "srt", Host: fmt.Sprintf("debian-%02d", c%8), Fault: fmt.Sprintf("version-%d", c/8)}
+		cell := model.Cell{ID: fmt.Sprintf("srt-%03d", c), Target: "srt", Host: fmt.Sprintf("debian-%02d", c%8), Fault: fmt.Sprintf("version-%d", c/8)}
 		for i := range sh.perCell {
-			r := journal.Record{V: journal.SchemaVersion, RunID: "nightly", Cell: cell, Trial: i, Outcome: classify.Correct, DurationMS: 900}
-			r.Scenarios = make([]journal.Scenario, len(names))
+			r := model.Record{V: journal.SchemaVersion, RunID: "nightly", Cell: cell, Trial: i, Outcome: model.Correct, DurationMS: 900}
+			r.Scenarios = make([]model.Scenario, len(names))
 			flaky := runner.FakeUniform(uint64(c), names[0], i) < 0.02
 			for j, n := range names {
-				s := journal.Scenario{Name: n, Outcome: classify.Correct, Pass: true}
+				s := model.Scenario{Name: n, Outcome: model.Correct, Pass: true}
 				switch {
 				case j == 1 && sh.scenarios > 2:
-					s = journal.Scenario{Name: n, Outcome: classify.NonEnforcing, Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:" + n + "#hooks"}
+					s = model.Scenario{Name: n, Outcome: model.NonEnforcing, Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:" + n + "#hooks"}
 				case j == 2 && sh.scenarios > 2:
-					s = journal.Scenario{Name: n, Outcome: classify.AllowedBlocked, Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: "srt:" + n + "#tmpdir"}
+					s = model.Scenario{Name: n, Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: "srt:" + n + "#tmpdir"}
 				case j == 0 && flaky:
-					s = journal.Scenario{Name: n, Outcome: classify.ProxyDead, Hint: "in-sandbox bridge not listening on 127.0.0.1:3128"}
-					r.Outcome = classify.ProxyDead
+					s = model.Scenario{Name: n, Outcome: model.ProxyDead, Hint: "in-sandbox bridge not listening on 127.0.0.1:3128"}
+					r.Outcome = model.ProxyDead
 				}
 				r.Scenarios[j] = s
 			}
@@ -123,7 +126,7 @@ func renderInChromium(tb testing.TB, bin, page string) (dom string, rendered tim
 func TestHTMLAtScale(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
-		t.Skip("SKIPPED: chromium is not installed (make deps-test); report.html was not measured in a browser")
+		skip.Loudly(t, "chromium is not installed (make deps-test); report.html was not measured in a browser")
 	}
 	for _, sh := range scaleShapes {
 		t.Run(sh.name, func(t *testing.T) {
@@ -164,7 +167,7 @@ func TestHTMLAtScale(t *testing.T) {
 func BenchmarkHTMLAtScale(b *testing.B) {
 	bin := chromium()
 	if bin == "" {
-		b.Skip("chromium is not installed (make deps-test)")
+		skip.Loudly(b, "chromium is not installed (make deps-test)")
 	}
 	for _, sh := range scaleShapes {
 		b.Run(sh.name, func(b *testing.B) {
@@ -188,34 +191,15 @@ func BenchmarkHTMLAtScale(b *testing.B) {
 	}
 }
 
-// Pages show the head of a failure's evidence and say where the rest is; a failure known
-// findings cover in full shows where its evidence is instead; a passing example says it has none.
-func TestPageEvidence(t *testing.T) {
-	ref := schema.EvidenceKey("r", "c", 4)
-	big := json.RawMessage(fmt.Sprintf(`{"stderr":%q}`, strings.Repeat("x", 2*PageEvidenceBytes)))
-	rep := &schema.Report{Evidence: map[string]json.RawMessage{ref: big}}
-	got := exampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref}, PageEvidenceBytes)
-	if len(got) > PageEvidenceBytes+200 || !strings.Contains(got, "cut here") || !strings.Contains(got, ref) {
-		t.Fatalf("cut evidence: %d bytes, ends %q", len(got), got[max(0, len(got)-150):])
-	}
-	got = exampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref, Known: true}, PageEvidenceBytes)
-	if !strings.Contains(got, "known finding") || !strings.Contains(got, ref) || strings.Contains(got, "xxxx") {
-		t.Fatalf("known example: %q", got)
-	}
-	if got := exampleEvidence(rep, schema.Example{RunID: "r", Trial: 9, Pass: true}, PageEvidenceBytes); !strings.Contains(got, "passing trial") {
-		t.Fatalf("passing example: %q", got)
-	}
-}
-
 // Each cell says how fast its trials ran: the mean trial time and the trials per minute of one
 // slot (what a kernel's guest manages, for a vm host).
 func TestCellPace(t *testing.T) {
 	rep := scaleReport(t, scaleShape{"pace", 1, 3, 10}) // 900 ms per trial
 	var md, page strings.Builder
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&page, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]string{"report.md": md.String(), "report.html": page.String()} {

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // TestEveryFormatNamesTheUser: the same cell run as the dedicated account and as root are two
@@ -24,14 +26,14 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 	fp := func(name string) json.RawMessage {
 		return json.RawMessage(`{"kernel":"6.1.0","user":{"spec":"x","name":"` + name + `","uid":1001}}`)
 	}
-	cells := []journal.Cell{
+	cells := []model.Cell{
 		{ID: "srt.local-unprivileged.healthy-1", Target: "srt", Host: "local", User: "unprivileged"},
 		{ID: "srt.local.healthy-2", Target: "srt", Host: "local", User: "root"},
 		{ID: "srt.old.healthy-3", Target: "srt", Host: "old"},
 	}
 	for i, c := range cells {
-		r := journal.Record{V: 1, RunID: "r", Cell: c, Outcome: classify.Correct,
-			Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.Correct, Pass: true}}}
+		r := model.Record{V: 1, RunID: "r", Cell: c, Outcome: model.Correct,
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}}
 		if i == 0 {
 			r.HostFP = fp("sandcheck")
 		} else {
@@ -58,17 +60,17 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 	if _, ok := back.Hosts["local user=unprivileged"]; !ok || back.Hosts["local"] == nil || back.Hosts["old"] == nil {
 		t.Errorf("fingerprints: %v", keys(back.Hosts))
 	}
-	var md, junit, html bytes.Buffer
-	if err := WriteMarkdown(&md, rep, Options{}); err != nil {
+	var md, xml, html bytes.Buffer
+	if err := markdown.Write(&md, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnit(&junit, rep); err != nil {
+	if err := junit.Write(&xml, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&html, rep, Options{}); err != nil {
+	if err := htmlpage.Write(&html, rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string]string{"report.md": md.String(), "junit.xml": junit.String(), "report.html": html.String()} {
+	for name, out := range map[string]string{"report.md": md.String(), "junit.xml": xml.String(), "report.html": html.String()} {
 		for _, want := range []string{"srt@local user=unprivileged", "srt@local user=root"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: no %q", name, want)
@@ -78,7 +80,7 @@ func TestEveryFormatNamesTheUser(t *testing.T) {
 			t.Errorf("%s: a pre-axis cell got a user", name)
 		}
 	}
-	if !strings.Contains(md.String(), "### Host `local user=unprivileged`") || !strings.Contains(junit.String(), `<property name="user" value="unprivileged">`) {
+	if !strings.Contains(md.String(), "### Host `local user=unprivileged`") || !strings.Contains(xml.String(), `<property name="user" value="unprivileged">`) {
 		t.Errorf("report.md host table or junit property missing:\n%s", md.String())
 	}
 }

@@ -7,10 +7,12 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
+	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
+	"github.com/sandcheck/sandcheck/reports/format/junit"
+	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // versionReport is srt on one host at four versions: a residue appears in 0.0.20, 0.0.21 does not
@@ -21,11 +23,11 @@ func versionReport(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, res, sf := classify.Correct, classify.Residue, classify.SandboxFailed
-	add := func(v string, overall classify.Outcome, ws classify.Outcome) {
-		cell := journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
+	ok, res, sf := model.Correct, model.Residue, model.SandboxFailed
+	add := func(v string, overall model.Outcome, ws model.Outcome) {
+		cell := model.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local"}
 		for i := range 4 {
-			rec := journal.Record{RunID: "r1", Cell: cell, Trial: i, Outcome: overall, Scenarios: []journal.Scenario{
+			rec := model.Record{RunID: "r1", Cell: cell, Trial: i, Outcome: overall, Scenarios: []model.Scenario{
 				{Name: "network/seed", Outcome: ws, Pass: ws == ok || ws == res},
 				{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == ok, Hint: "apply-seccomp: write /proc/self/uid_map: Operation not permitted"},
 			}}
@@ -44,7 +46,7 @@ func versionReport(t *testing.T) *schema.Report {
 
 func TestVersionTableInMarkdown(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, versionReport(t), Options{}); err != nil {
+	if err := markdown.Write(&b, versionReport(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -71,7 +73,7 @@ func TestVersionTableInMarkdown(t *testing.T) {
 
 func TestJUnitClassPerVersion(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, versionReport(t)); err != nil {
+	if err := junit.Write(&b, versionReport(t)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`classname="sandcheck.srt-0_0_9.local"`, `classname="sandcheck.srt-0_0_22.local"`, `name="sandcheck/srt 0.0.20@local"`} {
@@ -83,7 +85,7 @@ func TestJUnitClassPerVersion(t *testing.T) {
 
 func TestVersionTableInHTML(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteHTML(&b, versionReport(t), Options{}); err != nil {
+	if err := htmlpage.Write(&b, versionReport(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(&b)

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // Rules, as they appear in violations.
@@ -166,7 +166,7 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 	for _, r := range rows {
 		// Security first, and without a threshold: one escaped request is a finding. Known
 		// findings count like any other unless the policy accepts them by id.
-		open := r.Outcomes[string(classify.NonEnforcing)]
+		open := r.Outcomes[string(model.NonEnforcing)]
 		if r.whole {
 			open = 0 // all of it is trial-level, judged with the overall rows below
 		} else if p.ExpectedFailOpenInFaultCells && r.fault != "" {
@@ -208,7 +208,7 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 			// bound; that is missing evidence, not a finding.
 			needed = max(needed, cleanTrialsFor(*p.MaxFailClosedUpper, p.Interval))
 		}
-		notApplicable := r.Trials > 0 && r.Outcomes[string(classify.NotApplicable)] == r.Trials
+		notApplicable := r.Trials > 0 && r.Outcomes[string(model.NotApplicable)] == r.Trials
 		if r.Measured < needed && !notApplicable { // a scenario the target cannot express has nothing to show
 			if _, ok := shorts[r.cell]; !ok {
 				cellOrder = append(cellOrder, r.cell)
@@ -238,7 +238,7 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 		// acceptable, never harness trouble.
 		n := o.TrialFailOpen
 		if !withRows[o.CellID] {
-			n = max(n, o.Outcomes[string(classify.NonEnforcing)]) // reports from before trial_fail_open
+			n = max(n, o.Outcomes[string(model.NonEnforcing)]) // reports from before trial_fail_open
 		}
 		if n > 0 {
 			msg := fmt.Sprintf("%d of %d trials fail-open outside any scenario", n, o.Trials)
@@ -247,12 +247,12 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 			}
 			add(RuleNonEnforcing, o.Name(), "%s: %s", msg, o.Breached())
 		}
-		harness := o.Outcomes[string(classify.HarnessError)] + o.Outcomes[string(classify.Timeout)]
+		harness := o.Outcomes[string(model.HarnessError)] + o.Outcomes[string(model.Timeout)]
 		if o.Trials > 0 && float64(harness) > *p.MaxHarnessRate*float64(o.Trials) {
 			add(RuleHarness, o.Name(), "%d of %d trials (%.1f%%) were harness errors or timeouts (%s), policy allows %.1f%%: they measured nothing, so the rest cannot speak for the cell%s",
 				harness, o.Trials, 100*stats.Rate(harness, o.Trials), schema.OutcomeList(map[string]int{
-					string(classify.Timeout): o.Outcomes[string(classify.Timeout)], string(classify.HarnessError): o.Outcomes[string(classify.HarnessError)]}, allOrder),
-				100**p.MaxHarnessRate, exampleHint(o.Counts, classify.Timeout, classify.HarnessError))
+					string(model.Timeout): o.Outcomes[string(model.Timeout)], string(model.HarnessError): o.Outcomes[string(model.HarnessError)]}, allOrder),
+				100**p.MaxHarnessRate, exampleHint(o.Counts, model.Timeout, model.HarnessError))
 		}
 	}
 
@@ -291,7 +291,7 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 
 var allOrder = func() []string {
 	var s []string
-	for _, o := range classify.All {
+	for _, o := range model.All {
 		s = append(s, string(o))
 	}
 	return s
@@ -300,13 +300,13 @@ var allOrder = func() []string {
 // closedWhat says which fail-closed outcomes a row showed and why, from the worst one's example.
 func closedWhat(c schema.Counts) string {
 	fc := map[string]int{}
-	var worst classify.Outcome
+	var worst model.Outcome
 	for o, n := range c.FailingOutcomes {
-		if classify.Outcome(o).Severity() == classify.SevFailOpen {
+		if model.Outcome(o).Severity() == model.SevFailOpen {
 			continue
 		}
 		fc[o] = n
-		worst = classify.Worst(worst, classify.Outcome(o))
+		worst = model.Worst(worst, model.Outcome(o))
 	}
 	s := schema.OutcomeList(fc, allOrder)
 	if ex, ok := c.Examples[string(worst)]; ok && ex.Hint != "" {
@@ -316,7 +316,7 @@ func closedWhat(c schema.Counts) string {
 }
 
 // exampleHint is ": <hint>" of the first of os with an example hint, for harness lines.
-func exampleHint(c schema.Counts, os ...classify.Outcome) string {
+func exampleHint(c schema.Counts, os ...model.Outcome) string {
 	for _, o := range os {
 		ex, ok := c.Examples[string(o)]
 		if !ok {

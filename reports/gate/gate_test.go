@@ -8,12 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // trialsSpec: n trials of one scenario in one cell; fail maps trial index -> outcome (Pass=false
@@ -21,7 +20,7 @@ import (
 type trialsSpec struct {
 	host, fault, scenario string
 	n                     int
-	fail                  map[int]classify.Outcome
+	fail                  map[int]model.Outcome
 	expected              map[int]bool
 }
 
@@ -30,12 +29,12 @@ func report(t *testing.T, specs ...trialsSpec) *schema.Report {
 	a, _ := aggregate.New(aggregate.Options{})
 	for _, s := range specs {
 		for i := 0; i < s.n; i++ {
-			o, pass := classify.Correct, true
+			o, pass := model.Correct, true
 			if f, ok := s.fail[i]; ok {
 				o, pass = f, s.expected[i]
 			}
-			a.Add(journal.Record{Cell: journal.Cell{ID: s.host + "|" + s.fault, Target: "srt", Host: s.host, Fault: s.fault}, Trial: i, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: s.scenario, Outcome: o, Pass: pass}}})
+			a.Add(model.Record{Cell: model.Cell{ID: s.host + "|" + s.fault, Target: "srt", Host: s.host, Fault: s.fault}, Trial: i, Outcome: o,
+				Scenarios: []model.Scenario{{Name: s.scenario, Outcome: o, Pass: pass}}})
 		}
 	}
 	return a.Report()
@@ -65,25 +64,25 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 		// A lower min_trials cannot lower what the bound needs: 0/72 still shows nothing.
 		{"min_trials below the bound's need", report(t, trialsSpec{"native", "", "net/seed", 72, nil, nil}), Policy{MinTrials: intp(10)}, "min-trials@srt@native"},
 		// One non-enforcing in 1000: no threshold.
-		{"one non-enforcing fails", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{500: classify.NonEnforcing}, nil}), DefaultPolicy(), "non-enforcing@srt@wsl net/seed"},
+		{"one non-enforcing fails", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{500: model.NonEnforcing}, nil}), DefaultPolicy(), "non-enforcing@srt@wsl net/seed"},
 		// 5 proxy-dead in 1000: rate 0.5%, Wilson upper ~1.17% < 5% -> pass.
-		{"rare proxy-dead within bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{1: classify.ProxyDead, 2: classify.ProxyDead, 3: classify.ProxyDead, 4: classify.ProxyDead, 5: classify.ProxyDead}, nil}), DefaultPolicy(), ""},
+		{"rare proxy-dead within bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{1: model.ProxyDead, 2: model.ProxyDead, 3: model.ProxyDead, 4: model.ProxyDead, 5: model.ProxyDead}, nil}), DefaultPolicy(), ""},
 		// Same counts against a 1% bound -> violation.
-		{"rare proxy-dead above a strict bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]classify.Outcome{1: classify.ProxyDead, 2: classify.ProxyDead, 3: classify.ProxyDead, 4: classify.ProxyDead, 5: classify.ProxyDead}, nil}), Policy{MaxFailClosedUpper: ptr(0.01)}, "fail-closed-bound@srt@wsl net/seed"},
+		{"rare proxy-dead above a strict bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{1: model.ProxyDead, 2: model.ProxyDead, 3: model.ProxyDead, 4: model.ProxyDead, 5: model.ProxyDead}, nil}), Policy{MaxFailClosedUpper: ptr(0.01)}, "fail-closed-bound@srt@wsl net/seed"},
 		{"min trials per row", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"mac", "", "net/seed", 80, nil, nil}), Policy{MinTrials: intp(90)}, "min-trials@srt@mac"},
 		{"expected-count guards", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}), Policy{MinCells: 2, MinScenarios: 2, RequiredScenarios: []string{"net/seed", "fs/write"}}, "min-cells@ min-scenarios@ required-scenario@"},
 		// A fault cell whose scenario expected non-enforcing (an open-proxy fault): strict by default...
-		{"fault cell strict by default", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]classify.Outcome{3: classify.NonEnforcing}, map[int]bool{3: true}}), DefaultPolicy(), "non-enforcing@srt@native fault=open-proxy net/seed"},
+		{"fault cell strict by default", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, map[int]bool{3: true}}), DefaultPolicy(), "non-enforcing@srt@native fault=open-proxy net/seed"},
 		// ...and exempt only when the policy says so and the scenario expected it.
-		{"fault cell exemption", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]classify.Outcome{3: classify.NonEnforcing}, map[int]bool{3: true}}), Policy{ExpectedFailOpenInFaultCells: true}, ""},
+		{"fault cell exemption", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, map[int]bool{3: true}}), Policy{ExpectedFailOpenInFaultCells: true}, ""},
 		{"trials that never reached a scenario", func() *schema.Report {
 			a, _ := aggregate.New(aggregate.Options{})
 			for i := 0; i < 5; i++ {
-				a.Add(journal.Record{Cell: journal.Cell{ID: "x", Target: "srt", Host: "ci"}, Trial: i, Outcome: classify.HarnessError})
+				a.Add(model.Record{Cell: model.Cell{ID: "x", Target: "srt", Host: "ci"}, Trial: i, Outcome: model.HarnessError})
 			}
 			return a.Report()
 		}(), DefaultPolicy(), "harness-bound@srt@ci min-trials@srt@ci"},
-		{"exemption does not cover healthy cells", report(t, trialsSpec{"native", "", "net/seed", 100, map[int]classify.Outcome{3: classify.NonEnforcing}, nil}), Policy{ExpectedFailOpenInFaultCells: true}, "non-enforcing@srt@native net/seed"},
+		{"exemption does not cover healthy cells", report(t, trialsSpec{"native", "", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, nil}), Policy{ExpectedFailOpenInFaultCells: true}, "non-enforcing@srt@native net/seed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +104,7 @@ func intp(i int) *int { return &i }
 
 func TestViolationMessagesNameCells(t *testing.T) {
 	rep := report(t,
-		trialsSpec{"wsl", "", "net/seed", 10, map[int]classify.Outcome{0: classify.ProxyDead, 1: classify.NonEnforcing}, nil},
+		trialsSpec{"wsl", "", "net/seed", 10, map[int]model.Outcome{0: model.ProxyDead, 1: model.NonEnforcing}, nil},
 		trialsSpec{"native", "", "net/seed", 10, nil, nil})
 	var buf bytes.Buffer
 	vs := Evaluate(rep, DefaultPolicy())

@@ -8,37 +8,39 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
+	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
-var local = journal.Cell{ID: "srt|local|", Target: "srt", Host: "local"}
+var local = model.Cell{ID: "srt|local|", Target: "srt", Host: "local"}
 
 // correct is a healthy trial: every scenario correct.
-func correct(scen ...string) journal.Record {
-	r := journal.Record{Cell: local, Outcome: classify.Correct}
+func correct(scen ...string) model.Record {
+	r := model.Record{Cell: local, Outcome: model.Correct}
 	for _, s := range scen {
-		r.Scenarios = append(r.Scenarios, journal.Scenario{Name: s, Outcome: classify.Correct, Pass: true})
+		r.Scenarios = append(r.Scenarios, model.Scenario{Name: s, Outcome: model.Correct, Pass: true})
 	}
 	return r
 }
 
 // killed is a trial the runner killed at its deadline, with whatever egress the fixture servers
 // streamed before that (outcome as the runner recorded it).
-func killed(o classify.Outcome, egress ...string) journal.Record {
-	return journal.Record{Cell: local, Outcome: o, TimedOut: true, Egress: egress, Hint: "trial passed its 20s deadline"}
+func killed(o model.Outcome, egress ...string) model.Record {
+	return model.Record{Cell: local, Outcome: o, TimedOut: true, Egress: egress, Hint: "trial passed its 20s deadline"}
 }
 
 // failing is a trial whose scenario s failed with o, breaching what, covered by known (or "").
-func failing(s string, o classify.Outcome, known string, breaches ...string) journal.Record {
-	return journal.Record{Cell: local, Outcome: o, Scenarios: []journal.Scenario{{Name: s, Outcome: o, Known: known, Breaches: breaches, Hint: string(o) + " in " + s}}}
+func failing(s string, o model.Outcome, known string, breaches ...string) model.Record {
+	return model.Record{Cell: local, Outcome: o, Scenarios: []model.Scenario{{Name: s, Outcome: o, Known: known, Breaches: breaches, Hint: string(o) + " in " + s}}}
 }
 
 // times repeats r n times.
-func times(n int, r journal.Record) []journal.Record {
-	out := make([]journal.Record, n)
+func times(n int, r model.Record) []model.Record {
+	out := make([]model.Record, n)
 	for i := range out {
 		out[i] = r
 	}
@@ -47,7 +49,7 @@ func times(n int, r journal.Record) []journal.Record {
 
 // gateJournal writes recs (trial indexes in order) as a real journal, turns it into report.json
 // as `sandcheck report` does, and gates it with policyYAML as `sandcheck gate` does.
-func gateJournal(t *testing.T, policyYAML string, recs ...[]journal.Record) (Result, string) {
+func gateJournal(t *testing.T, policyYAML string, recs ...[]model.Record) (Result, string) {
 	t.Helper()
 	dir := t.TempDir()
 	w, err := journal.OpenWriter(filepath.Join(dir, "journal.jsonl"))
@@ -97,30 +99,30 @@ func TestGateOnJournals(t *testing.T) {
 	cases := []struct {
 		name   string
 		policy string
-		recs   [][]journal.Record
+		recs   [][]model.Record
 		rules  string   // violations, as rule@cell
 		want   []string // lines the output must hold
 		not    []string // text it must not hold
 	}{
 		{
 			name:  "80 correct and 10 timeouts without egress fail the harness bound",
-			recs:  [][]journal.Record{times(80, correct(seed)), times(10, killed(classify.Timeout))},
+			recs:  [][]model.Record{times(80, correct(seed)), times(10, killed(model.Timeout))},
 			rules: "harness-bound@srt@local",
 			want:  []string{"harness-bound: srt@local: 10 of 90 trials (11.1%) were harness errors or timeouts (timeout x10), policy allows 5.0%"},
 		},
 		{
 			name: "80 correct and 4 timeouts are within the bound",
-			recs: [][]journal.Record{times(80, correct(seed)), times(4, killed(classify.Timeout))},
+			recs: [][]model.Record{times(80, correct(seed)), times(4, killed(model.Timeout))},
 			want: []string{"PASS: 1 rows in 1 cells within policy"},
 		},
 		{
 			name:   "a looser harness bound lets the 10 timeouts through",
 			policy: "max_harness_rate: 0.2\n",
-			recs:   [][]journal.Record{times(80, correct(seed)), times(10, killed(classify.Timeout))},
+			recs:   [][]model.Record{times(80, correct(seed)), times(10, killed(model.Timeout))},
 		},
 		{
 			name:  "a timeout with egress evidence is fail-open, not harness trouble",
-			recs:  [][]journal.Record{times(80, correct(seed)), times(9, killed(classify.Timeout)), {killed(classify.Timeout, "denied http GET /http/t1 from 198.18.0.2")}},
+			recs:  [][]model.Record{times(80, correct(seed)), times(9, killed(model.Timeout)), {killed(model.Timeout, "denied http GET /http/t1 from 198.18.0.2")}},
 			rules: "non-enforcing@srt@local harness-bound@srt@local",
 			want: []string{
 				"non-enforcing: srt@local: 1 of 90 trials fail-open outside any scenario (1 timed out after the egress): denied http GET /http/t1 from 198.18.0.2 (1)",
@@ -129,34 +131,34 @@ func TestGateOnJournals(t *testing.T) {
 		},
 		{
 			name:  "one timeout with egress among correct trials still fails",
-			recs:  [][]journal.Record{times(80, correct(seed)), {killed(classify.NonEnforcing, "dns query denied.sandcheck.test from 198.18.0.2")}},
+			recs:  [][]model.Record{times(80, correct(seed)), {killed(model.NonEnforcing, "dns query denied.sandcheck.test from 198.18.0.2")}},
 			rules: "non-enforcing@srt@local",
 			want:  []string{"dns query denied.sandcheck.test from 198.18.0.2 (1)"},
 		},
 		{
 			name:  "a trial-level non-enforcing outcome whose scenarios all passed",
-			recs:  [][]journal.Record{times(80, correct(seed)), {func() journal.Record { r := correct(seed); r.Outcome = classify.NonEnforcing; return r }()}},
+			recs:  [][]model.Record{times(80, correct(seed)), {func() model.Record { r := correct(seed); r.Outcome = model.NonEnforcing; return r }()}},
 			rules: "non-enforcing@srt@local",
 		},
 		{
 			name: "a scenario the target cannot express needs no trials",
-			recs: [][]journal.Record{times(80, func() journal.Record {
+			recs: [][]model.Record{times(80, func() model.Record {
 				r := correct(seed)
-				r.Scenarios = append(r.Scenarios, journal.Scenario{Name: "failclosed/bwrap-only", Outcome: classify.NotApplicable, Pass: true})
+				r.Scenarios = append(r.Scenarios, model.Scenario{Name: "failclosed/bwrap-only", Outcome: model.NotApplicable, Pass: true})
 				return r
 			}())},
 			want: []string{"PASS: 2 rows in 1 cells within policy"},
 		},
 		{
 			name:  "a filesystem breach says what was written",
-			recs:  [][]journal.Record{times(80, correct(fsw)), times(3, failing(fsw, classify.NonEnforcing, "", "write /root/outside-canary"))},
+			recs:  [][]model.Record{times(80, correct(fsw)), times(3, failing(fsw, model.NonEnforcing, "", "write /root/outside-canary"))},
 			rules: "non-enforcing@srt@local " + fsw,
 			want:  []string{"non-enforcing: srt@local filesystem/write-outside: non-enforcing in 3 of 83 trials: write /root/outside-canary (3)"},
 			not:   []string{"host"},
 		},
 		{
 			name:  "a known finding fails unless accepted",
-			recs:  [][]journal.Record{times(80, failing(seed, classify.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
+			recs:  [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
 			rules: "non-enforcing@srt@local " + seed,
 			want:  []string{"non-enforcing in 80 of 80 trials: udp: denied.sandcheck.test reached (80) (known finding srt:network/seed#udp, not accepted by the policy)"},
 			not:   []string{"ACCEPTED"},
@@ -164,7 +166,7 @@ func TestGateOnJournals(t *testing.T) {
 		{
 			name:   "an accepted known finding passes and is named",
 			policy: "accept_known: [\"srt:network/seed#udp\"]\n",
-			recs:   [][]journal.Record{times(80, failing(seed, classify.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
+			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
 			want: []string{
 				"ACCEPTED srt:network/seed#udp: srt@local network/seed: non-enforcing in 80 of 80 trials: udp: denied.sandcheck.test reached (80)",
 				"PASS: 1 rows in 1 cells within policy; 1 known finding(s) accepted by policy",
@@ -173,41 +175,41 @@ func TestGateOnJournals(t *testing.T) {
 		{
 			name:   "accepting another id accepts nothing here",
 			policy: "accept_known: [\"srt:network/seed#tcp\"]\n",
-			recs:   [][]journal.Record{times(80, failing(seed, classify.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
+			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
 			rules:  "non-enforcing@srt@local " + seed,
 			want:   []string{"accept_known lists srt:network/seed#tcp, which no row showed"},
 		},
 		{
 			name:   "an accepted finding does not cover a new breach in the same scenario",
 			policy: "accept_known: [\"srt:network/seed#udp\"]\n",
-			recs: [][]journal.Record{times(79, failing(seed, classify.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached")),
-				{failing(seed, classify.NonEnforcing, "", "http: denied.sandcheck.test reached")}},
+			recs: [][]model.Record{times(79, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached")),
+				{failing(seed, model.NonEnforcing, "", "http: denied.sandcheck.test reached")}},
 			rules: "non-enforcing@srt@local " + seed,
 			want:  []string{"non-enforcing: srt@local network/seed: non-enforcing in 1 of 80 trials", "ACCEPTED srt:network/seed#udp"},
 		},
 		{
 			name:   "a failure needing two findings is accepted only with both",
 			policy: "accept_known: [\"srt:network/channel/udp#udp:denied\"]\n",
-			recs:   [][]journal.Record{times(80, failing(seed, classify.NonEnforcing, "srt:network/channel/udp#udp:denied, srt:network/channel/dns#dns:denied", "udp: denied.sandcheck.test reached", "dns: denied.sandcheck.test reached"))},
+			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/channel/udp#udp:denied, srt:network/channel/dns#dns:denied", "udp: denied.sandcheck.test reached", "dns: denied.sandcheck.test reached"))},
 			rules:  "non-enforcing@srt@local " + seed,
 			want:   []string{"(known finding srt:network/channel/dns#dns:denied, not accepted by the policy)", "accept_known lists srt:network/channel/udp#udp:denied, which no row showed"},
 		},
 		{
 			name:   "both findings accepted",
 			policy: "accept_known: [\"srt:network/channel/udp#udp:denied\", \"srt:network/channel/dns#dns:denied\"]\n",
-			recs:   [][]journal.Record{times(80, failing(seed, classify.NonEnforcing, "srt:network/channel/udp#udp:denied, srt:network/channel/dns#dns:denied", "udp: denied.sandcheck.test reached", "dns: denied.sandcheck.test reached"))},
+			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/channel/udp#udp:denied, srt:network/channel/dns#dns:denied", "udp: denied.sandcheck.test reached", "dns: denied.sandcheck.test reached"))},
 			want:   []string{"ACCEPTED srt:network/channel/dns#dns:denied, srt:network/channel/udp#udp:denied: srt@local network/seed: non-enforcing in 80 of 80 trials: dns: denied.sandcheck.test reached (80), udp: denied.sandcheck.test reached (80)", "2 known finding(s) accepted"},
 		},
 		{
 			name:  "a known fail-closed finding counts in the bound unless accepted",
-			recs:  [][]journal.Record{times(80, failing("network/policy", classify.AllowedBlocked, "srt:network/policy", ""))},
+			recs:  [][]model.Record{times(80, failing("network/policy", model.AllowedBlocked, "srt:network/policy", ""))},
 			rules: "fail-closed-bound@srt@local network/policy",
 			want:  []string{"fail-closed rate 80/80 = 100.00%"},
 		},
 		{
 			name:   "an accepted fail-closed finding leaves the bound to the rest",
 			policy: "accept_known: [\"srt:network/policy\"]\n",
-			recs:   [][]journal.Record{times(80, failing("network/policy", classify.AllowedBlocked, "srt:network/policy", ""))},
+			recs:   [][]model.Record{times(80, failing("network/policy", model.AllowedBlocked, "srt:network/policy", ""))},
 			want:   []string{"ACCEPTED srt:network/policy: srt@local network/policy: fail-closed in 80 of 80 trials"},
 		},
 	}
@@ -242,22 +244,22 @@ func lastLine(s string) string {
 // TestGateOutputGrouped: blockers (fail-open first), fail-closed bounds, insufficient evidence
 // (one line per cell), accepted findings, then one verdict line, whatever order rows come in.
 func TestGateOutputGrouped(t *testing.T) {
-	cell := func(host string) journal.Cell { return journal.Cell{ID: "srt|" + host, Target: "srt", Host: host} }
-	on := func(host string, recs []journal.Record) []journal.Record {
+	cell := func(host string) model.Cell { return model.Cell{ID: "srt|" + host, Target: "srt", Host: host} }
+	on := func(host string, recs []model.Record) []model.Record {
 		for i := range recs {
 			recs[i].Cell = cell(host)
 		}
 		return recs
 	}
-	proxyDead := failing("network/seed", classify.ProxyDead, "", "")
+	proxyDead := failing("network/seed", model.ProxyDead, "", "")
 	_, out := gateJournal(t, "accept_known: [\"srt:filesystem/read-secret\"]\nrequired_scenarios: [concurrency/sessions]\n",
 		// a: harness trouble and too few trials in two scenarios
-		on("a", append(times(20, correct("network/seed", "filesystem/read-secret")), times(5, killed(classify.HarnessError))...)),
+		on("a", append(times(20, correct("network/seed", "filesystem/read-secret")), times(5, killed(model.HarnessError))...)),
 		// b: fail-closed well over the bound, and an accepted known finding
 		on("b", append(times(70, correct("network/seed")), times(10, proxyDead)...)),
-		on("b", times(80, failing("filesystem/read-secret", classify.NonEnforcing, "srt:filesystem/read-secret", "read /root/.ssh/id_ed25519"))),
+		on("b", times(80, failing("filesystem/read-secret", model.NonEnforcing, "srt:filesystem/read-secret", "read /root/.ssh/id_ed25519"))),
 		// c: a fail-open, listed first although its cell sorts last
-		on("c", append(times(79, correct("filesystem/write-outside")), failing("filesystem/write-outside", classify.NonEnforcing, "", "write /etc/sandcheck-canary"))),
+		on("c", append(times(79, correct("filesystem/write-outside")), failing("filesystem/write-outside", model.NonEnforcing, "", "write /etc/sandcheck-canary"))),
 	)
 	want := `blockers (fail-open first): 3
   non-enforcing: srt@c filesystem/write-outside: non-enforcing in 1 of 80 trials: write /etc/sandcheck-canary (1)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
@@ -28,7 +29,7 @@ type Result struct {
 // the order given (directories sorted), so the choice is reproducible.
 //
 // Memory: one bit per trial index per cell for the de-duplication, never a record.
-func Journals(paths []string, fn func(journal.Record) error) (Result, error) {
+func Journals(paths []string, fn func(model.Record) error) (Result, error) {
 	var res Result
 	files, err := expand(paths)
 	if err != nil {
@@ -42,7 +43,7 @@ func Journals(paths []string, fn func(journal.Record) error) (Result, error) {
 	for _, f := range files {
 		res.Files = append(res.Files, f)
 		dupPerFile = 0
-		warnings, err := journal.Scan(f, func(r journal.Record) error {
+		warnings, err := journal.Scan(f, func(r model.Record) error {
 			if r.Trial < 0 {
 				return fmt.Errorf("%s: cell %s has negative trial index %d", f, r.Cell.ID, r.Trial)
 			}

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
-func write(t *testing.T, path string, recs []journal.Record, tail string) {
+func write(t *testing.T, path string, recs []model.Record, tail string) {
 	t.Helper()
 	w, err := journal.OpenWriter(path)
 	if err != nil {
@@ -35,8 +35,8 @@ func write(t *testing.T, path string, recs []journal.Record, tail string) {
 	}
 }
 
-func rec(cell string, trial int, o classify.Outcome) journal.Record {
-	return journal.Record{RunID: "r", Cell: journal.Cell{ID: cell, Target: "srt", Host: "h"}, Trial: trial, Outcome: o}
+func rec(cell string, trial int, o model.Outcome) model.Record {
+	return model.Record{RunID: "r", Cell: model.Cell{ID: cell, Target: "srt", Host: "h"}, Trial: trial, Outcome: o}
 }
 
 func TestMergeShardsDedupeAndTornTail(t *testing.T) {
@@ -44,14 +44,14 @@ func TestMergeShardsDedupeAndTornTail(t *testing.T) {
 	shards := filepath.Join(dir, "shards")
 	os.Mkdir(shards, 0o755)
 	// Shard 1 holds a:0..1, shard 2 holds b:0 and (again, from a resumed run) a:1.
-	write(t, filepath.Join(shards, "1.jsonl"), []journal.Record{rec("a", 0, classify.Correct), rec("a", 1, classify.ProxyDead)}, "")
-	write(t, filepath.Join(shards, "2.jsonl"), []journal.Record{rec("b", 0, classify.Correct), rec("a", 1, classify.Correct)}, `{"v":1,"cell":{"id":"b"`)
+	write(t, filepath.Join(shards, "1.jsonl"), []model.Record{rec("a", 0, model.Correct), rec("a", 1, model.ProxyDead)}, "")
+	write(t, filepath.Join(shards, "2.jsonl"), []model.Record{rec("b", 0, model.Correct), rec("a", 1, model.Correct)}, `{"v":1,"cell":{"id":"b"`)
 	os.WriteFile(filepath.Join(shards, "notes.txt"), []byte("not a journal"), 0o644)
 	extra := filepath.Join(dir, "extra.jsonl")
-	write(t, extra, []journal.Record{rec("b", 200, classify.Timeout)}, "")
+	write(t, extra, []model.Record{rec("b", 200, model.Timeout)}, "")
 
 	var got []string
-	res, err := Journals([]string{shards, extra}, func(r journal.Record) error {
+	res, err := Journals([]string{shards, extra}, func(r model.Record) error {
 		got = append(got, r.Cell.ID+"/"+string(r.Outcome))
 		return nil
 	})
@@ -75,15 +75,15 @@ func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.jsonl")
 	os.WriteFile(newer, []byte(`{"v":99,"cell":{"id":"a"},"trial":0,"outcome":"correct"}`+"\n"), 0o644)
-	if _, err := Journals([]string{newer}, func(journal.Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := Journals([]string{newer}, func(model.Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("newer schema: err = %v", err)
 	}
-	if _, err := Journals([]string{filepath.Join(dir, "missing.jsonl")}, func(journal.Record) error { return nil }); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Journals([]string{filepath.Join(dir, "missing.jsonl")}, func(model.Record) error { return nil }); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: err = %v", err)
 	}
 	empty := filepath.Join(dir, "empty")
 	os.Mkdir(empty, 0o755)
-	if _, err := Journals([]string{empty}, func(journal.Record) error { return nil }); err == nil {
+	if _, err := Journals([]string{empty}, func(model.Record) error { return nil }); err == nil {
 		t.Fatal("a directory without journals must be an error: a report of nothing hides a broken CI download")
 	}
 }

@@ -116,6 +116,7 @@ type Cell struct {
 	Scenario       string   `json:"scenario"`
 	ScenarioLabels []string `json:"scenario_labels,omitempty"`
 	Counts
+	Verdicts *ScenarioVerdicts `json:"verdicts,omitempty"`
 }
 
 // Name is the row's name in messages: cell name and scenario.
@@ -128,6 +129,7 @@ func (c Cell) Key() string { return c.CellID + "\x00" + c.Scenario }
 type Overall struct {
 	CellRef
 	Counts
+	Verdicts *Verdicts `json:"verdicts,omitempty"`
 }
 
 // Counts is what both row kinds share.
@@ -182,7 +184,7 @@ type KnownCount struct {
 	FailOpen int `json:"fail_open"` // of them, non-enforcing
 }
 
-// SplitIDs splits a ", "-separated list of known-finding ids (journal.Scenario.Known and
+// SplitIDs splits a ", "-separated list of known-finding ids (model.Scenario.Known and
 // .Unreproduced, a Known key) into sorted, distinct ids.
 func SplitIDs(list string) []string {
 	var ids []string

@@ -30,38 +30,28 @@ func betaCF(a, b, x float64) float64 {
 		eps     = 1e-15
 		tiny    = 1e-300
 	)
-	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
+	// nonzero keeps a denominator of the recurrence off zero.
+	nonzero := func(v float64) float64 {
+		if math.Abs(v) < tiny {
+			return tiny
+		}
+		return v
 	}
-	d = 1 / d
+	qab, qap, qam := a+b, a+1, a-1
+	c, d := 1.0, 1/nonzero(1-qab*x/qap)
+	// step takes one term of the modified Lentz recurrence, with numerator aa, into c and d and
+	// returns the factor the fraction's value takes.
+	step := func(aa float64) float64 {
+		d = 1 / nonzero(1+aa*d)
+		c = nonzero(1 + aa/c)
+		return d * c
+	}
 	h := d
 	for m := 1; m <= maxIter; m++ {
 		mf := float64(m)
 		m2 := 2 * mf
-		aa := mf * (b - mf) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + mf) * (qab + mf) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(mf * (b - mf) * x / ((qam + m2) * (a + m2)))            // even term
+		del := step(-(a + mf) * (qab + mf) * x / ((a + m2) * (qap + m2))) // odd term
 		h *= del
 		if math.Abs(del-1) < eps {
 			break

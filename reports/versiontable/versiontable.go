@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/versions"
 )
@@ -204,14 +204,14 @@ func Build(rep *schema.Report, alpha float64) []Table {
 // band says whether a version's trials failed to start (nearly every measured observation
 // sandbox-failed) or were not applicable at all (the adapter cannot drive the build).
 func band(v string, o schema.Overall, rows map[string]map[string]schema.Cell) (Band, bool) {
-	if o.Trials > 0 && o.Outcomes[string(classify.NotApplicable)] == o.Trials {
-		hint := o.Examples[string(classify.NotApplicable)].Hint
+	if o.Trials > 0 && o.Outcomes[string(model.NotApplicable)] == o.Trials {
+		hint := o.Examples[string(model.NotApplicable)].Hint
 		for _, byVersion := range rows {
 			if c, ok := byVersion[v]; ok && hint == "" {
-				hint = c.Examples[string(classify.NotApplicable)].Hint
+				hint = c.Examples[string(model.NotApplicable)].Hint
 			}
 		}
-		return Band{Version: v, Outcome: string(classify.NotApplicable), Hint: hint, Trials: o.Trials}, true
+		return Band{Version: v, Outcome: string(model.NotApplicable), Hint: hint, Trials: o.Trials}, true
 	}
 	// Nearly every observation sandbox-failed, and some where the scenario needed the sandbox
 	// to run: a healthy sandbox refusing in every fail-closed scenario is no band.
@@ -223,20 +223,20 @@ func band(v string, o schema.Overall, rows map[string]map[string]schema.Cell) (B
 			continue
 		}
 		measured += c.Measured
-		n := c.Outcomes[string(classify.SandboxFailed)]
+		n := c.Outcomes[string(model.SandboxFailed)]
 		failed += n
-		unexpected += c.FailingOutcomes[string(classify.SandboxFailed)]
+		unexpected += c.FailingOutcomes[string(model.SandboxFailed)]
 		if n > 0 && hint == "" {
-			hint = c.Examples[string(classify.SandboxFailed)].Hint
+			hint = c.Examples[string(model.SandboxFailed)].Hint
 		}
 	}
 	if measured == 0 || unexpected == 0 || float64(failed) < BandShare*float64(measured) {
 		return Band{}, false
 	}
-	if ex, ok := o.Examples[string(classify.SandboxFailed)]; ok && ex.Hint != "" {
+	if ex, ok := o.Examples[string(model.SandboxFailed)]; ok && ex.Hint != "" {
 		hint = ex.Hint
 	}
-	return Band{Version: v, Outcome: string(classify.SandboxFailed), Hint: hint, Trials: o.Trials}, true
+	return Band{Version: v, Outcome: string(model.SandboxFailed), Hint: hint, Trials: o.Trials}, true
 }
 
 func cellOf(c schema.Cell, ok bool, bandOutcome string) Cell {
@@ -254,9 +254,9 @@ func cellOf(c schema.Cell, ok bool, bandOutcome string) Cell {
 // dominant is the most frequent outcome of counts; a tie goes to the more severe one.
 func dominant(counts map[string]int) string {
 	best, out := 0, ""
-	for _, o := range classify.All {
+	for _, o := range model.All {
 		n := counts[string(o)]
-		if n > best || n == best && n > 0 && classify.Worst(o, classify.Outcome(out)) == o {
+		if n > best || n == best && n > 0 && model.Worst(o, model.Outcome(out)) == o {
 			out, best = string(o), n
 		}
 	}
@@ -287,7 +287,7 @@ func diff(r *Row, vs []string, alpha float64) []Change {
 		}
 		if prev >= 0 {
 			if ch, ok := compare(r.Scenario, vs[prev], vs[i], r.Cells[prev], *c, alpha); ok {
-				ch.FirstSeen = ch.Kind == KindWorse && !seen[c.Outcome] && c.Outcome != string(classify.Correct)
+				ch.FirstSeen = ch.Kind == KindWorse && !seen[c.Outcome] && c.Outcome != string(model.Correct)
 				c.Change = &ch
 				out = append(out, ch)
 			}
@@ -327,14 +327,14 @@ func summary(c Cell) string {
 		s = fmt.Sprintf("%s %d/%d", c.Outcome, c.Trials, c.Trials)
 	} else {
 		var parts []string
-		for _, o := range classify.All {
+		for _, o := range model.All {
 			if n := c.Outcomes[string(o)]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", o, n))
 			}
 		}
 		s = fmt.Sprintf("%s of %d", strings.Join(parts, ", "), c.Trials)
 	}
-	if c.Measured > 0 && c.Failures == 0 && c.Outcome != string(classify.Correct) {
+	if c.Measured > 0 && c.Failures == 0 && c.Outcome != string(model.Correct) {
 		s += " (passes)"
 	}
 	return s

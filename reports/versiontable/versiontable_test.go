@@ -5,27 +5,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // trials adds n trials of srt at version v on host with the given scenario outcomes.
-func trials(a *aggregate.Aggregator, host, v string, n int, outcome classify.Outcome, scen map[string]classify.Outcome) {
-	cell := journal.Cell{ID: "srt-" + v + "-" + host, Target: "srt", Version: v, Host: host}
+func trials(a *aggregate.Aggregator, host, v string, n int, outcome model.Outcome, scen map[string]model.Outcome) {
+	cell := model.Cell{ID: "srt-" + v + "-" + host, Target: "srt", Version: v, Host: host}
 	for i := range n {
-		rec := journal.Record{RunID: "r", Cell: cell, Trial: i, Outcome: outcome}
-		if outcome == classify.NotApplicable { // as an undrivable build's trial says it
+		rec := model.Record{RunID: "r", Cell: cell, Trial: i, Outcome: outcome}
+		if outcome == model.NotApplicable { // as an undrivable build's trial says it
 			rec.Hint = "srt 0.0.8 is older than the first release the adapter knows"
 		}
 		for name, o := range scen {
-			sc := journal.Scenario{Name: name, Outcome: o, Pass: o == classify.Correct || o == classify.NotApplicable}
-			if o == classify.SandboxFailed {
+			sc := model.Scenario{Name: name, Outcome: o, Pass: o == model.Correct || o == model.NotApplicable}
+			if o == model.SandboxFailed {
 				sc.Hint = "apply-seccomp: write /proc/self/uid_map: Operation not permitted"
 			}
-			if o == classify.NotApplicable {
+			if o == model.NotApplicable {
 				sc.Hint = "srt 0.0.8 is older than the first release the adapter knows"
 			}
 			rec.Scenarios = append(rec.Scenarios, sc)
@@ -40,17 +39,17 @@ func history(t *testing.T) *schema.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, res, sf := classify.Correct, classify.Residue, classify.SandboxFailed
-	na := map[string]classify.Outcome{targets.ScenarioDrivable: classify.NotApplicable}
-	trials(a, "local", "0.0.8", 4, classify.NotApplicable, na)
-	trials(a, "local", "0.0.9", 4, ok, map[string]classify.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
-	trials(a, "local", "0.0.10", 4, ok, map[string]classify.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
-	trials(a, "local", "0.0.20", 4, res, map[string]classify.Outcome{"a/run": ok, "b/workspace": res})
-	trials(a, "local", "0.0.21", 4, sf, map[string]classify.Outcome{"a/run": sf, "b/workspace": sf})
-	trials(a, "local", "0.0.22", 4, ok, map[string]classify.Outcome{"a/run": ok, "b/workspace": ok})
+	ok, res, sf := model.Correct, model.Residue, model.SandboxFailed
+	na := map[string]model.Outcome{targets.ScenarioDrivable: model.NotApplicable}
+	trials(a, "local", "0.0.8", 4, model.NotApplicable, na)
+	trials(a, "local", "0.0.9", 4, ok, map[string]model.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
+	trials(a, "local", "0.0.10", 4, ok, map[string]model.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
+	trials(a, "local", "0.0.20", 4, res, map[string]model.Outcome{"a/run": ok, "b/workspace": res})
+	trials(a, "local", "0.0.21", 4, sf, map[string]model.Outcome{"a/run": sf, "b/workspace": sf})
+	trials(a, "local", "0.0.22", 4, ok, map[string]model.Outcome{"a/run": ok, "b/workspace": ok})
 	// Another host at one version only, and the pinned install: no tables of their own.
-	trials(a, "box", "0.0.22", 2, ok, map[string]classify.Outcome{"a/run": ok})
-	trials(a, "local", "", 2, ok, map[string]classify.Outcome{"a/run": ok})
+	trials(a, "box", "0.0.22", 2, ok, map[string]model.Outcome{"a/run": ok})
+	trials(a, "local", "", 2, ok, map[string]model.Outcome{"a/run": ok})
 	return a.Report()
 }
 
@@ -104,16 +103,16 @@ func TestTableOrdersVersionsAndFindsChanges(t *testing.T) {
 
 func TestFlakyDifferencesNeedSignificance(t *testing.T) {
 	a, _ := aggregate.New(aggregate.Options{})
-	ok, pd := classify.Correct, classify.ProxyDead
+	ok, pd := model.Correct, model.ProxyDead
 	// 1 failure in 10, then 2 in 10: noise, not a change.
 	for i, v := range []string{"1.0.0", "1.1.0"} {
-		cell := journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}
+		cell := model.Cell{ID: v, Target: "srt", Version: v, Host: "h"}
 		for k := range 10 {
 			o := ok
 			if k <= i {
 				o = pd
 			}
-			a.Add(journal.Record{Cell: cell, Trial: k, Outcome: o, Scenarios: []journal.Scenario{{Name: "n/seed", Outcome: o, Pass: o == ok}}})
+			a.Add(model.Record{Cell: cell, Trial: k, Outcome: o, Scenarios: []model.Scenario{{Name: "n/seed", Outcome: o, Pass: o == ok}}})
 		}
 	}
 	tables := Build(a.Report(), 0.05)
@@ -138,11 +137,11 @@ func TestSpansJoinAlikeVersionsOnly(t *testing.T) {
 func TestExpectedOutcomesReadAsPasses(t *testing.T) {
 	a, _ := aggregate.New(aggregate.Options{})
 	// untrusted/fresh-home passes on allowed-blocked (default deny): proxy-dead -> allowed-blocked is a fix.
-	for i, o := range []classify.Outcome{classify.ProxyDead, classify.AllowedBlocked} {
+	for i, o := range []model.Outcome{model.ProxyDead, model.AllowedBlocked} {
 		v := []string{"0.0.28", "0.0.32"}[i]
 		for k := range 4 {
-			a.Add(journal.Record{Cell: journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: "untrusted/fresh-home", Outcome: o, Pass: o == classify.AllowedBlocked}}})
+			a.Add(model.Record{Cell: model.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
+				Scenarios: []model.Scenario{{Name: "untrusted/fresh-home", Outcome: o, Pass: o == model.AllowedBlocked}}})
 		}
 	}
 	ch := Build(a.Report(), 0)[0].Changes
@@ -154,13 +153,13 @@ func TestExpectedOutcomesReadAsPasses(t *testing.T) {
 func TestMixedCellNamesWhatFailed(t *testing.T) {
 	a, _ := aggregate.New(aggregate.Options{})
 	for i, v := range []string{"1.0.0", "1.1.0"} {
-		cell := journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}
+		cell := model.Cell{ID: v, Target: "srt", Version: v, Host: "h"}
 		for k := range 3 {
-			o := classify.Correct
+			o := model.Correct
 			if i == 1 && k == 0 {
-				o = classify.ProxyDead // one of three: correct is still the most frequent outcome
+				o = model.ProxyDead // one of three: correct is still the most frequent outcome
 			}
-			a.Add(journal.Record{Cell: cell, Trial: k, Outcome: o, Scenarios: []journal.Scenario{{Name: "u/home", Outcome: o, Pass: o == classify.Correct}}})
+			a.Add(model.Record{Cell: cell, Trial: k, Outcome: o, Scenarios: []model.Scenario{{Name: "u/home", Outcome: o, Pass: o == model.Correct}}})
 		}
 	}
 	c := Build(a.Report(), 0)[0].Rows[0].Cells[1]
@@ -172,11 +171,11 @@ func TestMixedCellNamesWhatFailed(t *testing.T) {
 func TestAnotherPassingOutcomeIsAChangeOfKind(t *testing.T) {
 	a, _ := aggregate.New(aggregate.Options{})
 	// untrusted/settings-empty: default deny (allowed-blocked) in 0.0.52, refused loudly in 0.0.56; both pass.
-	for i, o := range []classify.Outcome{classify.AllowedBlocked, classify.SandboxFailed} {
+	for i, o := range []model.Outcome{model.AllowedBlocked, model.SandboxFailed} {
 		v := []string{"0.0.52", "0.0.56"}[i]
 		for k := range 4 {
-			a.Add(journal.Record{Cell: journal.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
-				Scenarios: []journal.Scenario{{Name: "untrusted/settings-empty", Outcome: o, Pass: true}}})
+			a.Add(model.Record{Cell: model.Cell{ID: v, Target: "srt", Version: v, Host: "h"}, Trial: k, Outcome: o,
+				Scenarios: []model.Scenario{{Name: "untrusted/settings-empty", Outcome: o, Pass: true}}})
 		}
 	}
 	tb := Build(a.Report(), 0)[0]

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -43,7 +44,7 @@ type Options struct {
 	// the bad one.
 	Versions []string
 	// Cell is the cell a version's trials run as (its ID must differ per version).
-	Cell func(version string) journal.Cell
+	Cell func(version string) model.Cell
 	// Prepare readies a version before its first trial (installs it); nil = nothing to do.
 	Prepare func(ctx context.Context, version string) error
 	Exec    runner.Executor
@@ -179,7 +180,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			return res, fmt.Errorf("bisect: %w", err)
 		}
 		st := &sprtStopper{ev: ev, s: sp}
-		recs, err := s.run(ctx, []string{v}, opt.MaxPerStep, func(journal.Cell) runner.Stopper { return st })
+		recs, err := s.run(ctx, []string{v}, opt.MaxPerStep, func(model.Cell) runner.Stopper { return st })
 		if err != nil {
 			return res, err
 		}
@@ -225,7 +226,7 @@ func (e Event) label() string {
 
 // example describes the event scenario in the first record that shows the event (shows) or
 // does not.
-func (e Event) example(recs []journal.Record, shows bool) string {
+func (e Event) example(recs []model.Record, shows bool) string {
 	for _, r := range recs {
 		if e.Shows(r) != shows {
 			continue
@@ -258,7 +259,7 @@ type sprtStopper struct {
 
 func (st *sprtStopper) Observe(bool) bool { return false } // ObserveRecord is used instead
 
-func (st *sprtStopper) ObserveRecord(rec journal.Record) bool {
+func (st *sprtStopper) ObserveRecord(rec model.Record) bool {
 	return st.s.Step(st.ev.Shows(rec)) != stats.Continue
 }
 
@@ -277,8 +278,8 @@ func (s *search) logf(format string, args ...any) {
 
 // run runs the versions' cells (n trials each, or until the stopper decides) and returns the
 // journal's records of each, in journal order.
-func (s *search) run(ctx context.Context, vs []string, n int, stop func(journal.Cell) runner.Stopper) (map[string][]journal.Record, error) {
-	var cells []journal.Cell
+func (s *search) run(ctx context.Context, vs []string, n int, stop func(model.Cell) runner.Stopper) (map[string][]model.Record, error) {
+	var cells []model.Cell
 	byID := map[string]string{}
 	for _, v := range vs {
 		if s.opt.Prepare != nil {
@@ -298,9 +299,9 @@ func (s *search) run(ctx context.Context, vs []string, n int, stop func(journal.
 	if err != nil {
 		return nil, fmt.Errorf("bisect: %w", err)
 	}
-	out := map[string][]journal.Record{}
+	out := map[string][]model.Record{}
 	seen := map[string]map[int]bool{}
-	_, err = journal.Scan(filepath.Join(s.opt.Dir, runner.JournalFile), func(r journal.Record) error {
+	_, err = journal.Scan(filepath.Join(s.opt.Dir, runner.JournalFile), func(r model.Record) error {
 		v, ok := byID[r.Cell.ID]
 		if !ok {
 			return nil

@@ -9,9 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // fake is a sandbox with known outcome distributions per version: from version index firstBad on
@@ -45,7 +44,7 @@ func (f *fake) index(v string) int {
 	panic("unknown version " + v)
 }
 
-func (f *fake) Run(_ context.Context, t runner.Trial) journal.Record {
+func (f *fake) Run(_ context.Context, t runner.Trial) model.Record {
 	f.trials.Add(1)
 	f.byVersion[t.Cell.Version].Add(1)
 	h := fnv.New64a()
@@ -55,21 +54,21 @@ func (f *fake) Run(_ context.Context, t runner.Trial) journal.Record {
 	if f.index(t.Cell.Version) >= f.firstBad {
 		p = f.badRate
 	}
-	ws := classify.Correct
+	ws := model.Correct
 	if rng.Float64() < p {
-		ws = classify.Residue
+		ws = model.Residue
 	}
-	return journal.Record{Outcome: classify.Worst(ws, classify.Correct), Scenarios: []journal.Scenario{
-		{Name: "network/seed", Outcome: classify.Correct, Pass: true},
-		{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == classify.Correct},
+	return model.Record{Outcome: model.Worst(ws, model.Correct), Scenarios: []model.Scenario{
+		{Name: "network/seed", Outcome: model.Correct, Pass: true},
+		{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == model.Correct},
 	}}
 }
 
 func options(f *fake, dir string) Options {
 	return Options{
 		Versions: f.versions,
-		Cell: func(v string) journal.Cell {
-			return journal.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local", Labels: "filesystem"}
+		Cell: func(v string) model.Cell {
+			return model.Cell{ID: "srt-" + v, Target: "srt", Version: v, Host: "local", Labels: "filesystem"}
 		},
 		Exec: f, Dir: dir, Parallel: 2,
 	}
@@ -183,14 +182,14 @@ type halfway struct {
 	at string
 }
 
-func (h *halfway) Run(ctx context.Context, t runner.Trial) journal.Record {
+func (h *halfway) Run(ctx context.Context, t runner.Trial) model.Record {
 	rec := h.fake.Run(ctx, t)
 	if t.Cell.Version == h.at {
-		o := classify.Correct
+		o := model.Correct
 		if t.Index%2 == 1 {
-			o = classify.Residue
+			o = model.Residue
 		}
-		rec.Scenarios[1].Outcome, rec.Scenarios[1].Pass = o, o == classify.Correct
+		rec.Scenarios[1].Outcome, rec.Scenarios[1].Pass = o, o == model.Correct
 	}
 	return rec
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 // Event is what the search decides on: in a trial, one scenario reported one outcome (or, with
@@ -34,14 +34,14 @@ func (e Event) String() string {
 }
 
 // Shows reports whether a trial shows the event.
-func (e Event) Shows(rec journal.Record) bool {
+func (e Event) Shows(rec model.Record) bool {
 	return reported(rec, e.Scenario, e.Outcome) != e.Not
 }
 
 // reported says whether rec's scenario reported outcome. A trial where the scenario did not
 // report at all (the sandbox never started; a build the adapter cannot drive) counts under the
 // trial's own outcome.
-func reported(rec journal.Record, scenario, outcome string) bool {
+func reported(rec model.Record, scenario, outcome string) bool {
 	for _, s := range rec.Scenarios {
 		if s.Name == scenario {
 			return string(s.Outcome) == outcome
@@ -52,10 +52,10 @@ func reported(rec journal.Record, scenario, outcome string) bool {
 
 // chooseEvent finds the (scenario, outcome) whose rate differs most between the endpoints
 // (smallest two-sided Fisher p, then the largest difference, then by name).
-func chooseEvent(good, bad []journal.Record) (Event, error) {
+func chooseEvent(good, bad []model.Record) (Event, error) {
 	type key struct{ scenario, outcome string }
 	cands := map[key]bool{}
-	for _, rs := range [][]journal.Record{good, bad} {
+	for _, rs := range [][]model.Record{good, bad} {
 		for _, r := range rs {
 			for _, s := range r.Scenarios {
 				cands[key{s.Name, string(s.Outcome)}] = true

@@ -6,46 +6,65 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
-// Executor runs trials on a Host: the runner's Executor for every host but the local one (which
-// uses runner.ProcessExecutor for its leftover tracking).
-type Executor struct {
-	Host   Host
+// Trials says how the trials of a prepared host run.
+type Trials struct {
 	Binary string // sandcheck on the host, from Prepare
-	// Argv builds the trial's command line for the host's binary.
+	// Argv builds a trial's command line for the host's binary.
 	Argv func(t runner.Trial, bin string) []string
 	// Parse turns what the trial left behind (its stdout above all) into a record; it is
 	// called even after a deadline or a lost host, since the output up to then may hold
 	// evidence (see runner.Settle).
-	Parse func(t runner.Trial, res runner.ProcResult) (journal.Record, error)
+	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
+	// Frames are the stdout lines kept whole however much a trial prints
+	// (runner.ProcessExecutor.FramePrefixes), where the host can keep them apart.
+	Frames []string
+}
+
+// NewExecutor returns the runner's Executor for trials on h: the host's own (Direct), or one
+// that runs each trial through h's Exec.
+func NewExecutor(h Host, tr Trials) (runner.Executor, error) {
+	switch h := h.(type) {
+	case Direct:
+		return h.Executor(tr), nil
+	case Execer:
+		return &execExecutor{host: h, tr: tr}, nil
+	}
+	return nil, fmt.Errorf("host %s: %T runs no trials (neither Exec nor Executor)", h.Name(), h)
+}
+
+// execExecutor runs trials through a host's Exec.
+type execExecutor struct {
+	host Execer
+	tr   Trials
 }
 
 // Run implements runner.Executor.
-func (e *Executor) Run(ctx context.Context, t runner.Trial) journal.Record {
+func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 	start := time.Now()
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	argv := e.Argv(t, e.Binary)
-	res := e.Host.Exec(ctx, WithEnv(argv, keyEnv(t)...), timeout)
+	argv := e.tr.Argv(t, e.tr.Binary)
+	res := e.host.Exec(ctx, WithEnv(argv, keyEnv(t)...), timeout)
 	pr := runner.ProcResult{Argv: argv, ExitCode: res.Exit, Stdout: res.Stdout, Stderr: res.Stderr,
 		TimedOut: res.TimedOut, Duration: res.Duration}
-	rec, perr := e.Parse(t, pr)
+	rec, perr := e.tr.Parse(t, pr)
 	if perr != nil {
-		perr = fmt.Errorf("host %s: %w (exit %d, stderr: %s)", e.Host.Name(), perr, res.Exit, tail(res.Stderr, 400))
+		perr = fmt.Errorf("host %s: %w (exit %d, stderr: %s)", e.host.Name(), perr, res.Exit, Tail(res.Stderr, 400))
 	}
 	if res.Err != nil {
 		// The host lost the trial: a harness error, unless its output already shows a fail-open.
-		rec = runner.Settle(rec, fmt.Errorf("host %s: %w", e.Host.Name(), res.Err), false, "")
+		rec = runner.Settle(rec, fmt.Errorf("host %s: %w", e.host.Name(), res.Err), false, "")
 		rec.TimedOut = rec.TimedOut || res.TimedOut
 	} else {
-		rec = runner.Settle(rec, perr, res.TimedOut, fmt.Sprintf("deadline %s exceeded on host %s; trial killed", timeout, e.Host.Name()))
+		rec = runner.Settle(rec, perr, res.TimedOut, fmt.Sprintf("deadline %s exceeded on host %s; trial killed", timeout, e.host.Name()))
 	}
-	rec.Start, rec.Isolation = start, e.Host.Isolation()
+	rec.Start, rec.Isolation = start, e.host.Isolation()
 	rec.DurationMS = time.Since(start).Milliseconds()
 	return rec
 }
@@ -68,7 +87,8 @@ func WithEnv(argv []string, kv ...string) []string {
 	return append(append([]string{"env"}, kv...), argv...)
 }
 
-func tail(b []byte, n int) string {
+// Tail is the end of a command's output, trimmed to about n bytes, for messages.
+func Tail(b []byte, n int) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > n {
 		return "…" + s[len(s)-n:]

@@ -8,13 +8,12 @@ package journal
 // a way no known finding covers, timed out, saw egress or hit harness trouble.
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // KeepsEvidence says whether r must be journaled in full.
@@ -23,7 +22,7 @@ func KeepsEvidence(r Record) bool {
 		return true
 	}
 	switch r.Outcome {
-	case classify.HarnessError, classify.Timeout:
+	case model.HarnessError, model.Timeout:
 		return true
 	}
 	for _, s := range r.Scenarios {
@@ -68,38 +67,18 @@ type compactRecord struct {
 	Scenarios []any `json:"scenarios,omitempty"`
 }
 
-func (r Record) compactForm() compactRecord {
+func compactForm(r Record) compactRecord {
 	c := compactRecord{Record: r, Scenarios: make([]any, len(r.Scenarios))}
 	c.Record.Scenarios = nil
 	for i, s := range r.Scenarios {
 		switch {
 		case !s.Pass || len(s.Breaches) > 0 || s.Known != "" || s.Unreproduced != "" || strings.Contains(s.Name, "="):
 			c.Scenarios[i] = s
-		case s.Outcome == classify.Correct:
+		case s.Outcome == model.Correct:
 			c.Scenarios[i] = s.Name
 		default:
 			c.Scenarios[i] = s.Name + "=" + string(s.Outcome)
 		}
 	}
 	return c
-}
-
-// UnmarshalJSON reads a scenario verdict: an object, or (compact records) a string for a
-// scenario that passed: "NAME" (outcome correct) or "NAME=OUTCOME".
-func (s *Scenario) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var name string
-		if len(b) >= 2 && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
-			name = string(b[1 : len(b)-1]) // no escapes: skip a second pass of the decoder
-		} else if err := json.Unmarshal(b, &name); err != nil {
-			return err
-		}
-		*s = Scenario{Name: name, Outcome: classify.Correct, Pass: true}
-		if n, o, ok := strings.Cut(name, "="); ok {
-			s.Name, s.Outcome = n, classify.Outcome(o)
-		}
-		return nil
-	}
-	type plain Scenario // no methods: no recursion
-	return json.Unmarshal(b, (*plain)(s))
 }

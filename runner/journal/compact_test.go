@@ -9,33 +9,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // fullTrial is a trial of every scenario as the default matrix runs them: 52 verdicts, a few of
 // them known findings, evidence of the size a real trial carries.
 func fullTrial(trial int) Record {
 	r := Record{RunID: "run-1", Cell: Cell{ID: "srt.local.healthy-0123abcd", Target: "srt", Host: "local"}, Trial: trial,
-		Outcome: classify.NonEnforcing, Hint: "protected/git-hooks-new-repo: write $WORKSPACE/newrepo/.git/hooks/pre-commit succeeded",
+		Outcome: model.NonEnforcing, Hint: "protected/git-hooks-new-repo: write $WORKSPACE/newrepo/.git/hooks/pre-commit succeeded",
 		DurationMS: 12345, PhasesMS: map[string]int64{"start": 2, "fixture": 5, "sandbox": 9000, "cleanup": 3, "classify": 1, "specs": 40, "report": 3},
 		Evidence: json.RawMessage(`{"blob":"` + strings.Repeat("x", 80<<10) + `"}`),
 		HostFP:   json.RawMessage(`{"kernel":"6.1.0-50-amd64","os":"Debian GNU/Linux 12"}`)}
 	for i := range 45 {
 		r.Scenarios = append(r.Scenarios, Scenario{Name: fmt.Sprintf("filesystem/protected/some-long-scenario-name-%02d", i),
-			Labels: []string{"filesystem", "security"}, Outcome: classify.Correct, Pass: true, Hint: "all checks held: EROFS, EACCES, ENOENT"})
+			Labels: []string{"filesystem", "security"}, Outcome: model.Correct, Pass: true, Hint: "all checks held: EROFS, EACCES, ENOENT"})
 	}
 	r.Scenarios = append(r.Scenarios,
-		Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: classify.NonEnforcing, Hint: "write ... succeeded",
+		Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "write ... succeeded",
 			Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"},
-		Scenario{Name: "filesystem/workspace/tmpdir", Outcome: classify.AllowedBlocked, Breaches: []string{"write /tmp/claude/sandcheck-fs-x: ENOENT"},
+		Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/sandcheck-fs-x: ENOENT"},
 			Known: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"},
-		Scenario{Name: "failclosed/proxy-port-taken", Outcome: classify.ProxyDead, Breaches: []string{"condition proxy-port-taken: ran with a dead proxy"},
+		Scenario{Name: "failclosed/proxy-port-taken", Outcome: model.ProxyDead, Breaches: []string{"condition proxy-port-taken: ran with a dead proxy"},
 			Known: "srt:failclosed/proxy-port-taken#proxy-port-taken"},
-		Scenario{Name: "untrusted/proxy-env-dead", Outcome: classify.AllowedBlocked, Breaches: []string{"condition proxy-env-dead: allowed host refused"},
+		Scenario{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead: allowed host refused"},
 			Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
-		Scenario{Name: "failclosed/socat-missing", Outcome: classify.SandboxFailed, Pass: true, Hint: "refused loudly"},
-		Scenario{Name: "odd=name", Outcome: classify.SandboxFailed, Pass: true},
-		Scenario{Name: "concurrency/shared-workspace/k4", Outcome: classify.Correct, Pass: true,
+		Scenario{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true, Hint: "refused loudly"},
+		Scenario{Name: "odd=name", Outcome: model.SandboxFailed, Pass: true},
+		Scenario{Name: "concurrency/shared-workspace/k4", Outcome: model.Correct, Pass: true,
 			Unreproduced: "srt:concurrency/shared-workspace/k4#leftover:.claude, srt:concurrency/shared-workspace/k4#session"},
 	)
 	return r
@@ -51,15 +51,15 @@ func TestKeepsEvidence(t *testing.T) {
 		{"first trial of the cell", func(r *Record) { r.Trial = 0 }, true},
 		{"only known findings", func(r *Record) {}, false},
 		{"all passed", func(r *Record) {
-			r.Outcome = classify.Correct
+			r.Outcome = model.Correct
 			r.Scenarios = r.Scenarios[:45]
 		}, false},
-		{"a failure no finding covers", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, classify.ProxyDead }, true},
-		{"a spec's harness error", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, classify.HarnessError }, true},
+		{"a failure no finding covers", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.ProxyDead }, true},
+		{"a spec's harness error", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.HarnessError }, true},
 		{"egress", func(r *Record) { r.Egress = []string{"denied http GET /x"} }, true},
 		{"timed out", func(r *Record) { r.TimedOut = true }, true},
 		{"harness trouble", func(r *Record) { r.Error = "host lost" }, true},
-		{"trial outcome harness-error", func(r *Record) { r.Outcome = classify.HarnessError }, true},
+		{"trial outcome harness-error", func(r *Record) { r.Outcome = model.HarnessError }, true},
 		{"no scenario reported", func(r *Record) { r.Scenarios = nil }, true},
 	} {
 		r := known
@@ -128,10 +128,10 @@ func TestReadsV1Journals(t *testing.T) {
 
 func TestCompactScenarioStrings(t *testing.T) {
 	for in, want := range map[string]Scenario{
-		`"network/seed"`:                      {Name: "network/seed", Outcome: classify.Correct, Pass: true},
-		`"failclosed/x=sandbox-failed"`:       {Name: "failclosed/x", Outcome: classify.SandboxFailed, Pass: true},
-		`"odd\"name"`:                         {Name: `odd"name`, Outcome: classify.Correct, Pass: true},
-		`{"name":"a","outcome":"proxy-dead"}`: {Name: "a", Outcome: classify.ProxyDead},
+		`"network/seed"`:                      {Name: "network/seed", Outcome: model.Correct, Pass: true},
+		`"failclosed/x=sandbox-failed"`:       {Name: "failclosed/x", Outcome: model.SandboxFailed, Pass: true},
+		`"odd\"name"`:                         {Name: `odd"name`, Outcome: model.Correct, Pass: true},
+		`{"name":"a","outcome":"proxy-dead"}`: {Name: "a", Outcome: model.ProxyDead},
 	} {
 		var s Scenario
 		if err := json.Unmarshal([]byte(in), &s); err != nil || !reflect.DeepEqual(s, want) {

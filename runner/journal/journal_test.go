@@ -10,11 +10,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 func rec(cell string, trial int) Record {
-	return Record{Cell: Cell{ID: cell, Target: "srt", Host: "local"}, Trial: trial, Outcome: classify.Correct, RunID: "r1"}
+	return Record{Cell: Cell{ID: cell, Target: "srt", Host: "local"}, Trial: trial, Outcome: model.Correct, RunID: "r1"}
 }
 
 func writeAll(t *testing.T, path string, recs ...Record) {

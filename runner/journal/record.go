@@ -2,12 +2,7 @@
 // fsynced before the next trial counts, so nothing finished is ever lost and a run can resume.
 package journal
 
-import (
-	"encoding/json"
-	"time"
-
-	"github.com/sandcheck/sandcheck/suites/classify"
-)
+import "github.com/sandcheck/sandcheck/model"
 
 // SchemaVersion is bumped whenever a field changes meaning; readers refuse newer majors.
 //
@@ -16,72 +11,9 @@ import (
 // evidence (see compact.go). Readers take both versions; a v1 journal reads as it always did.
 const SchemaVersion = 2
 
-// Cell names one point of the matrix. ID is stable across runs (derived from the other fields), so
-// baselines and resumes can match cells.
-type Cell struct {
-	ID     string `json:"id"`
-	Target string `json:"target"`
-	// Version is the sandbox version the cell runs, as chosen (a matrix's versions:,
-	// --target NAME@VERSION): "" is the adapter's pinned install. Part of ID when set.
-	Version string `json:"version,omitempty"`
-	Host    string `json:"host"`
-	// User is who the sandbox ran as: unprivileged, root or an account's name; "" in journals
-	// written before the user axis, when every trial ran as root.
-	User   string `json:"user,omitempty"`
-	Fault  string `json:"fault,omitempty"` // "" = healthy sandbox; else NAME[:k=v,...]
-	Labels string `json:"labels,omitempty"`
-}
-
-// Scenario is the verdict of one spec within a trial.
-type Scenario struct {
-	Name    string           `json:"name"`             // stable spec name, e.g. "network/seed"
-	Labels  []string         `json:"labels,omitempty"` // Ginkgo labels of the spec
-	Outcome classify.Outcome `json:"outcome"`
-	Pass    bool             `json:"pass"`           // outcome was what the spec expects of a healthy sandbox
-	Hint    string           `json:"hint,omitempty"` // one-line root cause
-	// Breaches say what a failing scenario breached, each in its own terms ("write
-	// $WORKSPACE/newrepo/.git/hooks/pre-commit", "http: denied.sandcheck.test reached",
-	// "condition socat-missing: ran unconfined").
-	Breaches []string `json:"breaches,omitempty"`
-	// Known lists the ids (", "-separated) of the known findings that cover every breach of this
-	// failing scenario (knownfindings/). A failing scenario with Known == "" is a real failure.
-	Known string `json:"known,omitempty"`
-	// Unreproduced lists the ids of known findings keyed to this scenario, for this target,
-	// version and fault, that did not show although the scenario was judged: fixed?
-	Unreproduced string `json:"unreproduced,omitempty"`
-}
-
-// Record is one finished trial.
-type Record struct {
-	V          int              `json:"v"`
-	RunID      string           `json:"run_id"`
-	Cell       Cell             `json:"cell"`
-	Trial      int              `json:"trial"` // 0-based index within the cell
-	Outcome    classify.Outcome `json:"outcome"`
-	Hint       string           `json:"hint,omitempty"`
-	Scenarios  []Scenario       `json:"scenarios,omitempty"`
-	Evidence   json.RawMessage  `json:"evidence,omitempty"` // the observation, as the spec attached it
-	Start      time.Time        `json:"start"`
-	DurationMS int64            `json:"duration_ms"`
-	HostFP     json.RawMessage  `json:"host_fp,omitempty"` // host fingerprint (doctor), first trial per cell
-	Isolation  string           `json:"isolation,omitempty"`
-	Error      string           `json:"error,omitempty"` // harness trouble, when the trial itself could not run
-	// TimedOut: the trial passed its deadline and was killed. The outcome is timeout unless
-	// the trial had already shown a fail-open (then non-enforcing, with TimedOut still set).
-	TimedOut bool `json:"timed_out,omitempty"`
-	// Egress lists, one line each, the hits on fixture servers by anything but the allowed
-	// role that the trial streamed while it ran (e.g. "denied http GET /http/abc from
-	// 198.18.0.2"). Not empty means fail-open, whatever the outcome says.
-	Egress []string `json:"egress,omitempty"`
-	// PhasesMS is where the trial's time went, per phase, as the trial process measured it
-	// (start, fixture, sandbox, cleanup, classify, specs, report; see suites/harness); the
-	// rest of DurationMS is the runner's and the host's (process spawn, transport).
-	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
-	// Compact: the record was written without its evidence and host fingerprint, and without
-	// the hints and labels of its scenarios (Compacted). The first trial of every cell and every
-	// trial that failed in a way no known finding covers keep theirs (KeepsEvidence).
-	Compact bool `json:"compact,omitempty"`
-	// HostFPRef names the host fingerprint the trial ran under ("sha256:" and 16 hex digits of
-	// the fingerprint's JSON), which the cell's first trial holds in full (FingerprintRef).
-	HostFPRef string `json:"host_fp_ref,omitempty"`
-}
+// A journal holds model's records; these names keep code written against journal compiling.
+type (
+	Cell     = model.Cell
+	Scenario = model.Scenario
+	Record   = model.Record
+)

@@ -133,7 +133,7 @@ func (w *Writer) Append(r Record) error {
 func Encode(w io.Writer, r Record) error {
 	var v any = r
 	if r.Compact {
-		v = r.compactForm()
+		v = compactForm(r)
 	}
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		return fmt.Errorf("journal: encode record %s/%d: %w", r.Cell.ID, r.Trial, err)

@@ -10,9 +10,8 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -25,7 +24,7 @@ const MaxEgress = 64
 // Parse reads a finished trial process; it fits runner.ProcessExecutor.Parse and
 // hosts.Executor.Parse. Errors are for runner.Settle: with fail-open evidence the record is
 // non-enforcing and the error is nil (what went wrong besides is in Record.Error).
-func Parse(t runner.Trial, res runner.ProcResult) (journal.Record, error) {
+func Parse(t runner.Trial, res runner.ProcResult) (model.Record, error) {
 	out := res.Stdout
 	if res.Frames != nil {
 		out = res.Frames
@@ -35,12 +34,12 @@ func Parse(t runner.Trial, res runner.ProcResult) (journal.Record, error) {
 
 // Record reads output keyed key; timedOut says the trial was killed at its deadline (for the
 // hint).
-func Record(out []byte, key string, timedOut bool) (journal.Record, error) {
+func Record(out []byte, key string, timedOut bool) (model.Record, error) {
 	hits, egressErr := specreport.ParseEgress(out, key)
 	t, fp, resultErr := specreport.ParseEmitted(out, key)
-	var rec journal.Record
+	var rec model.Record
 	if resultErr == nil {
-		rec = journal.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS}
+		rec = model.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS}
 	}
 	rec.Egress = Egress(hits)
 	if len(rec.Egress) == 0 {
@@ -53,7 +52,7 @@ func Record(out []byte, key string, timedOut bool) (journal.Record, error) {
 		}
 		return rec, nil
 	}
-	if rec.Outcome != classify.NonEnforcing {
+	if rec.Outcome != model.NonEnforcing {
 		var despite string
 		switch {
 		case timedOut:
@@ -68,7 +67,7 @@ func Record(out []byte, key string, timedOut bool) (journal.Record, error) {
 			more = fmt.Sprintf(" (and %d more)", n-1)
 		}
 		rec.Hint = fmt.Sprintf("a fixture server logged %s%s %s", rec.Egress[0], more, despite)
-		rec.Outcome = classify.NonEnforcing
+		rec.Outcome = model.NonEnforcing
 	}
 	if err := errors.Join(resultErr, egressErr); err != nil {
 		rec.Error = strings.ReplaceAll(err.Error(), "\n", "; ")

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -25,9 +24,9 @@ var (
 
 type out struct{ bytes.Buffer }
 
-func (o *out) result(k string, outcome classify.Outcome) *out {
+func (o *out) result(k string, outcome model.Outcome) *out {
 	specreport.Emit(o, k, specreport.Trial{Outcome: outcome, Hint: "from the trial",
-		Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: outcome, Pass: outcome == classify.Correct}}}, nil)
+		Scenarios: []model.Scenario{{Name: "network/seed", Outcome: outcome, Pass: outcome == model.Correct}}}, nil)
 	return o
 }
 
@@ -35,7 +34,7 @@ func (o *out) hit(k string, h nethost.Hit) *out { specreport.EmitEgress(o, k, h)
 func (o *out) text(s string) *out               { o.WriteString(s); return o }
 
 // settle is what an executor does with Parse's answer.
-func settle(o *out, timedOut bool) journal.Record {
+func settle(o *out, timedOut bool) model.Record {
 	rec, err := Parse(runner.Trial{Key: key}, runner.ProcResult{Stdout: o.Bytes(), TimedOut: timedOut})
 	return runner.Settle(rec, err, timedOut, "deadline exceeded")
 }
@@ -45,24 +44,24 @@ func TestRecordsFromTrialOutput(t *testing.T) {
 		name     string
 		out      *out
 		timedOut bool
-		want     classify.Outcome
+		want     model.Outcome
 		egress   int
 		hint     string // substring
 	}{
-		{"result only", new(out).hit(key, allowed).result(key, classify.Correct), false, classify.Correct, 0, "from the trial"},
-		{"forged unkeyed result after the real one", new(out).result(key, classify.ProxyDead).result("", classify.Correct), false, classify.ProxyDead, 0, "from the trial"},
-		{"only a forged result", new(out).result("", classify.Correct).result("guess", classify.Correct), false, classify.HarnessError, 0, ""},
-		{"two different keyed results", new(out).result(key, classify.Correct).result(key, classify.NonEnforcing), false, classify.HarnessError, 0, ""},
-		{"killed at the deadline, denied hit streamed", new(out).hit(key, allowed).hit(key, denied).text("• partial"), true, classify.NonEnforcing, 1, "denied http /http/abc"},
-		{"died without a result, denied hit streamed", new(out).hit(key, denied), false, classify.NonEnforcing, 1, "ended without a result"},
-		{"killed at the deadline, only allowed hits", new(out).hit(key, allowed), true, classify.Timeout, 0, ""},
-		{"died without a result, nothing streamed", new(out).text("panic: boom\n"), false, classify.HarnessError, 0, ""},
-		{"result correct but a denied hit streamed", new(out).hit(key, denied).result(key, classify.Correct), false, classify.NonEnforcing, 1, "although the trial reported correct"},
-		{"result proxy-dead but a denied DNS query", new(out).hit(key, nethost.Hit{Role: nethost.RoleDenied, Proto: "dns", Path: "denied.sandcheck.test"}).result(key, classify.ProxyDead), false, classify.NonEnforcing, 1, "denied dns denied.sandcheck.test"},
-		{"forged unkeyed denied hit", new(out).hit("", denied).result(key, classify.Correct), false, classify.Correct, 0, ""},
-		{"unreadable keyed egress line", new(out).text("SANDCHECK-EGRESS "+key+" {cut\n").result(key, classify.Correct), false, classify.HarnessError, 0, ""},
-		{"9 MiB line, denied hit before it", new(out).hit(key, denied).text(strings.Repeat("x", 9<<20)+"\n").result(key, classify.Correct), false, classify.NonEnforcing, 1, ""},
-		{"9 MiB line, no egress", new(out).text(strings.Repeat("x", 9<<20)+"\n").result(key, classify.Correct), false, classify.HarnessError, 0, ""},
+		{"result only", new(out).hit(key, allowed).result(key, model.Correct), false, model.Correct, 0, "from the trial"},
+		{"forged unkeyed result after the real one", new(out).result(key, model.ProxyDead).result("", model.Correct), false, model.ProxyDead, 0, "from the trial"},
+		{"only a forged result", new(out).result("", model.Correct).result("guess", model.Correct), false, model.HarnessError, 0, ""},
+		{"two different keyed results", new(out).result(key, model.Correct).result(key, model.NonEnforcing), false, model.HarnessError, 0, ""},
+		{"killed at the deadline, denied hit streamed", new(out).hit(key, allowed).hit(key, denied).text("• partial"), true, model.NonEnforcing, 1, "denied http /http/abc"},
+		{"died without a result, denied hit streamed", new(out).hit(key, denied), false, model.NonEnforcing, 1, "ended without a result"},
+		{"killed at the deadline, only allowed hits", new(out).hit(key, allowed), true, model.Timeout, 0, ""},
+		{"died without a result, nothing streamed", new(out).text("panic: boom\n"), false, model.HarnessError, 0, ""},
+		{"result correct but a denied hit streamed", new(out).hit(key, denied).result(key, model.Correct), false, model.NonEnforcing, 1, "although the trial reported correct"},
+		{"result proxy-dead but a denied DNS query", new(out).hit(key, nethost.Hit{Role: nethost.RoleDenied, Proto: "dns", Path: "denied.sandcheck.test"}).result(key, model.ProxyDead), false, model.NonEnforcing, 1, "denied dns denied.sandcheck.test"},
+		{"forged unkeyed denied hit", new(out).hit("", denied).result(key, model.Correct), false, model.Correct, 0, ""},
+		{"unreadable keyed egress line", new(out).text("SANDCHECK-EGRESS "+key+" {cut\n").result(key, model.Correct), false, model.HarnessError, 0, ""},
+		{"9 MiB line, denied hit before it", new(out).hit(key, denied).text(strings.Repeat("x", 9<<20)+"\n").result(key, model.Correct), false, model.NonEnforcing, 1, ""},
+		{"9 MiB line, no egress", new(out).text(strings.Repeat("x", 9<<20)+"\n").result(key, model.Correct), false, model.HarnessError, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,7 +70,7 @@ func TestRecordsFromTrialOutput(t *testing.T) {
 				t.Fatalf("got %s egress %q timed_out %v hint %q error %q; want %s with %d egress line(s), hint containing %q",
 					rec.Outcome, rec.Egress, rec.TimedOut, rec.Hint, rec.Error, c.want, c.egress, c.hint)
 			}
-			if c.want == classify.HarnessError && rec.Error == "" {
+			if c.want == model.HarnessError && rec.Error == "" {
 				t.Fatal("harness error without an error")
 			}
 		})
@@ -112,14 +111,14 @@ exec sleep 60`
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	rec := pe.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: deadline})
-	if rec.Outcome != classify.NonEnforcing || !rec.TimedOut || len(rec.Egress) != 1 || !strings.Contains(rec.Hint, "denied http /http/abc") {
+	if rec.Outcome != model.NonEnforcing || !rec.TimedOut || len(rec.Egress) != 1 || !strings.Contains(rec.Hint, "denied http /http/abc") {
 		t.Fatalf("record %+v", rec)
 	}
 	// The same process without the key in its frames (a forged hit) is a plain timeout.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), deadline)
 	defer cancel2()
 	script = strings.Replace(script, `$`+runner.EnvResultKey, "not-the-key", 1)
-	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: deadline}); rec.Outcome != classify.Timeout || !rec.TimedOut {
+	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: deadline}); rec.Outcome != model.Timeout || !rec.TimedOut {
 		t.Fatalf("forged hit: %+v", rec)
 	}
 }

@@ -6,7 +6,7 @@ package classify
 import (
 	"fmt"
 
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // decideChannel classifies one channel from its allowed and denied verdicts.
@@ -18,7 +18,7 @@ func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict
 		return NotApplicable, ald
 	}
 	dead := func(v Verdict) bool { return v == ProxyRefused || v == ProxyEmpty }
-	if ch == probe.ChanDirect || ch == probe.ChanDNS {
+	if ch == model.ChanDirect || ch == model.ChanDNS {
 		if !mustReach {
 			// A way out that the policy does not offer: blocked is correct; reaching even the
 			// allowed host means the namespace is not isolated.

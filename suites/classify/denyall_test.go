@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -13,11 +14,11 @@ func blockedEverywhere() Network {
 	var att []probe.Attempt
 	for _, role := range []string{"allowed", "denied"} {
 		att = append(att,
-			probe.Attempt{Channel: probe.ChanHTTP, Role: role, Exit: 7, Err: "Failed to connect to allowed.sandcheck.test port 80: Network is unreachable"},
-			probe.Attempt{Channel: probe.ChanHTTPS, Role: role, Exit: 7, Err: "Failed to connect: Network is unreachable"},
-			probe.Attempt{Channel: probe.ChanSOCKS, Role: role, Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"},
-			probe.Attempt{Channel: probe.ChanDirect, Role: role, Errno: "ENETUNREACH", Err: "connect: network is unreachable"},
-			probe.Attempt{Channel: probe.ChanDNS, Role: role, Err: "i/o timeout"},
+			probe.Attempt{Channel: model.ChanHTTP, Role: role, Exit: 7, Err: "Failed to connect to allowed.sandcheck.test port 80: Network is unreachable"},
+			probe.Attempt{Channel: model.ChanHTTPS, Role: role, Exit: 7, Err: "Failed to connect: Network is unreachable"},
+			probe.Attempt{Channel: model.ChanSOCKS, Role: role, Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"},
+			probe.Attempt{Channel: model.ChanDirect, Role: role, Errno: "ENETUNREACH", Err: "connect: network is unreachable"},
+			probe.Attempt{Channel: model.ChanDNS, Role: role, Err: "i/o timeout"},
 		)
 	}
 	return Network{Ran: true, Obs: &probe.Observation{Attempts: att}, Tokens: map[string]string{"allowed": "tokA", "denied": "tokD"}}
@@ -31,16 +32,16 @@ func TestDenyAll(t *testing.T) {
 	if r.Outcome != Correct || !strings.Contains(r.Hint, "deny-all") {
 		t.Fatalf("blocked everywhere: %s (%s), want correct", r.Outcome, r.Hint)
 	}
-	if c := r.Channels[probe.ChanSOCKS]; c.Outcome != NotApplicable {
+	if c := r.Channels[model.ChanSOCKS]; c.Outcome != NotApplicable {
 		t.Errorf("socks skipped: %s, want not-applicable", c.Outcome)
 	}
 	noName := blockedEverywhere()
-	noName.Obs.Attempts[0] = probe.Attempt{Channel: probe.ChanHTTP, Role: "allowed", Exit: 6, Err: "curl: (6) Could not resolve host: allowed.sandcheck.test"}
+	noName.Obs.Attempts[0] = probe.Attempt{Channel: model.ChanHTTP, Role: "allowed", Exit: 6, Err: "curl: (6) Could not resolve host: allowed.sandcheck.test"}
 	if r := ClassifyNetwork(noName); r.Outcome != Correct {
 		t.Errorf("name not resolvable: %s (%s), want correct", r.Outcome, r.Hint)
 	}
 	leak := blockedEverywhere()
-	leak.Obs.Attempts[3] = probe.Attempt{Channel: probe.ChanDirect, Role: "allowed", Status: 200, Body: "tokA"}
+	leak.Obs.Attempts[3] = probe.Attempt{Channel: model.ChanDirect, Role: "allowed", Status: 200, Body: "tokA"}
 	if r := ClassifyNetwork(leak); r.Outcome != NonEnforcing || !strings.Contains(r.Hint, "allowed host reached") {
 		t.Errorf("allowed reached directly: %s (%s), want non-enforcing", r.Outcome, r.Hint)
 	}

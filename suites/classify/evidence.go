@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -78,14 +79,14 @@ func requestOf(h nethost.Hit, nonce string) (pair, bool) {
 		}
 	case nethost.ProtoDNS:
 		if strings.EqualFold(strings.TrimSuffix(h.Path, "."), probe.DNSName(nonce, h.Role)) {
-			return pair{probe.ChanDNS, h.Role}, true
+			return pair{model.ChanDNS, h.Role}, true
 		}
 	}
 	return pair{}, false
 }
 
 func knownChannel(ch string) bool {
-	for _, c := range probe.AllChannels {
+	for _, c := range model.AllChannels {
 		if c == ch {
 			return true
 		}
@@ -98,7 +99,7 @@ func knownChannel(ch string) bool {
 // to port 80 are that connect: accepted, then cut before the request or the reply got through.
 func (l serverLog) logged(p pair, a probe.Attempt) []nethost.Hit {
 	hits := l.byPair[p]
-	if len(hits) == 0 && p.ch == probe.ChanDirect && a.Connected {
+	if len(hits) == 0 && p.ch == model.ChanDirect && a.Connected {
 		for _, h := range l.silent[p.role] {
 			if h.Proto == nethost.ProtoTCP && h.Port == 80 {
 				hits = append(hits, h)
@@ -157,7 +158,7 @@ func (l serverLog) egressHint(hits []nethost.Hit) []string {
 		}
 	}
 	var out []string
-	for _, ch := range probe.AllChannels {
+	for _, ch := range model.AllChannels {
 		if len(by[ch]) > 0 {
 			out = append(out, ch+": fixture servers logged "+describeHits(requestHits(by[ch])))
 		}
@@ -170,7 +171,7 @@ func (l serverLog) egressHint(hits []nethost.Hit) []string {
 
 // offProxy says whether a channel goes around any proxy: reaching even the allowed host over it
 // means the sandbox's network namespace is not isolated, unless the target promises the channel.
-func offProxy(ch string) bool { return ch == probe.ChanDirect || ch == probe.ChanDNS }
+func offProxy(ch string) bool { return ch == model.ChanDirect || ch == model.ChanDNS }
 
 // requestHits keeps the requests (and DNS queries) of a request's hits, dropping the TCP/TLS
 // hits of their connection, so a hint names the path; a connection with no request stays.
@@ -224,7 +225,7 @@ func hitLine(h nethost.Hit) string {
 // requestPath is what the allowed host must have logged for a request over ch: the server half
 // of the positive proof, named in hints.
 func requestPath(ch, nonce string) string {
-	if ch == probe.ChanDNS {
+	if ch == model.ChanDNS {
 		return "a query for " + probe.DNSName(nonce, nethost.RoleAllowed)
 	}
 	return probe.RequestPath(ch, nonce)

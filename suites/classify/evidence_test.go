@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -72,26 +73,26 @@ func TestEvidenceFirst(t *testing.T) {
 			in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed), Host: "allowed.sandcheck.test", Port: 53})
 		}), NonEnforcing, []string{"dns: allowed host reachable without the proxy", "the client saw no-route"}, "dns"},
 		{"direct connect to denied accepted, then silent", from("none", func(in *Network) {
-			a := attempt(in, probe.ChanDirect, nethost.RoleDenied)
+			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
 			in.Hits = append(in.Hits, deniedHit(nethost.ProtoTCP, "", 80))
 		}), NonEnforcing, []string{"direct: denied host received denied.sandcheck.test:80 tcp accepted", "client saw accepted (read reply"}, "direct"},
 		{"direct connect to denied accepted, never logged", from("none", func(in *Network) {
-			a := attempt(in, probe.ChanDirect, nethost.RoleDenied)
+			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
 		}), HarnessError, []string{"client: the direct connection to the denied host was accepted", "server: the denied host logged no connection"}, "direct"},
 		{"both tokens in the allowed host's body", from("none", func(in *Network) {
-			attempt(in, probe.ChanHTTP, nethost.RoleAllowed).Body += nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
+			attempt(in, model.ChanHTTP, nethost.RoleAllowed).Body += nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
 		}), NonEnforcing, []string{"http: denied host reached (asked the allowed host, the denied host answered"}, "http"},
 		{"both tokens in the denied host's body", from("none", func(in *Network) {
-			a := attempt(in, probe.ChanSOCKS, nethost.RoleDenied)
+			a := attempt(in, model.ChanSOCKS, nethost.RoleDenied)
 			a.Exit, a.Err, a.Status = 0, "", 200
 			a.Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) + nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
 		}), NonEnforcing, []string{"socks: denied host reached (its token came back"}, "socks"},
 		{"a missing channel", from("none", func(in *Network) {
 			var keep []probe.Attempt
 			for _, a := range in.Obs.Attempts {
-				if a.Channel != probe.ChanSOCKS {
+				if a.Channel != model.ChanSOCKS {
 					keep = append(keep, a)
 				}
 			}
@@ -101,7 +102,7 @@ func TestEvidenceFirst(t *testing.T) {
 			in.Obs.Attempts = in.Obs.Attempts[:len(in.Obs.Attempts)-1]
 		}), HarnessError, []string{"probe did not report dns/denied"}, ""},
 		{"a promised channel the probe was not asked for", from("none", func(in *Network) {
-			in.Channels = []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanDirect, probe.ChanDNS}
+			in.Channels = []string{model.ChanHTTP, model.ChanHTTPS, model.ChanDirect, model.ChanDNS}
 			in.Obs.Attempts = in.Obs.Attempts[:4] // http, https only
 		}), HarnessError, []string{"probe did not report direct/allowed, direct/denied, dns/allowed, dns/denied, socks/allowed, socks/denied"}, ""},
 		{"forged second frame", from("none", func(in *Network) {
@@ -127,16 +128,16 @@ func TestEvidenceFirst(t *testing.T) {
 			in.Hits, in.Exit = nil, 0
 		}), HarnessError, []string{"SANDBOX-RAN marker missing"}, ""},
 		{"allowed token seen, never logged by the allowed server", from("none", func(in *Network) {
-			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(probe.ChanHTTPS, in.Nonce))
+			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanHTTPS, in.Nonce))
 		}), HarnessError, []string{"https: client: the allowed token came back over https", "server: the allowed host logged no /https/"}, "https"},
 		{"allowed request logged, the client says the policy refused it", from("none", func(in *Network) {
-			*attempt(in, probe.ChanHTTP, nethost.RoleAllowed) = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist"}
+			*attempt(in, model.ChanHTTP, nethost.RoleAllowed) = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist"}
 		}), HarnessError, []string{"client: policy-blocked over http (blocked-by-allowlist); server: the allowed host logged allowed.sandcheck.test:80 http GET /http/"}, "http"},
 		{"a promised channel skipped", from("none", func(in *Network) {
 			for _, role := range []string{nethost.RoleAllowed, nethost.RoleDenied} {
-				*attempt(in, probe.ChanSOCKS, role) = probe.Attempt{Channel: "socks", Role: role, Skipped: "no socks proxy in the environment"}
+				*attempt(in, model.ChanSOCKS, role) = probe.Attempt{Channel: "socks", Role: role, Skipped: "no socks proxy in the environment"}
 			}
-			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(probe.ChanSOCKS, in.Nonce))
+			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanSOCKS, in.Nonce))
 		}), HarnessError, []string{"socks: a channel the target promises was not tried: no socks proxy"}, "socks"},
 	}
 	for _, c := range cases {
@@ -167,12 +168,12 @@ func TestBothTokensStable(t *testing.T) {
 	var first string
 	for i := 0; i < 100; i++ {
 		in := load(t, "none")
-		attempt(&in, probe.ChanHTTP, nethost.RoleAllowed).Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) +
+		attempt(&in, model.ChanHTTP, nethost.RoleAllowed).Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) +
 			nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
-		a := attempt(&in, probe.ChanHTTPS, nethost.RoleDenied)
+		a := attempt(&in, model.ChanHTTPS, nethost.RoleDenied)
 		a.Body = nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied]) + nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed])
 		r := ClassifyNetwork(in)
-		if r.Outcome != NonEnforcing || r.Channels[probe.ChanHTTP].Outcome != NonEnforcing || r.Channels[probe.ChanHTTPS].Outcome != NonEnforcing {
+		if r.Outcome != NonEnforcing || r.Channels[model.ChanHTTP].Outcome != NonEnforcing || r.Channels[model.ChanHTTPS].Outcome != NonEnforcing {
 			t.Fatalf("run %d: %s (%s)", i, r.Outcome, r.Hint)
 		}
 		if i == 0 {
@@ -180,7 +181,7 @@ func TestBothTokensStable(t *testing.T) {
 		} else if r.Hint != first {
 			t.Fatalf("run %d hint differs:\n%s\n%s", i, r.Hint, first)
 		}
-		for _, ab := range []probe.Attempt{*attempt(&in, probe.ChanHTTP, nethost.RoleAllowed), *a} {
+		for _, ab := range []probe.Attempt{*attempt(&in, model.ChanHTTP, nethost.RoleAllowed), *a} {
 			if v, role := VerdictOf(ab, in.Tokens); v != Reached || role != nethost.RoleDenied {
 				t.Fatalf("run %d: VerdictOf = %s %s, want reached denied", i, v, role)
 			}
@@ -191,13 +192,13 @@ func TestBothTokensStable(t *testing.T) {
 // A target that promises DNS needs both halves of the proof for it too.
 func TestPromisedDNSNeedsTheServersWord(t *testing.T) {
 	in := load(t, "none")
-	in.Reach = append(in.Reach, probe.ChanDNS)
-	attempt(&in, probe.ChanDNS, nethost.RoleAllowed).Resolved = []string{"198.18.0.3"}
+	in.Reach = append(in.Reach, model.ChanDNS)
+	attempt(&in, model.ChanDNS, nethost.RoleAllowed).Resolved = []string{"198.18.0.3"}
 	if r := ClassifyNetwork(in); r.Outcome != HarnessError || !strings.Contains(r.Hint, "logged no a query for q-") {
 		t.Fatalf("answered but never logged: %s (%s), want harness-error", r.Outcome, r.Hint)
 	}
 	in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed)})
-	if r := ClassifyNetwork(in); r.Outcome != Correct || r.Channels[probe.ChanDNS].Outcome != Correct {
+	if r := ClassifyNetwork(in); r.Outcome != Correct || r.Channels[model.ChanDNS].Outcome != Correct {
 		t.Fatalf("answered and logged: %s (%s), want correct", r.Outcome, r.Hint)
 	}
 }
@@ -218,17 +219,17 @@ func TestDenyAllServerEvidence(t *testing.T) {
 func TestHungAfterReportKeepsNoPass(t *testing.T) {
 	in := load(t, "none")
 	in.TimedOut = true
-	in.Hits = append(in.Hits, deniedHit(nethost.ProtoHTTP, probe.RequestPath(probe.ChanHTTP, in.Nonce), 80))
+	in.Hits = append(in.Hits, deniedHit(nethost.ProtoHTTP, probe.RequestPath(model.ChanHTTP, in.Nonce), 80))
 	r := ClassifyNetwork(in)
-	if r.Outcome != NonEnforcing || r.Channels[probe.ChanHTTP].Outcome != NonEnforcing {
+	if r.Outcome != NonEnforcing || r.Channels[model.ChanHTTP].Outcome != NonEnforcing {
 		t.Fatalf("%s (%s), want non-enforcing on http", r.Outcome, r.Hint)
 	}
 	for ch, c := range r.Channels {
-		if ch != probe.ChanHTTP && c.Outcome != Timeout {
+		if ch != model.ChanHTTP && c.Outcome != Timeout {
 			t.Errorf("channel %s of a timed-out trial = %s, want timeout", ch, c.Outcome)
 		}
 	}
-	if len(r.Channels) != len(probe.AllChannels) {
+	if len(r.Channels) != len(model.AllChannels) {
 		t.Errorf("channels = %d, want every channel asked for", len(r.Channels))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -26,7 +27,7 @@ type Network struct {
 	// (e.g. http, https, socks through srt's proxies). Denied must be unreachable over all.
 	// Empty means a deny-all sandbox: the allowed host must be unreachable too, on every channel.
 	Reach []string
-	// Channels the probe was asked to try (probe.AllChannels when empty). Each, and each of
+	// Channels the probe was asked to try (model.AllChannels when empty). Each, and each of
 	// Reach, must be reported for both hosts: a missing one is never a pass.
 	Channels []string
 	// Nonce is the trial's nonce (Obs.Nonce when empty): every probe request carries it, which
@@ -171,7 +172,7 @@ func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce strin
 		v, d := VerdictOf(a, in.Tokens)
 		// A token that is not the addressed host's own means traffic was redirected. Whatever
 		// was asked, the denied host's token coming back is egress to the denied host.
-		if v == Reached && d != a.Role && a.Channel != probe.ChanDNS {
+		if v == Reached && d != a.Role && a.Channel != model.ChanDNS {
 			if d == denied {
 				crossed = append(crossed, side{v: Reached, detail: "asked the " + a.Role + " host, the denied host answered", a: a})
 			}
@@ -252,7 +253,7 @@ func contradiction(ch string, al, de side, nonce string) string {
 			return fmt.Sprintf("client: the direct connection to the %s host was accepted (%s); server: the %s host logged no connection", s.role, s.detail, s.role)
 		}
 	}
-	if len(al.logged) > 0 && (al.v == PolicyBlocked || al.v == ProxyRefused || al.v == NoRoute && ch != probe.ChanDNS) {
+	if len(al.logged) > 0 && (al.v == PolicyBlocked || al.v == ProxyRefused || al.v == NoRoute && ch != model.ChanDNS) {
 		// A DNS reply may be dropped on its way back in; a refusal cannot have reached the host.
 		return fmt.Sprintf("client: %s over %s (%s); server: the allowed host logged %s", al.v, ch, al.detail, describeHits(requestHits(al.logged)))
 	}
@@ -279,7 +280,7 @@ func reportProblems(in Network, nonce string) string {
 func missingPairs(in Network) []string {
 	asked := in.Channels
 	if len(asked) == 0 {
-		asked = probe.AllChannels
+		asked = model.AllChannels
 	}
 	want := append([]string{}, asked...)
 	for _, c := range in.Reach {
@@ -308,7 +309,7 @@ func missingPairs(in Network) []string {
 func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre Outcome, preHint string, out map[string]ChannelResult) {
 	asked := in.Channels
 	if len(asked) == 0 {
-		asked = probe.AllChannels
+		asked = model.AllChannels
 	}
 	for ch, c := range out {
 		if c.Outcome != NonEnforcing {

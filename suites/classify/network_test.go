@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -58,7 +59,7 @@ type recording struct {
 	Hits  []nethost.Hit      `json:"fixture_hits"`
 }
 
-var srtReach = []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS}
+var srtReach = []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS}
 
 func load(t *testing.T, name string) Network {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -27,7 +28,7 @@ func proxyDeadCause(obs *probe.Observation) string {
 	var refusedFirst, reachedLater, emptyAfterOK bool
 	sawOK := false
 	for i, a := range obs.Attempts {
-		if a.Channel == probe.ChanDirect || a.Channel == probe.ChanDNS || a.Skipped != "" {
+		if a.Channel == model.ChanDirect || a.Channel == model.ChanDNS || a.Skipped != "" {
 			continue
 		}
 		v, _ := VerdictOf(a, nil)

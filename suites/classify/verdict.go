@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -57,13 +58,13 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 		}
 		return Reached, roles[0]
 	}
-	if a.Channel == probe.ChanDNS {
+	if a.Channel == model.ChanDNS {
 		if len(a.Resolved) > 0 {
 			return Reached, "dns answered " + strings.Join(a.Resolved, ",")
 		}
 		return NoRoute, a.Err
 	}
-	if a.Channel == probe.ChanDirect {
+	if a.Channel == model.ChanDirect {
 		if a.Connected {
 			// Something accepted the connection: whether it was the fixture host is the
 			// server log's to say, never "no route".

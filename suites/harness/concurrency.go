@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -95,16 +96,16 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 		}
 	}
 	ct.Leftovers = diffListings(before, listings(wss))
-	var outs []classify.Outcome
+	var outs []model.Outcome
 	var hints []string
 	for i, s := range ct.Sessions {
 		outs = append(outs, s.Result.Outcome)
-		if s.Result.Outcome != classify.Correct {
+		if s.Result.Outcome != model.Correct {
 			ct.Failed++
 			hints = append(hints, fmt.Sprintf("session %d: %s: %s", i, s.Result.Outcome, s.Result.Hint))
 		}
 	}
-	ct.Result.Outcome = classify.Worst(outs...)
+	ct.Result.Outcome = model.Worst(outs...)
 	ct.Result.Hint = fmt.Sprintf("%d/%d sessions correct", k-ct.Failed, k)
 	if len(hints) > 0 {
 		ct.Result.Hint += "; " + hints[0]

@@ -11,12 +11,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// Config selects what a trial runs against. It comes from the environment so that `go test`,
-// `ginkgo` and `sandcheck trial` all drive the same specs the same way.
+// Config selects what a trial runs against. It comes from the environment (config: the trial
+// settings, read once) so that `go test`, `ginkgo` and `sandcheck trial` all drive the same
+// specs the same way.
 type Config struct {
 	Target     string // SANDCHECK_TARGET, default srt
 	TargetPath string // SANDCHECK_TARGET_PATH: the sandbox binary, when not found by default
@@ -74,46 +76,47 @@ func (c Config) RunTimeout() time.Duration {
 	return d
 }
 
-// Environment variable names, shared with `sandcheck trial`.
+// Environment variable names, shared with `sandcheck trial` (config's trial settings).
 const (
-	EnvTarget     = "SANDCHECK_TARGET"
-	EnvTargetPath = "SANDCHECK_TARGET_PATH"
-	EnvTargetSet  = "SANDCHECK_TARGET_SETTINGS"
-	EnvFault      = "SANDCHECK_FAULT"
-	EnvSettings   = "SANDCHECK_SETTINGS"
-	EnvHostnames  = "SANDCHECK_HOSTNAMES"
-	EnvTimeout    = "SANDCHECK_SANDBOX_TIMEOUT"
-	EnvWorkDir    = "SANDCHECK_WORKDIR"
-	EnvKeep       = "SANDCHECK_KEEP"
-	EnvBudget     = "SANDCHECK_TRIAL_BUDGET" // a duration: this process's whole budget, from its start
-	EnvUser       = users.EnvUser
+	EnvTarget     = config.Target
+	EnvTargetPath = config.TargetPath
+	EnvTargetSet  = config.TargetSettings
+	EnvFault      = config.Fault
+	EnvSettings   = config.Settings
+	EnvHostnames  = config.Hostnames
+	EnvTimeout    = config.SandboxTimeout
+	EnvWorkDir    = config.WorkDir
+	EnvKeep       = config.Keep
+	EnvBudget     = config.TrialBudget // a duration: this process's whole budget, from its start
+	EnvUser       = config.User
 )
 
 // FromEnv reads the Config, with defaults.
 func FromEnv() (Config, error) {
+	env := config.Get()
 	c := Config{
-		Target:         getenv(EnvTarget, "srt"),
-		TargetPath:     os.Getenv(EnvTargetPath),
-		TargetSettings: os.Getenv(EnvTargetSet),
-		Fault:          os.Getenv(EnvFault),
-		Settings:       os.Getenv(EnvSettings),
-		Hostnames:      getenv(EnvHostnames, "name"),
+		Target:         or(env.Target, "srt"),
+		TargetPath:     env.TargetPath,
+		TargetSettings: env.TargetSettings,
+		Fault:          env.Fault,
+		Settings:       env.Settings,
+		Hostnames:      or(env.Hostnames, "name"),
 		Timeout:        30 * time.Second,
-		WorkDir:        getenv(EnvWorkDir, os.TempDir()),
-		Keep:           os.Getenv(EnvKeep) == "1",
-		User:           users.Normalize(os.Getenv(EnvUser)),
+		WorkDir:        or(env.WorkDir, os.TempDir()),
+		Keep:           env.Keep,
+		User:           users.Normalize(env.User),
 	}
 	if err := users.Check(c.User); err != nil {
 		return c, fmt.Errorf("%s: %w", EnvUser, err)
 	}
-	if v := os.Getenv(EnvTimeout); v != "" {
+	if v := env.SandboxTimeout; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return c, fmt.Errorf("%s=%q: want a positive duration like 30s", EnvTimeout, v)
 		}
 		c.Timeout = d
 	}
-	if v := os.Getenv(EnvBudget); v != "" {
+	if v := env.TrialBudget; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return c, fmt.Errorf("%s=%q: want a positive duration like 25s", EnvBudget, v)
@@ -197,8 +200,9 @@ func boolEnv(b bool) string {
 	return "0"
 }
 
-func getenv(k, def string) string {
-	if v := os.Getenv(k); v != "" {
+// or is v, or def when v is empty.
+func or(v, def string) string {
+	if v != "" {
 		return v
 	}
 	return def

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -158,14 +159,14 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 
 // fsNeeds is the capability a check needs of the target, by its group: workspace confinement
 // needs writable paths, the canary secret deny-read, the workspace's own files srt's protection.
-func fsNeeds(name string) targets.Capability {
+func fsNeeds(name string) model.Capability {
 	switch {
 	case strings.HasPrefix(name, "secret/"):
-		return targets.CapDenyRead
+		return model.CapDenyRead
 	case strings.HasPrefix(name, "protected/"):
-		return targets.CapProtectedFiles
+		return model.CapProtectedFiles
 	}
-	return targets.CapWritablePaths
+	return model.CapWritablePaths
 }
 
 // hostChecked says whether the host side can tell if the check's effect escaped.
@@ -198,6 +199,12 @@ func (p fsPlan) escaped() bool {
 // RunFilesystem performs one filesystem trial under the policy "write only the workspace, do not
 // read the secret". Whatever escaped onto the host is removed afterwards.
 func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
+	return RunFilesystemWith(ctx, cfg, nil)
+}
+
+// RunFilesystemWith is RunFilesystem with a change to the sandboxed session (a target-specific
+// scenario's adapter options), applied after the policy.
+func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Session)) (*FilesystemTrial, error) {
 	t, err := newTrial(ctx, cfg, trialOptions{})
 	if err != nil {
 		return nil, err
@@ -239,7 +246,12 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		spec.FS = append(spec.FS, p.check)
 	}
 	policy := targets.Policy{WritablePaths: []string{t.ws}, DenyRead: []string{secretDir(t.dir)}}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) { s.Policy = policy }, nil)
+	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+		s.Policy = policy
+		if session != nil {
+			session(s)
+		}
+	}, nil)
 	if err != nil {
 		return nil, err
 	}

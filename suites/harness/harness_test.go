@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestTrialBudget(t *testing.T) {
-	t.Setenv(EnvBudget, "20s")
+	t.Cleanup(config.With(func(e *config.Env) { e.TrialBudget = "20s" }))
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestTrialBudget(t *testing.T) {
 		t.Fatalf("RunTimeout = %v without a budget, want Timeout", d)
 	}
 	for _, bad := range []string{"soon", "-1s", "0"} {
-		t.Setenv(EnvBudget, bad)
+		t.Cleanup(config.With(func(e *config.Env) { e.TrialBudget = bad }))
 		if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvBudget) {
 			t.Errorf("%s=%q: err = %v", EnvBudget, bad, err)
 		}
@@ -72,5 +73,31 @@ func TestSessionHits(t *testing.T) {
 	}
 	if want := "tcp@a:1 http/http/n1@a:1 tcp@a:4"; strings.Join(got, " ") != want {
 		t.Fatalf("session n1 hits = %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// A command run under binds sees them, read-only where asked, and nothing else of this process
+// does: the mount namespace is the command's alone.
+func TestRunUnderBinds(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: mount namespaces need root")
+	}
+	dir := t.TempDir()
+	hosts := dir + "/hosts"
+	os.WriteFile(hosts, []byte("198.18.0.2 allowed.sandcheck.test\n"), 0o644)
+	before, _ := os.ReadFile("/etc/hosts")
+	r := runCommand(t.Context(), []string{"sh", "-c", "cat /etc/hosts; echo x >> /etc/hosts && echo wrote"}, nil, "", "", 10*time.Second, time.Second,
+		Bind{Src: hosts, Dst: "/etc/hosts", RO: true})
+	if string(r.Stdout) != "198.18.0.2 allowed.sandcheck.test\n" || !strings.Contains(r.Stderr, "Read-only") || r.Exit == 0 {
+		t.Fatalf("under the bind: exit %d stdout %q stderr %q", r.Exit, r.Stdout, r.Stderr)
+	}
+	if len(r.Mounts) != 1 || !strings.HasSuffix(r.Mounts[0], "on /etc/hosts, ro") {
+		t.Fatalf("mounts recorded: %v", r.Mounts)
+	}
+	if after, _ := os.ReadFile("/etc/hosts"); string(after) != string(before) {
+		t.Fatal("the bind leaked into this process's namespace")
+	}
+	if r := runCommand(t.Context(), []string{"cat", "/etc/hosts"}, nil, "", "", 10*time.Second, time.Second); string(r.Stdout) != string(before) {
+		t.Fatalf("a later command without binds sees %q", r.Stdout)
 	}
 }

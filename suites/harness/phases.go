@@ -55,5 +55,10 @@ func Phases() map[string]time.Duration {
 	return out
 }
 
-// ProcessStart is when this process started, near enough (package initialisation).
+// ProcessStart is when this process started, near enough (package initialisation), or when
+// RestartClock last said its trial started.
 func ProcessStart() time.Time { return processStart }
+
+// RestartClock makes the trial's clocks (its budget, its start phase) count from now: for a
+// process started ahead of its trial, which waited for it. Call it before FromEnv.
+func RestartClock() { processStart = time.Now() }

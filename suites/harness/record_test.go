@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // recordedFaults are the real runs suites/classify's table tests classify, one file per fault
@@ -22,7 +25,7 @@ var recordedFaults = []string{"none", "bridge-absent", "bridge-late", "bridge-mi
 // must classify as is asserted by suites/classify's tests.
 func TestRecordClassifyTestdata(t *testing.T) {
 	if os.Getenv("SANDCHECK_RECORD") != "1" {
-		t.Skip("SKIPPED LOUDLY: recorder only; set SANDCHECK_RECORD=1 to re-record suites/classify/testdata from real srt runs")
+		skip.Loudly(t, "recorder only; set SANDCHECK_RECORD=1 to re-record suites/classify/testdata from real srt runs")
 	}
 	for _, f := range recordedFaults {
 		t.Run(f, func(t *testing.T) {
@@ -30,7 +33,7 @@ func TestRecordClassifyTestdata(t *testing.T) {
 			if f == "none" {
 				fault = ""
 			}
-			t.Setenv(EnvFault, fault)
+			t.Cleanup(config.With(func(e *config.Env) { e.Fault = fault }))
 			cfg, err := FromEnv()
 			if err != nil {
 				t.Fatal(err)

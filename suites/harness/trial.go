@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -16,13 +17,15 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"    // the adapters: each registers itself
-	_ "github.com/sandcheck/sandcheck/targets/codex"    //
-	_ "github.com/sandcheck/sandcheck/targets/command"  //
-	_ "github.com/sandcheck/sandcheck/targets/firejail" //
-	_ "github.com/sandcheck/sandcheck/targets/srt"      // the first target
+	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
+	_ "github.com/sandcheck/sandcheck/targets/claudecode" //
+	_ "github.com/sandcheck/sandcheck/targets/codex"      //
+	_ "github.com/sandcheck/sandcheck/targets/command"    //
+	_ "github.com/sandcheck/sandcheck/targets/firejail"   //
+	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
 )
 
 // trial is the scaffolding every scenario shares: a private directory and workspace, fixture
@@ -35,6 +38,7 @@ type trial struct {
 	marks  string // probe progress markers (inside the workspace)
 	nonce  string
 	inj    *faults.Injection
+	change faults.Changes // what the faults change about every sandboxed run
 	hosts  *nethost.Hosts
 	undo   []func()
 	// dropDAC runs the sandbox without root's file-permission override.
@@ -128,6 +132,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 		}
 	}
 	t.undo = append(t.undo, t.inj.Cleanup)
+	t.change = t.inj.Changes()
 	return t, nil
 }
 
@@ -156,12 +161,12 @@ func (t *trial) networkSpec() probe.Spec {
 			{Role: nethost.RoleAllowed, Addr: t.addr(h.Allowed), IP: h.Allowed.IP.String()},
 			{Role: nethost.RoleDenied, Addr: t.addr(h.Denied), IP: h.Denied.IP.String()},
 		},
-		Channels:       probe.AllChannels,
+		Channels:       model.AllChannels,
 		CAFile:         h.CAFile,
 		Resolver:       h.Resolver.String(),
 		Timeout:        t.cfg.RequestTimeout(),
 		MarkDir:        t.marks,
-		SyncAfterFirst: t.inj.SyncProbe,
+		SyncAfterFirst: t.change.SyncProbe,
 	}
 }
 
@@ -174,10 +179,10 @@ func (t *trial) session(specFile string) *targets.Session {
 		Policy:       targets.Policy{WritablePaths: []string{t.ws}},
 		Env:          append([]string{}, t.env...),
 		UserSettings: t.cfg.Settings,
-		Patches:      t.inj.Patches,
+		Patches:      t.change.Patches,
 	}
 	if t.hosts != nil {
-		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.inj.ExtraAllowed...)
+		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.change.AllowedHosts...)
 	}
 	return s
 }
@@ -186,6 +191,10 @@ func (t *trial) session(specFile string) *targets.Session {
 type Bind struct {
 	Src, Dst string
 	RO       bool
+	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
+	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
+	// only, the host's own directory untouched.
+	Overlay bool
 }
 
 // Exec is one sandboxed run of the probe.
@@ -215,18 +224,22 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if mod != nil {
 		mod(sess)
 	}
-	if t.inj.PathOnly != "" {
-		sess.Env = setPath(sess.Env, append(append([]string{}, t.inj.PathDirs...), t.inj.PathOnly))
-	} else if len(t.inj.PathDirs) > 0 {
-		sess.Env = prependPath(sess.Env, t.inj.PathDirs)
+	if t.change.PathOnly != "" {
+		sess.Env = setPath(sess.Env, append(append([]string{}, t.change.PathFirst...), t.change.PathOnly))
+	} else if len(t.change.PathFirst) > 0 {
+		sess.Env = prependPath(sess.Env, t.change.PathFirst)
 	}
 	inv, err := t.target.Prepare(sess)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
 	}
+	if inv.Agent != nil {
+		// Finish is idempotent: on an error path below it only stops the agent.
+		defer inv.Agent.Finish()
+	}
 	argv := inv.Argv
-	if t.inj.WrapTarget != nil {
-		argv = t.inj.WrapTarget(argv)
+	if t.change.Wrap != nil {
+		argv = t.change.Wrap(argv)
 	}
 	if t.hosts != nil && t.cfg.Hostnames == "name" {
 		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
@@ -236,45 +249,29 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
 		return nil, err
 	}
-	drop := t.inj.DropCaps
+	drop := t.change.DropCaps
 	if t.dropDAC {
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}
 	// The switch to the sandbox's user comes last, inside the private mount namespace that only
-	// root can set up: the sandbox and everything under it run as the user.
+	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// run as the user.
 	argv = t.acct.Command(argv, drop)
-	argv = wrapMounts(argv, binds)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
+	var agentErr error
+	if inv.Agent != nil {
+		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
+	}
 	x.Out, x.ParseErr = probe.Parse(x.Run.Stdout, spec.Nonce)
+	if agentErr != nil {
+		x.ParseErr = errors.Join(agentErr, x.ParseErr)
+	}
 	return x, nil
-}
-
-// wrapMounts runs argv in a private mount namespace with the given binds (the fixture names,
-// a read-only HOME...). The mounts vanish with the namespace; this host is untouched.
-// (`unshare --propagation private` has made every mount private already.)
-func wrapMounts(argv []string, binds []Bind) []string {
-	if len(binds) == 0 {
-		return argv
-	}
-	script := []string{"set -e"}
-	args := []string{}
-	for i, b := range binds {
-		src, dst := fmt.Sprintf(`"${%d}"`, 2*i+1), fmt.Sprintf(`"${%d}"`, 2*i+2)
-		script = append(script, "mount --bind "+src+" "+dst)
-		if b.RO {
-			script = append(script, "mount -o remount,bind,ro "+dst)
-		}
-		args = append(args, b.Src, b.Dst)
-	}
-	script = append(script, fmt.Sprintf("shift %d", len(args)), `exec "$@"`)
-	out := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", strings.Join(script, "\n"), "sandcheck-mounts"}
-	out = append(out, args...)
-	return append(out, argv...)
 }
 
 // setPath replaces PATH with dirs.

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // noSandbox is the command target running the probe with no sandbox at all: what the harness
@@ -19,9 +20,7 @@ const noSandbox = `{"argv": ["sh", "-c", "{{.Command}}"], "capabilities": ["writ
 
 func noSandboxConfig(t *testing.T, user string) Config {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: switching users and creating the dedicated account need root")
-	}
+	skip.If(t, os.Geteuid() != 0, "switching users and creating the dedicated account need root")
 	return Config{Target: "command", TargetSettings: noSandbox, Hostnames: "name", Timeout: 20 * time.Second,
 		WorkDir: os.TempDir(), User: user}
 }
@@ -50,15 +49,15 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 		t.Fatalf("evidence: user %+v, unsandboxed %v", ft.User, ft.Unsandboxed)
 	}
 	etc := ft.Result.Checks["outside/etc"]
-	if etc.Outcome != classify.NotApplicable || !strings.Contains(etc.Hint, "even without a sandbox (EACCES)") {
+	if etc.Outcome != model.NotApplicable || !strings.Contains(etc.Hint, "even without a sandbox (EACCES)") {
 		t.Errorf("outside/etc as %s: %+v", acct.Name, etc)
 	}
 	// No sandbox: what the user can do, it did, in its own HOME.
 	home := ft.Result.Checks["outside/home"]
-	if home.Outcome != classify.NonEnforcing || !strings.Contains(home.Hint, acct.Home+"/sandcheck-fs-") {
+	if home.Outcome != model.NonEnforcing || !strings.Contains(home.Hint, acct.Home+"/sandcheck-fs-") {
 		t.Errorf("outside/home as %s: %+v", acct.Name, home)
 	}
-	if r := ft.Result.Checks["secret/read"]; r.Outcome != classify.NonEnforcing {
+	if r := ft.Result.Checks["secret/read"]; r.Outcome != model.NonEnforcing {
 		t.Errorf("secret/read: the user owns the secret and no sandbox hides it: %+v", r)
 	}
 
@@ -69,7 +68,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 	if root.Observation == nil || root.Observation.UID != 0 {
 		t.Fatalf("as root: probe uid %+v", root.Observation)
 	}
-	if c := root.Result.Checks["outside/etc"]; c.Outcome != classify.NonEnforcing {
+	if c := root.Result.Checks["outside/etc"]; c.Outcome != model.NonEnforcing {
 		t.Errorf("outside/etc as root with no sandbox: %+v", c)
 	}
 }

@@ -19,20 +19,21 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/seccomp"
+	"github.com/sandcheck/sandcheck/model"
 )
 
-// Channels a probe can try. Each is one way a program inside a sandbox could reach a host.
+// Channels a probe can try (model's vocabulary; these names keep code written against probe
+// compiling).
 const (
-	ChanHTTP   = "http"   // plain HTTP through the proxy named in the environment (curl)
-	ChanHTTPS  = "https"  // HTTPS through the proxy: CONNECT tunnel (curl --cacert)
-	ChanSOCKS  = "socks"  // through the SOCKS proxy named in the environment (curl --proxy socks5h://)
-	ChanDirect = "direct" // raw TCP to the host's address, ignoring any proxy
-	ChanDNS    = "dns"    // a UDP DNS query straight to the fixture resolver
+	ChanHTTP   = model.ChanHTTP
+	ChanHTTPS  = model.ChanHTTPS
+	ChanSOCKS  = model.ChanSOCKS
+	ChanDirect = model.ChanDirect
+	ChanDNS    = model.ChanDNS
 )
 
-// AllChannels in the order the probe tries them. The first request is allowed/http, as in the
-// seed's repro; faults that race the proxy's start-up synchronise on it.
-var AllChannels = []string{ChanHTTP, ChanHTTPS, ChanSOCKS, ChanDirect, ChanDNS}
+// AllChannels in the order the probe tries them (model.AllChannels).
+var AllChannels = model.AllChannels
 
 // Host is a fixture host as the probe addresses it.
 type Host struct {
@@ -142,12 +143,14 @@ func Main(specFile string, w io.Writer) int {
 	return 0
 }
 
-// Run tries every channel against every host, all at once: each is its own connection through
-// the sandbox, and waiting for one before starting the next only adds their times up (six curls
-// in a row were a third of a network trial). When a fault must act between two requests
-// (SyncAfterFirst), the first pair (the allowed host over the first channel, the seed's
-// request) goes alone and the rest wait for the fault's ack. Attempts are listed in channel x
-// host order whatever order they finish in, so the classifier reads the same sequence either way.
+// Run tries every channel against every host: channel after channel, in Spec order, and the
+// hosts of a channel at once (waiting for one host's answer before asking the next only adds
+// their times up; six curls in a row were a third of a network trial). The channels keep their
+// order because the sandbox's own start-up is part of what is measured: a relay that comes up
+// slowly fails the requests made before it listens, and the first channel's requests are the
+// seed's first command, the later ones come as they did. When a fault must act between two
+// requests (SyncAfterFirst), the very first pair (the allowed host over the first channel) goes
+// alone and the rest wait for the fault's ack. Attempts are listed in channel x host order.
 func Run(s Spec) *Observation {
 	if s.Timeout <= 0 {
 		s.Timeout = 4 * time.Second
@@ -175,24 +178,33 @@ func Run(s Spec) *Observation {
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
 		problems[i] = o.Problems
 	}
-	first := 0
-	if s.SyncAfterFirst && len(pairs) > 0 {
-		one(0)
-		mark(s, 1)
-		first = 1
+	step := 0
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j].ch == pairs[i].ch {
+			j++
+		}
+		if s.SyncAfterFirst && i == 0 {
+			j = 1 // the first request alone, then the fault's ack
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Go(func() { one(k) })
+		}
+		wg.Wait()
+		for ; step < j; step++ {
+			mark(s, step+1)
+		}
+		i = j
 	}
+	// Raw requests (crafted proxy and SOCKS lines) after the channels, all at once: each is its own
+	// connection to the sandbox's proxy, and none is a channel's first request.
 	var wg sync.WaitGroup
-	for i := first; i < len(pairs); i++ {
-		wg.Go(func() { one(i) })
-	}
 	for i := range s.Raw {
 		wg.Go(func() { raws[i] = runRaw(s, s.Raw[i]) })
 	}
 	wg.Wait()
 	obs.Raw = raws
-	for step := first + 1; step <= len(pairs); step++ {
-		mark(s, step)
-	}
 	obs.Attempts = attempts
 	for _, ps := range problems {
 		for _, p := range ps {

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // Recorded inside srt 0.0.83: relays listening on :1080 and :3128 (tcp6, v4-mapped), plus two
@@ -141,7 +145,7 @@ func TestMainPrintsOneFrame(t *testing.T) {
 func TestDirectRecordsConnectApartFromRead(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.77:80")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: cannot listen on port 80 here (needs root): %v", err)
+		skip.Loudly(t, "cannot listen on port 80 here (needs root): %v", err)
 	}
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -160,5 +164,68 @@ func TestDirectRecordsConnectApartFromRead(t *testing.T) {
 	a = directAttempt(s, Host{Role: "denied", Addr: "127.0.0.77", IP: "127.0.0.77"})
 	if a.Connected || a.Errno != "ECONNREFUSED" {
 		t.Fatalf("refused: %+v", a)
+	}
+}
+
+// Channels go in order and a channel's hosts at once: a stand-in curl logs each request's start
+// and end, and the https requests wait for each other (they can meet only if they run at once).
+// No request of a channel starts before the channel before it is done. With SyncAfterFirst the
+// first request goes alone.
+func TestChannelsInOrderHostsAtOnce(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		dir := t.TempDir()
+		log := filepath.Join(dir, "log")
+		curl := filepath.Join(dir, "curl")
+		script := `#!/bin/sh
+for a; do u=$a; done
+ch=${u%%:*}; h=${u#*://}; h=${h%%/*}
+echo "start $ch $h" >> ` + log + `
+touch ` + dir + `/started-$ch-$h
+if [ "$ch" = https ]; then
+  i=0; while [ $i -lt 1000 ] && [ $(ls ` + dir + `/started-https-* | wc -l) -lt 2 ]; do sleep 0.01; i=$((i+1)); done
+fi
+echo "end $ch $h" >> ` + log + "\n"
+		if err := os.WriteFile(curl, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		marks := filepath.Join(dir, "marks")
+		os.MkdirAll(marks, 0o755)
+		if sync {
+			os.WriteFile(filepath.Join(marks, "step-1.ack"), nil, 0o644) // the fault's ack, already there
+		}
+		s := Spec{Nonce: "n", Curl: curl, Timeout: 30 * time.Second, MarkDir: marks, SyncAfterFirst: sync,
+			Hosts:    []Host{{Role: "allowed", Addr: "a.test"}, {Role: "denied", Addr: "d.test"}},
+			Channels: []string{ChanHTTP, ChanHTTPS}}
+		obs := Run(s)
+		if len(obs.Attempts) != 4 || obs.Attempts[0].Role != "allowed" || obs.Attempts[3].Channel != ChanHTTPS {
+			t.Fatalf("attempts out of order: %+v", obs.Attempts)
+		}
+		b, _ := os.ReadFile(log)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		pos := map[string]int{}
+		for i, l := range lines {
+			pos[l] = i
+		}
+		if len(pos) != 8 {
+			t.Fatalf("sync=%v: log %q", sync, lines)
+		}
+		for _, h := range []string{"a.test", "d.test"} {
+			for _, h2 := range []string{"a.test", "d.test"} {
+				if pos["end http "+h] > pos["start https "+h2] {
+					t.Errorf("sync=%v: https started before http was done: %q", sync, lines)
+				}
+				if pos["start https "+h] > pos["end https "+h2] {
+					t.Errorf("sync=%v: the https requests did not run at once: %q", sync, lines)
+				}
+			}
+		}
+		if sync && (lines[0] != "start http a.test" || lines[1] != "end http a.test") {
+			t.Errorf("sync: the first request did not go alone: %q", lines)
+		}
+		for i := 1; i <= 4; i++ {
+			if _, err := os.Stat(filepath.Join(marks, "step-"+strconv.Itoa(i))); err != nil {
+				t.Errorf("sync=%v: no mark for step %d", sync, i)
+			}
+		}
 	}
 }

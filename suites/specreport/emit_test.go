@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 const key = "k3y0123456789abcdef"
@@ -24,8 +23,8 @@ func emitString(t *testing.T, key string, tr Trial) string {
 }
 
 func TestEmitRoundTripAmongNoise(t *testing.T) {
-	in := Trial{Outcome: classify.ProxyDead, Hint: "bridge not listening",
-		Scenarios: []journal.Scenario{{Name: "network/seed", Outcome: classify.ProxyDead}},
+	in := Trial{Outcome: model.ProxyDead, Hint: "bridge not listening",
+		Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.ProxyDead}},
 		Evidence:  json.RawMessage(`{"x":1}`)}
 	for _, k := range []string{key, ""} {
 		var buf bytes.Buffer
@@ -48,11 +47,11 @@ func TestEmitRoundTripAmongNoise(t *testing.T) {
 // A sandboxed command that prints a frame of its own, after the real one or instead of it, is
 // ignored: it does not know the key.
 func TestForgedUnkeyedFrameIgnored(t *testing.T) {
-	real := emitString(t, key, Trial{Outcome: classify.NonEnforcing, Hint: "denied host reached"})
-	forged := emitString(t, "", Trial{Outcome: classify.Correct})
-	wrongKey := emitString(t, "guessed", Trial{Outcome: classify.Correct})
+	real := emitString(t, key, Trial{Outcome: model.NonEnforcing, Hint: "denied host reached"})
+	forged := emitString(t, "", Trial{Outcome: model.Correct})
+	wrongKey := emitString(t, "guessed", Trial{Outcome: model.Correct})
 	out, _, err := ParseEmitted([]byte(real+forged+wrongKey), key)
-	if err != nil || out.Outcome != classify.NonEnforcing {
+	if err != nil || out.Outcome != model.NonEnforcing {
 		t.Fatalf("forged frames after the real one: %+v %v, want non-enforcing", out, err)
 	}
 	if _, _, err := ParseEmitted([]byte(forged+wrongKey), key); !errors.Is(err, ErrNoResult) {
@@ -65,18 +64,18 @@ func TestForgedUnkeyedFrameIgnored(t *testing.T) {
 }
 
 func TestTwoDifferentKeyedFramesAreAnError(t *testing.T) {
-	a := emitString(t, key, Trial{Outcome: classify.NonEnforcing})
-	b := emitString(t, key, Trial{Outcome: classify.Correct})
+	a := emitString(t, key, Trial{Outcome: model.NonEnforcing})
+	b := emitString(t, key, Trial{Outcome: model.Correct})
 	if out, _, err := ParseEmitted([]byte(a+b), key); err == nil || errors.Is(err, ErrNoResult) {
 		t.Fatalf("two differing keyed frames: %+v %v, want an error", out, err)
 	}
-	if out, _, err := ParseEmitted([]byte(a+a), key); err != nil || out.Outcome != classify.NonEnforcing {
+	if out, _, err := ParseEmitted([]byte(a+a), key); err != nil || out.Outcome != model.NonEnforcing {
 		t.Fatalf("the same frame twice: %+v %v", out, err)
 	}
 }
 
 func TestOverlongLineIsAnError(t *testing.T) {
-	real := emitString(t, key, Trial{Outcome: classify.Correct})
+	real := emitString(t, key, Trial{Outcome: model.Correct})
 	long := strings.Repeat("x", 9<<20) + "\n"
 	for name, out := range map[string]string{"before": long + real, "after": real + long} {
 		if tr, _, err := ParseEmitted([]byte(out), key); err == nil {

@@ -11,8 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Report entry names.
@@ -23,11 +22,11 @@ const (
 
 // Verdict is what one spec attaches.
 type Verdict struct {
-	Name    string           `json:"name"`
-	Outcome classify.Outcome `json:"outcome"`
-	Pass    bool             `json:"pass"`
-	Hint    string           `json:"hint,omitempty"`
-	// Breaches, Known and Unreproduced are journal.Scenario's (knownfindings decides them).
+	Name    string        `json:"name"`
+	Outcome model.Outcome `json:"outcome"`
+	Pass    bool          `json:"pass"`
+	Hint    string        `json:"hint,omitempty"`
+	// Breaches, Known and Unreproduced are model.Scenario's (knownfindings decides them).
 	Breaches     []string `json:"breaches,omitempty"`
 	Known        string   `json:"known,omitempty"`
 	Unreproduced string   `json:"unreproduced,omitempty"`
@@ -45,10 +44,10 @@ func AttachEvidence(v any) {
 
 // Trial is what a Ginkgo JSON report says about one trial.
 type Trial struct {
-	Outcome   classify.Outcome   `json:"outcome"`
-	Hint      string             `json:"hint,omitempty"`
-	Scenarios []journal.Scenario `json:"scenarios"`
-	Evidence  json.RawMessage    `json:"evidence,omitempty"`
+	Outcome   model.Outcome    `json:"outcome"`
+	Hint      string           `json:"hint,omitempty"`
+	Scenarios []model.Scenario `json:"scenarios"`
+	Evidence  json.RawMessage  `json:"evidence,omitempty"`
 	// PhasesMS is where the trial process's time went, per phase (harness.Phase*), in ms.
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
 }
@@ -71,7 +70,7 @@ func ReadFile(path string) (Trial, error) {
 // timeout when Ginkgo timed it out.
 func FromReports(reports []types.Report) Trial {
 	var t Trial
-	var failing []classify.Outcome
+	var failing []model.Outcome
 	// Evidence: one object when one spec attached it (a whole Ordered scenario), else an object
 	// keyed by the attaching spec's scenario name (scenarios that run a session per spec).
 	evidence := map[string]json.RawMessage{}
@@ -80,16 +79,16 @@ func FromReports(reports []types.Report) Trial {
 		for _, s := range r.SpecReports {
 			if s.LeafNodeType != types.NodeTypeIt {
 				if s.State.Is(types.SpecStateFailureStates) {
-					t.Scenarios = append(t.Scenarios, journal.Scenario{Name: "setup/" + s.LeafNodeType.String(),
-						Outcome: classify.HarnessError, Hint: failureText(s)})
-					failing = append(failing, classify.HarnessError)
+					t.Scenarios = append(t.Scenarios, model.Scenario{Name: "setup/" + s.LeafNodeType.String(),
+						Outcome: model.HarnessError, Hint: failureText(s)})
+					failing = append(failing, model.HarnessError)
 				}
 				continue
 			}
 			if (s.State == types.SpecStateSkipped || s.State == types.SpecStatePending) && !hasEntry(s, EntryScenario) {
 				continue // filtered out or never reached; a skip after a verdict (known finding) counts
 			}
-			sc := journal.Scenario{Labels: s.Labels()}
+			sc := model.Scenario{Labels: s.Labels()}
 			found := false
 			var ev json.RawMessage
 			for _, e := range s.ReportEntries {
@@ -115,9 +114,9 @@ func FromReports(reports []types.Report) Trial {
 			}
 			if !found {
 				sc.Name = specName(s)
-				sc.Outcome = classify.HarnessError
+				sc.Outcome = model.HarnessError
 				if s.State == types.SpecStateTimedout || s.State == types.SpecStateInterrupted {
-					sc.Outcome = classify.Timeout
+					sc.Outcome = model.Timeout
 				}
 				sc.Hint = failureText(s)
 			}
@@ -136,11 +135,11 @@ func FromReports(reports []types.Report) Trial {
 	}
 	switch {
 	case len(t.Scenarios) == 0:
-		t.Outcome, t.Hint = classify.HarnessError, "no spec ran (label filter matched nothing?)"
+		t.Outcome, t.Hint = model.HarnessError, "no spec ran (label filter matched nothing?)"
 	case len(failing) == 0:
-		t.Outcome = classify.Correct
+		t.Outcome = model.Correct
 	default:
-		t.Outcome = classify.Worst(failing...)
+		t.Outcome = model.Worst(failing...)
 		// Lead with a failure no known finding covers, if one shows the outcome.
 		for _, known := range []bool{false, true} {
 			for _, sc := range t.Scenarios {

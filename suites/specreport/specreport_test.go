@@ -7,7 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // spec is a Ginkgo spec report as it reaches the runner: the value goes through JSON, as in a
@@ -29,11 +29,11 @@ func spec(t *testing.T, state types.SpecState, v Verdict) types.SpecReport {
 // Breaches, Known and Unreproduced reach the journal's scenarios; the trial's hint leads with a
 // failure no known finding covers.
 func TestFromReportsCarriesBreachesAndKnown(t *testing.T) {
-	known := Verdict{Name: "filesystem/protected/git-hooks-new-repo", Outcome: classify.NonEnforcing, Hint: "hooks planted",
+	known := Verdict{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "hooks planted",
 		Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"}
-	fresh := Verdict{Name: "filesystem/secret/read", Outcome: classify.NonEnforcing, Hint: "secret read",
+	fresh := Verdict{Name: "filesystem/secret/read", Outcome: model.NonEnforcing, Hint: "secret read",
 		Breaches: []string{"read $TRIAL/home/.ssh/id_rsa"}}
-	fixed := Verdict{Name: "failclosed/proxy-port-taken", Outcome: classify.SandboxFailed, Pass: true,
+	fixed := Verdict{Name: "failclosed/proxy-port-taken", Outcome: model.SandboxFailed, Pass: true,
 		Unreproduced: "srt:failclosed/proxy-port-taken#proxy-port-taken"}
 	tr := FromReports([]types.Report{{SpecReports: types.SpecReports{
 		spec(t, types.SpecStateSkipped, known), spec(t, types.SpecStateFailed, fresh), spec(t, types.SpecStatePassed, fixed)}}})
@@ -50,7 +50,7 @@ func TestFromReportsCarriesBreachesAndKnown(t *testing.T) {
 	if x.Unreproduced != fixed.Unreproduced || !x.Pass {
 		t.Errorf("unreproduced: %+v", x)
 	}
-	if tr.Outcome != classify.NonEnforcing || tr.Hint != "secret read" {
+	if tr.Outcome != model.NonEnforcing || tr.Hint != "secret read" {
 		t.Errorf("trial: %s %q, want non-enforcing led by the new failure", tr.Outcome, tr.Hint)
 	}
 }

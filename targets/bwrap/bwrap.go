@@ -5,46 +5,44 @@
 package bwrap
 
 import (
+	_ "embed"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Name of the adapter in matrices and on the command line.
 const Name = "bwrap"
 
+// knownFindings are where the real, healthy bwrap fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/bwrap/knownfindings.yaml", Data: knownFindings})
 }
 
-// Target is the bwrap adapter.
-type Target struct{ tool *targets.Tool }
+// Target is the bwrap adapter: a deny-all tool sandbox (targets.ToolSandbox) with its own
+// command line.
+type Target struct{ targets.ToolSandbox }
 
 // New finds bubblewrap: an explicit path, $SANDCHECK_BWRAP, then PATH. Without an explicit
 // path every session looks bwrap up again on its own PATH, as srt does, so a shim put first on
 // PATH (the netns-shared and fs-* faults) wraps the real one.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("bwrap", path, "SANDCHECK_BWRAP", "Debian: apt-get install bubblewrap")
+	tool, err := targets.NewToolSandbox("bwrap", path, config.Bwrap, "Debian: apt-get install bubblewrap")
 	if err != nil {
 		return nil, err
 	}
-	return &Target{tool: tool}, nil
+	return &Target{tool}, nil
 }
 
 func (t *Target) Name() string { return Name }
-
-// Capabilities are no network at all, the workspace writable, paths hidden.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
-}
-
-// Reach is empty: a deny-all sandbox offers no way out.
-func (t *Target) Reach() []string { return nil }
-
-// Version is `bwrap --version`.
-func (t *Target) Version() string { return t.tool.Version() }
 
 // Args is the bubblewrap command line for a session, without the bwrap executable itself.
 //
@@ -93,15 +91,5 @@ func Args(s *targets.Session) []string {
 
 // Prepare returns `bwrap ARGS -- COMMAND`. Inside, TMPDIR is the private /tmp.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	bin, err := t.tool.Path(s.Env)
-	if err != nil {
-		return nil, err
-	}
-	argv := append([]string{bin}, Args(s)...)
-	return &targets.Invocation{
-		Argv:     argv,
-		Env:      targets.SetEnv(s.Env, "TMPDIR", "/tmp"),
-		Dir:      s.Workspace,
-		Settings: strings.Join(argv[1:len(argv)-len(s.Command)], " "),
-	}, nil
+	return t.Invocation(s, Args(s), targets.SetEnv(s.Env, "TMPDIR", "/tmp"))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -15,16 +17,14 @@ import (
 // hidden, and the network namespace is not the host's.
 func TestRealBwrap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("SKIPPED LOUDLY: bwrap not installed (run `make deps`)")
+		skip.Loudly(t, "bwrap not installed (run `make deps`)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: needs root (bwrap --unshare-all as an unprivileged user needs user namespaces)")
-	}
+	skip.If(t, os.Geteuid() != 0, "needs root (bwrap --unshare-all as an unprivileged user needs user namespaces)")
 	tg, err := targets.New(Name, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || !targets.Has(tg, targets.CapDenyRead) || targets.Has(tg, targets.CapProxyAllowList) {
+	if !targets.DenyAll(tg) || !targets.Has(tg, model.CapDenyRead) || targets.Has(tg, model.CapProxyAllowList) {
 		t.Errorf("capabilities %v, reach %v: want deny-all with deny-read, no proxy", tg.Capabilities(), tg.Reach())
 	}
 	if !strings.Contains(tg.Version(), "bubblewrap") {
@@ -75,7 +75,7 @@ echo x > ` + filepath.Join(dir, "outside") + ` 2>/dev/null && echo ESCAPED-PAREN
 // fault's shim put first there is what runs.
 func TestShimSeam(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("SKIPPED LOUDLY: bwrap not installed (run `make deps`)")
+		skip.Loudly(t, "bwrap not installed (run `make deps`)")
 	}
 	shimDir := t.TempDir()
 	shim := filepath.Join(shimDir, "bwrap")

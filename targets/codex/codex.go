@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -40,11 +42,19 @@ func init() {
 	targets.RegisterNPM(Name, targets.NPM{Package: "@openai/codex", Bin: "codex", IgnoreScripts: true})
 }
 
+// cli is how the adapter finds codex and its version (`codex --version`, "codex-cli X.Y.Z").
+var cli = targets.CLI{Name: "codex", EnvVar: config.Codex, ToolsBin: ToolsBin,
+	InstallHint: "run `make deps` (npm @openai/codex into .tools/npm-codex)", Version: func(path string) string {
+		out, err := exec.Command(path, "--version").Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}}
+
 // Target is the codex adapter.
 type Target struct {
-	path      string
-	verOnce   sync.Once
-	ver       string
+	*targets.Executable
 	driveOnce sync.Once
 	undriven  string
 }
@@ -52,41 +62,25 @@ type Target struct {
 // New finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched upward
 // from the working directory and from this executable), then PATH.
 func New(path string) (*Target, error) {
-	p, err := Locate(path)
+	exe, err := cli.Find(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{path: p}, nil
+	return &Target{Executable: exe}, nil
 }
 
 // Locate resolves the codex executable.
-func Locate(path string) (string, error) {
-	return targets.Locate("codex", path, "SANDCHECK_CODEX", ToolsBin, "run `make deps` (npm @openai/codex into .tools/npm-codex)")
-}
+func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Path is the codex executable in use.
-func (t *Target) Path() string { return t.path }
-
 // Capabilities are network off and the workspace writable.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 }
 
 // Reach is empty: with network_access=false nothing leaves the sandbox.
 func (t *Target) Reach() []string { return nil }
-
-// Version is `codex --version` ("codex-cli X.Y.Z").
-func (t *Target) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		if out, err := exec.Command(t.path, "--version").Output(); err == nil {
-			t.ver = strings.TrimSpace(string(out))
-		}
-	})
-	return t.ver
-}
 
 // Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which early
 // releases do not have (0.1.x lists only exec, mcp, proto and debug, with the sandbox as `debug
@@ -96,7 +90,7 @@ func (t *Target) Undrivable() string {
 	t.driveOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, t.path, "--help").CombinedOutput()
+		out, err := exec.CommandContext(ctx, t.Path(), "--help").CombinedOutput()
 		switch {
 		case ctx.Err() != nil:
 			t.undriven = "`codex --help` gave no answer in 15s"
@@ -185,7 +179,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		patch(cfg)
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
-	argv := append(append([]string{t.path, "sandbox"}, Overrides(cfg)...), "--")
+	argv := append(append([]string{t.Path(), "sandbox"}, Overrides(cfg)...), "--")
 	argv = append(argv, s.Command...)
 	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: string(b)}, nil
 }

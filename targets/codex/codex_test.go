@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -29,16 +31,16 @@ func TestOverrides(t *testing.T) {
 func TestRealCodex(t *testing.T) {
 	p, err := Locate("")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: %v", err)
+		skip.Loudly(t, "%v", err)
 	}
 	if home, _ := os.UserHomeDir(); home == "" || strings.HasPrefix(home, "/tmp") {
-		t.Skipf("SKIPPED LOUDLY: HOME=%q: Codex needs a HOME outside /tmp", home)
+		skip.Loudly(t, "HOME=%q: Codex needs a HOME outside /tmp", home)
 	}
 	tg, err := targets.New(Name, map[string]string{"path": p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || targets.Has(tg, targets.CapDenyRead) || !targets.Has(tg, targets.CapWritablePaths) {
+	if !targets.DenyAll(tg) || targets.Has(tg, model.CapDenyRead) || !targets.Has(tg, model.CapWritablePaths) {
 		t.Errorf("capabilities %v, reach %v", tg.Capabilities(), tg.Reach())
 	}
 	if !strings.HasPrefix(tg.Version(), "codex-cli ") {
@@ -112,7 +114,7 @@ func TestUndrivableWithoutSandboxCommand(t *testing.T) {
 func TestPinnedCodexIsDrivable(t *testing.T) {
 	tg, err := New("")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: %v", err)
+		skip.Loudly(t, "%v", err)
 	}
 	if why := tg.Undrivable(); why != "" {
 		t.Fatalf("pinned codex %s: %s", tg.Version(), why)

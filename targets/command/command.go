@@ -51,6 +51,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -67,7 +68,7 @@ type Target struct {
 	splice  []bool // argv element i is exactly {{.Argv}}
 	policy  *template.Template
 	file    string
-	caps    []targets.Capability
+	caps    []model.Capability
 	reach   []string
 	version string
 }
@@ -125,7 +126,7 @@ func New(s map[string]string) (*Target, error) {
 		return nil, err
 	}
 	for _, c := range caps {
-		t.caps = append(t.caps, targets.Capability(c))
+		t.caps = append(t.caps, model.Capability(c))
 	}
 	if err := list(s, "reach", &t.reach); err != nil {
 		return nil, err
@@ -148,15 +149,15 @@ func list(s map[string]string, key string, out *[]string) error {
 	return nil
 }
 
-func (t *Target) Name() string                       { return Name }
-func (t *Target) Capabilities() []targets.Capability { return t.caps }
-func (t *Target) Reach() []string                    { return t.reach }
-func (t *Target) Version() string                    { return t.version }
+func (t *Target) Name() string                     { return Name }
+func (t *Target) Capabilities() []model.Capability { return t.caps }
+func (t *Target) Reach() []string                  { return t.reach }
+func (t *Target) Version() string                  { return t.version }
 
 // Prepare renders the policy file (when there is a template) and the argv.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	d := Data{
-		Command: shellJoin(s.Command), Argv: s.Command, Workspace: s.Workspace, Dir: s.Dir,
+		Command: targets.ShellJoin(s.Command), Argv: s.Command, Workspace: s.Workspace, Dir: s.Dir,
 		AllowedHosts: nonNil(s.Policy.AllowedHosts), WritablePaths: nonNil(s.Policy.WritablePaths), DenyRead: nonNil(s.Policy.DenyRead),
 	}
 	inv := &targets.Invocation{Env: s.Env, Dir: s.Workspace}
@@ -199,13 +200,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// shellJoin quotes argv for `sh -c`.
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }

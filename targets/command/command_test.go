@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -39,11 +41,9 @@ func TestSettingsErrors(t *testing.T) {
 // declared capabilities and reach are what the target reports.
 func TestRealSandboxFromTemplates(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("SKIPPED LOUDLY: bwrap not installed (run `make deps`)")
+		skip.Loudly(t, "bwrap not installed (run `make deps`)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED LOUDLY: needs root for bwrap --unshare-net")
-	}
+	skip.If(t, os.Geteuid() != 0, "needs root for bwrap --unshare-net")
 	argv := []string{"bwrap", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--bind", "{{.Workspace}}", "{{.Workspace}}",
 		"--ro-bind", "{{.PolicyFile}}", "{{.PolicyFile}}", "--chdir", "{{.Workspace}}", "--", "sh", "-c", "cat {{.PolicyFile}}; {{.Command}}"}
 	tg, err := targets.New(Name, settings(argv, map[string]string{
@@ -55,7 +55,7 @@ func TestRealSandboxFromTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || !targets.Has(tg, targets.CapWritablePaths) || targets.Has(tg, targets.CapDenyRead) {
+	if !targets.DenyAll(tg) || !targets.Has(tg, model.CapWritablePaths) || targets.Has(tg, model.CapDenyRead) {
 		t.Errorf("capabilities %v reach %v", tg.Capabilities(), tg.Reach())
 	}
 	dir := t.TempDir()

@@ -5,46 +5,43 @@
 package firejail
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Name of the adapter in matrices and on the command line.
 const Name = "firejail"
 
+// knownFindings are where the real, healthy firejail fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/firejail/knownfindings.yaml", Data: knownFindings})
 }
 
-// Target is the firejail adapter.
-type Target struct{ tool *targets.Tool }
+// Target is the firejail adapter: a deny-all tool sandbox (targets.ToolSandbox) with its own
+// command line.
+type Target struct{ targets.ToolSandbox }
 
 // New finds firejail: an explicit path, $SANDCHECK_FIREJAIL, then PATH. Without an explicit path
 // every session looks firejail up on its own PATH, so a fault's shim put first there wraps it.
 func New(path string) (*Target, error) {
-	tool, err := targets.FindTool("firejail", path, "SANDCHECK_FIREJAIL", "Debian: apt-get install firejail")
+	tool, err := targets.NewToolSandbox("firejail", path, config.Firejail, "Debian: apt-get install firejail")
 	if err != nil {
 		return nil, err
 	}
-	return &Target{tool: tool}, nil
+	return &Target{tool}, nil
 }
 
 func (t *Target) Name() string { return Name }
-
-// Capabilities are no network at all, the workspace writable, paths blacklisted.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapDenyAllNet, targets.CapWritablePaths, targets.CapDenyRead}
-}
-
-// Reach is empty: `--net=none` offers no way out.
-func (t *Target) Reach() []string { return nil }
-
-// Version is the first line of `firejail --version`.
-func (t *Target) Version() string { return t.tool.Version() }
 
 // Args is firejail's command line for a session, without the executable. `--noprofile`: as
 // root firejail would otherwise load its default profile (and for a named program, that
@@ -75,10 +72,6 @@ func Args(s *targets.Session, tmp string) []string {
 // given with --env as well as in the environment: firejail is setuid root, so for any other user
 // the C library drops TMPDIR from its environment before it starts (secure-execution mode).
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	bin, err := t.tool.Path(s.Env)
-	if err != nil {
-		return nil, err
-	}
 	env := s.Env
 	tmp := ""
 	if s.Dir != "" {
@@ -88,11 +81,5 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		}
 		env = targets.SetEnv(env, "TMPDIR", tmp)
 	}
-	argv := append([]string{bin}, Args(s, tmp)...)
-	return &targets.Invocation{
-		Argv:     argv,
-		Env:      env,
-		Dir:      s.Workspace,
-		Settings: strings.Join(argv[1:len(argv)-len(s.Command)], " "),
-	}, nil
+	return t.Invocation(s, Args(s, tmp), env)
 }

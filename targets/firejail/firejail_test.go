@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -15,13 +17,13 @@ import (
 // are blacklisted, and the network namespace is not the host's.
 func TestRealFirejail(t *testing.T) {
 	if _, err := exec.LookPath("firejail"); err != nil {
-		t.Skip("SKIPPED LOUDLY: firejail not installed (run `make deps`; Debian package firejail)")
+		skip.Loudly(t, "firejail not installed (run `make deps`; Debian package firejail)")
 	}
 	tg, err := targets.New(Name, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !targets.DenyAll(tg) || !targets.Has(tg, targets.CapDenyRead) || targets.Has(tg, targets.CapProxyAllowList) {
+	if !targets.DenyAll(tg) || !targets.Has(tg, model.CapDenyRead) || targets.Has(tg, model.CapProxyAllowList) {
 		t.Errorf("capabilities %v, reach %v: want deny-all with deny-read, no proxy", tg.Capabilities(), tg.Reach())
 	}
 	if !strings.Contains(tg.Version(), "firejail") {

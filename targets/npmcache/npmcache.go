@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -41,9 +42,9 @@ const (
 	DefaultTTL = 6 * time.Hour
 	// EnvDir overrides the cache directory; EnvTTL the version list's freshness (a duration);
 	// EnvOffline=1 never asks the registry for version lists (installed versions still serve).
-	EnvDir     = "SANDCHECK_NPM_CACHE"
-	EnvTTL     = "SANDCHECK_NPM_TTL"
-	EnvOffline = "SANDCHECK_NPM_OFFLINE"
+	EnvDir     = config.NpmCache
+	EnvTTL     = config.NpmTTL
+	EnvOffline = config.NpmOffline
 )
 
 // MarkerFile is written into an install last; its presence makes the install complete.
@@ -67,8 +68,9 @@ type Cache struct {
 
 // New returns a Cache configured from the environment.
 func New() *Cache {
-	c := &Cache{Offline: os.Getenv(EnvOffline) == "1"}
-	if d, err := time.ParseDuration(os.Getenv(EnvTTL)); err == nil && d > 0 {
+	env := config.Get()
+	c := &Cache{Offline: env.NpmOffline}
+	if d, err := time.ParseDuration(env.NpmTTL); err == nil && d > 0 {
 		c.TTL = d
 	}
 	return c
@@ -78,7 +80,7 @@ func (c *Cache) dir() string {
 	if c.Dir != "" {
 		return c.Dir
 	}
-	if d := os.Getenv(EnvDir); d != "" {
+	if d := config.Get().NpmCache; d != "" {
 		return d
 	}
 	return DefaultDir

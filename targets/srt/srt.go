@@ -4,15 +4,15 @@
 package srt
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"sync"
 
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -22,67 +22,72 @@ const Name = "srt"
 // ToolsBin is where `make` installs the pinned srt, relative to the repository root.
 const ToolsBin = ".tools/npm/node_modules/.bin/srt"
 
+// knownFindings are where the real, healthy srt fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/srt/knownfindings.yaml", Data: knownFindings})
 	targets.RegisterNPM(Name, targets.NPM{Package: Package, Bin: "srt", IgnoreScripts: true})
 }
 
 // Package is srt's npm package.
 const Package = "@anthropic-ai/sandbox-runtime"
 
+// cli is how the adapter finds srt and its version.
+var cli = targets.CLI{Name: "srt", EnvVar: config.SRT, ToolsBin: ToolsBin,
+	InstallHint: "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)", Version: packageVersion}
+
 // Target is the srt adapter.
-type Target struct {
-	path    string
-	verOnce sync.Once
-	ver     string
-}
+type Target struct{ *targets.Executable }
 
 // New finds srt: an explicit path, $SANDCHECK_SRT, the project's tools dir (searched upward from
 // the working directory and from this executable), then PATH.
 func New(path string) (*Target, error) {
-	p, err := Locate(path)
+	exe, err := cli.Find(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{path: p}, nil
+	return &Target{exe}, nil
 }
 
 // Locate resolves the srt executable.
-func Locate(path string) (string, error) {
-	return targets.Locate("srt", path, "SANDCHECK_SRT", ToolsBin, "run `make deps` (npm @anthropic-ai/sandbox-runtime into .tools/npm)")
-}
+func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Path is the srt executable in use.
-func (t *Target) Path() string { return t.path }
-
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile, targets.CapPortRules, targets.CapDenyWrite}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
-func (t *Target) Reach() []string { return []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} }
+func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} }
 
-// Version reads the package manifest beside the CLI (cheaper than starting node).
-func (t *Target) Version() string {
-	t.verOnce.Do(func() {
-		t.ver = "unknown"
-		real, err := filepath.EvalSymlinks(t.path)
-		if err != nil {
-			return
-		}
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "..", "package.json"))
-		if err != nil {
-			return
-		}
-		var pkg struct{ Name, Version string }
-		if json.Unmarshal(b, &pkg) == nil && pkg.Version != "" {
-			t.ver = pkg.Name + "@" + pkg.Version
-		}
-	})
-	return t.ver
+// Seams implements targets.Seamed: srt runs socat, bwrap and ripgrep from its PATH, and its
+// settings name its proxy's ports.
+func (t *Target) Seams() []model.Seam {
+	return []model.Seam{model.HelperTool("socat"), model.HelperTool("bwrap"), model.HelperTool("rg"),
+		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
+}
+
+// packageVersion reads the package manifest beside the CLI (cheaper than starting node).
+func packageVersion(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "..", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct{ Name, Version string }
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version == "" {
+		return ""
+	}
+	return pkg.Name + "@" + pkg.Version
 }
 
 // Settings builds srt's settings for a policy, merged over a user's own settings file: the
@@ -124,14 +129,14 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	cmd := commandArgs(shape, s.Command)
 	switch {
 	case s.NoSettings:
-		inv.Argv = append([]string{t.path}, cmd...)
+		inv.Argv = append([]string{t.Path()}, cmd...)
 		inv.Settings = "(none: srt's default ~/.srt-settings.json lookup)"
 		if shape.Dialect == DialectPermissions {
 			inv.Settings = "(none: srt's default ~/.claude/settings.json lookup)"
 		}
 		return inv, nil
 	case s.SettingsFile != "":
-		inv.Argv = append([]string{t.path, "--settings", s.SettingsFile}, cmd...)
+		inv.Argv = append([]string{t.Path(), "--settings", s.SettingsFile}, cmd...)
 		if b, err := os.ReadFile(s.SettingsFile); err == nil {
 			inv.Settings = string(b)
 		} else {
@@ -157,7 +162,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write srt settings: %w", err)
 	}
-	inv.Argv = append([]string{t.path, "--settings", file}, cmd...)
+	inv.Argv = append([]string{t.Path(), "--settings", file}, cmd...)
 	inv.Settings = string(b)
 	return inv, nil
 }
@@ -167,9 +172,9 @@ func commandArgs(shape Shape, argv []string) []string {
 	if shape.Command == CommandJoined {
 		// One argument after "--": the release joins its arguments with spaces and runs the
 		// result with a shell, so the quoted string arrives intact.
-		return []string{"--", ShellJoin(argv)}
+		return []string{"--", targets.ShellJoin(argv)}
 	}
-	return []string{"-c", ShellJoin(argv)}
+	return []string{"-c", targets.ShellJoin(argv)}
 }
 
 // Permissions translates srt's settings (network, filesystem) into the Claude Code settings 0.0.1
@@ -241,15 +246,6 @@ func nonNil(l []string) []string {
 		return []string{}
 	}
 	return l
-}
-
-// ShellJoin quotes argv for `sh -c`.
-func ShellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 func object(m map[string]any, key string) map[string]any {

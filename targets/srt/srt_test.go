@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -45,7 +47,7 @@ func TestSettingsMergeUserFileUnderPolicy(t *testing.T) {
 
 func TestPrepareBranches(t *testing.T) {
 	dir := t.TempDir()
-	tg := &Target{path: "/opt/srt"}
+	tg := &Target{cli.At("/opt/srt")}
 	s := &targets.Session{Dir: dir, Workspace: dir, Command: []string{"/bin/echo", "it's"},
 		Patches: []func(map[string]any){func(m map[string]any) { m["network"].(map[string]any)["httpProxyPort"] = 9 }}}
 	inv, err := tg.Prepare(s)
@@ -70,7 +72,7 @@ func TestPrepareBranches(t *testing.T) {
 func TestRealSRTRuns(t *testing.T) {
 	tg, err := New("")
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: %v", err)
+		skip.Loudly(t, "%v", err)
 	}
 	if !strings.HasPrefix(tg.Version(), "@anthropic-ai/sandbox-runtime@") {
 		t.Fatalf("version = %q", tg.Version())
@@ -92,7 +94,7 @@ func TestRealSRTRuns(t *testing.T) {
 func TestLocateOrder(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "srt")
 	os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755)
-	t.Setenv("SANDCHECK_SRT", fake)
+	t.Cleanup(config.With(func(e *config.Env) { e.SRT = fake }))
 	if p, err := Locate(""); err != nil || p != fake {
 		t.Fatalf("env: %q %v", p, err)
 	}

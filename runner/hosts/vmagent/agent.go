@@ -4,7 +4,6 @@ package vmagent
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,12 +11,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 
 	"golang.org/x/sys/unix"
 )
@@ -258,35 +257,9 @@ func reap() {
 }
 
 // KillEnv SIGKILLs every process whose environment holds name=value, in rounds until none is
-// left (a dying parent may fork once more), and returns how many it killed.
+// left (a dying parent may fork once more), reaping between rounds, and returns how many it killed.
 func KillEnv(name, value string) int {
-	needle := []byte(name + "=" + value + "\x00")
-	self := os.Getpid()
-	n := 0
-	for round := 0; round < 5; round++ {
-		found := 0
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			if pid == self || pid == 1 {
-				continue
-			}
-			env, err := os.ReadFile(d + "/environ")
-			if err != nil || !bytes.Contains(append(env, 0), needle) {
-				continue
-			}
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				found++
-			}
-		}
-		n += found
-		if found == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-		reap()
-	}
-	return n
+	return procfs.KillEnv(name+"="+value, 5, reap)
 }
 
 func randomHex(n int) string {

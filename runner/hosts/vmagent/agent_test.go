@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // frameLog collects what an agent sends.
@@ -52,9 +54,7 @@ func (l *frameLog) frames(t *testing.T, nonce string, id int) (fs []Frame, out, 
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: jobs run in a mount namespace of their own, which needs root")
-	}
+	skip.If(t, os.Geteuid() != 0, "jobs run in a mount namespace of their own, which needs root")
 }
 
 // A job runs with the job's environment, in a mount namespace of its own with an empty /tmp;

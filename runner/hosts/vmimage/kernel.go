@@ -34,8 +34,9 @@ type Kernel struct {
 // DefaultModules are what a trial needs of a kernel that has them as modules: the root disk
 // (virtio_pci, virtio_blk, ext4 and the crc32c it asks the crypto API for: a soft dependency no
 // "depends=" names; from 7.x the module is crc32c_cryptoapi), the overlay root, the nonce
-// (qemu_fw_cfg), fixture links (veth). "a|b" takes the first of a and b the kernel has.
-var DefaultModules = []string{"virtio_pci", "virtio_blk", "crc32c_generic|crc32c_cryptoapi", "ext4", "overlay", "qemu_fw_cfg", "veth"}
+// (qemu_fw_cfg), fixture links (veth), the host's directories shared over virtio-9p (9p over
+// 9pnet_virtio: the npm cache, a WSL-like drive). "a|b" takes the first of a and b the kernel has.
+var DefaultModules = []string{"virtio_pci", "virtio_blk", "crc32c_generic|crc32c_cryptoapi", "ext4", "overlay", "qemu_fw_cfg", "veth", "9pnet_virtio", "9p"}
 
 // Kernel returns the kernel of Debian suite (its linux-image-amd64), fetching and preparing it on
 // first use.

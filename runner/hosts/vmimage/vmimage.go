@@ -18,7 +18,7 @@ import (
 // Recipes change whenever what a build produces changes: they are part of the cache paths.
 // The init scripts are not cached (they ride in each run's initramfs), so they need none.
 const (
-	KernelRecipe = "k2"
+	KernelRecipe = "k3"
 	RootfsRecipe = "f1"
 )
 

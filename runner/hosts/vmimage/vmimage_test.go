@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // The archive is what the kernel unpacks: check it with the real cpio(1) where present.
 func TestCPIOIsNewcArchive(t *testing.T) {
 	if _, err := exec.LookPath("cpio"); err != nil {
-		t.Skip("cpio not installed")
+		skip.Loudly(t, "cpio not installed")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
@@ -51,7 +53,7 @@ func TestCPIOIsNewcArchive(t *testing.T) {
 func TestMirrorComesFromThisMachinesAPT(t *testing.T) {
 	m, err := Mirror()
 	if err != nil {
-		t.Skipf("no APT sources here: %v", err)
+		skip.Loudly(t, "no APT sources here: %v", err)
 	}
 	if !strings.Contains(m, "://") {
 		t.Fatalf("mirror %q", m)

@@ -1,0 +1,64 @@
+//go:build linux
+
+package procfs
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func TestStartTicksTellsProcessesApart(t *testing.T) {
+	self, err := StartTicks(os.Getpid())
+	if err != nil || self == 0 {
+		t.Fatalf("self: %d %v", self, err)
+	}
+	if _, err := StartTicks(1 << 30); err == nil {
+		t.Fatal("a pid that cannot exist has a start time")
+	}
+	if id := BootID(); len(id) != 36 {
+		t.Fatalf("boot id %q", id)
+	}
+}
+
+// A process carrying the marker is found and killed; one carrying a longer value, or the
+// marker's name with another value, is left alone.
+func TestKillEnvKillsExactlyTheMarked(t *testing.T) {
+	start := func(kv string) *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		c.Env = append(os.Environ(), kv)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	marked := start("PROCFS_TEST_MARK=a1")
+	other := start("PROCFS_TEST_MARK=a12")
+	if !HasEnv(marked.Process.Pid, "PROCFS_TEST_MARK=a1") || HasEnv(other.Process.Pid, "PROCFS_TEST_MARK=a1") {
+		t.Fatal("HasEnv does not match the entry exactly")
+	}
+	if n := KillEnv("PROCFS_TEST_MARK=a1", 3, nil); n != 1 {
+		t.Fatalf("killed %d, want 1", n)
+	}
+	if err := marked.Wait(); err == nil {
+		t.Fatal("the marked process exited normally")
+	}
+	if !HasEnv(other.Process.Pid, "PROCFS_TEST_MARK=a12") {
+		t.Fatal("the other process is gone")
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/var/cache/a\040b`: "/var/cache/a b",
+		`C:\134`:            `C:\`,
+		`/plain`:            "/plain",
+		`/not\9zz`:          `/not\9zz`, // not an octal escape: kept
+		`/end\04`:           `/end\04`,  // cut short: kept
+	} {
+		if got := UnescapeMount(in); got != want {
+			t.Errorf("UnescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

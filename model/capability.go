@@ -1,0 +1,39 @@
+package model
+
+// Capability is something a sandbox can express.
+type Capability string
+
+const (
+	CapProxyAllowList Capability = "proxy-allow-list" // domain allow-list enforced by a proxy
+	CapDenyAllNet     Capability = "deny-all-network"
+	CapWritablePaths  Capability = "writable-paths"
+	CapDenyRead       Capability = "deny-read"
+	// CapProtectedFiles: the sandbox keeps files inside the writable workspace that configure
+	// later programs (.bashrc, .git/hooks, .vscode, .mcp.json ...) read-only, as srt does.
+	CapProtectedFiles Capability = "protected-files"
+	// CapSettingsFile: the sandbox reads its policy from a settings file of its own, which a
+	// user can get wrong (missing, empty, invalid): the untrusted-configuration scenario.
+	CapSettingsFile Capability = "settings-file"
+	// CapPortRules: allow-list entries can name a port (host:port), so other ports of an
+	// allowed host stay closed.
+	CapPortRules Capability = "port-rules"
+	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
+	CapDenyWrite Capability = "deny-write"
+)
+
+// Seam is a way into a sandbox from outside it that a fault acts through (fixtures/faults): a
+// helper tool the sandbox runs from its PATH, an executable on PATH a shim can stand in for,
+// settings of its own. A fault applies to a target that offers every seam it needs.
+type Seam string
+
+// HelperTool is the seam of a tool the sandbox runs from its PATH (srt runs socat, bwrap, rg):
+// hiding it, or a shim first on PATH, reaches the sandbox.
+func HelperTool(name string) Seam { return Seam("helper:" + name) }
+
+// OnPath is the seam of an executable found on the session's PATH when the sandbox runs (the
+// sandbox itself, or a helper of it): a shim first on PATH stands in for it.
+func OnPath(name string) Seam { return Seam("path:" + name) }
+
+// ProxyPorts is the seam of a sandbox whose settings name the ports of the proxy it starts
+// (srt's httpProxyPort and socksProxyPort): another program can be put there.
+const ProxyPorts Seam = "proxy-ports"

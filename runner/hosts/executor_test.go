@@ -1,0 +1,120 @@
+//go:build linux
+
+package hosts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner"
+)
+
+// shellHost is an Execer on this machine, as simple as a remote host looks to the executor: a
+// process group per command, killed on the deadline.
+type shellHost struct{}
+
+func (shellHost) Name() string                                    { return "shell" }
+func (shellHost) Isolation() string                               { return "process group (test)" }
+func (shellHost) Prepare(context.Context, string) (string, error) { return "sh", nil }
+func (shellHost) Close() error                                    { return nil }
+
+func (shellHost) Exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return Result{Exit: -1, Err: err}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	r := Result{}
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		r.TimedOut = true
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.Exit = ee.ExitCode()
+	}
+	r.Stdout, r.Stderr = stdout.Bytes(), stderr.Bytes()
+	return r
+}
+
+func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (model.Record, error)) runner.Executor {
+	t.Helper()
+	e, err := NewExecutor(shellHost{}, Trials{Binary: "sh",
+		Argv:  func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
+		Parse: parse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestExecutorMapsHostResults(t *testing.T) {
+	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+		return model.Record{Outcome: model.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
+	})
+	run := func(script string, timeout time.Duration) model.Record {
+		return e.Run(context.Background(), runner.Trial{Cell: model.Cell{Labels: script}, Timeout: timeout})
+	}
+	if r := run("echo correct", 5*time.Second); r.Outcome != model.Correct || r.Isolation != "process group (test)" {
+		t.Fatalf("pass-through: %+v", r)
+	}
+	if r := run("sleep 5", 100*time.Millisecond); r.Outcome != model.Timeout {
+		t.Fatalf("timeout: %+v", r)
+	}
+}
+
+// The trial's key reaches the trial process as its environment (not its arguments), and what
+// parse finds past a deadline is kept when it is a fail-open.
+func TestExecutorPassesKeyAndKeepsFailOpenPastDeadline(t *testing.T) {
+	var seen runner.ProcResult
+	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+		seen = res
+		if strings.Contains(string(res.Stdout), "egress") {
+			return model.Record{Outcome: model.NonEnforcing, Egress: []string{"denied http /x"}}, nil
+		}
+		return model.Record{Outcome: model.Correct, Hint: strings.TrimSpace(string(res.Stdout))}, nil
+	})
+	tr := runner.Trial{Cell: model.Cell{Labels: `echo "$` + runner.EnvResultKey + `"`}, Timeout: 5 * time.Second, Key: "k123"}
+	if r := e.Run(context.Background(), tr); r.Hint != "k123" || strings.Contains(strings.Join(seen.Argv, " "), "k123") {
+		t.Fatalf("key: record %+v, argv %q", r, seen.Argv)
+	}
+	tr.Cell.Labels, tr.Timeout = "echo egress; sleep 5", 300*time.Millisecond
+	r := e.Run(context.Background(), tr)
+	if r.Outcome != model.NonEnforcing || !r.TimedOut || len(r.Egress) != 1 || !strings.Contains(r.Error, "deadline") {
+		t.Fatalf("egress then deadline: %+v", r)
+	}
+	tr.Cell.Labels = "sleep 5"
+	if r := e.Run(context.Background(), tr); r.Outcome != model.Timeout || !r.TimedOut {
+		t.Fatalf("deadline without evidence: %+v", r)
+	}
+}
+
+func TestUnknownKindNamesAvailable(t *testing.T) {
+	Register(Kind{Name: "shell", New: func(matrix.Host, Options) (Host, error) { return shellHost{}, nil }})
+	defer func() { mu.Lock(); delete(kinds, "shell"); mu.Unlock() }()
+	_, err := New(matrix.Host{Name: "x", Kind: "teleport"}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "available: shell") {
+		t.Fatalf("err = %v", err)
+	}
+	if h, err := New(matrix.Host{Name: "x", Kind: "shell"}, Options{}); err != nil || h.Name() != "shell" {
+		t.Fatalf("New: %v %v", h, err)
+	}
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package vm
+
+import (
+	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/runner/hosts"
+)
+
+// Kind is the matrix kind of vm hosts.
+const Kind = "vm"
+
+// The kind stays registered elsewhere so that asking for it says why it cannot work.
+func init() {
+	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
+		Unavailable: "kind vm needs a Linux runner (QEMU, Debian kernels); on Windows use a wsl host (matrix/examples/wsl.yaml)"}})
+}

@@ -1,0 +1,70 @@
+//go:build linux
+
+package harness
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Hosts is how a command addresses the trial's fixture hosts.
+type Hosts struct {
+	Allowed, Denied string // names (or IP literals with hostnames=ip)
+	CAFile          string // the fixtures' throwaway CA, for https
+}
+
+// CommandTrial is one run of a scenario's own shell command (not the probe) under the target,
+// with fixture hosts: a reproduction written as its reporter wrote it. The fixture servers' log is
+// the evidence of what left; the command's output is what its reporter would have seen.
+type CommandTrial struct {
+	Target        string          `json:"target"`
+	TargetVersion string          `json:"target_version"`
+	Fault         string          `json:"fault,omitempty"`
+	Condition     string          `json:"condition,omitempty"`
+	Allowed       nethost.Host    `json:"allowed"`
+	Denied        nethost.Host    `json:"denied"`
+	Settings      json.RawMessage `json:"settings,omitempty"`
+	Command       string          `json:"command"`
+	Run           Run             `json:"run"`
+	Output        string          `json:"output"` // the command's stdout as it came back
+	Nonce         string          `json:"nonce"`
+	Hits          []nethost.Hit   `json:"fixture_hits"`
+}
+
+// RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's
+// fixture hosts, with opt's variation (session changes, faults, binds) as a network trial has.
+func RunCommand(ctx context.Context, cfg Config, opt NetworkOptions, script func(Hosts) string) (*CommandTrial, error) {
+	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if opt.Setup != nil {
+		if err := opt.Setup(t.dir); err != nil {
+			return nil, err
+		}
+	}
+	binds := opt.Binds
+	if opt.BindsFn != nil {
+		binds = append(binds, opt.BindsFn()...)
+	}
+	cmd := script(Hosts{Allowed: t.addr(t.hosts.Allowed), Denied: t.addr(t.hosts.Denied), CAFile: t.hosts.CAFile})
+	x, err := t.exec(ctx, probe.Spec{}, func(s *targets.Session) {
+		if opt.Session != nil {
+			opt.Session(s)
+		}
+		s.Command = []string{"sh", "-c", cmd}
+	}, binds)
+	if err != nil {
+		return nil, err
+	}
+	return &CommandTrial{
+		Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, Condition: opt.Condition,
+		Allowed: t.hosts.Allowed, Denied: t.hosts.Denied, Settings: x.Settings, Command: cmd,
+		Run: x.Run, Output: string(x.Run.Stdout), Nonce: x.Nonce, Hits: t.hosts.Hits(),
+	}, nil
+}

@@ -1,0 +1,98 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Settings is Claude Code's settings for a policy: a sandbox object with the bundled runtime's
+// network and filesystem keys (the same keys srt's own file has, nested under sandbox), enabled,
+// failing closed when the sandbox is unavailable, and never running a command unsandboxed.
+// userFile, when given, is the user's own settings.json: its keys are kept (their enabled,
+// failIfUnavailable and allowUnsandboxedCommands included), the fixture's allowed hosts are
+// added to their allow-list and the workspace to their writable paths. Patches (faults) see the
+// runtime's part in srt's shape ({"network": ..., "filesystem": ...}), as they do for srt.
+func Settings(p targets.Policy, userFile string, patches []func(map[string]any)) (map[string]any, error) {
+	s := map[string]any{}
+	if userFile != "" {
+		b, err := os.ReadFile(userFile)
+		if err != nil {
+			return nil, fmt.Errorf("read Claude Code settings %s: %w", userFile, err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("parse Claude Code settings %s: %w", userFile, err)
+		}
+	}
+	sb := object(s, "sandbox")
+	for k, v := range map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false} {
+		if _, ok := sb[k]; !ok {
+			sb[k] = v
+		}
+	}
+	net, fs := object(sb, "network"), object(sb, "filesystem")
+	net["allowedDomains"] = union(list(net["allowedDomains"]), p.AllowedHosts)
+	fs["allowWrite"] = union(list(fs["allowWrite"]), p.WritablePaths)
+	fs["denyRead"] = union(list(fs["denyRead"]), p.DenyRead)
+	runtime := map[string]any{"network": net, "filesystem": fs}
+	for _, patch := range patches {
+		patch(runtime)
+	}
+	sb["network"], sb["filesystem"] = runtime["network"], runtime["filesystem"]
+	return s, nil
+}
+
+// override sets dotted keys of m ("network.strictAllowlist"); a nil value deletes the key.
+func override(m map[string]any, with map[string]any) {
+	for k, v := range with {
+		at := m
+		parts := strings.Split(k, ".")
+		for _, p := range parts[:len(parts)-1] {
+			at = object(at, p)
+		}
+		if v == nil {
+			delete(at, parts[len(parts)-1])
+			continue
+		}
+		at[parts[len(parts)-1]] = v
+	}
+}
+
+func object(m map[string]any, key string) map[string]any {
+	if o, ok := m[key].(map[string]any); ok {
+		return o
+	}
+	o := map[string]any{}
+	m[key] = o
+	return o
+}
+
+func list(v any) []string {
+	var out []string
+	switch l := v.(type) {
+	case []any:
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = append(out, l...)
+	}
+	return out
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, x := range append(append([]string{}, a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
