@@ -103,7 +103,15 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		// The cases are about names: they resolve through the fixture whatever the mode.
 		binds = []Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
+	tmp := filepath.Join(t.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("trial tmp: %w", err)
+	}
 	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+		// The sandbox's host-side files (srt's socket per process id in $TMPDIR) in the trial's
+		// own directory: a stale one another run left in /tmp under a reused process id made
+		// srt refuse to start (EADDRINUSE), which is no bypass case's business.
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp)
 		s.Policy.AllowedHosts = policy.AllowedHosts
 		s.Policy.DeniedHosts = policy.DeniedHosts
 		if b.Session != nil {
