@@ -47,6 +47,7 @@ test: deps deps-test build lint ## every test, against the real srt, bwrap and s
 	@./scripts/check-leftovers.sh
 
 readme-table: deps build ## regenerate the README's sandbox x scenario table, measured on this machine
+	@mkdir -p out
 	@./scripts/readme-table.sh 3 > out/readme-table.md
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- bypass-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- bypass-table:end/ { skip=0 } !skip' out/bypass-table.md README.md > out/README.md.new && mv out/README.md.new README.md

@@ -29,8 +29,8 @@ import (
 type bypassCase struct {
 	id, what string
 	req      func(f *nethost.Hosts) probe.Raw
-	// allowedOK, control and policyRefusal: see classify.BypassCase.
-	allowedOK, control, policyRefusal bool
+	// allowedOK and policyRefusal: see classify.BypassCase.
+	allowedOK, policyRefusal bool
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
 	passIfRefusedToStart bool
@@ -62,7 +62,7 @@ type bypassSession struct {
 func controls() []bypassCase {
 	var out []bypassCase
 	for _, via := range []string{probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS} {
-		out = append(out, bypassCase{id: "control-" + via, control: true, allowedOK: true,
+		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
 			req: func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: f.Allowed.Name, Port: 80} }})
 	}
 	return out

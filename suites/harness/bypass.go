@@ -23,7 +23,7 @@ type BypassTrial struct {
 	Target        string                `json:"target"`
 	TargetVersion string                `json:"target_version"`
 	Fault         string                `json:"fault,omitempty"`
-	Class         string                `json:"class"`
+	Class         string                `json:"class"` // the session: the classes it holds
 	Policy        targets.Policy        `json:"policy"`
 	Settings      json.RawMessage       `json:"settings,omitempty"`
 	Allowed       nethost.Host          `json:"allowed"`
@@ -46,10 +46,10 @@ type BypassTrial struct {
 	Result   classify.BypassResult `json:"result"`
 }
 
-// Bypass describes one class's trial: its fixture names, then, given the running fixture, the
-// policy and the cases.
+// Bypass describes one bypass session (one or more classes sharing a policy): its fixture
+// names, then, given the running fixture, the policy and the cases.
 type Bypass struct {
-	Class string
+	Class string // names the session in the evidence
 	Names []nethost.Name
 	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
 	// Session changes the sandboxed session further (a settings patch).
@@ -98,13 +98,26 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		}
 	}
 	spec := probe.Spec{Raw: send, Timeout: t.cfg.RequestTimeout(), Nonce: t.nonce}
+	var binds []Bind
+	if t.cfg.Hostnames != "name" {
+		// The cases are about names: they resolve through the fixture whatever the mode.
+		binds = []Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
+	}
+	tmp := filepath.Join(t.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("trial tmp: %w", err)
+	}
 	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+		// The sandbox's host-side files (srt's socket per process id in $TMPDIR) in the trial's
+		// own directory: a stale one another run left in /tmp under a reused process id made
+		// srt refuse to start (EADDRINUSE), which is no bypass case's business.
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp)
 		s.Policy.AllowedHosts = policy.AllowedHosts
 		s.Policy.DeniedHosts = policy.DeniedHosts
 		if b.Session != nil {
 			b.Session(s)
 		}
-	}, nil)
+	}, binds)
 	if err != nil {
 		return nil, err
 	}

@@ -177,10 +177,15 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		}
 	}
 	policy := l.policy()
+	tmp := filepath.Join(t.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("trial tmp: %w", err)
+	}
 	x, err := t.exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in RunBypass: the host-side sockets are the trial's
 	}, nil)
 	if err != nil {
 		return nil, err

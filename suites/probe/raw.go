@@ -167,8 +167,15 @@ func proxyAuth(p *url.URL, r Raw) string {
 	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(p.User.Username()+":"+pass)) + "\r\n"
 }
 
+// dialProxy connects to the proxy. A refused connection is tried again once, half a second
+// later: a relay that is still starting (srt's start-up race, which the network scenario
+// measures) is not what a bypass case asks about. A second refusal stands, reported.
 func dialProxy(s Spec, p *url.URL, res *RawResult) net.Conn {
 	c, err := net.DialTimeout("tcp", p.Host, s.Timeout)
+	if err != nil && errnoName(err) == "ECONNREFUSED" {
+		time.Sleep(500 * time.Millisecond)
+		c, err = net.DialTimeout("tcp", p.Host, s.Timeout)
+	}
 	if err != nil {
 		fail(res, "proxy", err)
 		return nil
