@@ -65,7 +65,7 @@ func TestSettingsFromPolicyMergedOverTheUsersOwn(t *testing.T) {
 	if s["model"] != "x" || sb["enabled"] != false || sb["failIfUnavailable"] != true {
 		t.Fatalf("the user's keys are kept, defaults fill the rest: %v", s)
 	}
-	if got := list(sb["network"].(map[string]any)["allowedDomains"]); !slices.Equal(got, []string{"github.com", "allowed.test"}) {
+	if got := targets.SettingsStrings(sb["network"].(map[string]any)["allowedDomains"]); !slices.Equal(got, []string{"github.com", "allowed.test"}) {
 		t.Fatalf("allow-list %v", got)
 	}
 	os.WriteFile(user, []byte(`{`), 0o644)

@@ -27,16 +27,16 @@ func Settings(p targets.Policy, userFile string, patches []func(map[string]any))
 			return nil, fmt.Errorf("parse Claude Code settings %s: %w", userFile, err)
 		}
 	}
-	sb := object(s, "sandbox")
+	sb := targets.SettingsObject(s, "sandbox")
 	for k, v := range map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false} {
 		if _, ok := sb[k]; !ok {
 			sb[k] = v
 		}
 	}
-	net, fs := object(sb, "network"), object(sb, "filesystem")
-	net["allowedDomains"] = union(list(net["allowedDomains"]), p.AllowedHosts)
-	fs["allowWrite"] = union(list(fs["allowWrite"]), p.WritablePaths)
-	fs["denyRead"] = union(list(fs["denyRead"]), p.DenyRead)
+	net, fs := targets.SettingsObject(sb, "network"), targets.SettingsObject(sb, "filesystem")
+	net["allowedDomains"] = targets.Union(targets.SettingsStrings(net["allowedDomains"]), p.AllowedHosts)
+	fs["allowWrite"] = targets.Union(targets.SettingsStrings(fs["allowWrite"]), p.WritablePaths)
+	fs["denyRead"] = targets.Union(targets.SettingsStrings(fs["denyRead"]), p.DenyRead)
 	runtime := map[string]any{"network": net, "filesystem": fs}
 	for _, patch := range patches {
 		patch(runtime)
@@ -51,7 +51,7 @@ func override(m map[string]any, with map[string]any) {
 		at := m
 		parts := strings.Split(k, ".")
 		for _, p := range parts[:len(parts)-1] {
-			at = object(at, p)
+			at = targets.SettingsObject(at, p)
 		}
 		if v == nil {
 			delete(at, parts[len(parts)-1])
@@ -59,40 +59,4 @@ func override(m map[string]any, with map[string]any) {
 		}
 		at[parts[len(parts)-1]] = v
 	}
-}
-
-func object(m map[string]any, key string) map[string]any {
-	if o, ok := m[key].(map[string]any); ok {
-		return o
-	}
-	o := map[string]any{}
-	m[key] = o
-	return o
-}
-
-func list(v any) []string {
-	var out []string
-	switch l := v.(type) {
-	case []any:
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	case []string:
-		out = append(out, l...)
-	}
-	return out
-}
-
-func union(a, b []string) []string {
-	seen := map[string]bool{}
-	out := []string{}
-	for _, x := range append(append([]string{}, a...), b...) {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

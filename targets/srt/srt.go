@@ -104,13 +104,13 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 			return nil, fmt.Errorf("parse srt settings %s: %w", userFile, err)
 		}
 	}
-	net := object(s, "network")
-	net["allowedDomains"] = union(strings_(net["allowedDomains"]), p.AllowedHosts)
-	net["deniedDomains"] = union(strings_(net["deniedDomains"]), p.DeniedHosts)
-	fs := object(s, "filesystem")
-	fs["allowWrite"] = union(strings_(fs["allowWrite"]), p.WritablePaths)
-	fs["denyRead"] = union(strings_(fs["denyRead"]), p.DenyRead)
-	fs["denyWrite"] = union(strings_(fs["denyWrite"]), p.DenyWrite)
+	net := targets.SettingsObject(s, "network")
+	net["allowedDomains"] = targets.Union(targets.SettingsStrings(net["allowedDomains"]), p.AllowedHosts)
+	net["deniedDomains"] = targets.Union(targets.SettingsStrings(net["deniedDomains"]), p.DeniedHosts)
+	fs := targets.SettingsObject(s, "filesystem")
+	fs["allowWrite"] = targets.Union(targets.SettingsStrings(fs["allowWrite"]), p.WritablePaths)
+	fs["denyRead"] = targets.Union(targets.SettingsStrings(fs["denyRead"]), p.DenyRead)
+	fs["denyWrite"] = targets.Union(targets.SettingsStrings(fs["denyWrite"]), p.DenyWrite)
 	return s, nil
 }
 
@@ -207,11 +207,11 @@ func Permissions(s map[string]any) map[string]any {
 			for nk, nv := range net {
 				switch nk {
 				case "allowedDomains":
-					for _, d := range strings_(nv) {
+					for _, d := range targets.SettingsStrings(nv) {
 						allow = append(allow, "WebFetch(domain:"+d+")")
 					}
 				case "deniedDomains":
-					for _, d := range strings_(nv) {
+					for _, d := range targets.SettingsStrings(nv) {
 						deny = append(deny, "WebFetch(domain:"+d+")")
 					}
 				default:
@@ -219,16 +219,16 @@ func Permissions(s map[string]any) map[string]any {
 				}
 			}
 		case "ignoreViolations", "enableWeakerNestedSandbox":
-			object(out, "sandbox")[k] = v
+			targets.SettingsObject(out, "sandbox")[k] = v
 		case "filesystem":
 			fs, _ := v.(map[string]any)
-			for _, p := range strings_(fs["allowWrite"]) {
+			for _, p := range targets.SettingsStrings(fs["allowWrite"]) {
 				allow = append(allow, "Edit("+p+")")
 			}
-			for _, p := range strings_(fs["denyWrite"]) {
+			for _, p := range targets.SettingsStrings(fs["denyWrite"]) {
 				deny = append(deny, "Edit("+p+")")
 			}
-			for _, p := range strings_(fs["denyRead"]) {
+			for _, p := range targets.SettingsStrings(fs["denyRead"]) {
 				deny = append(deny, "Read("+p+")")
 			}
 		default:
@@ -236,7 +236,7 @@ func Permissions(s map[string]any) map[string]any {
 		}
 	}
 	out["permissions"] = map[string]any{"allow": nonNil(allow), "deny": nonNil(deny)}
-	sb := object(out, "sandbox")
+	sb := targets.SettingsObject(out, "sandbox")
 	sb["network"] = sandboxNet
 	return out
 }
@@ -246,40 +246,4 @@ func nonNil(l []string) []string {
 		return []string{}
 	}
 	return l
-}
-
-func object(m map[string]any, key string) map[string]any {
-	if o, ok := m[key].(map[string]any); ok {
-		return o
-	}
-	o := map[string]any{}
-	m[key] = o
-	return o
-}
-
-func strings_(v any) []string {
-	var out []string
-	if l, ok := v.([]any); ok {
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	if l, ok := v.([]string); ok {
-		out = append(out, l...)
-	}
-	return out
-}
-
-func union(a, b []string) []string {
-	seen := map[string]bool{}
-	out := []string{}
-	for _, x := range append(append([]string{}, a...), b...) {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
