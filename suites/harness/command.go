@@ -38,20 +38,11 @@ type CommandTrial struct {
 // RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's
 // fixture hosts, with opt's variation (session changes, faults, binds) as a network trial has.
 func RunCommand(ctx context.Context, cfg Config, opt NetworkOptions, script func(Hosts) string) (*CommandTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
+	t, binds, err := openNetworkTrial(ctx, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	if opt.Setup != nil {
-		if err := opt.Setup(t.dir); err != nil {
-			return nil, err
-		}
-	}
-	binds := opt.Binds
-	if opt.BindsFn != nil {
-		binds = append(binds, opt.BindsFn()...)
-	}
 	cmd := script(Hosts{Allowed: t.addr(t.hosts.Allowed), Denied: t.addr(t.hosts.Denied), CAFile: t.hosts.CAFile})
 	x, err := t.exec(ctx, probe.Spec{}, func(s *targets.Session) {
 		if opt.Session != nil {

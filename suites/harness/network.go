@@ -44,6 +44,27 @@ type NetworkOptions struct {
 	DropDAC bool
 }
 
+// openNetworkTrial sets up a trial with fixture hosts as opt asks (faults, Setup, DropDAC) and
+// returns the binds its sandboxed run gets. The caller closes the trial.
+func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*trial, []Bind, error) {
+	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.Setup != nil {
+		if err := opt.Setup(t.dir); err != nil {
+			t.Close()
+			return nil, nil, err
+		}
+	}
+	binds := opt.Binds
+	if opt.BindsFn != nil {
+		binds = append(binds, opt.BindsFn()...)
+	}
+	t.dropDAC = opt.DropDAC
+	return t, binds, nil
+}
+
 // RunNetwork performs one network trial: fixture hosts up, faults applied, the probe run under
 // the target, everything torn down, the observation classified.
 func RunNetwork(ctx context.Context, cfg Config) (*NetworkTrial, error) {
@@ -52,21 +73,11 @@ func RunNetwork(ctx context.Context, cfg Config) (*NetworkTrial, error) {
 
 // RunNetworkWith is RunNetwork with a scenario's variation.
 func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*NetworkTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
+	t, binds, err := openNetworkTrial(ctx, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	if opt.Setup != nil {
-		if err := opt.Setup(t.dir); err != nil {
-			return nil, err
-		}
-	}
-	binds := opt.Binds
-	if opt.BindsFn != nil {
-		binds = append(binds, opt.BindsFn()...)
-	}
-	t.dropDAC = opt.DropDAC
 	spec := t.networkSpec()
 	x, err := t.exec(ctx, spec, opt.Session, binds)
 	if err != nil {
