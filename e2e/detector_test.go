@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 var (
@@ -24,6 +27,9 @@ var (
 	// tmp is the TMPDIR of every sandcheck this test starts, so the leftover check sees only
 	// what these runs created, not other packages' tests running alongside.
 	tmp string
+	// staleBefore: what an earlier, killed run left on this machine before these tests began
+	// (keys of leftovers). It is reported once and not blamed on these tests.
+	staleBefore = map[string]bool{}
 )
 
 func TestMain(m *testing.M) {
@@ -36,6 +42,11 @@ func TestMain(m *testing.M) {
 	bin = filepath.Join(dir, "sandcheck")
 	tmp = filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o755)
+	for k, l := range leftovers() {
+		staleBefore[k] = true
+		fmt.Fprintln(os.Stderr, "e2e: left by an earlier run, not blamed on these tests:", l)
+	}
+	recordOwnedBefore()
 	// Static, like `make build`: container and VM hosts copy this binary in.
 	build := exec.Command("go", "build", "-o", bin, "../cmd/sandcheck")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -47,7 +58,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	// TestNothingLeftBehind, after every test whatever -run selected: each test that starts
 	// trials checks after itself too (noLeftoversAfter), this catches the rest.
-	if left := leftovers(); len(left) > 0 {
+	if left := newLeftovers(); len(left) > 0 {
 		fmt.Fprintln(os.Stderr, "--- FAIL: TestNothingLeftBehind (after the e2e tests): trials left things behind:\n  "+strings.Join(left, "\n  "))
 		code = 1
 	}
@@ -68,7 +79,7 @@ func requireSandbox(t *testing.T) {
 // machine (see leftovers).
 func noLeftoversAfter(t *testing.T) {
 	t.Cleanup(func() {
-		for _, l := range leftovers() {
+		for _, l := range newLeftovers() {
 			t.Errorf("TestNothingLeftBehind: %s", l)
 		}
 	})
@@ -82,6 +93,7 @@ type runJSON struct {
 		Trials   int                   `json:"trials"`
 		Outcomes map[model.Outcome]int `json:"outcomes"`
 	} `json:"cells"`
+	out string // the run's --out directory, for its journal
 }
 
 // sandcheckRun runs `sandcheck run ... --json` and decodes its summary.
@@ -95,11 +107,50 @@ func sandcheckRun(t *testing.T, args ...string) runJSON {
 	if err := cmd.Run(); !measured(err) {
 		t.Fatalf("sandcheck run %v: %v\n%s", args, err, stderr.String())
 	}
-	var r runJSON
+	r := runJSON{out: out}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("decode run --json: %v\n%s", err, stdout.String())
 	}
 	return r
+}
+
+// deviating describes, from the run's journal, each trial of the cell with this fault whose
+// outcome is not want: what a failure of a detector test needs to be diagnosed from CI's log.
+func (r runJSON) deviating(t *testing.T, fault string, want model.Outcome) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(r.out, "journal.jsonl"))
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var b strings.Builder
+	jr := journal.NewReader(f, f.Name())
+	for {
+		rec, err := jr.Next()
+		if err != nil {
+			if err != io.EOF {
+				fmt.Fprintf(&b, "\n  %v", err)
+			}
+			break
+		}
+		if rec.Cell.Fault != fault || rec.Outcome == want {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  trial %d: %s (%d ms) %s %s", rec.Trial, rec.Outcome, rec.DurationMS, rec.Hint, rec.Error)
+		for _, sc := range rec.Scenarios {
+			if !sc.Pass {
+				fmt.Fprintf(&b, "\n    %s: %s %s %v", sc.Name, sc.Outcome, sc.Hint, sc.Breaches)
+			}
+		}
+		if len(rec.Evidence) > 0 {
+			ev := string(rec.Evidence)
+			if len(ev) > 4000 {
+				ev = ev[:4000] + "..."
+			}
+			fmt.Fprintf(&b, "\n    evidence: %s", ev)
+		}
+	}
+	return b.String()
 }
 
 const trials = 20
@@ -152,7 +203,7 @@ func TestDetector(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			if cell.Trials != trials || cell.Outcomes[c.want] != trials {
-				t.Errorf("fault %q: outcomes %v over %d trials, want %s in all %d", c.fault, cell.Outcomes, cell.Trials, c.want, trials)
+				t.Errorf("fault %q: outcomes %v over %d trials, want %s in all %d:%s", c.fault, cell.Outcomes, cell.Trials, c.want, trials, r.deviating(t, c.fault, c.want))
 			}
 		})
 	}
@@ -177,24 +228,41 @@ func TestFlakyRateTracksP(t *testing.T) {
 	}
 }
 
-// leftovers lists what trials left on this machine: fixture links, trial dirs, processes carrying
-// a trial cookie, trial mounts.
-func leftovers() []string {
-	if os.Geteuid() != 0 {
-		return nil
-	}
+// newLeftovers lists what trials left on this machine since these tests began (see leftovers).
+func newLeftovers() []string {
 	var out []string
+	for k, l := range leftovers() {
+		if !staleBefore[k] {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leftovers maps what trials left on this machine (fixture links, trial dirs, processes carrying
+// a trial cookie, trial mounts), each by a key that stays the same while it lasts, to a line
+// that describes it.
+func leftovers() map[string]string {
+	out := map[string]string{}
+	if os.Geteuid() != 0 {
+		return out
+	}
 	// Links of fixtures (scXXXXXXXX / scpXXXXXXXX) vanish with their namespaces.
 	links, _ := exec.Command("ip", "-o", "link", "show").Output()
 	for _, l := range strings.Split(string(links), "\n") {
 		f := strings.Fields(l)
-		if len(f) > 1 && strings.HasPrefix(f[1], "sc") && len(strings.TrimSuffix(strings.Split(f[1], "@")[0], ":")) >= 10 {
-			out = append(out, "leftover link: "+l)
+		if len(f) < 2 {
+			continue
+		}
+		name := strings.TrimSuffix(strings.Split(f[1], "@")[0], ":")
+		if strings.HasPrefix(name, "sc") && len(name) >= 10 {
+			out["link "+name] = "leftover link: " + l
 		}
 	}
 	dirs, _ := filepath.Glob(filepath.Join(tmp, "*"))
-	if len(dirs) > 0 {
-		out = append(out, fmt.Sprintf("leftover trial dirs: %v", dirs))
+	for _, d := range dirs {
+		out["dir "+d] = "leftover trial dir: " + d
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
 	for _, p := range procs {
@@ -202,7 +270,7 @@ func leftovers() []string {
 		if err == nil && bytes.Contains(env, []byte("SANDCHECK_TRIAL_COOKIE=")) {
 			stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
 			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
-				out = append(out, fmt.Sprintf("leftover trial process %s: %s", filepath.Dir(p), f[1]))
+				out["proc "+filepath.Dir(p)] = fmt.Sprintf("leftover trial process %s: %s", filepath.Dir(p), f[1])
 			}
 		}
 	}
@@ -211,7 +279,8 @@ func leftovers() []string {
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, l := range strings.Split(string(mounts), "\n") {
 		if strings.Contains(l, "sandcheck-trial-") || strings.Contains(l, tmp) {
-			out = append(out, "leftover trial mount: "+l)
+			f := strings.Fields(l)
+			out["mount "+f[0]] = "leftover trial mount: " + l
 		}
 	}
 	return out

@@ -152,26 +152,56 @@ func uidOf(t *testing.T, name string) int {
 	return id
 }
 
-// leftOwned fails the test for anything the account owns in the shared temporary directories
-// (the e2e tests' TMPDIR is under /tmp): nothing may be left owned by the user after a run. Its
-// HOME is its own and may keep what the sandboxes write there.
-func leftOwned(t *testing.T, name string) {
-	t.Helper()
-	uid := uidOf(t, name)
-	for _, root := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+// ownedBefore: what the test account owned in the shared temporary directories before these
+// tests began (a killed earlier run's), which leftOwned does not blame on them.
+var ownedBefore = map[string]bool{}
+
+// sharedTemp are the shared temporary directories (the e2e tests' TMPDIR is under /tmp).
+var sharedTemp = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+func recordOwnedBefore() {
+	u, err := user.Lookup("sandcheck")
+	if err != nil {
+		return // the account is made by the first run as the user: it owns nothing yet
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	for _, p := range ownedIn(uid) {
+		ownedBefore[p] = true
+		fmt.Fprintln(os.Stderr, "e2e: owned by sandcheck before these tests, not blamed on them:", p)
+	}
+}
+
+// ownedIn lists what uid owns in the shared temporary directories (a directory once, not its
+// contents).
+func ownedIn(uid int) []string {
+	var out []string
+	for _, root := range sharedTemp {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			var st syscall.Stat_t
 			if syscall.Lstat(p, &st) == nil && int(st.Uid) == uid {
-				t.Errorf("left owned by %s after the run: %s", name, p)
+				out = append(out, p)
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
 			}
 			return nil
 		})
+	}
+	return out
+}
+
+// leftOwned fails the test for anything the account owns in the shared temporary directories
+// that it did not own before these tests: nothing may be left owned by the user after a run. Its
+// HOME is its own and may keep what the sandboxes write there.
+func leftOwned(t *testing.T, name string) {
+	t.Helper()
+	for _, p := range ownedIn(uidOf(t, name)) {
+		if !ownedBefore[p] {
+			t.Errorf("left owned by %s after the run: %s", name, p)
+		}
 	}
 }
 
