@@ -42,9 +42,10 @@ deps-test:
 # Unit and driver tests first (packages in parallel), then the end-to-end tests alone: they count
 # outcomes of the real srt, whose start-up waits are short enough that a loaded machine shows.
 test: deps deps-test build lint ## every test, against the real srt, bwrap and socat
+	@mkdir -p out && ./scripts/check-leftovers.sh --snapshot out/leftovers-before.txt
 	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 20m $$(go list ./... | grep -v /e2e)
 	go test -count=1 -timeout 25m ./e2e/
-	@./scripts/check-leftovers.sh
+	@./scripts/check-leftovers.sh --since out/leftovers-before.txt
 
 readme-table: deps build ## regenerate the README's sandbox x scenario table, measured on this machine
 	@mkdir -p out
