@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/testwait"
-	"github.com/sandcheck/sandcheck/runner/journal"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // spareTrialMain is a spare: it waits for its trial on stdin, then reports how it ran: its pid,
@@ -53,24 +52,24 @@ func TestSparesServeTrials(t *testing.T) {
 			}
 			return []string{os.Args[0], "trial", strconv.Itoa(tr.Index)}, nil, ""
 		},
-		Parse: func(t Trial, res ProcResult) (journal.Record, error) {
+		Parse: func(t Trial, res ProcResult) (model.Record, error) {
 			var pid int
 			var how, arg, key string
 			if _, err := fmt.Sscanf(strings.TrimSpace(string(res.Stdout)), "%s pid=%d arg=%s key=%s", &how, &pid, &arg, &key); err != nil {
-				return journal.Record{Outcome: classify.HarnessError, Error: fmt.Sprintf("no trial report: %q", res.Stdout)}, nil
+				return model.Record{Outcome: model.HarnessError, Error: fmt.Sprintf("no trial report: %q", res.Stdout)}, nil
 			}
 			if how == "spare" {
 				spares++
 			}
 			if arg != "trial,"+strconv.Itoa(t.Index) || key != t.Key {
-				return journal.Record{Outcome: classify.HarnessError, Error: fmt.Sprintf("spare ran %q with key %q", arg, key)}, nil
+				return model.Record{Outcome: model.HarnessError, Error: fmt.Sprintf("spare ran %q with key %q", arg, key)}, nil
 			}
 			pids = append(pids, pid)
-			return journal.Record{Outcome: classify.Correct}, nil
+			return model.Record{Outcome: model.Correct}, nil
 		},
 	}
 	sum, err := Run(context.Background(), pe, Options{Cells: testCells(1), Trials: 6, Dir: t.TempDir()})
-	if err != nil || sum.Cells[0].Counts[classify.Correct] != 6 {
+	if err != nil || sum.Cells[0].Counts[model.Correct] != 6 {
 		t.Fatalf("ran %+v: %v", sum.Cells[0].Counts, err)
 	}
 	// The first trial finds no spare and starts its own process; each later one finds the

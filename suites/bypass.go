@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -43,7 +44,7 @@ type bypassClass struct {
 	// proxyOnly: every case goes through the proxy; on a target without one they are not
 	// applicable.
 	proxyOnly bool
-	needs     targets.Capability // the class as a whole (port rules...)
+	needs     model.Capability // the class as a whole (port rules...)
 }
 
 // bypassSession is one sandboxed session: classes sharing a policy, their fixture names.
@@ -139,15 +140,15 @@ func (s bypassSession) describe() {
 					}
 					r, ok := bt.Result.Cases[name]
 					if !ok {
-						expect(judgement{name: name, outcome: classify.HarnessError, hint: "case not classified", on: on})
+						expect(judgement{name: name, outcome: model.HarnessError, hint: "case not classified", on: on})
 						return
 					}
-					if r.Outcome == classify.NotApplicable {
+					if r.Outcome == model.NotApplicable {
 						notApplicable(name, r.Hint)
 					}
-					pass := r.Outcome == classify.Correct
+					pass := r.Outcome == model.Correct
 					hint := r.Hint
-					if bc.passIfRefusedToStart && r.Outcome == classify.SandboxFailed {
+					if bc.passIfRefusedToStart && r.Outcome == model.SandboxFailed {
 						pass, hint = true, "refused to start, loudly: "+r.Hint
 					}
 					j := judgement{name: name, outcome: r.Outcome, pass: pass, hint: hint, on: on}
@@ -202,12 +203,12 @@ func bypassBreach(name string, bc bypassCase, bt *harness.BypassTrial, r classif
 	}
 	b := knownfindings.Breach{Scenario: name, Outcome: r.Outcome}
 	switch r.Outcome {
-	case classify.NonEnforcing:
+	case model.NonEnforcing:
 		b.Check = via + ":" + r.Reached
 		b.What = fmt.Sprintf("%s: %s reached (%s)", bc.id, r.Reached, via)
-	case classify.ProxyDead:
+	case model.ProxyDead:
 		b.Check, b.What = via+":proxy", fmt.Sprintf("%s: proxy dead (%s)", bc.id, via)
-	case classify.AllowedBlocked:
+	case model.AllowedBlocked:
 		b.Check, b.What = via+":allowed", fmt.Sprintf("%s: the allowed host refused (%s)", bc.id, via)
 	default:
 		b.Check, b.What = knownfindings.CheckTrial, fmt.Sprintf("%s: %s (%s)", bc.id, r.Outcome, strings.TrimSpace(r.Hint))

@@ -5,7 +5,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -31,13 +31,13 @@ var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, Co
 			c, ok := ft.Result.Checks[name]
 			if !ok {
 				r := ft.Result
-				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: r.Hint, on: on})
+				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint, on: on})
 				return
 			}
-			if c.Outcome == classify.NotApplicable {
+			if c.Outcome == model.NotApplicable {
 				notApplicable(scenario, c.Hint)
 			}
-			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == classify.Correct, hint: c.Hint, on: on}
+			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == model.Correct, hint: c.Hint, on: on}
 			if !j.pass {
 				b := knownfindings.FSCheckBreach(c, harness.FSInterplayPath(ft, name))
 				b.Scenario = scenario

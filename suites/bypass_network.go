@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -99,7 +100,7 @@ var resolvedAddress = bypassClass{
 }
 
 var ports = bypassClass{
-	class: "ports", title: "host:port entries", proxyOnly: true, needs: targets.CapPortRules,
+	class: "ports", title: "host:port entries", proxyOnly: true, needs: model.CapPortRules,
 	cases: []bypassCase{
 		{id: "other-port-http", what: "another port of a host allowed on port 80 stays closed", req: raw8080(probe.ViaHTTP)},
 		{id: "other-port-connect", what: "another port of a host allowed on port 80 stays closed (CONNECT)", req: raw8080(probe.ViaConnect)},
@@ -152,7 +153,7 @@ var proxySessions = []bypassSession{
 		},
 		policy: func(_ *nethost.Hosts, t targets.Target) targets.Policy {
 			allowed := allowedName + ":80"
-			if !targets.Has(t, targets.CapPortRules) {
+			if !targets.Has(t, model.CapPortRules) {
 				allowed = allowedName
 			}
 			return targets.Policy{AllowedHosts: []string{allowed, "*." + wildBase, "*." + rebindBase}}

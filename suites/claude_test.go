@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
@@ -19,20 +20,20 @@ func TestSeedOutcome(t *testing.T) {
 		name, out string
 		exit      int
 		hits      []nethost.Hit
-		want      classify.Outcome
+		want      model.Outcome
 		hint      string
 	}{
-		{"outcome 2", "ORG=200\nEX=200\nWEB_OK\n", 0, append(append([]nethost.Hit{}, allowed...), denied...), classify.NonEnforcing,
+		{"outcome 2", "ORG=200\nEX=200\nWEB_OK\n", 0, append(append([]nethost.Hit{}, allowed...), denied...), model.NonEnforcing,
 			"outcome 2, proxy up but not enforcing: ORG=200, EX=200 WEB_OK: the denied host egressed (its server logged https GET / on denied.sandcheck.test:443)"},
 		// The servers' log outweighs what the curls printed.
-		{"egress behind a failing curl", "ORG=200\nEX=000\nWEB_BLOCKED\n", 0, denied, classify.NonEnforcing, "outcome 2"},
-		{"outcome 1", dead, 0, nil, classify.ProxyDead, "outcome 1, proxy dead: ORG=000, EX=000 WEB_BLOCKED"},
-		{"outcome 3", "ORG=200\nEX=403\nWEB_BLOCKED\n", 0, allowed, classify.Correct, "outcome 3, correct"},
-		{"allowed refused", "ORG=403\nEX=403\nWEB_BLOCKED\n", 0, nil, classify.AllowedBlocked, "the allowed host was not reached"},
-		{"claude refused", "", 1, nil, classify.SandboxFailed, "neither curl ran: Claude Code exited 1: sandbox required but unavailable"},
-		{"nothing", "", 0, nil, classify.HarnessError, "neither curl reported"},
+		{"egress behind a failing curl", "ORG=200\nEX=000\nWEB_BLOCKED\n", 0, denied, model.NonEnforcing, "outcome 2"},
+		{"outcome 1", dead, 0, nil, model.ProxyDead, "outcome 1, proxy dead: ORG=000, EX=000 WEB_BLOCKED"},
+		{"outcome 3", "ORG=200\nEX=403\nWEB_BLOCKED\n", 0, allowed, model.Correct, "outcome 3, correct"},
+		{"allowed refused", "ORG=403\nEX=403\nWEB_BLOCKED\n", 0, nil, model.AllowedBlocked, "the allowed host was not reached"},
+		{"claude refused", "", 1, nil, model.SandboxFailed, "neither curl ran: Claude Code exited 1: sandbox required but unavailable"},
+		{"nothing", "", 0, nil, model.HarnessError, "neither curl reported"},
 		// A 200 the denied server never logged is not the denied host answering.
-		{"unexplained ok", "ORG=200\nEX=200\nWEB_OK\n", 0, allowed, classify.HarnessError, "logged nothing"},
+		{"unexplained ok", "ORG=200\nEX=200\nWEB_OK\n", 0, allowed, model.HarnessError, "logged nothing"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,11 +47,11 @@ func TestSeedOutcome(t *testing.T) {
 
 // How a configuration's verdict is judged and named.
 func TestJudgeClaude(t *testing.T) {
-	correct := classify.Result{Outcome: classify.Correct, Hint: "allowed reachable"}
-	refused := classify.Result{Outcome: classify.SandboxFailed, Hint: "sandbox exited 1 before the command ran: x"}
-	direct := classify.Result{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
+	correct := classify.Result{Outcome: model.Correct, Hint: "allowed reachable"}
+	refused := classify.Result{Outcome: model.SandboxFailed, Hint: "sandbox exited 1 before the command ran: x"}
+	direct := classify.Result{Outcome: model.NonEnforcing, Channels: map[string]classify.ChannelResult{
 		"direct": {Denied: classify.Reached, Hint: "denied host reached"}, "http": {Denied: classify.Reached}}}
-	viaProxy := classify.Result{Outcome: classify.NonEnforcing, Channels: map[string]classify.ChannelResult{
+	viaProxy := classify.Result{Outcome: model.NonEnforcing, Channels: map[string]classify.ChannelResult{
 		"direct": {Denied: classify.NoRoute}, "http": {Denied: classify.Reached}, "https": {Denied: classify.Reached}}}
 	warn := "⚠ Sandbox disabled: sandbox is enabled but dependencies are missing: socat not installed\nagent: scripted model saw: first-turn"
 	cases := []struct {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
-	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
 // What Claude Code did with the probe under one configuration, read from the network trial's
@@ -21,18 +21,18 @@ const (
 // claudeClass names what happened, with the evidence in a few words.
 func claudeClass(r classify.Result) (class, detail string) {
 	switch r.Outcome {
-	case classify.Correct:
+	case model.Correct:
 		return classEnforced, r.Hint
-	case classify.SandboxFailed:
+	case model.SandboxFailed:
 		return classRefused, r.Hint
-	case classify.NonEnforcing:
-		for _, ch := range []string{probe.ChanDirect, probe.ChanDNS} {
+	case model.NonEnforcing:
+		for _, ch := range []string{model.ChanDirect, model.ChanDNS} {
 			if c, ok := r.Channels[ch]; ok && (c.Denied == classify.Reached || c.Allowed == classify.Reached) {
 				return classUnsandboxed, fmt.Sprintf("the command ran outside the sandbox (%s: %s)", ch, c.Hint)
 			}
 		}
 		var via []string
-		for _, ch := range []string{probe.ChanHTTP, probe.ChanHTTPS, probe.ChanSOCKS} {
+		for _, ch := range []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS} {
 			if c, ok := r.Channels[ch]; ok && c.Denied == classify.Reached {
 				via = append(via, ch)
 			}

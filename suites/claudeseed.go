@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -40,7 +40,7 @@ var (
 
 // seedOutcome reads the two curls the way the seed's reporter did, the servers' log first:
 // 1 proxy dead, 2 proxy up but not enforcing, 3 correct.
-func seedOutcome(out string, exit int, stderr string, hits []nethost.Hit) (classify.Outcome, string) {
+func seedOutcome(out string, exit int, stderr string, hits []nethost.Hit) (model.Outcome, string) {
 	var denied, allowed []string
 	for _, h := range hits {
 		switch h.Role {
@@ -73,20 +73,20 @@ func seedOutcome(out string, exit int, stderr string, hits []nethost.Hit) (class
 	saw := fmt.Sprintf("%s, %s %s", org, ex, web)
 	switch {
 	case len(denied) > 0:
-		return classify.NonEnforcing, fmt.Sprintf("outcome 2, proxy up but not enforcing: %s: the denied host egressed (its server logged %s)", saw, denied[0])
+		return model.NonEnforcing, fmt.Sprintf("outcome 2, proxy up but not enforcing: %s: the denied host egressed (its server logged %s)", saw, denied[0])
 	case !strings.Contains(out, "ORG=") && !strings.Contains(out, "EX="):
 		if exit != 0 {
-			return classify.SandboxFailed, fmt.Sprintf("neither curl ran: Claude Code exited %d: %s", exit, lastLine(stderr))
+			return model.SandboxFailed, fmt.Sprintf("neither curl ran: Claude Code exited %d: %s", exit, lastLine(stderr))
 		}
-		return classify.HarnessError, "neither curl reported (no ORG= or EX= line in the tool result)"
+		return model.HarnessError, "neither curl reported (no ORG= or EX= line in the tool result)"
 	case strings.Contains(errs, "port 3128") && len(allowed) == 0:
-		return classify.ProxyDead, fmt.Sprintf("outcome 1, proxy dead: %s: %s; the allowed host is unreachable too, not just a policy block", saw, errs)
+		return model.ProxyDead, fmt.Sprintf("outcome 1, proxy dead: %s: %s; the allowed host is unreachable too, not just a policy block", saw, errs)
 	case len(allowed) == 0:
-		return classify.AllowedBlocked, fmt.Sprintf("the allowed host was not reached (%s; %s)", saw, errs)
+		return model.AllowedBlocked, fmt.Sprintf("the allowed host was not reached (%s; %s)", saw, errs)
 	case web == "WEB_OK":
-		return classify.HarnessError, fmt.Sprintf("%s but the denied host's server logged nothing: not the denied host that answered", saw)
+		return model.HarnessError, fmt.Sprintf("%s but the denied host's server logged nothing: not the denied host that answered", saw)
 	}
-	return classify.Correct, fmt.Sprintf("outcome 3, correct: %s: the allowed host answered, the denied one was blocked", saw)
+	return model.Correct, fmt.Sprintf("outcome 3, correct: %s: the allowed host answered, the denied one was blocked", saw)
 }
 
 func lastLine(s string) string {
@@ -109,10 +109,10 @@ var _ = Describe("the seed's repro through Claude Code", Label("claude-settings"
 		Expect(err).NotTo(HaveOccurred(), "seed repro setup")
 		specreport.AttachEvidence(ct)
 		o, hint := seedOutcome(ct.Output, ct.Run.Exit, ct.Run.Stderr, ct.Hits)
-		if ct.Run.TimedOut && o != classify.NonEnforcing {
-			o, hint = classify.Timeout, "trial exceeded its deadline; "+hint
+		if ct.Run.TimedOut && o != model.NonEnforcing {
+			o, hint = model.Timeout, "trial exceeded its deadline; "+hint
 		}
-		j := judgement{name: seedRepro, outcome: o, pass: o == classify.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
+		j := judgement{name: seedRepro, outcome: o, pass: o == model.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
 		if !j.pass {
 			j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(seedRepro, "seed-repro", o, hint)}
 		}

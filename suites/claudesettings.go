@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -173,7 +174,7 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(ft)
 				r := ft.Result
-				expect(judgement{name: c.scenario(), outcome: r.Outcome, pass: r.Outcome == classify.Correct, hint: c.config + ": " + r.Hint,
+				expect(judgement{name: c.scenario(), outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: c.config + ": " + r.Hint,
 					breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), fsPaths(ft)), on: subject(ft.Target, ft.TargetVersion, ft.Fault)})
 				return
 			}

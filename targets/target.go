@@ -14,21 +14,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 )
 
-// Capability is something a sandbox can express (model's vocabulary; these names keep code
-// written against targets compiling).
-type Capability = model.Capability
-
-const (
-	CapProxyAllowList = model.CapProxyAllowList
-	CapDenyAllNet     = model.CapDenyAllNet
-	CapWritablePaths  = model.CapWritablePaths
-	CapDenyRead       = model.CapDenyRead
-	CapProtectedFiles = model.CapProtectedFiles
-	CapSettingsFile   = model.CapSettingsFile
-	CapPortRules      = model.CapPortRules
-	CapDenyWrite      = model.CapDenyWrite
-)
-
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
 type Policy struct {
 	AllowedHosts []string // names or IP literals reachable through the sandbox's proxy
@@ -76,7 +61,7 @@ type Invocation struct {
 // Target is one sandbox under test.
 type Target interface {
 	Name() string
-	Capabilities() []Capability
+	Capabilities() []model.Capability
 	// Reach lists the probe channels over which an allowed host must be reachable.
 	Reach() []string
 	Prepare(s *Session) (*Invocation, error)
@@ -126,7 +111,7 @@ func Offers(t Target, seams ...model.Seam) bool {
 func DenyAll(t Target) bool { return len(t.Reach()) == 0 }
 
 // Has reports whether a target has a capability.
-func Has(t Target, c Capability) bool {
+func Has(t Target, c model.Capability) bool {
 	for _, x := range t.Capabilities() {
 		if x == c {
 			return true

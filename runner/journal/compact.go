@@ -17,7 +17,7 @@ import (
 )
 
 // KeepsEvidence says whether r must be journaled in full.
-func KeepsEvidence(r Record) bool {
+func KeepsEvidence(r model.Record) bool {
 	if r.Trial == 0 || r.Error != "" || r.TimedOut || len(r.Egress) > 0 || len(r.Scenarios) == 0 {
 		return true
 	}
@@ -36,12 +36,12 @@ func KeepsEvidence(r Record) bool {
 // Compacted returns r as a compact record: no evidence, no host fingerprint (HostFPRef names
 // it), no per-scenario hints or labels. The verdicts stay: outcome, pass, breaches, known and
 // unreproduced ids per scenario.
-func Compacted(r Record) Record {
+func Compacted(r model.Record) model.Record {
 	if r.HostFPRef == "" && len(r.HostFP) > 0 {
 		r.HostFPRef = FingerprintRef(r.HostFP)
 	}
 	r.Compact, r.Evidence, r.HostFP = true, nil, nil
-	sc := make([]Scenario, len(r.Scenarios))
+	sc := make([]model.Scenario, len(r.Scenarios))
 	for i, s := range r.Scenarios {
 		s.Hint, s.Labels = "", nil
 		sc[i] = s
@@ -63,11 +63,11 @@ func FingerprintRef(fp json.RawMessage) string {
 // scenario that passed with nothing more to say is a string: its name when its outcome was
 // correct, else "NAME=OUTCOME" (a fail-closed scenario passes on sandbox-failed).
 type compactRecord struct {
-	Record
+	model.Record
 	Scenarios []any `json:"scenarios,omitempty"`
 }
 
-func compactForm(r Record) compactRecord {
+func compactForm(r model.Record) compactRecord {
 	c := compactRecord{Record: r, Scenarios: make([]any, len(r.Scenarios))}
 	c.Record.Scenarios = nil
 	for i, s := range r.Scenarios {

@@ -14,28 +14,28 @@ import (
 
 // fullTrial is a trial of every scenario as the default matrix runs them: 52 verdicts, a few of
 // them known findings, evidence of the size a real trial carries.
-func fullTrial(trial int) Record {
-	r := Record{RunID: "run-1", Cell: Cell{ID: "srt.local.healthy-0123abcd", Target: "srt", Host: "local"}, Trial: trial,
+func fullTrial(trial int) model.Record {
+	r := model.Record{RunID: "run-1", Cell: model.Cell{ID: "srt.local.healthy-0123abcd", Target: "srt", Host: "local"}, Trial: trial,
 		Outcome: model.NonEnforcing, Hint: "protected/git-hooks-new-repo: write $WORKSPACE/newrepo/.git/hooks/pre-commit succeeded",
 		DurationMS: 12345, PhasesMS: map[string]int64{"start": 2, "fixture": 5, "sandbox": 9000, "cleanup": 3, "classify": 1, "specs": 40, "report": 3},
 		Evidence: json.RawMessage(`{"blob":"` + strings.Repeat("x", 80<<10) + `"}`),
 		HostFP:   json.RawMessage(`{"kernel":"6.1.0-50-amd64","os":"Debian GNU/Linux 12"}`)}
 	for i := range 45 {
-		r.Scenarios = append(r.Scenarios, Scenario{Name: fmt.Sprintf("filesystem/protected/some-long-scenario-name-%02d", i),
+		r.Scenarios = append(r.Scenarios, model.Scenario{Name: fmt.Sprintf("filesystem/protected/some-long-scenario-name-%02d", i),
 			Labels: []string{"filesystem", "security"}, Outcome: model.Correct, Pass: true, Hint: "all checks held: EROFS, EACCES, ENOENT"})
 	}
 	r.Scenarios = append(r.Scenarios,
-		Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "write ... succeeded",
+		model.Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "write ... succeeded",
 			Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"},
-		Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/sandcheck-fs-x: ENOENT"},
+		model.Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/sandcheck-fs-x: ENOENT"},
 			Known: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"},
-		Scenario{Name: "failclosed/proxy-port-taken", Outcome: model.ProxyDead, Breaches: []string{"condition proxy-port-taken: ran with a dead proxy"},
+		model.Scenario{Name: "failclosed/proxy-port-taken", Outcome: model.ProxyDead, Breaches: []string{"condition proxy-port-taken: ran with a dead proxy"},
 			Known: "srt:failclosed/proxy-port-taken#proxy-port-taken"},
-		Scenario{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead: allowed host refused"},
+		model.Scenario{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead: allowed host refused"},
 			Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
-		Scenario{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true, Hint: "refused loudly"},
-		Scenario{Name: "odd=name", Outcome: model.SandboxFailed, Pass: true},
-		Scenario{Name: "concurrency/shared-workspace/k4", Outcome: model.Correct, Pass: true,
+		model.Scenario{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true, Hint: "refused loudly"},
+		model.Scenario{Name: "odd=name", Outcome: model.SandboxFailed, Pass: true},
+		model.Scenario{Name: "concurrency/shared-workspace/k4", Outcome: model.Correct, Pass: true,
 			Unreproduced: "srt:concurrency/shared-workspace/k4#leftover:.claude, srt:concurrency/shared-workspace/k4#session"},
 	)
 	return r
@@ -45,25 +45,25 @@ func TestKeepsEvidence(t *testing.T) {
 	known := fullTrial(3)
 	for _, c := range []struct {
 		name string
-		mod  func(*Record)
+		mod  func(*model.Record)
 		want bool
 	}{
-		{"first trial of the cell", func(r *Record) { r.Trial = 0 }, true},
-		{"only known findings", func(r *Record) {}, false},
-		{"all passed", func(r *Record) {
+		{"first trial of the cell", func(r *model.Record) { r.Trial = 0 }, true},
+		{"only known findings", func(r *model.Record) {}, false},
+		{"all passed", func(r *model.Record) {
 			r.Outcome = model.Correct
 			r.Scenarios = r.Scenarios[:45]
 		}, false},
-		{"a failure no finding covers", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.ProxyDead }, true},
-		{"a spec's harness error", func(r *Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.HarnessError }, true},
-		{"egress", func(r *Record) { r.Egress = []string{"denied http GET /x"} }, true},
-		{"timed out", func(r *Record) { r.TimedOut = true }, true},
-		{"harness trouble", func(r *Record) { r.Error = "host lost" }, true},
-		{"trial outcome harness-error", func(r *Record) { r.Outcome = model.HarnessError }, true},
-		{"no scenario reported", func(r *Record) { r.Scenarios = nil }, true},
+		{"a failure no finding covers", func(r *model.Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.ProxyDead }, true},
+		{"a spec's harness error", func(r *model.Record) { r.Scenarios[2].Pass, r.Scenarios[2].Outcome = false, model.HarnessError }, true},
+		{"egress", func(r *model.Record) { r.Egress = []string{"denied http GET /x"} }, true},
+		{"timed out", func(r *model.Record) { r.TimedOut = true }, true},
+		{"harness trouble", func(r *model.Record) { r.Error = "host lost" }, true},
+		{"trial outcome harness-error", func(r *model.Record) { r.Outcome = model.HarnessError }, true},
+		{"no scenario reported", func(r *model.Record) { r.Scenarios = nil }, true},
 	} {
 		r := known
-		r.Scenarios = append([]Scenario(nil), known.Scenarios...)
+		r.Scenarios = append([]model.Scenario(nil), known.Scenarios...)
 		c.mod(&r)
 		if got := KeepsEvidence(r); got != c.want {
 			t.Errorf("%s: KeepsEvidence = %v, want %v", c.name, got, c.want)
@@ -127,13 +127,13 @@ func TestReadsV1Journals(t *testing.T) {
 }
 
 func TestCompactScenarioStrings(t *testing.T) {
-	for in, want := range map[string]Scenario{
+	for in, want := range map[string]model.Scenario{
 		`"network/seed"`:                      {Name: "network/seed", Outcome: model.Correct, Pass: true},
 		`"failclosed/x=sandbox-failed"`:       {Name: "failclosed/x", Outcome: model.SandboxFailed, Pass: true},
 		`"odd\"name"`:                         {Name: `odd"name`, Outcome: model.Correct, Pass: true},
 		`{"name":"a","outcome":"proxy-dead"}`: {Name: "a", Outcome: model.ProxyDead},
 	} {
-		var s Scenario
+		var s model.Scenario
 		if err := json.Unmarshal([]byte(in), &s); err != nil || !reflect.DeepEqual(s, want) {
 			t.Errorf("%s: %+v %v, want %+v", in, s, err, want)
 		}

@@ -13,11 +13,11 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 )
 
-func rec(cell string, trial int) Record {
-	return Record{Cell: Cell{ID: cell, Target: "srt", Host: "local"}, Trial: trial, Outcome: model.Correct, RunID: "r1"}
+func rec(cell string, trial int) model.Record {
+	return model.Record{Cell: model.Cell{ID: cell, Target: "srt", Host: "local"}, Trial: trial, Outcome: model.Correct, RunID: "r1"}
 }
 
-func writeAll(t *testing.T, path string, recs ...Record) {
+func writeAll(t *testing.T, path string, recs ...model.Record) {
 	t.Helper()
 	w, err := OpenWriter(path)
 	if err != nil {
@@ -33,10 +33,10 @@ func writeAll(t *testing.T, path string, recs ...Record) {
 	}
 }
 
-func readAll(t *testing.T, path string) ([]Record, []string, error) {
+func readAll(t *testing.T, path string) ([]model.Record, []string, error) {
 	t.Helper()
-	var out []Record
-	warn, err := Scan(path, func(r Record) error { out = append(out, r); return nil })
+	var out []model.Record
+	warn, err := Scan(path, func(r model.Record) error { out = append(out, r); return nil })
 	return out, warn, err
 }
 

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log"
 	"os"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // MaxLineBytes bounds one journal line; a longer one is reported as corrupt instead of being
@@ -35,11 +37,11 @@ func NewReader(r io.Reader, name string) *Reader {
 // A last line without its newline that does not parse is what a crash mid-write leaves: it is
 // skipped and noted in Warnings. Any other line that does not parse is corruption and an error
 // naming name:line, as is a record with a schema version newer than SchemaVersion.
-func (r *Reader) Next() (Record, error) {
+func (r *Reader) Next() (model.Record, error) {
 	for !r.done {
 		raw, complete, err := r.readLine()
 		if err != nil {
-			return Record{}, err
+			return model.Record{}, err
 		}
 		if raw == nil {
 			r.done = true
@@ -49,24 +51,24 @@ func (r *Reader) Next() (Record, error) {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		var rec Record
+		var rec model.Record
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			if !complete {
 				r.done = true
 				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: ignored a torn last line (%d bytes) left by an interrupted write", r.name, r.line, len(raw)))
 				break
 			}
-			return Record{}, fmt.Errorf("%s:%d: corrupt journal line: %w", r.name, r.line, err)
+			return model.Record{}, fmt.Errorf("%s:%d: corrupt journal line: %w", r.name, r.line, err)
 		}
 		switch {
 		case rec.V > SchemaVersion:
-			return Record{}, fmt.Errorf("%s:%d: record schema v%d is newer than this sandcheck reads (v%d); use a newer sandcheck", r.name, r.line, rec.V, SchemaVersion)
+			return model.Record{}, fmt.Errorf("%s:%d: record schema v%d is newer than this sandcheck reads (v%d); use a newer sandcheck", r.name, r.line, rec.V, SchemaVersion)
 		case rec.V <= 0:
-			return Record{}, fmt.Errorf("%s:%d: record has no schema version (\"v\")", r.name, r.line)
+			return model.Record{}, fmt.Errorf("%s:%d: record has no schema version (\"v\")", r.name, r.line)
 		}
 		return rec, nil
 	}
-	return Record{}, io.EOF
+	return model.Record{}, io.EOF
 }
 
 // readLine returns one line without its newline and whether the newline was there; nil at EOF.
@@ -99,7 +101,7 @@ func (r *Reader) Warnings() []string { return r.warnings }
 
 // Scan calls fn for every record of the journal at path, streaming. It returns the reader's
 // warnings; an error from fn stops the scan and is returned as is.
-func Scan(path string, fn func(Record) error) ([]string, error) {
+func Scan(path string, fn func(model.Record) error) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -125,7 +127,7 @@ func Scan(path string, fn func(Record) error) ([]string, error) {
 // standard logger; use Scan to handle them yourself.
 func Done(path string) (map[string]map[int]bool, error) {
 	done := map[string]map[int]bool{}
-	warnings, err := Scan(path, func(rec Record) error {
+	warnings, err := Scan(path, func(rec model.Record) error {
 		m := done[rec.Cell.ID]
 		if m == nil {
 			m = map[int]bool{}

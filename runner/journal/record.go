@@ -2,18 +2,9 @@
 // fsynced before the next trial counts, so nothing finished is ever lost and a run can resume.
 package journal
 
-import "github.com/sandcheck/sandcheck/model"
-
 // SchemaVersion is bumped whenever a field changes meaning; readers refuse newer majors.
 //
 // v1: every record carries its evidence. v2 adds compact records (Compact): a trial that
 // passed, or failed only by pinned known findings, keeps its verdicts and durations but not its
 // evidence (see compact.go). Readers take both versions; a v1 journal reads as it always did.
 const SchemaVersion = 2
-
-// A journal holds model's records; these names keep code written against journal compiling.
-type (
-	Cell     = model.Cell
-	Scenario = model.Scenario
-	Record   = model.Record
-)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Writer appends Records to a journal file, one JSON line each, fsynced before Append returns.
@@ -102,7 +104,7 @@ func (w *Writer) Path() string { return w.path }
 // Append writes r as one line and fsyncs (in its compact form when r.Compact, see Compacted).
 // A zero r.V is set to SchemaVersion. When Append
 // returns nil the record is durable; callers count a trial done only after that.
-func (w *Writer) Append(r Record) error {
+func (w *Writer) Append(r model.Record) error {
 	if r.V == 0 {
 		r.V = SchemaVersion
 	}
@@ -130,7 +132,7 @@ func (w *Writer) Append(r Record) error {
 
 // Encode writes r as one journal line (newline included), in its compact form when r.Compact.
 // Writer.Append is Encode plus fsync; tools that build journals in bulk use it directly.
-func Encode(w io.Writer, r Record) error {
+func Encode(w io.Writer, r model.Record) error {
 	var v any = r
 	if r.Compact {
 		v = compactForm(r)

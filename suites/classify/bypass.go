@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -68,9 +69,9 @@ type BypassInput struct {
 
 // BypassCaseResult is the verdict of one case.
 type BypassCaseResult struct {
-	Name    string  `json:"name"`
-	Outcome Outcome `json:"outcome"`
-	Hint    string  `json:"hint,omitempty"`
+	Name    string        `json:"name"`
+	Outcome model.Outcome `json:"outcome"`
+	Hint    string        `json:"hint,omitempty"`
 	// Reached names what the case reached (a role, or "terminal"), for the breach's words.
 	Reached string `json:"reached,omitempty"`
 	Server  string `json:"server,omitempty"` // what the fixture logged of it
@@ -78,7 +79,7 @@ type BypassCaseResult struct {
 
 // BypassResult is the verdict of a bypass trial: per case, and overall.
 type BypassResult struct {
-	Outcome Outcome                     `json:"outcome"`
+	Outcome model.Outcome               `json:"outcome"`
 	Hint    string                      `json:"hint"`
 	Cases   map[string]BypassCaseResult `json:"cases"`
 	Egress  []string                    `json:"egress,omitempty"`
@@ -105,22 +106,22 @@ func ClassifyBypass(in BypassInput) BypassResult {
 	}
 	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 	controls := judgeControls(in, results, attributed)
-	var outs []Outcome
+	var outs []model.Outcome
 	for _, c := range in.Cases {
 		if c.Name == "" {
 			continue
 		}
 		cr := judgeCase(in, c, results, attributed[c.Raw.ID], unattributed, controls)
-		if stop && cr.Outcome != NonEnforcing && cr.Outcome != NotApplicable {
+		if stop && cr.Outcome != model.NonEnforcing && cr.Outcome != model.NotApplicable {
 			cr.Outcome, cr.Hint = pre, preHint
 		}
 		r.Cases[c.Name] = cr
 		outs = append(outs, cr.Outcome)
 	}
-	r.Outcome = Worst(outs...)
+	r.Outcome = model.Worst(outs...)
 	var hints []string
 	for _, name := range sortedCaseNames(r.Cases) {
-		if c := r.Cases[name]; c.Outcome == r.Outcome && c.Outcome != Correct && c.Hint != "" {
+		if c := r.Cases[name]; c.Outcome == r.Outcome && c.Outcome != model.Correct && c.Hint != "" {
 			hints = append(hints, name+": "+c.Hint)
 		}
 	}
@@ -128,7 +129,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 		hints = append(hints[:3], fmt.Sprintf("(+%d more)", len(hints)-3))
 	}
 	r.Hint = strings.Join(hints, "; ")
-	if r.Outcome == Correct {
+	if r.Outcome == model.Correct {
 		r.Hint = "every case refused; the controls reached the allowed host"
 	}
 	return r
@@ -208,7 +209,7 @@ func couldCause(c BypassCase, h nethost.Hit) bool {
 
 // control is how a proxy channel's control went: "" when the allowed host answered it.
 type control struct {
-	outcome Outcome
+	outcome model.Outcome
 	hint    string
 }
 
@@ -223,7 +224,7 @@ func judgeControls(in BypassInput, results map[string]probe.RawResult, attribute
 		res, ok := results[c.Raw.ID]
 		switch {
 		case !ok:
-			out[c.Raw.Via] = control{HarnessError, "control " + c.Raw.ID + " not reported by the probe"}
+			out[c.Raw.Via] = control{model.HarnessError, "control " + c.Raw.ID + " not reported by the probe"}
 		case tokenOf(res, in.Tokens) == nethost.RoleAllowed && loggedRequest(attributed[c.Raw.ID], nethost.RoleAllowed):
 			out[c.Raw.Via] = control{}
 		default:
@@ -236,25 +237,25 @@ func judgeControls(in BypassInput, results map[string]probe.RawResult, attribute
 
 // proxyFailure names why a request through the proxy did not reach its destination, as the
 // network scenario would: the proxy dead, the policy refusing, or something else.
-func proxyFailure(res probe.RawResult) (Outcome, string) {
+func proxyFailure(res probe.RawResult) (model.Outcome, string) {
 	switch {
 	case res.Skipped != "":
-		return HarnessError, res.Skipped
+		return model.HarnessError, res.Skipped
 	case res.Stage == "proxy" && (res.Errno == "ECONNREFUSED" || res.Errno == "ENOENT"):
-		return ProxyDead, "connection refused at the proxy: " + res.Err
+		return model.ProxyDead, "connection refused at the proxy: " + res.Err
 	case res.Status == 403 || res.Reply == 2:
-		return AllowedBlocked, refusal(res)
+		return model.AllowedBlocked, refusal(res)
 	case res.Status == 0 && res.Reply < 0 && (res.Stage == "reply" || res.Stage == "handshake" || res.Stage == "response"):
-		return ProxyDead, "proxy accepted but replied nothing: " + res.Err
+		return model.ProxyDead, "proxy accepted but replied nothing: " + res.Err
 	}
-	return AllowedBlocked, refusal(res)
+	return model.AllowedBlocked, refusal(res)
 }
 
 // judgeCase decides one case.
 func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) BypassCaseResult {
 	cr := BypassCaseResult{Name: c.Name}
 	if c.NotApplicable != "" {
-		cr.Outcome, cr.Hint = NotApplicable, c.NotApplicable
+		cr.Outcome, cr.Hint = model.NotApplicable, c.NotApplicable
 		return cr
 	}
 	res, reported := results[c.Raw.ID]
@@ -266,7 +267,7 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 		}
 	}
 	if len(breach) > 0 {
-		cr.Outcome, cr.Reached = NonEnforcing, breach[0].Role
+		cr.Outcome, cr.Reached = model.NonEnforcing, breach[0].Role
 		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, describeHits(requestHits(breach)))
 		cr.Server = describeHits(breach)
 		return cr
@@ -278,45 +279,45 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 		}
 	}
 	if len(blame) > 0 {
-		cr.Outcome, cr.Reached = NonEnforcing, blame[0].Role
+		cr.Outcome, cr.Reached = model.NonEnforcing, blame[0].Role
 		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", describeHits(blame))
 		cr.Server = describeHits(blame)
 		return cr
 	}
 	if c.Raw.Via == probe.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, probe.RawPayload(in.Nonce, c.Raw.ID)) {
-		cr.Outcome, cr.Reached = NonEnforcing, "terminal"
+		cr.Outcome, cr.Reached = model.NonEnforcing, "terminal"
 		cr.Hint = fmt.Sprintf("the caller's terminal holds injected input %q", clip(in.Injected, 80))
 		return cr
 	}
 	if reported {
 		if role := tokenOf(res, in.Tokens); role != "" && (role != nethost.RoleAllowed || !c.AllowedOK) {
-			cr.Outcome, cr.Reached = NonEnforcing, role
+			cr.Outcome, cr.Reached = model.NonEnforcing, role
 			cr.Hint = fmt.Sprintf("%s host's token came back (%s), although its server logged no request of it", role, res.Via)
 			return cr
 		}
 	}
 	if in.DenyAll && ViaProxy(c.Raw.Via) {
-		cr.Outcome, cr.Hint = NotApplicable, "the target denies all network: there is no proxy to send this through"
+		cr.Outcome, cr.Hint = model.NotApplicable, "the target denies all network: there is no proxy to send this through"
 		return cr
 	}
 	if !reported {
-		cr.Outcome, cr.Hint = HarnessError, "not reported by the probe: missing evidence is never a pass"
+		cr.Outcome, cr.Hint = model.HarnessError, "not reported by the probe: missing evidence is never a pass"
 		return cr
 	}
 	if ViaProxy(c.Raw.Via) && c.PolicyRefusal {
 		if res.Skipped != "" && !res.Connected {
 			// Some sandboxes offer no proxy at all for such a policy: nothing to refuse through
 			// (the class's request that uses no proxy judges the way out that is left).
-			cr.Outcome, cr.Hint = NotApplicable, "the sandbox names no proxy under this policy: "+res.Skipped
+			cr.Outcome, cr.Hint = model.NotApplicable, "the sandbox names no proxy under this policy: "+res.Skipped
 			return cr
 		}
 		switch o, why := proxyFailure(res); o {
-		case AllowedBlocked:
+		case model.AllowedBlocked:
 			if res.Status == 403 || res.Reply == 2 {
-				cr.Outcome, cr.Hint = Correct, "refused by policy: "+why
+				cr.Outcome, cr.Hint = model.Correct, "refused by policy: "+why
 				return cr
 			}
-			cr.Outcome, cr.Hint = HarnessError, "refused, but not by the proxy's policy (no 403, no SOCKS5 reply 2): "+why
+			cr.Outcome, cr.Hint = model.HarnessError, "refused, but not by the proxy's policy (no 403, no SOCKS5 reply 2): "+why
 		default:
 			cr.Outcome, cr.Hint = o, why
 		}
@@ -326,43 +327,43 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 		ctl, ok := controls[c.Raw.Via]
 		switch {
 		case !ok:
-			cr.Outcome, cr.Hint = HarnessError, "no control on "+c.Raw.Via+" in this trial"
+			cr.Outcome, cr.Hint = model.HarnessError, "no control on "+c.Raw.Via+" in this trial"
 			return cr
 		case ctl.outcome != "":
 			cr.Outcome, cr.Hint = ctl.outcome, ctl.hint
 			return cr
 		case res.Skipped != "":
-			cr.Outcome, cr.Hint = HarnessError, res.Skipped
+			cr.Outcome, cr.Hint = model.HarnessError, res.Skipped
 			return cr
 		}
-		cr.Outcome, cr.Hint = Correct, "refused: "+refusal(res)
+		cr.Outcome, cr.Hint = model.Correct, "refused: "+refusal(res)
 		return cr
 	}
 	// No proxy: the same request, made without the sandbox, must have got through, or the
 	// refusal proves nothing about the sandbox.
 	if res.Skipped != "" {
-		cr.Outcome, cr.Hint = HarnessError, res.Skipped
+		cr.Outcome, cr.Hint = model.HarnessError, res.Skipped
 		return cr
 	}
 	if in.Unsandboxed == nil {
-		cr.Outcome, cr.Hint = HarnessError, "no unsandboxed control for a request that uses no proxy"
+		cr.Outcome, cr.Hint = model.HarnessError, "no unsandboxed control for a request that uses no proxy"
 		return cr
 	}
 	u, ok := in.Unsandboxed[c.Raw.ID]
 	if !ok {
-		cr.Outcome, cr.Hint = HarnessError, "unsandboxed control not reported"
+		cr.Outcome, cr.Hint = model.HarnessError, "unsandboxed control not reported"
 		return cr
 	}
 	if !controlReached(c, u, in) {
-		cr.Outcome = NotApplicable
+		cr.Outcome = model.NotApplicable
 		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", firstNonEmpty(u.Errno, u.Err, u.Skipped, "nothing logged"))
 		return cr
 	}
 	if c.Raw.Via == probe.ViaTIOCSTI && res.Connected {
-		cr.Outcome, cr.Hint = Correct, "contained: the input went to a terminal of the sandbox's own ("+res.Body+"), the caller's terminal holds none of it"
+		cr.Outcome, cr.Hint = model.Correct, "contained: the input went to a terminal of the sandbox's own ("+res.Body+"), the caller's terminal holds none of it"
 		return cr
 	}
-	cr.Outcome, cr.Hint = Correct, "refused: "+refusal(res)
+	cr.Outcome, cr.Hint = model.Correct, "refused: "+refusal(res)
 	return cr
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -44,69 +45,69 @@ func TestClassifyBypass(t *testing.T) {
 	cases := []struct {
 		name string
 		in   BypassInput
-		want Outcome
+		want model.Outcome
 		hint string
 	}{
 		{"refused with a working control",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, probe.RawResult{ID: "nul", Via: probe.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
-			Correct, "SOCKS5 reply 2"},
+			model.Correct, "SOCKS5 reply 2"},
 		{"the denied host logged the case's path: non-enforcing even if the client saw a refusal",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
-			NonEnforcing, "denied reached"},
+			model.NonEnforcing, "denied reached"},
 		{"egress no request names blames the cases that could have caused it",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit,
 				nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
-			NonEnforcing, "no request names"},
+			model.NonEnforcing, "no request names"},
 		{"a forbidden token seen by the client is egress",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, reached("nul", probe.ViaSOCKS, "tokL")), okHit),
-			NonEnforcing, "loopback host's token"},
+			model.NonEnforcing, "loopback host's token"},
 		{"a refusal proves nothing when the control did not get through (proxy dead)",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, []probe.RawResult{
 				{ID: "control-socks", Via: probe.ViaSOCKS, Reply: -1, Stage: "proxy", Errno: "ECONNREFUSED", Err: "connection refused"},
 				refused("nul", probe.ViaSOCKS)}),
-			ProxyDead, "control"},
+			model.ProxyDead, "control"},
 		{"the control's token without the allowed host's log is no proof",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS))),
-			AllowedBlocked, "control"},
+			model.AllowedBlocked, "control"},
 		{"a case the probe did not report is never a pass",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, okCtl, okHit),
-			HarnessError, "not reported"},
+			model.HarnessError, "not reported"},
 		{"a trial that timed out keeps only evidence",
 			func() BypassInput {
 				in := bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit)
 				in.TimedOut = true
 				return in
 			}(),
-			Timeout, ""},
+			model.Timeout, ""},
 		{"a timed-out trial with the case's egress is non-enforcing",
 			func() BypassInput {
 				in := bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
 				in.Obs, in.TimedOut = nil, true
 				return in
 			}(),
-			NonEnforcing, "denied reached"},
+			model.NonEnforcing, "denied reached"},
 		{"the allowed host reached by a case that must not reach it (another port)",
 			bin([]BypassCase{ctl(probe.ViaSOCKS), bcase("bypass/p/x", "x", probe.ViaSOCKS)}, append(okCtl, reached("x", probe.ViaSOCKS, "tokA")), okHit,
 				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: probe.BypassPath(bn, "x"), Port: 8080}),
-			NonEnforcing, "allowed reached"},
+			model.NonEnforcing, "allowed reached"},
 		{"policy refusal stands in for a control where none can exist",
 			bin([]BypassCase{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}}, []probe.RawResult{refused("e", probe.ViaHTTP)}),
-			Correct, "refused by policy"},
+			model.Correct, "refused by policy"},
 		{"a policy that should deny everything let the allowed host answer",
 			bin([]BypassCase{{Name: "bypass/p/a", Raw: probe.Raw{ID: "a", Via: probe.ViaHTTP}, PolicyRefusal: true}},
 				[]probe.RawResult{reached("a", probe.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
-			NonEnforcing, "allowed reached"},
+			model.NonEnforcing, "allowed reached"},
 		{"an empty reply is not a policy refusal",
 			bin([]BypassCase{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}},
 				[]probe.RawResult{{ID: "e", Via: probe.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}}),
-			ProxyDead, "replied nothing"},
+			model.ProxyDead, "replied nothing"},
 		{"deny-all target: a proxy case is not applicable",
 			func() BypassInput {
 				in := bin([]BypassCase{sock}, nil)
 				in.DenyAll = true
 				return in
 			}(),
-			NotApplicable, "no proxy"},
+			model.NotApplicable, "no proxy"},
 	}
 	for _, c := range cases {
 		r := ClassifyBypass(c.in)
@@ -132,14 +133,14 @@ func TestClassifyBypassNoProxy(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		in   BypassInput
-		want Outcome
+		want model.Outcome
 	}{
-		{"refused, control got through", in(through, seen, blocked), Correct},
-		{"control never ran", in(nil, nil, blocked), HarnessError},
-		{"control did not get through either", in(map[string]probe.RawResult{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), NotApplicable},
-		{"control's client saw an answer the fixture never logged", in(through, nil, blocked), NotApplicable},
+		{"refused, control got through", in(through, seen, blocked), model.Correct},
+		{"control never ran", in(nil, nil, blocked), model.HarnessError},
+		{"control did not get through either", in(map[string]probe.RawResult{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), model.NotApplicable},
+		{"control's client saw an answer the fixture never logged", in(through, nil, blocked), model.NotApplicable},
 		{"the datagram reached the denied host", in(through, seen, blocked,
-			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: probe.RawPayload(bn, "udp")}), NonEnforcing},
+			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: probe.RawPayload(bn, "udp")}), model.NonEnforcing},
 	} {
 		if got := ClassifyBypass(c.in).Cases[udp.Name]; got.Outcome != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
@@ -149,11 +150,11 @@ func TestClassifyBypassNoProxy(t *testing.T) {
 	tio := BypassCase{Name: "bypass/t/tiocsti", Raw: probe.Raw{ID: "tiocsti", Via: probe.ViaTIOCSTI}}
 	x := bin([]BypassCase{tio}, []probe.RawResult{{ID: "tiocsti", Via: probe.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
 	x.Unsandboxed = map[string]probe.RawResult{"tiocsti": {ID: "tiocsti", Connected: true}}
-	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != Correct || !strings.Contains(got.Hint, "contained") {
+	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != model.Correct || !strings.Contains(got.Hint, "contained") {
 		t.Errorf("input into a terminal of the sandbox's own: %s (%s)", got.Outcome, got.Hint)
 	}
 	x.Injected = "xx" + probe.RawPayload(bn, "tiocsti")
-	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != NonEnforcing || got.Reached != "terminal" {
+	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != model.NonEnforcing || got.Reached != "terminal" {
 		t.Errorf("input in the caller's terminal: %s (%s)", got.Outcome, got.Hint)
 	}
 }

@@ -10,12 +10,12 @@ import (
 )
 
 // decideChannel classifies one channel from its allowed and denied verdicts.
-func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict, ded string) (Outcome, string) {
+func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict, ded string) (model.Outcome, string) {
 	if de == Reached {
-		return NonEnforcing, "denied host reached (" + ded + ")"
+		return model.NonEnforcing, "denied host reached (" + ded + ")"
 	}
 	if al == Skipped && de == Skipped {
-		return NotApplicable, ald
+		return model.NotApplicable, ald
 	}
 	dead := func(v Verdict) bool { return v == ProxyRefused || v == ProxyEmpty }
 	if ch == model.ChanDirect || ch == model.ChanDNS {
@@ -23,38 +23,38 @@ func decideChannel(ch string, mustReach bool, al Verdict, ald string, de Verdict
 			// A way out that the policy does not offer: blocked is correct; reaching even the
 			// allowed host means the namespace is not isolated.
 			if al == Reached {
-				return NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + ald + ")"
+				return model.NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + ald + ")"
 			}
 			if de == NoRoute && (al == NoRoute || al == Skipped) {
-				return Correct, ""
+				return model.Correct, ""
 			}
-			return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
+			return model.HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
 		}
 	}
 	switch {
 	case dead(al) || dead(de):
-		return ProxyDead, deadHint(al, ald, de, ded)
+		return model.ProxyDead, deadHint(al, ald, de, ded)
 	case al == PolicyBlocked && mustReach:
-		return AllowedBlocked, "allowed host refused by policy: " + ald
+		return model.AllowedBlocked, "allowed host refused by policy: " + ald
 	case al == ProxyError && mustReach:
-		return AllowedBlocked, "proxy failed the allowed host: " + ald
+		return model.AllowedBlocked, "proxy failed the allowed host: " + ald
 	case (al == Reached || !mustReach) && (de == PolicyBlocked || de == NoRoute):
-		return Correct, ""
+		return model.Correct, ""
 	}
-	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
+	return model.HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
 }
 
 // decideDenyAll classifies one channel of a sandbox that allows no network at all: any token
 // coming back is egress; any way of not getting through (no route, nothing listening on a proxy
 // port the environment names, a refusal) is what such a sandbox promises.
-func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (Outcome, string) {
+func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (model.Outcome, string) {
 	switch {
 	case de == Reached:
-		return NonEnforcing, "denied host reached (" + ded + ")"
+		return model.NonEnforcing, "denied host reached (" + ded + ")"
 	case al == Reached:
-		return NonEnforcing, "allowed host reached although the sandbox denies all network (" + ald + ")"
+		return model.NonEnforcing, "allowed host reached although the sandbox denies all network (" + ald + ")"
 	case al == Skipped && de == Skipped:
-		return NotApplicable, ald
+		return model.NotApplicable, ald
 	}
 	blocked := func(v Verdict) bool {
 		switch v {
@@ -64,9 +64,9 @@ func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (Outcome, str
 		return false
 	}
 	if blocked(al) && blocked(de) {
-		return Correct, ""
+		return model.Correct, ""
 	}
-	return HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
+	return model.HarnessError, fmt.Sprintf("unexpected: allowed %s (%s), denied %s (%s)", al, ald, de, ded)
 }
 
 func deadHint(al Verdict, ald string, de Verdict, ded string) string {

@@ -29,26 +29,26 @@ func blockedEverywhere() Network {
 // its proxy, is non-enforcing when judged as a deny-all sandbox.
 func TestDenyAll(t *testing.T) {
 	r := ClassifyNetwork(blockedEverywhere())
-	if r.Outcome != Correct || !strings.Contains(r.Hint, "deny-all") {
+	if r.Outcome != model.Correct || !strings.Contains(r.Hint, "deny-all") {
 		t.Fatalf("blocked everywhere: %s (%s), want correct", r.Outcome, r.Hint)
 	}
-	if c := r.Channels[model.ChanSOCKS]; c.Outcome != NotApplicable {
+	if c := r.Channels[model.ChanSOCKS]; c.Outcome != model.NotApplicable {
 		t.Errorf("socks skipped: %s, want not-applicable", c.Outcome)
 	}
 	noName := blockedEverywhere()
 	noName.Obs.Attempts[0] = probe.Attempt{Channel: model.ChanHTTP, Role: "allowed", Exit: 6, Err: "curl: (6) Could not resolve host: allowed.sandcheck.test"}
-	if r := ClassifyNetwork(noName); r.Outcome != Correct {
+	if r := ClassifyNetwork(noName); r.Outcome != model.Correct {
 		t.Errorf("name not resolvable: %s (%s), want correct", r.Outcome, r.Hint)
 	}
 	leak := blockedEverywhere()
 	leak.Obs.Attempts[3] = probe.Attempt{Channel: model.ChanDirect, Role: "allowed", Status: 200, Body: "tokA"}
-	if r := ClassifyNetwork(leak); r.Outcome != NonEnforcing || !strings.Contains(r.Hint, "allowed host reached") {
+	if r := ClassifyNetwork(leak); r.Outcome != model.NonEnforcing || !strings.Contains(r.Hint, "allowed host reached") {
 		t.Errorf("allowed reached directly: %s (%s), want non-enforcing", r.Outcome, r.Hint)
 	}
 	for _, f := range []string{"none", "netns-shared"} {
 		in := load(t, f)
 		in.Reach = nil
-		if r := ClassifyNetwork(in); r.Outcome != NonEnforcing {
+		if r := ClassifyNetwork(in); r.Outcome != model.NonEnforcing {
 			t.Errorf("%s as deny-all: %s (%s), want non-enforcing", f, r.Outcome, r.Hint)
 		}
 	}

@@ -50,45 +50,45 @@ func TestEvidenceFirst(t *testing.T) {
 	cases := []struct {
 		name  string
 		in    func(t *testing.T) Network
-		want  Outcome
+		want  model.Outcome
 		hints []string // each must appear in the overall hint
 		ch    string   // a channel whose own outcome must be want too
 	}{
 		{"timeout with denied hits", from("open-proxy", func(in *Network) {
 			in.TimedOut, in.Obs, in.Exit = true, nil, -1
-		}), NonEnforcing, []string{"http: fixture servers logged denied.sandcheck.test:80 http GET /http/", "https GET /https/", "also: trial exceeded its deadline"}, "https"},
-		{"timeout without hits", from("none", func(in *Network) { in.TimedOut, in.Obs = true, nil }), Timeout, []string{"deadline"}, ""},
+		}), model.NonEnforcing, []string{"http: fixture servers logged denied.sandcheck.test:80 http GET /http/", "https GET /https/", "also: trial exceeded its deadline"}, "https"},
+		{"timeout without hits", from("none", func(in *Network) { in.TimedOut, in.Obs = true, nil }), model.Timeout, []string{"deadline"}, ""},
 		{"sandbox exit non-zero with denied hits", from("open-proxy", func(in *Network) {
 			in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 1, "Error: something broke"
-		}), NonEnforcing, []string{"GET /socks/", "also: sandbox exited 1"}, "socks"},
-		{"probe never reported, denied hits", from("open-proxy", func(in *Network) { in.Obs = nil }), NonEnforcing,
+		}), model.NonEnforcing, []string{"GET /socks/", "also: sandbox exited 1"}, "socks"},
+		{"probe never reported, denied hits", from("open-proxy", func(in *Network) { in.Obs = nil }), model.NonEnforcing,
 			[]string{"/http/", "also: probe started but never reported"}, "http"},
 		{"DNS query for the denied name, no reply", from("none", func(in *Network) {
 			in.Hits = append(in.Hits, deniedHit(nethost.ProtoDNS, probe.DNSName(in.Nonce, nethost.RoleDenied), 53))
-		}), NonEnforcing, []string{"dns: denied host received denied.sandcheck.test:53 dns q-", "although the client saw no-route"}, "dns"},
+		}), model.NonEnforcing, []string{"dns: denied host received denied.sandcheck.test:53 dns q-", "although the client saw no-route"}, "dns"},
 		{"DNS query for a name no fixture owns", from("none", func(in *Network) {
 			in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleDNS, Proto: nethost.ProtoDNS, Path: "exfil.example", Port: 53})
-		}), NonEnforcing, []string{"fixture servers logged egress: resolver:53 dns exfil.example"}, ""},
+		}), model.NonEnforcing, []string{"fixture servers logged egress: resolver:53 dns exfil.example"}, ""},
 		{"DNS query for the allowed name, where the policy offers no DNS", from("none", func(in *Network) {
 			in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed), Host: "allowed.sandcheck.test", Port: 53})
-		}), NonEnforcing, []string{"dns: allowed host reachable without the proxy", "the client saw no-route"}, "dns"},
+		}), model.NonEnforcing, []string{"dns: allowed host reachable without the proxy", "the client saw no-route"}, "dns"},
 		{"direct connect to denied accepted, then silent", from("none", func(in *Network) {
 			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
 			in.Hits = append(in.Hits, deniedHit(nethost.ProtoTCP, "", 80))
-		}), NonEnforcing, []string{"direct: denied host received denied.sandcheck.test:80 tcp accepted", "client saw accepted (read reply"}, "direct"},
+		}), model.NonEnforcing, []string{"direct: denied host received denied.sandcheck.test:80 tcp accepted", "client saw accepted (read reply"}, "direct"},
 		{"direct connect to denied accepted, never logged", from("none", func(in *Network) {
 			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
-		}), HarnessError, []string{"client: the direct connection to the denied host was accepted", "server: the denied host logged no connection"}, "direct"},
+		}), model.HarnessError, []string{"client: the direct connection to the denied host was accepted", "server: the denied host logged no connection"}, "direct"},
 		{"both tokens in the allowed host's body", from("none", func(in *Network) {
 			attempt(in, model.ChanHTTP, nethost.RoleAllowed).Body += nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
-		}), NonEnforcing, []string{"http: denied host reached (asked the allowed host, the denied host answered"}, "http"},
+		}), model.NonEnforcing, []string{"http: denied host reached (asked the allowed host, the denied host answered"}, "http"},
 		{"both tokens in the denied host's body", from("none", func(in *Network) {
 			a := attempt(in, model.ChanSOCKS, nethost.RoleDenied)
 			a.Exit, a.Err, a.Status = 0, "", 200
 			a.Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) + nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
-		}), NonEnforcing, []string{"socks: denied host reached (its token came back"}, "socks"},
+		}), model.NonEnforcing, []string{"socks: denied host reached (its token came back"}, "socks"},
 		{"a missing channel", from("none", func(in *Network) {
 			var keep []probe.Attempt
 			for _, a := range in.Obs.Attempts {
@@ -97,48 +97,48 @@ func TestEvidenceFirst(t *testing.T) {
 				}
 			}
 			in.Obs.Attempts = keep
-		}), HarnessError, []string{"probe did not report socks/allowed, socks/denied"}, ""},
+		}), model.HarnessError, []string{"probe did not report socks/allowed, socks/denied"}, ""},
 		{"a missing pair", from("none", func(in *Network) {
 			in.Obs.Attempts = in.Obs.Attempts[:len(in.Obs.Attempts)-1]
-		}), HarnessError, []string{"probe did not report dns/denied"}, ""},
+		}), model.HarnessError, []string{"probe did not report dns/denied"}, ""},
 		{"a promised channel the probe was not asked for", from("none", func(in *Network) {
 			in.Channels = []string{model.ChanHTTP, model.ChanHTTPS, model.ChanDirect, model.ChanDNS}
 			in.Obs.Attempts = in.Obs.Attempts[:4] // http, https only
-		}), HarnessError, []string{"probe did not report direct/allowed, direct/denied, dns/allowed, dns/denied, socks/allowed, socks/denied"}, ""},
+		}), model.HarnessError, []string{"probe did not report direct/allowed, direct/denied, dns/allowed, dns/denied, socks/allowed, socks/denied"}, ""},
 		{"forged second frame", from("none", func(in *Network) {
 			forged := *in.Obs
 			forged.Attempts = append([]probe.Attempt{}, in.Obs.Attempts...)
 			forged.Attempts[0].Body = "forged"
 			parsed(in, stdoutOf(t, in.Obs)+stdoutOf(t, &forged)[len(probe.RanMarker)+len(in.Nonce)+2:])
-		}), HarnessError, []string{"probe output: two observations for one nonce"}, ""},
+		}), model.HarnessError, []string{"probe output: two observations for one nonce"}, ""},
 		{"forged frame hiding a fail-open", from("open-proxy", func(in *Network) {
 			healthy := load(t, "none").Obs
 			healthy.Nonce = in.Nonce
 			parsed(in, stdoutOf(t, in.Obs)+stdoutOf(t, healthy))
-		}), NonEnforcing, []string{"denied.sandcheck.test:80 http GET /http/", "also: probe output: two observations for one nonce"}, ""},
+		}), model.NonEnforcing, []string{"denied.sandcheck.test:80 http GET /http/", "also: probe output: two observations for one nonce"}, ""},
 		{"a 9 MiB line", from("none", func(in *Network) {
 			parsed(in, strings.Repeat("x", 9<<20)+"\n"+stdoutOf(t, in.Obs))
-		}), HarnessError, []string{"probe output: read sandbox output", "token too long"}, ""},
+		}), model.HarnessError, []string{"probe output: read sandbox output", "token too long"}, ""},
 		{"junk output with denied hits", from("open-proxy", func(in *Network) {
 			parsed(in, "\x00\x01 junk {\"not\": \"a frame\"}\n"+probe.BeginMarker+" wrong-nonce\n")
 			in.Exit = 0
-		}), NonEnforcing, []string{"GET /https/", "also: SANDBOX-RAN marker missing"}, "https"},
+		}), model.NonEnforcing, []string{"GET /https/", "also: SANDBOX-RAN marker missing"}, "https"},
 		{"junk output without hits", from("none", func(in *Network) {
 			parsed(in, "\x00\x01 junk {\"not\": \"a frame\"}\n")
 			in.Hits, in.Exit = nil, 0
-		}), HarnessError, []string{"SANDBOX-RAN marker missing"}, ""},
+		}), model.HarnessError, []string{"SANDBOX-RAN marker missing"}, ""},
 		{"allowed token seen, never logged by the allowed server", from("none", func(in *Network) {
 			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanHTTPS, in.Nonce))
-		}), HarnessError, []string{"https: client: the allowed token came back over https", "server: the allowed host logged no /https/"}, "https"},
+		}), model.HarnessError, []string{"https: client: the allowed token came back over https", "server: the allowed host logged no /https/"}, "https"},
 		{"allowed request logged, the client says the policy refused it", from("none", func(in *Network) {
 			*attempt(in, model.ChanHTTP, nethost.RoleAllowed) = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist"}
-		}), HarnessError, []string{"client: policy-blocked over http (blocked-by-allowlist); server: the allowed host logged allowed.sandcheck.test:80 http GET /http/"}, "http"},
+		}), model.HarnessError, []string{"client: policy-blocked over http (blocked-by-allowlist); server: the allowed host logged allowed.sandcheck.test:80 http GET /http/"}, "http"},
 		{"a promised channel skipped", from("none", func(in *Network) {
 			for _, role := range []string{nethost.RoleAllowed, nethost.RoleDenied} {
 				*attempt(in, model.ChanSOCKS, role) = probe.Attempt{Channel: "socks", Role: role, Skipped: "no socks proxy in the environment"}
 			}
 			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanSOCKS, in.Nonce))
-		}), HarnessError, []string{"socks: a channel the target promises was not tried: no socks proxy"}, "socks"},
+		}), model.HarnessError, []string{"socks: a channel the target promises was not tried: no socks proxy"}, "socks"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestEvidenceFirst(t *testing.T) {
 			if c.ch != "" && r.Channels[c.ch].Outcome != c.want {
 				t.Errorf("channel %s = %+v, want %s", c.ch, r.Channels[c.ch], c.want)
 			}
-			if c.want == NonEnforcing && len(r.Egress) == 0 && !strings.Contains(r.Hint, "token came back") && !strings.Contains(r.Hint, "denied host answered") {
+			if c.want == model.NonEnforcing && len(r.Egress) == 0 && !strings.Contains(r.Hint, "token came back") && !strings.Contains(r.Hint, "denied host answered") {
 				t.Errorf("non-enforcing on server evidence, but Egress is empty")
 			}
 		})
@@ -173,7 +173,7 @@ func TestBothTokensStable(t *testing.T) {
 		a := attempt(&in, model.ChanHTTPS, nethost.RoleDenied)
 		a.Body = nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied]) + nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed])
 		r := ClassifyNetwork(in)
-		if r.Outcome != NonEnforcing || r.Channels[model.ChanHTTP].Outcome != NonEnforcing || r.Channels[model.ChanHTTPS].Outcome != NonEnforcing {
+		if r.Outcome != model.NonEnforcing || r.Channels[model.ChanHTTP].Outcome != model.NonEnforcing || r.Channels[model.ChanHTTPS].Outcome != model.NonEnforcing {
 			t.Fatalf("run %d: %s (%s)", i, r.Outcome, r.Hint)
 		}
 		if i == 0 {
@@ -194,11 +194,11 @@ func TestPromisedDNSNeedsTheServersWord(t *testing.T) {
 	in := load(t, "none")
 	in.Reach = append(in.Reach, model.ChanDNS)
 	attempt(&in, model.ChanDNS, nethost.RoleAllowed).Resolved = []string{"198.18.0.3"}
-	if r := ClassifyNetwork(in); r.Outcome != HarnessError || !strings.Contains(r.Hint, "logged no a query for q-") {
+	if r := ClassifyNetwork(in); r.Outcome != model.HarnessError || !strings.Contains(r.Hint, "logged no a query for q-") {
 		t.Fatalf("answered but never logged: %s (%s), want harness-error", r.Outcome, r.Hint)
 	}
 	in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed)})
-	if r := ClassifyNetwork(in); r.Outcome != Correct || r.Channels[model.ChanDNS].Outcome != Correct {
+	if r := ClassifyNetwork(in); r.Outcome != model.Correct || r.Channels[model.ChanDNS].Outcome != model.Correct {
 		t.Fatalf("answered and logged: %s (%s), want correct", r.Outcome, r.Hint)
 	}
 }
@@ -209,7 +209,7 @@ func TestDenyAllServerEvidence(t *testing.T) {
 	in.Nonce = "n1"
 	in.Hits = []nethost.Hit{{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: "/https/n1", Host: "allowed.sandcheck.test", Port: 80}}
 	r := ClassifyNetwork(in)
-	if r.Outcome != NonEnforcing || !strings.Contains(r.Hint, "https: allowed host reached although the sandbox denies all network") || len(r.Egress) != 1 {
+	if r.Outcome != model.NonEnforcing || !strings.Contains(r.Hint, "https: allowed host reached although the sandbox denies all network") || len(r.Egress) != 1 {
 		t.Fatalf("%s (%s) egress %q, want non-enforcing on https", r.Outcome, r.Hint, r.Egress)
 	}
 }
@@ -221,11 +221,11 @@ func TestHungAfterReportKeepsNoPass(t *testing.T) {
 	in.TimedOut = true
 	in.Hits = append(in.Hits, deniedHit(nethost.ProtoHTTP, probe.RequestPath(model.ChanHTTP, in.Nonce), 80))
 	r := ClassifyNetwork(in)
-	if r.Outcome != NonEnforcing || r.Channels[model.ChanHTTP].Outcome != NonEnforcing {
+	if r.Outcome != model.NonEnforcing || r.Channels[model.ChanHTTP].Outcome != model.NonEnforcing {
 		t.Fatalf("%s (%s), want non-enforcing on http", r.Outcome, r.Hint)
 	}
 	for ch, c := range r.Channels {
-		if ch != model.ChanHTTP && c.Outcome != Timeout {
+		if ch != model.ChanHTTP && c.Outcome != model.Timeout {
 			t.Errorf("channel %s of a timed-out trial = %s, want timeout", ch, c.Outcome)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -27,10 +28,10 @@ type FSExpect struct {
 
 // FSCheckResult is the verdict of one filesystem check.
 type FSCheckResult struct {
-	Name    string  `json:"name"`
-	Outcome Outcome `json:"outcome"`
-	Hint    string  `json:"hint,omitempty"`
-	Errno   string  `json:"errno,omitempty"`
+	Name    string        `json:"name"`
+	Outcome model.Outcome `json:"outcome"`
+	Hint    string        `json:"hint,omitempty"`
+	Errno   string        `json:"errno,omitempty"`
 }
 
 // FSInput is what a filesystem trial saw.
@@ -46,7 +47,7 @@ type FSInput struct {
 
 // FSResult is the verdict of a filesystem trial: overall and per check.
 type FSResult struct {
-	Outcome Outcome                  `json:"outcome"`
+	Outcome model.Outcome            `json:"outcome"`
 	Hint    string                   `json:"hint"`
 	Checks  map[string]FSCheckResult `json:"checks"`
 }
@@ -64,16 +65,16 @@ func ClassifyFS(in FSInput) FSResult {
 		}
 	}
 	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
-	var outs []Outcome
+	var outs []model.Outcome
 	evidence := false
 	for _, e := range in.Expect {
 		res, ok := seen[e.Check.Name]
 		c := judgeFS(e, res, ok)
-		if stop && c.Outcome != NonEnforcing && c.Outcome != NotApplicable {
+		if stop && c.Outcome != model.NonEnforcing && c.Outcome != model.NotApplicable {
 			// Only evidence of an escape outlives a run that cannot be judged.
 			c = FSCheckResult{Name: c.Name, Outcome: pre, Hint: preHint}
 		}
-		evidence = evidence || c.Outcome == NonEnforcing
+		evidence = evidence || c.Outcome == model.NonEnforcing
 		r.Checks[c.Name] = c
 		outs = append(outs, c.Outcome)
 	}
@@ -82,11 +83,11 @@ func ClassifyFS(in FSInput) FSResult {
 		r.Outcome, r.Hint = pre, preHint
 		return r
 	}
-	r.Outcome = Worst(outs...)
+	r.Outcome = model.Worst(outs...)
 	n := 0
 	for _, e := range in.Expect {
 		c := r.Checks[e.Check.Name]
-		if c.Outcome == Correct || c.Outcome == NotApplicable || c.Outcome == pre && stop {
+		if c.Outcome == model.Correct || c.Outcome == model.NotApplicable || c.Outcome == pre && stop {
 			continue
 		}
 		n++
@@ -109,25 +110,25 @@ func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
 	c := FSCheckResult{Name: e.Check.Name, Errno: res.Errno}
 	switch {
 	case e.NotApplicable != "":
-		c.Outcome, c.Hint = NotApplicable, e.NotApplicable
+		c.Outcome, c.Hint = model.NotApplicable, e.NotApplicable
 	case !e.Allow && e.Escaped:
-		c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
+		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
 	case !reported:
-		c.Outcome, c.Hint = HarnessError, "check not reported by the probe"
+		c.Outcome, c.Hint = model.HarnessError, "check not reported by the probe"
 	case e.Allow && !res.OK:
-		c.Outcome, c.Hint = AllowedBlocked, fmt.Sprintf("%s %s refused: %s", e.Check.Op, e.Check.Path, res.Err)
+		c.Outcome, c.Hint = model.AllowedBlocked, fmt.Sprintf("%s %s refused: %s", e.Check.Op, e.Check.Path, res.Err)
 	case e.Allow:
-		c.Outcome = Correct
+		c.Outcome = model.Correct
 	case e.Check.Op == probe.OpRead && res.OK && e.Secret != "" && strings.Contains(res.Data, e.Secret):
-		c.Outcome, c.Hint = NonEnforcing, "denied secret read: "+e.Check.Path
+		c.Outcome, c.Hint = model.NonEnforcing, "denied secret read: "+e.Check.Path
 	case e.Check.Op == probe.OpRead:
-		c.Outcome, c.Hint = Correct, firstNonEmpty(res.Errno, "secret hidden")
+		c.Outcome, c.Hint = model.Correct, firstNonEmpty(res.Errno, "secret hidden")
 	case res.OK && e.HostChecked:
-		c.Outcome, c.Hint = Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
+		c.Outcome, c.Hint = model.Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
 	case res.OK:
-		c.Outcome, c.Hint = NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
+		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
 	default:
-		c.Outcome, c.Hint = Correct, res.Errno
+		c.Outcome, c.Hint = model.Correct, res.Errno
 	}
 	return c
 }
@@ -135,18 +136,18 @@ func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
 // preconditions decides the outcomes that keep a trial's checks from being judged: a timeout,
 // output that could not be read or trusted, a sandbox that refused to start, a probe that never
 // reported. Evidence of egress or an escape is read before them and outweighs them.
-func preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, stderr string) (Outcome, string, bool) {
+func preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, stderr string) (model.Outcome, string, bool) {
 	switch {
 	case timedOut:
-		return Timeout, "trial exceeded its deadline", true
+		return model.Timeout, "trial exceeded its deadline", true
 	case parseErr != nil:
-		return HarnessError, "probe output: " + parseErr.Error(), true
+		return model.HarnessError, "probe output: " + parseErr.Error(), true
 	case !ran && exit != 0 && strings.TrimSpace(stderr) != "":
-		return SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastLine(stderr)), true
+		return model.SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastLine(stderr)), true
 	case !ran:
-		return HarnessError, fmt.Sprintf("SANDBOX-RAN marker missing (exit %d, no message)", exit), true
+		return model.HarnessError, fmt.Sprintf("SANDBOX-RAN marker missing (exit %d, no message)", exit), true
 	case !haveObs:
-		return HarnessError, fmt.Sprintf("probe started but never reported (exit %d)", exit), true
+		return model.HarnessError, fmt.Sprintf("probe started but never reported (exit %d)", exit), true
 	}
 	return "", "", false
 }

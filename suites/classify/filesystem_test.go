@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -31,30 +32,30 @@ func TestFSEvidenceFirst(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(in *FSInput)
-		want   Outcome
+		want   model.Outcome
 		hint   string
-		checks map[string]Outcome // per-check outcomes to check
+		checks map[string]model.Outcome // per-check outcomes to check
 	}{
-		{"healthy", func(*FSInput) {}, Correct, "", map[string]Outcome{"outside/tmp": Correct, "secret/read": Correct}},
-		{"escape seen on the host, run timed out", func(in *FSInput) { escaped(in); in.TimedOut, in.Obs = true, nil }, NonEnforcing,
+		{"healthy", func(*FSInput) {}, model.Correct, "", map[string]model.Outcome{"outside/tmp": model.Correct, "secret/read": model.Correct}},
+		{"escape seen on the host, run timed out", func(in *FSInput) { escaped(in); in.TimedOut, in.Obs = true, nil }, model.NonEnforcing,
 			"outside/tmp: write /tmp/f took effect outside the sandbox; also: trial exceeded its deadline",
-			map[string]Outcome{"outside/tmp": NonEnforcing, "workspace/write": Timeout, "secret/read": Timeout}},
-		{"escape seen on the host, probe never reported", func(in *FSInput) { escaped(in); in.Obs = nil; in.Exit = 3 }, NonEnforcing,
-			"also: probe started but never reported (exit 3)", map[string]Outcome{"outside/tmp": NonEnforcing, "secret/read": HarnessError}},
+			map[string]model.Outcome{"outside/tmp": model.NonEnforcing, "workspace/write": model.Timeout, "secret/read": model.Timeout}},
+		{"escape seen on the host, probe never reported", func(in *FSInput) { escaped(in); in.Obs = nil; in.Exit = 3 }, model.NonEnforcing,
+			"also: probe started but never reported (exit 3)", map[string]model.Outcome{"outside/tmp": model.NonEnforcing, "secret/read": model.HarnessError}},
 		{"escape seen on the host, forged frame", func(in *FSInput) {
 			escaped(in)
 			in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce n that differ")
-		}, NonEnforcing, "also: probe output: two observations", map[string]Outcome{"outside/tmp": NonEnforcing}},
+		}, model.NonEnforcing, "also: probe output: two observations", map[string]model.Outcome{"outside/tmp": model.NonEnforcing}},
 		{"secret read, then the run hung", func(in *FSInput) {
 			in.Obs.FS[2] = probe.FSResult{Name: "secret/read", OK: true, Data: "key S3CRET"}
 			in.TimedOut = true
-		}, NonEnforcing, "secret/read: denied secret read", map[string]Outcome{"secret/read": NonEnforcing, "outside/tmp": Timeout}},
+		}, model.NonEnforcing, "secret/read: denied secret read", map[string]model.Outcome{"secret/read": model.NonEnforcing, "outside/tmp": model.Timeout}},
 		// A run that cannot be judged reports no checks: each check's spec then reports the
 		// trial's own outcome.
-		{"timeout, no escape", func(in *FSInput) { in.TimedOut, in.Obs = true, nil }, Timeout, "deadline", map[string]Outcome{"outside/tmp": ""}},
-		{"forged frame, no escape", func(in *FSInput) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, HarnessError, "two observations",
-			map[string]Outcome{"outside/tmp": ""}},
-		{"check not reported", func(in *FSInput) { in.Obs.FS = in.Obs.FS[:2] }, HarnessError, "secret/read: check not reported", nil},
+		{"timeout, no escape", func(in *FSInput) { in.TimedOut, in.Obs = true, nil }, model.Timeout, "deadline", map[string]model.Outcome{"outside/tmp": ""}},
+		{"forged frame, no escape", func(in *FSInput) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, model.HarnessError, "two observations",
+			map[string]model.Outcome{"outside/tmp": ""}},
+		{"check not reported", func(in *FSInput) { in.Obs.FS = in.Obs.FS[:2] }, model.HarnessError, "secret/read: check not reported", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -39,17 +39,17 @@ type Network struct {
 
 // ChannelResult is the classification restricted to one channel.
 type ChannelResult struct {
-	Channel string  `json:"channel"`
-	Allowed Verdict `json:"allowed"`
-	Denied  Verdict `json:"denied"`
-	Outcome Outcome `json:"outcome"`
-	Hint    string  `json:"hint,omitempty"`
-	Server  string  `json:"server,omitempty"` // what the fixture servers logged for this channel
+	Channel string        `json:"channel"`
+	Allowed Verdict       `json:"allowed"`
+	Denied  Verdict       `json:"denied"`
+	Outcome model.Outcome `json:"outcome"`
+	Hint    string        `json:"hint,omitempty"`
+	Server  string        `json:"server,omitempty"` // what the fixture servers logged for this channel
 }
 
 // Result is the verdict of a network trial.
 type Result struct {
-	Outcome  Outcome                  `json:"outcome"`
+	Outcome  model.Outcome            `json:"outcome"`
 	Hint     string                   `json:"hint"`
 	Channels map[string]ChannelResult `json:"channels"`
 	// Egress lists the servers' hits counted as egress, one line each (nethost.Hit.String).
@@ -96,7 +96,7 @@ func ClassifyNetwork(in Network) Result {
 	// Evidence first: nothing else that happened can outweigh it.
 	var hints []string
 	for _, ch := range order {
-		if c := r.Channels[ch]; c.Outcome == NonEnforcing {
+		if c := r.Channels[ch]; c.Outcome == model.NonEnforcing {
 			hints = append(hints, ch+": "+c.Hint)
 		}
 	}
@@ -112,7 +112,7 @@ func ClassifyNetwork(in Network) Result {
 			hints = append(hints, "also: "+preHint)
 			evidenceOnlyChannels(in, log, reach, denyAll, pre, preHint, r.Channels)
 		}
-		r.Outcome, r.Hint = NonEnforcing, strings.Join(hints, "; ")
+		r.Outcome, r.Hint = model.NonEnforcing, strings.Join(hints, "; ")
 		return r
 	}
 	if stop {
@@ -122,19 +122,19 @@ func ClassifyNetwork(in Network) Result {
 	}
 	if h := reportProblems(in, nonce); h != "" {
 		r.Channels = map[string]ChannelResult{}
-		r.Outcome, r.Hint = HarnessError, h
+		r.Outcome, r.Hint = model.HarnessError, h
 		return r
 	}
 
 	// Overall: a dead proxy (which explains failures on every proxy channel at once) first;
 	// then policy trouble; harness doubts last.
-	var outs []Outcome
+	var outs []model.Outcome
 	for _, ch := range order {
 		outs = append(outs, r.Channels[ch].Outcome)
 	}
-	r.Outcome = Worst(outs...)
-	if r.Outcome == NotApplicable {
-		r.Outcome, r.Hint = HarnessError, "no channel was tried"
+	r.Outcome = model.Worst(outs...)
+	if r.Outcome == model.NotApplicable {
+		r.Outcome, r.Hint = model.HarnessError, "no channel was tried"
 		return r
 	}
 	hints = nil
@@ -143,10 +143,10 @@ func ClassifyNetwork(in Network) Result {
 			hints = append(hints, ch+": "+c.Hint)
 		}
 	}
-	if r.Outcome == ProxyDead {
+	if r.Outcome == model.ProxyDead {
 		hints = append([]string{proxyDeadCause(in.Obs)}, hints...)
 	}
-	if r.Outcome == Correct {
+	if r.Outcome == model.Correct {
 		hints = []string{"allowed reachable via " + strings.Join(in.Reach, ", ") + " (token seen, request logged by the allowed host); denied refused on every channel"}
 		if denyAll {
 			hints = []string{"deny-all: both hosts blocked on every channel, no route out, nothing logged by the fixture servers"}
@@ -196,7 +196,7 @@ func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce strin
 		al, de := sides[pair{ch, allowed}], sides[pair{ch, denied}]
 		cr := ChannelResult{Channel: ch, Allowed: al.v, Denied: de.v, Server: serverNote(al.logged, de.logged)}
 		cr.Outcome, cr.Hint = judge(ch, reach[ch], denyAll, al, de, nonce)
-		if cr.Outcome == NonEnforcing {
+		if cr.Outcome == model.NonEnforcing {
 			for _, h := range append(append([]nethost.Hit{}, al.logged...), de.logged...) {
 				explained[h] = true
 			}
@@ -207,29 +207,29 @@ func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce strin
 }
 
 // judge classifies one channel from both ends of its two requests.
-func judge(ch string, mustReach, denyAll bool, al, de side, nonce string) (Outcome, string) {
+func judge(ch string, mustReach, denyAll bool, al, de side, nonce string) (model.Outcome, string) {
 	// Egress first: the denied host reached, by the client's word or the server's.
 	switch {
 	case de.v == Reached:
-		return NonEnforcing, "denied host reached (" + reachedDetail(de) + loggedNote(de.logged) + ")"
+		return model.NonEnforcing, "denied host reached (" + reachedDetail(de) + loggedNote(de.logged) + ")"
 	case len(de.logged) > 0:
-		return NonEnforcing, fmt.Sprintf("denied host received %s, although the client saw %s (%s)", describeHits(requestHits(de.logged)), de.v, de.detail)
+		return model.NonEnforcing, fmt.Sprintf("denied host received %s, although the client saw %s (%s)", describeHits(requestHits(de.logged)), de.v, de.detail)
 	case denyAll && (al.v == Reached || len(al.logged) > 0):
-		return NonEnforcing, "allowed host reached although the sandbox denies all network (" + reachNote(al) + ")"
+		return model.NonEnforcing, "allowed host reached although the sandbox denies all network (" + reachNote(al) + ")"
 	case !mustReach && offProxy(ch) && (al.v == Reached || len(al.logged) > 0):
-		return NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + reachNote(al) + ")"
+		return model.NonEnforcing, "allowed host reachable without the proxy: network namespace not isolated (" + reachNote(al) + ")"
 	}
 	if !al.reported || !de.reported {
-		return HarnessError, "not reported by the probe"
+		return model.HarnessError, "not reported by the probe"
 	}
 	if h := contradiction(ch, al, de, nonce); h != "" {
-		return HarnessError, h
+		return model.HarnessError, h
 	}
 	if denyAll {
 		return decideDenyAll(al.v, al.detail, de.v, de.detail)
 	}
 	if mustReach && (al.v == Skipped || de.v == Skipped) {
-		return HarnessError, "a channel the target promises was not tried: " + firstNonEmpty(pick(al.v, al.detail, Skipped), de.detail)
+		return model.HarnessError, "a channel the target promises was not tried: " + firstNonEmpty(pick(al.v, al.detail, Skipped), de.detail)
 	}
 	return decideChannel(ch, mustReach, al.v, al.detail, de.v, de.detail)
 }
@@ -306,13 +306,13 @@ func missingPairs(in Network) []string {
 // evidenceOnlyChannels fills in, for a trial that was cut short, the channels its evidence
 // speaks for (non-enforcing) and gives every other channel it was asked for the reason it could
 // not be judged: only evidence of egress outlives such a trial, never a pass.
-func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre Outcome, preHint string, out map[string]ChannelResult) {
+func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre model.Outcome, preHint string, out map[string]ChannelResult) {
 	asked := in.Channels
 	if len(asked) == 0 {
 		asked = model.AllChannels
 	}
 	for ch, c := range out {
-		if c.Outcome != NonEnforcing {
+		if c.Outcome != model.NonEnforcing {
 			c.Outcome, c.Hint = pre, preHint
 			out[ch] = c
 		}
@@ -330,7 +330,7 @@ func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, deny
 			}
 		}
 		if len(ev) > 0 {
-			out[ch] = ChannelResult{Channel: ch, Outcome: NonEnforcing, Hint: "fixture servers logged " + describeHits(requestHits(ev)), Server: describeHits(ev)}
+			out[ch] = ChannelResult{Channel: ch, Outcome: model.NonEnforcing, Hint: "fixture servers logged " + describeHits(requestHits(ev)), Server: describeHits(ev)}
 			continue
 		}
 		out[ch] = ChannelResult{Channel: ch, Outcome: pre, Hint: preHint}

@@ -79,23 +79,23 @@ func load(t *testing.T, name string) Network {
 func TestRecordedTrials(t *testing.T) {
 	cases := []struct {
 		file     string
-		want     Outcome
-		hint     string             // must appear in the overall hint
-		channels map[string]Outcome // per-channel outcomes to check
+		want     model.Outcome
+		hint     string                   // must appear in the overall hint
+		channels map[string]model.Outcome // per-channel outcomes to check
 	}{
-		{"none", Correct, "denied refused on every channel",
-			map[string]Outcome{"http": Correct, "https": Correct, "socks": Correct, "direct": Correct, "dns": Correct}},
-		{"bridge-absent", ProxyDead, "not listening on 127.0.0.1:1080,3128",
-			map[string]Outcome{"http": ProxyDead, "socks": ProxyDead, "direct": Correct}},
-		{"bridge-late", ProxyDead, "not listening", map[string]Outcome{"https": ProxyDead}},
-		{"bridge-mid", ProxyDead, "proxy came up late", map[string]Outcome{"http": ProxyDead, "https": Correct}},
-		{"host-bridge-dies", ProxyDead, "host-side bridge died mid-session",
-			map[string]Outcome{"http": ProxyDead, "https": ProxyDead, "socks": ProxyDead}},
-		{"netns-shared", NonEnforcing, "direct: denied host reached",
-			map[string]Outcome{"direct": NonEnforcing, "dns": NonEnforcing, "http": Correct}},
-		{"open-proxy", NonEnforcing, "http: denied host reached",
-			map[string]Outcome{"http": NonEnforcing, "https": NonEnforcing, "socks": NonEnforcing, "direct": Correct}},
-		{"policy-allows-denied", NonEnforcing, "denied host reached", map[string]Outcome{"http": NonEnforcing}},
+		{"none", model.Correct, "denied refused on every channel",
+			map[string]model.Outcome{"http": model.Correct, "https": model.Correct, "socks": model.Correct, "direct": model.Correct, "dns": model.Correct}},
+		{"bridge-absent", model.ProxyDead, "not listening on 127.0.0.1:1080,3128",
+			map[string]model.Outcome{"http": model.ProxyDead, "socks": model.ProxyDead, "direct": model.Correct}},
+		{"bridge-late", model.ProxyDead, "not listening", map[string]model.Outcome{"https": model.ProxyDead}},
+		{"bridge-mid", model.ProxyDead, "proxy came up late", map[string]model.Outcome{"http": model.ProxyDead, "https": model.Correct}},
+		{"host-bridge-dies", model.ProxyDead, "host-side bridge died mid-session",
+			map[string]model.Outcome{"http": model.ProxyDead, "https": model.ProxyDead, "socks": model.ProxyDead}},
+		{"netns-shared", model.NonEnforcing, "direct: denied host reached",
+			map[string]model.Outcome{"direct": model.NonEnforcing, "dns": model.NonEnforcing, "http": model.Correct}},
+		{"open-proxy", model.NonEnforcing, "http: denied host reached",
+			map[string]model.Outcome{"http": model.NonEnforcing, "https": model.NonEnforcing, "socks": model.NonEnforcing, "direct": model.Correct}},
+		{"policy-allows-denied", model.NonEnforcing, "denied host reached", map[string]model.Outcome{"http": model.NonEnforcing}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -125,27 +125,27 @@ func TestDerivedCases(t *testing.T) {
 	cases := []struct {
 		name string
 		in   Network
-		want Outcome
+		want model.Outcome
 		hint string
 	}{
-		{"timeout", mutate(func(in *Network) { in.TimedOut = true }), Timeout, "deadline"},
+		{"timeout", mutate(func(in *Network) { in.TimedOut = true }), model.Timeout, "deadline"},
 		{"no marker, loud exit", mutate(func(in *Network) {
 			in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 1, "Error: bwrap: No permissions to create new namespace"
-		}), SandboxFailed, "No permissions"},
-		{"no marker, silent", mutate(func(in *Network) { in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 0, "" }), HarnessError, "marker missing"},
-		{"marker but no observation", mutate(func(in *Network) { in.Obs = nil }), HarnessError, "never reported"},
-		{"curl missing", mutate(func(in *Network) { in.Obs.Problems = []string{"curl not runnable"} }), HarnessError, "curl"},
+		}), model.SandboxFailed, "No permissions"},
+		{"no marker, silent", mutate(func(in *Network) { in.Ran, in.Obs, in.Exit, in.Stderr = false, nil, 0, "" }), model.HarnessError, "marker missing"},
+		{"marker but no observation", mutate(func(in *Network) { in.Obs = nil }), model.HarnessError, "never reported"},
+		{"curl missing", mutate(func(in *Network) { in.Obs.Problems = []string{"curl not runnable"} }), model.HarnessError, "curl"},
 		{"allowed refused by policy", mutate(func(in *Network) {
 			*attempt(in, "http", "allowed") = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist",
 				Body: "Connection blocked by network allowlist\n"}
 			dropRequest(in, "allowed", "/http/"+in.Nonce) // refused: the allowed host never saw it
-		}), AllowedBlocked, "allowed host refused by policy"},
+		}), model.AllowedBlocked, "allowed host refused by policy"},
 		{"denied host saw a request but no token came back", mutate(func(in *Network) {
 			in.Hits = append(in.Hits, nethost.Hit{Role: "denied", Proto: "http", Path: "/http/" + in.Nonce, Host: "denied.sandcheck.test", Port: 80, Detail: "GET"})
-		}), NonEnforcing, "http: denied host received denied.sandcheck.test:80 http GET /http/"},
+		}), model.NonEnforcing, "http: denied host received denied.sandcheck.test:80 http GET /http/"},
 		{"wrong token for the addressed host", mutate(func(in *Network) {
 			in.Tokens["allowed"], in.Tokens["denied"] = in.Tokens["denied"], in.Tokens["allowed"]
-		}), NonEnforcing, "denied host reached"},
+		}), model.NonEnforcing, "denied host reached"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,13 +182,13 @@ func TestVerdictOfCurlSignatures(t *testing.T) {
 }
 
 func TestWorstPrefersSecurity(t *testing.T) {
-	if w := Worst(Correct, ProxyDead, NonEnforcing, HarnessError); w != NonEnforcing {
+	if w := model.Worst(model.Correct, model.ProxyDead, model.NonEnforcing, model.HarnessError); w != model.NonEnforcing {
 		t.Fatalf("Worst = %s", w)
 	}
-	if w := Worst(); w != NotApplicable {
+	if w := model.Worst(); w != model.NotApplicable {
 		t.Fatalf("Worst() = %s", w)
 	}
-	for _, o := range All {
+	for _, o := range model.All {
 		if !o.Valid() {
 			t.Fatalf("%s not valid", o)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -22,15 +23,15 @@ func TestThroughAgent(t *testing.T) {
 		last    string // stderr's last line: what the classifier quotes
 		stdout  string
 		trouble bool
-		outcome classify.Outcome // of preconditions, for the no-observation cases
+		outcome model.Outcome // of preconditions, for the no-observation cases
 	}{
 		{"tool ran", Run{Exit: 0, Stdout: []byte("done\n")}, targets.AgentResult{Ran: true, Output: []byte(frame)}, 0,
-			"agent exit 0; the command's exit as the agent reported it: 0", frame, false, classify.HarnessError},
+			"agent exit 0; the command's exit as the agent reported it: 0", frame, false, model.HarnessError},
 		{"tool refused", Run{Exit: 0, Stdout: []byte("done")}, targets.AgentResult{Ran: true, Failed: true, Exit: 1,
-			Output: []byte("Error: sandbox required but unavailable")}, 1, "tool result: Error: sandbox required but unavailable", "Error: sandbox required but unavailable", false, classify.SandboxFailed},
+			Output: []byte("Error: sandbox required but unavailable")}, 1, "tool result: Error: sandbox required but unavailable", "Error: sandbox required but unavailable", false, model.SandboxFailed},
 		{"agent refused to start", Run{Exit: 1, Stderr: "sandbox required but unavailable: refusing to start\n"}, targets.AgentResult{Notes: []string{"scripted model saw no request"}},
-			1, "sandbox required but unavailable: refusing to start", "", false, classify.SandboxFailed},
-		{"unexpected request", Run{Exit: 0}, targets.AgentResult{Trouble: []string{"scripted model: unexpected request GET /x"}}, 0, "", "", true, classify.HarnessError},
+			1, "sandbox required but unavailable: refusing to start", "", false, model.SandboxFailed},
+		{"unexpected request", Run{Exit: 0}, targets.AgentResult{Trouble: []string{"scripted model: unexpected request GET /x"}}, 0, "", "", true, model.HarnessError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,6 +57,6 @@ func TestThroughAgent(t *testing.T) {
 }
 
 // classifyPre runs the classifier's preconditions on a run with no observation.
-func classifyPre(parseErr error, ran bool, exit int, stderr string) classify.Outcome {
-	return classify.ClassifyNetwork(classify.Network{Ran: ran, ParseErr: parseErr, Exit: exit, Stderr: stderr, Reach: []string{probe.ChanHTTP}}).Outcome
+func classifyPre(parseErr error, ran bool, exit int, stderr string) model.Outcome {
+	return classify.ClassifyNetwork(classify.Network{Ran: ran, ParseErr: parseErr, Exit: exit, Stderr: stderr, Reach: []string{model.ChanHTTP}}).Outcome
 }

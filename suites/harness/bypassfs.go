@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -80,7 +81,7 @@ func (l fsInterplay) layout(token string) error {
 // it needs, and its plan.
 type FSInterplayCheck struct {
 	Name  string
-	Needs []targets.Capability
+	Needs []model.Capability
 	plan  fsPlan
 	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
 	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
@@ -92,13 +93,13 @@ func (l fsInterplay) checks(token string) []FSInterplayCheck {
 	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
 	stolen, linked, moved := filepath.Join(l.ws, "stolen-token"), filepath.Join(l.ws, "linked-token"), filepath.Join(l.ws, "creds-moved")
 	planted := filepath.Join(l.private(), "planted")
-	dr := []targets.Capability{targets.CapDenyRead}
-	pf := []targets.Capability{targets.CapProtectedFiles}
+	dr := []model.Capability{model.CapDenyRead}
+	pf := []model.Capability{model.CapProtectedFiles}
 	changed := func(op, p string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
 	}
 	return []FSInterplayCheck{
-		{Name: "deny-read-and-write", Needs: []targets.Capability{targets.CapDenyRead, targets.CapDenyWrite}, plan: read(l.both())},
+		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
 		{Name: "deny-read-dir-write", Needs: dr, strict: true,
 			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted}},
@@ -154,9 +155,9 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
 		ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, User: t.acct,
-			Result: classify.FSResult{Outcome: classify.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
+			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
 		for _, c := range checks {
-			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: classify.NotApplicable, Hint: na[c.Name]}
+			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
 		}
 		return ft, nil
 	}

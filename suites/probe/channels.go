@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
 const bodyLimit = 512
@@ -97,7 +99,7 @@ func directAttempt(s Spec, h Host) Attempt {
 	defer conn.Close()
 	a.Connected = true
 	conn.SetDeadline(time.Now().Add(s.Timeout))
-	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, ChanDirect), h.Addr); err != nil {
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, model.ChanDirect), h.Addr); err != nil {
 		a.Exit, a.Err, a.Errno = 1, "write request: "+err.Error(), errnoName(err)
 		return a
 	}

@@ -22,19 +22,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 )
 
-// Channels a probe can try (model's vocabulary; these names keep code written against probe
-// compiling).
-const (
-	ChanHTTP   = model.ChanHTTP
-	ChanHTTPS  = model.ChanHTTPS
-	ChanSOCKS  = model.ChanSOCKS
-	ChanDirect = model.ChanDirect
-	ChanDNS    = model.ChanDNS
-)
-
-// AllChannels in the order the probe tries them (model.AllChannels).
-var AllChannels = model.AllChannels
-
 // Host is a fixture host as the probe addresses it.
 type Host struct {
 	Role string `json:"role"`
@@ -221,15 +208,15 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 	start := time.Now()
 	var a Attempt
 	switch ch {
-	case ChanHTTP:
+	case model.ChanHTTP:
 		a = curlAttempt(s, obs, "http://"+h.Addr+path(s, ch), nil)
-	case ChanHTTPS:
+	case model.ChanHTTPS:
 		var args []string
 		if s.CAFile != "" {
 			args = []string{"--cacert", s.CAFile}
 		}
 		a = curlAttempt(s, obs, "https://"+h.Addr+path(s, ch), args)
-	case ChanSOCKS:
+	case model.ChanSOCKS:
 		p := socksProxy()
 		if p == "" {
 			a = Attempt{Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"}
@@ -237,9 +224,9 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 		}
 		a = curlAttempt(s, obs, "http://"+h.Addr+path(s, ch), []string{"--proxy", p})
 		a.Via = redact(p)
-	case ChanDirect:
+	case model.ChanDirect:
 		a = directAttempt(s, h)
-	case ChanDNS:
+	case model.ChanDNS:
 		a = dnsAttempt(s, h)
 	default:
 		a = Attempt{Skipped: "unknown channel"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Recorded inside srt 0.0.83: relays listening on :1080 and :3128 (tcp6, v4-mapped), plus two
@@ -195,9 +196,9 @@ echo "end $ch $h" >> ` + log + "\n"
 		}
 		s := Spec{Nonce: "n", Curl: curl, Timeout: 30 * time.Second, MarkDir: marks, SyncAfterFirst: sync,
 			Hosts:    []Host{{Role: "allowed", Addr: "a.test"}, {Role: "denied", Addr: "d.test"}},
-			Channels: []string{ChanHTTP, ChanHTTPS}}
+			Channels: []string{model.ChanHTTP, model.ChanHTTPS}}
 		obs := Run(s)
-		if len(obs.Attempts) != 4 || obs.Attempts[0].Role != "allowed" || obs.Attempts[3].Channel != ChanHTTPS {
+		if len(obs.Attempts) != 4 || obs.Attempts[0].Role != "allowed" || obs.Attempts[3].Channel != model.ChanHTTPS {
 			t.Fatalf("attempts out of order: %+v", obs.Attempts)
 		}
 		b, _ := os.ReadFile(log)

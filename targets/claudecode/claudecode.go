@@ -128,9 +128,9 @@ func (t *Target) Name() string { return Name }
 func (t *Target) Path() string { return t.path }
 
 // Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings.
-func (t *Target) Capabilities() []targets.Capability {
-	return []targets.Capability{targets.CapProxyAllowList, targets.CapWritablePaths, targets.CapDenyRead,
-		targets.CapProtectedFiles, targets.CapSettingsFile}
+func (t *Target) Capabilities() []model.Capability {
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
+		model.CapProtectedFiles, model.CapSettingsFile}
 }
 
 // Reach is the bundled runtime's: its HTTP proxy (plain and CONNECT) and its SOCKS proxy.
