@@ -54,4 +54,3 @@ func TestSizes(t *testing.T) {
 		}
 	}
 }
-
