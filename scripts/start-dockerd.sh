@@ -52,10 +52,15 @@ if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
 else
   $SUDO mkdir -p "$root" "$(dirname "$log")"
   [ -S "$sock" ] && $SUDO rm -f "$sock"
-  # setsid + nohup: the engine outlives this script and the test that ran it.
-  $SUDO setsid nohup dockerd --host "$host" --data-root "$root" --pidfile "$pidfile" \
-    --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
-    >>"$log" 2>&1 </dev/null &
+  # setsid + nohup: the engine outlives this script and the test that ran it. It must not keep a
+  # descriptor it inherited (a caller's lock file held with flock, a pipe a test waits on to
+  # close): the subshell that starts it closes every one above stderr first.
+  (
+    for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -le 2 ] || eval "exec $fd>&-"; done 2>/dev/null
+    exec $SUDO setsid nohup dockerd --host "$host" --data-root "$root" --pidfile "$pidfile" \
+      --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
+      >>"$log" 2>&1 </dev/null
+  ) &
 fi
 
 for _ in $(seq 1 120); do
