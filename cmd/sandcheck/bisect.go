@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register("bisect", "find the first published version whose outcomes differ from a good one's (statistically, resumable)", bisectCmd)
+	cli.Register("bisect", "find the first published version whose outcomes differ from a good one's (statistically, resumable)", bisectCmd)
 }
 
 const bisectHelp = `Runs the good and the bad version N times each, picks the scenario outcome whose rate differs
@@ -38,7 +38,7 @@ Exit codes:
   130 interrupted: continue with --out DIR --resume`
 
 func bisectCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("bisect", "--target srt --label-filter SCENARIOS [--good V] [--bad V] [--json] [--out DIR [--resume]]",
+	fs := cli.NewFlags("bisect", "--target srt --label-filter SCENARIOS [--good V] [--bad V] [--json] [--out DIR [--resume]]",
 		`  sandcheck bisect --target srt --label-filter 'network && seed' --good 0.0.60 --bad 0.0.70
   sandcheck bisect --target srt --label-filter filesystem --json        # oldest release .. latest
   sandcheck bisect --target srt --label-filter filesystem --out out/b --resume   # continue it (same flags)`, stderr)
@@ -57,7 +57,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 	maxTrials := fs.Int("max-trials", bisect.DefaultMaxPerStep, "most trials at one midpoint before it counts as undecided")
 	j := fs.Int("j", 2, "trials in parallel")
 	timeout := fs.Duration("timeout", 120*time.Second, "deadline per trial")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
@@ -123,7 +123,10 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 			EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,
 			Progress: stderr, // with --json, stdout holds the JSON alone
 		},
-		Reports: func(dir string, journals []string) error { _, err := writeReports(dir, journals, stderr); return err },
+		Reports: func(dir string, journals []string) error {
+			_, err := cli.WriteReports(dir, journals, stderr)
+			return err
+		},
 	})
 	code := 0
 	switch {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 )
 
 // restartClocks: nothing on Windows, where no trial runs in this process.
@@ -16,7 +18,7 @@ func init() {
 		{"trial", "run the specs once, in this process (Linux only)"},
 		{"preflight", "one fast network trial with your settings (Linux only)"},
 	} {
-		register(c.name, c.summary, func(_ []string, _, stderr io.Writer) int {
+		cli.Register(c.name, c.summary, func(_ []string, _, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "sandcheck: `sandcheck %s` runs inside Linux; on Windows use a wsl host (matrix/examples/wsl.yaml)\n", c.name)
 			return 2
 		})

@@ -14,11 +14,9 @@ import (
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/inspect"   // doctor, user, faults, versions
 	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/reportcmd" // report, compare, gate
-	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/suites/probe"
-	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Version is set at build time (-ldflags "-X main.Version=...").
@@ -56,22 +54,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 }
 
 func init() {
-	register("version", "print the version", func(args []string, stdout, _ io.Writer) int {
+	cli.Register("version", "print the version", func(args []string, stdout, _ io.Writer) int {
 		fmt.Fprintf(stdout, "sandcheck %s\n", Version)
 		return 0
 	})
-}
-
-// The names this package's commands use for what internal/cli and doctor hold.
-var (
-	register        = cli.Register
-	newFlags        = cli.NewFlags
-	parse           = cli.Parse
-	writeReports    = cli.WriteReports
-	fingerprintUser = doctor.UserOf
-)
-
-// sandboxBuild is doctor.SandboxBuild, as the trial's fingerprint names it.
-func sandboxBuild(t targets.Target, err error) (version, path string) {
-	return doctor.SandboxBuild(t, err)
 }

@@ -8,13 +8,14 @@ import (
 	"io"
 	"time"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
 	"github.com/sandcheck/sandcheck/runner/preflight"
 )
 
 func init() {
-	register("preflight", "one fast network trial with your settings; exit 0 only if nothing fails open (see --help)", preflightCmd)
+	cli.Register("preflight", "one fast network trial with your settings; exit 0 only if nothing fails open (see --help)", preflightCmd)
 }
 
 // preflightCmd is the seed reporter's hand-written probe as a product: drive one sandboxed
@@ -22,7 +23,7 @@ func init() {
 // A known finding of the target (targets/NAME/knownfindings.yaml) is not news, but a fail-open one still fails
 // unless the user accepts the pinned findings by name with --accept-known.
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
+	fs := cli.NewFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
 
 Exit status:
   0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel
@@ -48,7 +49,7 @@ Exit status:
 	withFS := fs.Bool("filesystem", false, "also check filesystem isolation (write only the workspace, secret unreadable)")
 	acceptKnown := fs.Bool("accept-known", false, "accept the target's pinned fail-open known findings (each is listed); without it they fail")
 	quiet := fs.Bool("q", false, "print nothing on success (accepted findings and warnings are still printed)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	cfg, err := o.config()

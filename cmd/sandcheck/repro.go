@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("repro", "run the seed's repro N times and print a ready-to-paste bug report (Markdown)", reproCmd)
+	cli.Register("repro", "run the seed's repro N times and print a ready-to-paste bug report (Markdown)", reproCmd)
 }
 
 // reproCmd runs the network scenario (an allowed and a denied request, over every channel) n
@@ -21,7 +21,7 @@ func init() {
 // evidence of one trial per outcome, in the shape of the bug report that started this project.
 // It exits as run does (1: the report shows a failure), printing the report for 0, 1 and 3.
 func reproCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
+	fs := cli.NewFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
   sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro
   sandcheck repro --target claude-code --settings ~/.claude/settings.json   # the seed's repro through Claude Code`, stderr)
 	var o trialOptions
@@ -29,7 +29,7 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 10, "trials")
 	j := fs.Int("j", 1, "trials in parallel")
 	out := fs.String("out", "", "keep the run (journal and all reports) in this directory")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	dir := *out

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
+	cli.Register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
 
 const runExitHelp = `Exit codes:
@@ -52,7 +52,7 @@ type runFlags struct {
 }
 
 func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
-	fs := newFlags("run", "[flags]", `  sandcheck run -n 20                               # healthy srt, 20 trials
+	fs := cli.NewFlags("run", "[flags]", `  sandcheck run -n 20                               # healthy srt, 20 trials
   sandcheck run --fault bridge-absent -n 20         # the detector must say proxy-dead
   sandcheck run --fault bridge-flaky:p=0.3 -n 200 -j 2 --json
   sandcheck run --matrix matrix/examples/local-faults.yaml --out out/nightly
@@ -93,7 +93,7 @@ type runPlan struct {
 // --help, cli.ExitUsage for anything wrong).
 func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	fs, f := newRunFlags(stderr)
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return nil, code
 	}
 	set := map[string]bool{}
@@ -200,7 +200,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	rep, err := writeReports(p.Runner.Dir, []string{sum.Journal}, stderr)
+	rep, err := cli.WriteReports(p.Runner.Dir, []string{sum.Journal}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck run: reports: %v\n", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -33,7 +34,7 @@ type testingT struct{ failed bool }
 func (t *testingT) Fail() { t.failed = true }
 
 func init() {
-	register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
+	cli.Register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
 }
 
 // config lays the options over the environment's trial settings (config, read once): a flag
@@ -65,7 +66,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	key := os.Getenv(runner.EnvResultKey)
 	os.Unsetenv(runner.EnvResultKey)
 
-	fs := newFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
+	fs := cli.NewFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
   sandcheck trial --fault bridge-absent --report out/ginkgo.json
   sandcheck trial --emit --fingerprint     # what the runner starts on every host`, stderr)
 	var o trialOptions
@@ -76,7 +77,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		strings.TrimSpace(specreport.EgressPrefix)+" line (for the runner; keyed with $"+runner.EnvResultKey+" when set)")
 	fingerprint := fs.Bool("fingerprint", false, "include this host's fingerprint (sandcheck doctor) in the emitted result")
 	budget := fs.Duration("budget", 0, "finish within this long of starting, teardown and report included: sandboxed runs are cut short to fit (0 = no budget)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
 	if *budget < 0 {
@@ -203,9 +204,9 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 // hostFingerprint describes the host a trial ran on, collected where it ran (a container or VM
 // reports itself, not the runner's machine), with the build of the trial's own target under test.
 func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
-	opts := doctor.Options{User: fingerprintUser(user, true)}
+	opts := doctor.Options{User: doctor.UserOf(user, true)}
 	t, err := harness.NewTarget(cfg)
-	opts.SandboxVersion, opts.SandboxPath = sandboxBuild(t, err)
+	opts.SandboxVersion, opts.SandboxPath = doctor.SandboxBuild(t, err)
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/schema"
@@ -30,87 +29,78 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: readmetable [-bypass] TARGET=RUNDIR ...")
 		os.Exit(2)
 	}
+	table, args := scenarioTable, os.Args[1:]
 	if os.Args[1] == "-bypass" {
-		if err := bypassTable(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "readmetable:", err)
-			os.Exit(1)
-		}
-		return
+		table, args = bypassTable, os.Args[2:]
 	}
+	runs, err := readRuns(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "readmetable:", err)
+		os.Exit(1)
+	}
+	fmt.Print(table(runs))
+}
+
+// run is one target's healthy run: a row of the scenario table, a column of the bypass table.
+type run struct {
+	name string
+	rep  *schema.Report
+}
+
+// readRuns reads the report.json of each TARGET=RUNDIR argument.
+func readRuns(args []string) ([]run, error) {
+	var runs []run
+	for _, arg := range args {
+		name, dir, ok := strings.Cut(arg, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want TARGET=RUNDIR", arg)
+		}
+		rep, err := schema.ReadFile(filepath.Join(dir, "report.json"))
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run{name, rep})
+	}
+	return runs, nil
+}
+
+// scenarioTable renders the sandbox x scenario group table: a row per run.
+func scenarioTable(runs []run) string {
 	var b strings.Builder
 	b.WriteString("| sandbox | version | trials |")
 	for _, g := range groups {
 		b.WriteString(" " + g.title + " |")
 	}
 	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(groups)) + "\n")
-	for _, arg := range os.Args[1:] {
-		name, dir, ok := strings.Cut(arg, "=")
-		if !ok {
-			fmt.Fprintf(os.Stderr, "readmetable: %q: want TARGET=RUNDIR\n", arg)
-			os.Exit(2)
-		}
-		rep, err := schema.ReadFile(filepath.Join(dir, "report.json"))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "readmetable: %v\n", err)
-			os.Exit(1)
-		}
+	for _, r := range runs {
 		version := "?"
-		if t, err := targets.New(name, map[string]string{}); err == nil {
+		if t, err := targets.New(r.name, map[string]string{}); err == nil {
 			version = t.Version()
 		}
 		trials := 0
-		for _, o := range rep.Overall {
+		for _, o := range r.rep.Overall {
 			if o.Fault == "" && o.Trials > trials {
 				trials = o.Trials
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d |", name, version, trials)
+		fmt.Fprintf(&b, "| %s | %s | %d |", r.name, version, trials)
 		for _, g := range groups {
-			b.WriteString(" " + cell(rep, g.key) + " |")
+			b.WriteString(" " + cell(r.rep, g.key) + " |")
 		}
 		b.WriteString("\n")
 	}
-	fmt.Print(b.String())
+	return b.String()
 }
 
 // cell summarizes one sandbox's specs of one group: how many passed in every trial, how many are
 // not-applicable to it, and each failing spec with its outcomes.
 func cell(rep *schema.Report, group string) string {
-	pass, na, total := 0, 0, 0
-	var fails []string
+	var t tally
 	for _, c := range rep.Cells {
 		if c.Fault != "" || !strings.HasPrefix(c.Scenario, group+"/") {
 			continue
 		}
-		total++
-		switch {
-		case c.Trials > 0 && c.Outcomes["not-applicable"] == c.Trials:
-			na++
-		case c.Failures == 0 && c.Measured == c.Trials:
-			pass++
-		default:
-			var outs []string
-			for o, n := range c.Outcomes {
-				outs = append(outs, fmt.Sprintf("%s %d/%d", o, n, c.Trials))
-			}
-			sort.Strings(outs)
-			fails = append(fails, fmt.Sprintf("`%s` %s", strings.TrimPrefix(c.Scenario, group+"/"), strings.Join(outs, ", ")))
-		}
+		t.count(c, group+"/", false)
 	}
-	if total == 0 {
-		return "not run"
-	}
-	if pass+len(fails) == 0 {
-		return fmt.Sprintf("n/a (%d specs)", na)
-	}
-	s := fmt.Sprintf("%d/%d pass", pass, pass+len(fails))
-	if len(fails) == 0 {
-		s = "✅ " + s
-	} else {
-		s = "❌ " + s + ": " + strings.Join(fails, "; ")
-	}
-	if na > 0 {
-		s += fmt.Sprintf(" (%d n/a)", na)
-	}
-	return s
+	return t.render(" specs")
 }

@@ -1,9 +1,6 @@
 package claudecode
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/targets"
@@ -17,15 +14,9 @@ import (
 // added to their allow-list and the workspace to their writable paths. Patches (faults) see the
 // runtime's part in srt's shape ({"network": ..., "filesystem": ...}), as they do for srt.
 func Settings(p targets.Policy, userFile string, patches []func(map[string]any)) (map[string]any, error) {
-	s := map[string]any{}
-	if userFile != "" {
-		b, err := os.ReadFile(userFile)
-		if err != nil {
-			return nil, fmt.Errorf("read Claude Code settings %s: %w", userFile, err)
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("parse Claude Code settings %s: %w", userFile, err)
-		}
+	s, err := targets.ReadSettings(userFile, "Claude Code settings")
+	if err != nil {
+		return nil, err
 	}
 	sb := targets.SettingsObject(s, "sandbox")
 	for k, v := range map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false} {
@@ -34,9 +25,9 @@ func Settings(p targets.Policy, userFile string, patches []func(map[string]any))
 		}
 	}
 	net, fs := targets.SettingsObject(sb, "network"), targets.SettingsObject(sb, "filesystem")
-	net["allowedDomains"] = targets.Union(targets.SettingsStrings(net["allowedDomains"]), p.AllowedHosts)
-	fs["allowWrite"] = targets.Union(targets.SettingsStrings(fs["allowWrite"]), p.WritablePaths)
-	fs["denyRead"] = targets.Union(targets.SettingsStrings(fs["denyRead"]), p.DenyRead)
+	targets.SettingsAdd(net, "allowedDomains", p.AllowedHosts)
+	targets.SettingsAdd(fs, "allowWrite", p.WritablePaths)
+	targets.SettingsAdd(fs, "denyRead", p.DenyRead)
 	runtime := map[string]any{"network": net, "filesystem": fs}
 	for _, patch := range patches {
 		patch(runtime)

@@ -94,23 +94,17 @@ func packageVersion(path string) string {
 // user's keys are kept, the fixture's allowed hosts are added to theirs, and the workspace is
 // added to their writable paths.
 func Settings(p targets.Policy, userFile string) (map[string]any, error) {
-	s := map[string]any{}
-	if userFile != "" {
-		b, err := os.ReadFile(userFile)
-		if err != nil {
-			return nil, fmt.Errorf("read srt settings %s: %w", userFile, err)
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("parse srt settings %s: %w", userFile, err)
-		}
+	s, err := targets.ReadSettings(userFile, "srt settings")
+	if err != nil {
+		return nil, err
 	}
 	net := targets.SettingsObject(s, "network")
-	net["allowedDomains"] = targets.Union(targets.SettingsStrings(net["allowedDomains"]), p.AllowedHosts)
-	net["deniedDomains"] = targets.Union(targets.SettingsStrings(net["deniedDomains"]), p.DeniedHosts)
+	targets.SettingsAdd(net, "allowedDomains", p.AllowedHosts)
+	targets.SettingsAdd(net, "deniedDomains", p.DeniedHosts)
 	fs := targets.SettingsObject(s, "filesystem")
-	fs["allowWrite"] = targets.Union(targets.SettingsStrings(fs["allowWrite"]), p.WritablePaths)
-	fs["denyRead"] = targets.Union(targets.SettingsStrings(fs["denyRead"]), p.DenyRead)
-	fs["denyWrite"] = targets.Union(targets.SettingsStrings(fs["denyWrite"]), p.DenyWrite)
+	targets.SettingsAdd(fs, "allowWrite", p.WritablePaths)
+	targets.SettingsAdd(fs, "denyRead", p.DenyRead)
+	targets.SettingsAdd(fs, "denyWrite", p.DenyWrite)
 	return s, nil
 }
 

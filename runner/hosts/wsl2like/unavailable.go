@@ -3,7 +3,6 @@
 package wsl2like
 
 import (
-	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
@@ -12,6 +11,5 @@ const Kind = "wsl2-like"
 
 // The kind stays registered elsewhere so that asking for it says why it cannot work.
 func init() {
-	hosts.Register(hosts.Kind{Name: Kind, HostKind: matrix.HostKind{
-		Unavailable: "kind wsl2-like needs a Linux runner (QEMU, Debian kernels); on Windows use a wsl host (matrix/examples/wsl.yaml)"}})
+	hosts.RegisterUnavailable(Kind, "kind wsl2-like needs a Linux runner (QEMU, Debian kernels); on Windows use a wsl host (matrix/examples/wsl.yaml)")
 }
