@@ -1,6 +1,6 @@
 //go:build linux
 
-package vmimage
+package vminit
 
 import "github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 
