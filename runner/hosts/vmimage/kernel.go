@@ -7,7 +7,6 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,42 +44,22 @@ func (b *Builder) Kernel(ctx context.Context, suite string) (*Kernel, error) {
 	if suite == "" || strings.ContainsAny(suite, "/ \t") {
 		return nil, fmt.Errorf("kernel suite %q: want a Debian suite such as bookworm or trixie", suite)
 	}
-	dir := filepath.Join(b.cache(), "kernels", suite+"-"+KernelRecipe)
-	if k, err := loadKernel(dir); err == nil {
+	a := kernelArtifact(filepath.Join(b.cache(), "kernels", suite+"-"+KernelRecipe), suite)
+	return a.get(b, func() (*Kernel, error) {
+		start := time.Now()
+		k, err := a.build(suite, func(tmp, out string) (*Kernel, error) { return b.buildKernel(ctx, suite, a.dir, tmp, out) })
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", suite, err)
+		}
+		b.logf("kernel %s (%s) ready in %s", suite, k.Release, time.Since(start).Round(time.Millisecond))
 		return k, nil
-	}
-	unlock, err := b.lock("kernel-" + suite)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if k, err := loadKernel(dir); err == nil {
-		return k, nil // built while we waited
-	}
-	start := time.Now()
-	k, err := b.buildKernel(ctx, suite, dir)
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", suite, err)
-	}
-	b.logf("kernel %s (%s) ready in %s", suite, k.Release, time.Since(start).Round(time.Millisecond))
-	return k, nil
+	})
 }
 
-func loadKernel(dir string) (*Kernel, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
-	if err != nil {
-		return nil, err
-	}
-	var k Kernel
-	if err := json.Unmarshal(data, &k); err != nil {
-		return nil, err
-	}
-	for _, f := range []string{k.Boot, k.Initrd} {
-		if _, err := os.Stat(f); err != nil {
-			return nil, err
-		}
-	}
-	return &k, nil
+// kernelArtifact is the cached kernel of suite in dir.
+func kernelArtifact(dir, suite string) artifact[Kernel] {
+	return artifact[Kernel]{dir: dir, manifest: "kernel.json", lock: "kernel-" + suite,
+		files: func(k *Kernel) []string { return []string{k.Boot, k.Initrd} }}
 }
 
 // aptEnv returns the environment of a private APT whose sources hold suite (adding it and
@@ -182,19 +161,13 @@ func kernelDeps(ctx context.Context, deb string) ([]string, error) {
 	return deps, nil
 }
 
-func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, error) {
+// buildKernel fetches and unpacks suite's kernel in tmp and puts what a boot needs in out (to
+// be renamed to dir).
+func (b *Builder) buildKernel(ctx context.Context, suite, dir, tmp, out string) (*Kernel, error) {
 	env, err := b.aptEnv(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-"+suite+"-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	debs, tree := filepath.Join(tmp, "debs"), filepath.Join(tmp, "tree")
 	os.MkdirAll(debs, 0o755)
 	// Follow the metapackage to the packages holding the kernel and its modules (from 7.x the
@@ -239,8 +212,6 @@ func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, 
 		release = filepath.Base(filepath.Dir(moved[0]))
 	}
 	k := &Kernel{Suite: suite, Package: strings.Join(names, ", "), Release: release}
-	out := filepath.Join(tmp, "out")
-	os.MkdirAll(out, 0o755)
 	config, err := os.ReadFile(filepath.Join(tree, "boot", "config-"+k.Release))
 	if err != nil {
 		config, _ = os.ReadFile(filepath.Join(tree, "usr", "lib", "modules", k.Release, "config"))
@@ -284,14 +255,6 @@ func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, 
 		k.Modules = append(k.Modules, m.Name)
 	}
 	k.Initrd = filepath.Join(dir, "initrd.cpio")
-	data, _ := json.MarshalIndent(k, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, "kernel.json"), data, 0o644); err != nil {
-		return nil, err
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(out, dir); err != nil {
-		return nil, err
-	}
 	return k, nil
 }
 
