@@ -29,9 +29,9 @@ type Executor struct {
 	// Parse turns the finished process into a Record. Nil: exit 0 is correct, anything else a
 	// harness error (enough for fakes). A Parse error becomes a harness-error record.
 	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
-	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (Run clears it at
-	// start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set a
-	// short path if trials put unix sockets there (108-byte limit).
+	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (runner.Run clears
+	// it at start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set
+	// a short path if trials put unix sockets there (108-byte limit).
 	ScratchRoot string
 	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
 	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
@@ -45,7 +45,7 @@ type Executor struct {
 	spares  []*proc
 	closed  bool
 	// FramePrefixes: stdout lines starting with one of these are also kept whole in
-	// ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
+	// runner.ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
 	// however much it printed around them.
 	FramePrefixes []string
 	MaxFrames     int // default 64 MiB

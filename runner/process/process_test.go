@@ -65,7 +65,7 @@ func TestStragglersKilledAfterNormalExit(t *testing.T) {
 	testwait.Gone(t, 2*time.Second, readPids(t, filepath.Join(out, "grandchild"))[0])
 }
 
-func TestProcessExecutorHandsOutputToParse(t *testing.T) {
+func TestExecutorHandsOutputToParse(t *testing.T) {
 	var seen runner.ProcResult
 	var scratchExisted bool
 	pe := &Executor{
@@ -95,7 +95,7 @@ func TestProcessExecutorHandsOutputToParse(t *testing.T) {
 	}
 }
 
-func TestProcessExecutorFailuresAreHarnessErrors(t *testing.T) {
+func TestExecutorFailuresAreHarnessErrors(t *testing.T) {
 	pe := &Executor{Command: func(runner.Trial, string) ([]string, []string, string) {
 		return []string{"/nonexistent/sandcheck-trial"}, nil, ""
 	}}
