@@ -17,87 +17,19 @@ import (
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
-// The test binary doubles as a fake trial process and as a runner process to kill -9.
+// The test binary doubles as a runner process to kill -9.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 2 && os.Args[1] == SpareArg {
-		os.Exit(spareTrialMain())
-	}
-	if len(os.Args) == 3 && os.Args[1] == "trial" { // a trial that found no spare
-		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv("SANDCHECK_RESULT_KEY"))
-		os.Exit(0)
-	}
-	switch {
-	case os.Getenv("SANDCHECK_FAKE_TRIAL") != "":
-		os.Exit(fakeTrialMain())
-	case os.Getenv("SANDCHECK_TEST_RUNNER") != "":
+	if os.Getenv("SANDCHECK_TEST_RUNNER") != "" {
 		os.Exit(testRunnerMain())
 	}
 	os.Exit(m.Run())
 }
 
-// fakeTrialMain is a trial process: it spins or sleeps as told and prints an outcome drawn from
-// a seeded probability of proxy-dead.
-func fakeTrialMain() int {
-	if ms, _ := strconv.Atoi(os.Getenv("FAKE_SPIN_MS")); ms > 0 {
-		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
-		x := 0
-		for time.Now().Before(end) {
-			for i := range 10000 {
-				x += i * i
-			}
-		}
-		_ = x
-	}
-	if ms, _ := strconv.Atoi(os.Getenv("FAKE_SLEEP_MS")); ms > 0 {
-		time.Sleep(time.Duration(ms) * time.Millisecond) // the fake trial's work (not a wait)
-	}
-	p, _ := strconv.ParseFloat(os.Getenv("FAKE_P"), 64)
-	seed, _ := strconv.ParseUint(os.Getenv("FAKE_SEED"), 10, 64)
-	idx, _ := strconv.Atoi(os.Getenv("FAKE_INDEX"))
-	if FakeUniform(seed, os.Getenv("FAKE_CELL"), idx) < p {
-		fmt.Println(model.ProxyDead)
-	} else {
-		fmt.Println(model.Correct)
-	}
-	return 0
-}
-
-// fakeProcess is a ProcessExecutor whose trials re-execute this test binary as fakeTrialMain.
-func fakeProcess(env ...string) *ProcessExecutor {
-	return &ProcessExecutor{
-		Command: func(t Trial, scratch string) ([]string, []string, string) {
-			e := append(os.Environ(), "SANDCHECK_FAKE_TRIAL=1", "FAKE_CELL="+t.Cell.ID, "FAKE_INDEX="+strconv.Itoa(t.Index))
-			return []string{os.Args[0]}, append(e, env...), scratch
-		},
-		Parse: func(t Trial, res ProcResult) (model.Record, error) {
-			o := model.Outcome(strings.TrimSpace(string(res.Stdout)))
-			if !o.Valid() {
-				return model.Record{}, fmt.Errorf("no outcome in %q", res.Stdout)
-			}
-			return model.Record{Outcome: o}, nil
-		},
-	}
-}
-
-// shell is a ProcessExecutor running script with sh; TRIAL and OUT are set in its environment.
-func shell(script, out string) *ProcessExecutor {
-	return &ProcessExecutor{
-		KillGrace: 300 * time.Millisecond,
-		Command: func(t Trial, scratch string) ([]string, []string, string) {
-			env := append(os.Environ(), "TRIAL="+strconv.Itoa(t.Index), "OUT="+out)
-			return []string{"sh", "-c", script}, env, scratch
-		},
-	}
-}
-
-// testRunnerMain is a runner process for the kill -9 tests, configured by environment.
+// testRunnerMain is a runner process for the kill -9 test, configured by environment.
 func testRunnerMain() int {
 	dir := os.Getenv("SANDCHECK_TEST_RUNNER")
 	n, _ := strconv.Atoi(os.Getenv("RUNNER_N"))
-	var exec Executor = &Fake{Seed: 1, Delay: 30 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
-	if os.Getenv("RUNNER_MODE") == "sleep" {
-		exec = shell(`sleep 1000 & echo $! >> "$OUT/sleeps"; wait`, dir)
-	}
+	exec := &Fake{Seed: 1, Delay: 30 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
 	_, err := Run(context.Background(), exec, Options{
 		Cells: testCells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true, Timeout: time.Hour,
 	})
@@ -143,29 +75,4 @@ func journalKeys(t *testing.T, path string) (map[key]model.Record, []string) {
 func countLines(path string) int {
 	data, _ := os.ReadFile(path)
 	return strings.Count(string(data), "\n")
-}
-
-// gone reports whether pid no longer runs (absent, or a zombie nobody reaped yet).
-func gone(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] == "Z"
-}
-
-func readPids(t *testing.T, path string) []int {
-	t.Helper()
-	data, _ := os.ReadFile(path)
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		p, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("%s: %q", path, f)
-		}
-		pids = append(pids, p)
-	}
-	return pids
 }

@@ -3,7 +3,8 @@
 // it, so a crash or Ctrl-C never loses one and --resume never runs one twice.
 //
 // The runner knows nothing about Ginkgo or sandboxes: it schedules Trials through an Executor.
-// ProcessExecutor runs each trial as a child process in its own process group.
+// runner/process's Executor runs each trial as a child process in its own process group;
+// runner/rundir guards the run directory and runner/progress shows how far the run is.
 package runner
 
 import (
@@ -21,6 +22,8 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/runner/progress"
+	"github.com/sandcheck/sandcheck/runner/rundir"
 )
 
 // Trial is one run of one cell.
@@ -95,7 +98,7 @@ type Options struct {
 	// before recording a timeout and moving on without it; default 30s.
 	Abandon time.Duration
 
-	// Dir is the run directory: journal.jsonl, the pgid file and a lock live there.
+	// Dir is the run directory: journal.jsonl, the pgid file and a lock (rundir) live there.
 	Dir string
 	// FullJournal journals every trial with its evidence. By default a trial that passed, or
 	// failed only by pinned known findings, is journaled compact (journal.KeepsEvidence).
@@ -110,12 +113,10 @@ type Options struct {
 	ProgressEvery time.Duration // period of plain lines; default 10s
 }
 
-// Files inside Options.Dir.
+// Files inside Options.Dir (and rundir.PgidFile, rundir.LockFile).
 const (
 	JournalFile = "journal.jsonl"
-	PgidFile    = "running.pgids"
-	LockFile    = "lock"
-	ScratchDir  = "scratch" // ProcessExecutor's default parent of per-trial scratch dirs
+	ScratchDir  = "scratch" // process.Executor's default parent of per-trial scratch dirs
 )
 
 // Summary is what a run (plus what it resumed) amounts to.
@@ -191,7 +192,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
-	unlock, err := lockDir(opt.Dir)
+	unlock, err := rundir.Lock(opt.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -205,16 +206,17 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 	}
 	// Leftovers first: a previous run killed with -9 may still have trials running that would
 	// compete with ours for ports, namespaces and CPU.
-	pids := &pidFile{path: filepath.Join(opt.Dir, PgidFile)}
-	n, err := killLeftovers(pids.path)
+	pgids := filepath.Join(opt.Dir, rundir.PgidFile)
+	pids := rundir.NewPgidLog(pgids)
+	n, err := rundir.KillLeftovers(pgids)
 	sum.Leftovers = n
 	if err != nil {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
-	if err := pids.init(); err != nil {
+	if err := pids.Init(); err != nil {
 		return nil, err
 	}
-	defer pids.remove()
+	defer pids.Remove()
 	// Scratch dirs of a killed run; nobody else uses them while we hold the lock.
 	if err := os.RemoveAll(filepath.Join(opt.Dir, ScratchDir)); err != nil {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("remove old scratch dirs: %v", err))
@@ -281,14 +283,20 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 		total += cs.remaining
 	}
 
-	prog := newProgress(opt.Progress, opt.Plain, opt.ProgressEvery, sum.Resumed, total, states)
+	counts := map[model.Outcome]int{}
+	for _, cs := range states {
+		for o, n := range cs.sum.Counts {
+			counts[o] += n
+		}
+	}
+	prog := progress.New(opt.Progress, opt.Plain, opt.ProgressEvery, sum.Resumed, total, counts)
 	for _, w := range sum.Warnings {
-		prog.note("warning: " + w)
+		prog.Note("warning: " + w)
 	}
 	if sum.Leftovers > 0 {
-		prog.note(fmt.Sprintf("killed %d process group(s) left running by an earlier run", sum.Leftovers))
+		prog.Note(fmt.Sprintf("killed %d process group(s) left running by an earlier run", sum.Leftovers))
 	}
-	prog.start()
+	prog.Start()
 
 	s := &scheduler{states: states, limit: opt.Trials, prog: prog}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -317,14 +325,14 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 		})
 	}
 	wg.Wait()
-	prog.stop()
+	prog.Stop()
 	os.Remove(filepath.Join(opt.Dir, ScratchDir)) // empty by now unless an abandoned trial holds it
 
 	for _, cs := range states {
 		sum.Cells = append(sum.Cells, cs.sum)
 	}
 	sum.Ran = s.ran
-	if err := pids.err(); err != nil {
+	if err := pids.Err(); err != nil {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
 	if err := jw.Close(); err != nil {

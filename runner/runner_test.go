@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/internal/procfs"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/runner/rundir"
 )
 
 func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
@@ -59,7 +58,7 @@ func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 	if total != 100 {
 		t.Fatalf("counts add up to %d", total)
 	}
-	if _, err := os.Stat(filepath.Join(dir, PgidFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.PgidFile)); !os.IsNotExist(err) {
 		t.Fatalf("pgid file left behind: %v", err)
 	}
 }
@@ -119,119 +118,6 @@ func TestInterleavedOrder(t *testing.T) {
 	}
 	if want := "fault0/0 fault1/0 fault0/1 fault1/1"; strings.Join(order, " ") != want {
 		t.Fatalf("order %v, want %s", order, want)
-	}
-}
-
-func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
-	cases := map[string]string{
-		"term":        `echo $$ > "$OUT/child"; sleep 1000 & echo $! > "$OUT/grandchild"; wait`,
-		"ignore-term": `trap "" TERM; echo $$ > "$OUT/child"; sleep 1000 & echo $! > "$OUT/grandchild"; wait`,
-	}
-	for name, script := range cases {
-		t.Run(name, func(t *testing.T) {
-			out := t.TempDir()
-			pe := shell(script, out)
-			start := time.Now()
-			rec := runOne(context.Background(), pe, Trial{Cell: testCells(1)[0], Timeout: 300 * time.Millisecond}, time.Minute)
-			if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
-				t.Fatalf("record %+v", rec)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("took %s", d)
-			}
-			for _, f := range []string{"child", "grandchild"} {
-				pids := readPids(t, filepath.Join(out, f))
-				if len(pids) != 1 {
-					t.Fatalf("%s pids %v", f, pids)
-				}
-				testwait.Gone(t, 2*time.Second, pids[0])
-			}
-		})
-	}
-}
-
-func TestStragglersKilledAfterNormalExit(t *testing.T) {
-	out := t.TempDir()
-	// The background sleep keeps stdout open: without the group kill this trial would hang.
-	pe := shell(`sleep 1000 & echo $! > "$OUT/grandchild"; echo done`, out)
-	start := time.Now()
-	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != model.Correct {
-		t.Fatalf("record %+v", rec)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("took %s", d)
-	}
-	testwait.Gone(t, 2*time.Second, readPids(t, filepath.Join(out, "grandchild"))[0])
-}
-
-func TestProcessExecutorHandsOutputToParse(t *testing.T) {
-	var seen ProcResult
-	var scratchExisted bool
-	pe := &ProcessExecutor{
-		MaxOutput: 1000,
-		Command: func(tr Trial, scratch string) ([]string, []string, string) {
-			return []string{"sh", "-c", `echo report > report.json; head -c 5000 /dev/zero | tr '\0' x; echo oops >&2; exit 3`}, nil, scratch
-		},
-		Parse: func(tr Trial, res ProcResult) (model.Record, error) {
-			seen = res
-			data, err := os.ReadFile(filepath.Join(res.Scratch, "report.json"))
-			scratchExisted = err == nil && string(data) == "report\n"
-			return model.Record{Outcome: model.ProxyDead, Hint: "from parse"}, nil
-		},
-	}
-	rec := pe.Run(context.Background(), Trial{Timeout: time.Minute})
-	if rec.Outcome != model.ProxyDead || rec.Hint != "from parse" {
-		t.Fatalf("record %+v", rec)
-	}
-	if seen.ExitCode != 3 || string(seen.Stderr) != "oops\n" || len(seen.Stdout) != 1000 || !seen.Truncated || seen.TimedOut {
-		t.Fatalf("result exit=%d stderr=%q stdout=%d truncated=%v", seen.ExitCode, seen.Stderr, len(seen.Stdout), seen.Truncated)
-	}
-	if !scratchExisted {
-		t.Fatal("scratch dir not usable by the trial and Parse")
-	}
-	if _, err := os.Stat(seen.Scratch); !os.IsNotExist(err) {
-		t.Fatalf("scratch %s not removed", seen.Scratch)
-	}
-}
-
-func TestProcessExecutorFailuresAreHarnessErrors(t *testing.T) {
-	pe := &ProcessExecutor{Command: func(Trial, string) ([]string, []string, string) {
-		return []string{"/nonexistent/sandcheck-trial"}, nil, ""
-	}}
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.Contains(rec.Error, "start /nonexistent/sandcheck-trial") {
-		t.Fatalf("record %+v", rec)
-	}
-	pe = shell("echo boom >&2; exit 2", t.TempDir())
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || rec.Error != "exit 2: boom" {
-		t.Fatalf("record %+v", rec)
-	}
-	pe.Parse = func(Trial, ProcResult) (model.Record, error) { return model.Record{}, errors.New("no report") }
-	if rec := pe.Run(context.Background(), Trial{}); rec.Outcome != model.HarnessError || !strings.HasPrefix(rec.Error, "parse trial output: no report (exit 2, stderr: boom)") {
-		t.Fatalf("record %+v", rec)
-	}
-}
-
-func TestProcessFakeFollowsSeed(t *testing.T) {
-	dir := t.TempDir()
-	// A scratch dir left by a killed run is cleared at start.
-	os.MkdirAll(filepath.Join(dir, ScratchDir, "trial-123"), 0o755)
-	pe := fakeProcess("FAKE_P=0.5", "FAKE_SEED=3")
-	if _, err := Run(context.Background(), pe, Options{Cells: testCells(2), Trials: 5, Parallel: 2, Dir: dir}); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
-	fake := &Fake{Seed: 3, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}
-	for k, r := range got {
-		if r.Outcome != fake.Outcome(k.cell, k.trial) {
-			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.cell, k.trial))
-		}
-	}
-	if len(got) != 10 {
-		t.Fatalf("%d journaled", len(got))
-	}
-	if _, err := os.Stat(filepath.Join(dir, ScratchDir)); !os.IsNotExist(err) {
-		t.Fatalf("scratch dir left behind: %v", err)
 	}
 }
 
@@ -323,150 +209,6 @@ func TestResumeAfterKill9(t *testing.T) {
 		t.Fatal("resume did not keep the run id")
 	}
 	t.Logf("killed after %d of %d trials; resume ran %d", len(before), 2*n, sum.Ran)
-}
-
-// TestLeftoversOfKilledRunAreKilled: trials of a runner killed with -9 keep running in their
-// own groups; the next start must kill them.
-func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
-	skip.Short(t, "spawns a runner process")
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "SANDCHECK_TEST_RUNNER="+dir, "RUNNER_N=5", "RUNNER_MODE=sleep")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgids := filepath.Join(dir, "run", PgidFile)
-	testwait.Until(t, "two trials running", 20*time.Second, func() bool {
-		data, _ := os.ReadFile(pgids)
-		return len(readPids(t, filepath.Join(dir, "sleeps"))) == 2 && strings.Count(string(data), "\n+") == 2
-	})
-	cmd.Process.Kill()
-	cmd.Wait()
-	sleeps := readPids(t, filepath.Join(dir, "sleeps"))
-	// The trials' leaders die with the runner (Pdeathsig); wait for that, then their children
-	// must still run, in their own groups, for the next start to find.
-	leaders, _ := os.ReadFile(pgids)
-	for _, l := range strings.Split(string(leaders), "\n") {
-		if pgid, _, ok := strings.Cut(strings.TrimPrefix(l, "+"), " "); ok && strings.HasPrefix(l, "+") {
-			p, _ := strconv.Atoi(pgid)
-			testwait.Gone(t, 5*time.Second, p)
-		}
-	}
-	for _, p := range sleeps {
-		if gone(p) {
-			t.Fatalf("sleep %d died with the runner; nothing left to test", p)
-		}
-	}
-	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record { return model.Record{Outcome: model.Correct} })
-	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Leftovers != 2 {
-		t.Fatalf("killed %d leftover groups, want 2", sum.Leftovers)
-	}
-	for _, p := range sleeps {
-		testwait.Gone(t, 2*time.Second, p)
-	}
-}
-
-func TestLeftoverWithRecycledPidIsSpared(t *testing.T) {
-	path := filepath.Join(t.TempDir(), PgidFile)
-	self := os.Getpid()
-	st, err := procfs.StartTicks(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Our own pid with a different start time stands for a recycled pid: it must survive.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n", procfs.BootID(), self, st+1), 0o644)
-	if n, err := killLeftovers(path); n != 0 || err != nil {
-		t.Fatalf("killed %d, err %v", n, err)
-	}
-	// A file from before a reboot is ignored.
-	os.WriteFile(path, fmt.Appendf(nil, "boot other-boot\n+%d %d\n", self, st), 0o644)
-	if n, err := killLeftovers(path); n != 0 || err != nil {
-		t.Fatalf("killed %d, err %v", n, err)
-	}
-	// An exited group is not killed.
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+%d %d\n-%d\n", procfs.BootID(), self, st, self), 0o644)
-	if n, err := killLeftovers(path); n != 0 || err != nil {
-		t.Fatalf("killed %d, err %v", n, err)
-	}
-	os.WriteFile(path, []byte("garbage\n"), 0o644)
-	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+":1: not a pgid file") {
-		t.Fatalf("err %v", err)
-	}
-	os.WriteFile(path, fmt.Appendf(nil, "boot %s\n+12 x\n", procfs.BootID()), 0o644)
-	if _, err := killLeftovers(path); err == nil || !strings.Contains(err.Error(), PgidFile+`:2: expected "+pgid starttime" or "-pgid", got "+12 x"`) {
-		t.Fatalf("err %v", err)
-	}
-}
-
-func TestPgidLogCompacts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), PgidFile)
-	p := &pidFile{path: path}
-	if err := p.init(); err != nil {
-		t.Fatal(err)
-	}
-	// Many short-lived groups and one that stays: the log must stay small and still name it.
-	sleeper := exec.Command("sleep", "1000")
-	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer sleeper.Wait()
-	p.Started(sleeper.Process.Pid)
-	for i := range 10000 {
-		p.Started(1000000 + i)
-		p.Exited(1000000 + i)
-	}
-	if err := p.err(); err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := os.Stat(path); st.Size() > compactAt+100 {
-		t.Fatalf("log is %d bytes", st.Size())
-	}
-	p.f.Close() // as if the runner died: the log stays
-	if n, err := killLeftovers(path); n != 1 || err != nil {
-		t.Fatalf("killed %d, err %v", n, err)
-	}
-	testwait.Gone(t, 2*time.Second, sleeper.Process.Pid)
-}
-
-func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	pe := shell(`if [ "$TRIAL" -lt 3 ]; then exit 0; fi; echo $$ >> "$OUT/pids"; exec sleep 1000`, out)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, pe, Options{Cells: testCells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
-		errc <- err
-	}()
-	testwait.Until(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
-	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted after 3 trial(s)") {
-			t.Fatalf("err = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
-	for _, p := range readPids(t, filepath.Join(out, "pids")) {
-		testwait.Gone(t, 2*time.Second, p)
-	}
-	got, warn := journalKeys(t, filepath.Join(dir, JournalFile))
-	if len(got) != 3 || len(warn) != 0 {
-		t.Fatalf("journal holds %d trials (%v), want the 3 finished ones", len(got), warn)
-	}
-	// Resume finishes the rest, each once.
-	sum, err := Run(context.Background(), shell("exit 0", out), Options{Cells: testCells(1), Trials: 10, Dir: dir, Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := journalKeys(t, filepath.Join(dir, JournalFile)); len(got) != 10 || sum.Ran != 7 {
-		t.Fatalf("after resume %d trials, ran %d", len(got), sum.Ran)
-	}
 }
 
 func TestTornLastLineIgnoredOnResume(t *testing.T) {
@@ -655,23 +397,6 @@ func TestPlainProgressLines(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "\r") {
 		t.Fatal("carriage return in plain output")
-	}
-}
-
-func TestProgressLineAndBar(t *testing.T) {
-	counts := map[model.Outcome]int{model.Correct: 4, model.ProxyDead: 1}
-	if got, want := progressLine(5, 20, 5, 10*time.Second, counts), "5/20 trials (25%), ETA 30s correct=4 proxy-dead=1"; got != want {
-		t.Fatalf("got %q want %q", got, want)
-	}
-	// Resumed trials took no time in this run: the ETA uses this run's pace only.
-	if got, want := progressLine(12, 20, 2, 4*time.Second, nil), "12/20 trials (60%), ETA 16s"; got != want {
-		t.Fatalf("got %q want %q", got, want)
-	}
-	if got := progressLine(0, 20, 0, 0, nil); got != "0/20 trials (0%), ETA ?" {
-		t.Fatalf("got %q", got)
-	}
-	if got := bar(5, 20, 8); got != "[==      ]" {
-		t.Fatalf("bar %q", got)
 	}
 }
 

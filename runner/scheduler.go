@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/runner/progress"
 )
 
 // scheduler hands out trials in rounds: trial 0 of every cell, then trial 1 of every cell, and so
@@ -20,7 +21,7 @@ type scheduler struct {
 	limit      int
 	round, pos int
 	ran        int
-	prog       *progress
+	prog       *progress.Meter
 }
 
 func (s *scheduler) next() (*cellState, int, bool) {
@@ -77,7 +78,7 @@ func (s *scheduler) finish(cs *cellState, rec model.Record) {
 	}
 	s.ran++
 	s.mu.Unlock()
-	s.prog.finished(rec.Outcome, dropped)
+	s.prog.Finished(rec.Outcome, dropped)
 }
 
 // count adds a journaled record to the cell and feeds the stopper; it reports whether the cell

@@ -1,13 +1,30 @@
 package runner
 
-// Settling a trial's record: the rules every executor applies to what its parser made of a
-// finished trial process.
+// A finished trial process, and settling its record: the rules every executor applies to what
+// its parser made of it.
 
 import (
 	"strings"
+	"time"
 
 	"github.com/sandcheck/sandcheck/model"
 )
+
+// ProcResult is what a trial process left behind, handed to the parser of the executor that ran
+// it (process.Executor.Parse, hosts.Executor.Parse).
+type ProcResult struct {
+	Argv      []string
+	ExitCode  int // -1 when a signal ended it
+	Stdout    []byte
+	Stderr    []byte
+	Truncated bool // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
+	// Frames holds, in order, every whole stdout line that starts with one of the executor's
+	// FramePrefixes, however much other output there was (nil when it has none).
+	Frames   []byte
+	Scratch  string // the trial's scratch directory; removed after Parse returns
+	TimedOut bool   // the deadline expired and the group was killed; the record becomes timeout
+	Duration time.Duration
+}
 
 // Settle applies the runner's rules to what a parser made of a finished trial process. A trial
 // killed at its deadline (timedOut) is a timeout, and output the parser could not read

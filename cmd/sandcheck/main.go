@@ -14,8 +14,8 @@ import (
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/inspect"   // doctor, user, faults, versions
 	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/reportcmd" // report, compare, gate
-	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
+	"github.com/sandcheck/sandcheck/runner/process"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -26,7 +26,7 @@ func main() {
 	probe.MaybeRun()   // the same binary is the probe inside the sandbox
 	vmagent.MaybeRun() // and the job agent inside a vm host's guest
 	args := os.Args[1:]
-	if len(args) == 1 && args[0] == runner.SpareArg {
+	if len(args) == 1 && args[0] == process.SpareArg {
 		args = awaitTrial() // started ahead of its trial by the runner
 	}
 	os.Exit(dispatch(args, os.Stdout, os.Stderr))

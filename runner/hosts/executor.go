@@ -20,7 +20,7 @@ type Trials struct {
 	// evidence (see runner.Settle).
 	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
 	// Frames are the stdout lines kept whole however much a trial prints
-	// (runner.ProcessExecutor.FramePrefixes), where the host can keep them apart.
+	// (process.Executor.FramePrefixes), where the host can keep them apart.
 	Frames []string
 }
 

@@ -15,13 +15,13 @@ import (
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
-// Prefixes are the lines a runner.ProcessExecutor should keep whole (FramePrefixes).
+// Prefixes are the lines a process.Executor should keep whole (FramePrefixes).
 var Prefixes = []string{specreport.EmitPrefix, specreport.EgressPrefix}
 
 // MaxEgress bounds Record.Egress; further hits are summed up in one last line.
 const MaxEgress = 64
 
-// Parse reads a finished trial process; it fits runner.ProcessExecutor.Parse and
+// Parse reads a finished trial process; it fits process.Executor.Parse and
 // hosts.Executor.Parse. Errors are for runner.Settle: with fail-open evidence the record is
 // non-enforcing and the error is nil (what went wrong besides is in Record.Error).
 func Parse(t runner.Trial, res runner.ProcResult) (model.Record, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/process"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -97,7 +98,7 @@ func TestProcessKilledAfterEgressIsNonEnforcing(t *testing.T) {
 	script := `printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$` + runner.EnvResultKey + `/")"
 head -c 3000000 /dev/zero | tr '\0' x; echo
 exec sleep 60`
-	pe := &runner.ProcessExecutor{
+	pe := &process.Executor{
 		KillGrace:     200 * time.Millisecond,
 		FramePrefixes: Prefixes,
 		Command: func(runner.Trial, string) ([]string, []string, string) {

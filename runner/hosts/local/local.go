@@ -2,7 +2,7 @@
 
 // Package local is the local host kind: trials as child processes of the runner on this machine,
 // each in a process group of its own that the runner tracks across its own kill -9
-// (runner.ProcessExecutor).
+// (process.Executor).
 package local
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/process"
 )
 
 // Kind is the matrix kind of the local host.
@@ -29,7 +30,7 @@ type Host struct {
 	name  string
 	users []string
 	log   io.Writer
-	exec  *runner.ProcessExecutor // its spare trial process is stopped on Close
+	exec  *process.Executor // its spare trial process is stopped on Close
 }
 
 // New returns the local host under the matrix name name ("local" if empty), whose trials run
@@ -62,13 +63,13 @@ func (l *Host) Prepare(_ context.Context, bin string) (string, error) {
 }
 
 // Executor implements hosts.Direct: each trial a process group of this runner, started ahead
-// of its trial as a spare (runner.ProcessExecutor.Spare) while the one before it runs.
+// of its trial as a spare (process.Executor.Spare) while the one before it runs.
 func (l *Host) Executor(tr hosts.Trials) runner.Executor {
-	l.exec = &runner.ProcessExecutor{
+	l.exec = &process.Executor{
 		Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return tr.Argv(t, tr.Binary), nil, "" },
 		Parse:         tr.Parse,
 		FramePrefixes: tr.Frames,
-		Spare:         []string{tr.Binary, runner.SpareArg},
+		Spare:         []string{tr.Binary, process.SpareArg},
 	}
 	return l.exec
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/process"
 )
 
 // The local host comes from the matrix like every kind (it reads no keys but user:), runs its
@@ -49,7 +50,7 @@ func TestLocalHostFromTheMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(*runner.ProcessExecutor); !ok {
+	if _, ok := e.(*process.Executor); !ok {
 		t.Fatalf("local trials run through %T, want the runner's process executor", e)
 	}
 	r := e.Run(context.Background(), runner.Trial{Cell: model.Cell{Labels: "echo correct"}, Timeout: 5 * time.Second})

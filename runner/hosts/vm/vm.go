@@ -24,6 +24,8 @@ import (
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
+	"github.com/sandcheck/sandcheck/runner/hosts/vmimage/initramfs"
+	"github.com/sandcheck/sandcheck/runner/hosts/vmimage/vminit"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 )
 
@@ -104,7 +106,7 @@ func WithDefaults(name string, cfg Config) (Config, error) {
 	// Versions a cell chose (srt@0.0.79) run from this machine's npm cache, shared read-only at
 	// the same path, as container hosts mount it.
 	if npm := npmcache.New().Root(); isDir(npm) {
-		cfg.Shares = append(cfg.Shares, vmimage.Share{Tag: "npmcache", HostDir: npm, GuestDir: npm, ReadOnly: true, Model: "none"})
+		cfg.Shares = append(cfg.Shares, vminit.Share{Tag: "npmcache", HostDir: npm, GuestDir: npm, ReadOnly: true, Model: "none"})
 	}
 	return cfg, nil
 }
@@ -146,8 +148,8 @@ type Config struct {
 	// ReleaseSuffix boots a copy of the kernel whose release (uname -r, /proc/version) ends in
 	// it (vmimage.KernelWithRelease).
 	ReleaseSuffix string
-	Shares        []vmimage.Share // host directories the guest mounts over virtio-9p
-	Setup         []byte          // a shell script the guest runs as root before its first trial
+	Shares        []vminit.Share // host directories the guest mounts over virtio-9p
+	Setup         []byte         // a shell script the guest runs as root before its first trial
 	// CPUBudget holds everything the guest's trials run to this fraction of one CPU (cgroup
 	// cpu.max): start-up as slow as a loaded machine's. 0: no limit.
 	CPUBudget float64
@@ -281,7 +283,7 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 		return "", err
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
-	if err := vmimage.RunInitrd(initrd, k, src); err != nil {
+	if err := initramfs.WriteRun(initrd, k.Initrd, src); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("vm host %s: initramfs: %w", v.Name(), err)
 	}
@@ -293,7 +295,7 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	v.mu.Lock()
 	v.kernel, v.rootfs, v.dir, v.initrd, v.shape = k, r, dir, initrd, shape
 	v.mu.Unlock()
-	return vmimage.GuestBinary, nil
+	return vminit.GuestBinary, nil
 }
 
 // Exec implements hosts.Execer: one job on a booted guest (booting one when none is idle).
@@ -424,7 +426,7 @@ func (v *Host) Close() error {
 	return nil
 }
 
-// shapeArgs writes the boot's optional fw_cfg items (vmimage.FwMounts, FwSetup, FwCPUMax) into
+// shapeArgs writes the boot's optional fw_cfg items (vminit.FwMounts, FwSetup, FwCPUMax) into
 // the run directory and returns the QEMU arguments that pass them and export the shares.
 func (v *Host) shapeArgs(dir string) ([]string, error) {
 	var args []string
@@ -437,11 +439,11 @@ func (v *Host) shapeArgs(dir string) ([]string, error) {
 		return nil
 	}
 	if len(v.cfg.Shares) > 0 {
-		m, err := vmimage.MountsFile(v.cfg.Shares)
+		m, err := vminit.MountsFile(v.cfg.Shares)
 		if err != nil {
 			return nil, err
 		}
-		if err := item(vmimage.FwMounts, m); err != nil {
+		if err := item(vminit.FwMounts, m); err != nil {
 			return nil, err
 		}
 		for _, s := range v.cfg.Shares {
@@ -453,16 +455,16 @@ func (v *Host) shapeArgs(dir string) ([]string, error) {
 		}
 	}
 	if len(v.cfg.Setup) > 0 {
-		if err := item(vmimage.FwSetup, v.cfg.Setup); err != nil {
+		if err := item(vminit.FwSetup, v.cfg.Setup); err != nil {
 			return nil, err
 		}
 	}
 	if v.cfg.CPUBudget > 0 {
-		c, err := vmimage.CPUMax(v.cfg.CPUBudget)
+		c, err := vminit.CPUMax(v.cfg.CPUBudget)
 		if err != nil {
 			return nil, err
 		}
-		if err := item(vmimage.FwCPUMax, c); err != nil {
+		if err := item(vminit.FwCPUMax, c); err != nil {
 			return nil, err
 		}
 	}

@@ -7,15 +7,15 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandcheck/sandcheck/runner/hosts/vmimage/initramfs"
 )
 
 // Kernel is a Debian kernel ready to boot.
@@ -44,42 +44,22 @@ func (b *Builder) Kernel(ctx context.Context, suite string) (*Kernel, error) {
 	if suite == "" || strings.ContainsAny(suite, "/ \t") {
 		return nil, fmt.Errorf("kernel suite %q: want a Debian suite such as bookworm or trixie", suite)
 	}
-	dir := filepath.Join(b.cache(), "kernels", suite+"-"+KernelRecipe)
-	if k, err := loadKernel(dir); err == nil {
+	a := kernelArtifact(filepath.Join(b.cache(), "kernels", suite+"-"+KernelRecipe), suite)
+	return a.get(b, func() (*Kernel, error) {
+		start := time.Now()
+		k, err := a.build(suite, func(tmp, out string) (*Kernel, error) { return b.buildKernel(ctx, suite, a.dir, tmp, out) })
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", suite, err)
+		}
+		b.logf("kernel %s (%s) ready in %s", suite, k.Release, time.Since(start).Round(time.Millisecond))
 		return k, nil
-	}
-	unlock, err := b.lock("kernel-" + suite)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if k, err := loadKernel(dir); err == nil {
-		return k, nil // built while we waited
-	}
-	start := time.Now()
-	k, err := b.buildKernel(ctx, suite, dir)
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", suite, err)
-	}
-	b.logf("kernel %s (%s) ready in %s", suite, k.Release, time.Since(start).Round(time.Millisecond))
-	return k, nil
+	})
 }
 
-func loadKernel(dir string) (*Kernel, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
-	if err != nil {
-		return nil, err
-	}
-	var k Kernel
-	if err := json.Unmarshal(data, &k); err != nil {
-		return nil, err
-	}
-	for _, f := range []string{k.Boot, k.Initrd} {
-		if _, err := os.Stat(f); err != nil {
-			return nil, err
-		}
-	}
-	return &k, nil
+// kernelArtifact is the cached kernel of suite in dir.
+func kernelArtifact(dir, suite string) artifact[Kernel] {
+	return artifact[Kernel]{dir: dir, manifest: "kernel.json", lock: "kernel-" + suite,
+		files: func(k *Kernel) []string { return []string{k.Boot, k.Initrd} }}
 }
 
 // aptEnv returns the environment of a private APT whose sources hold suite (adding it and
@@ -181,19 +161,13 @@ func kernelDeps(ctx context.Context, deb string) ([]string, error) {
 	return deps, nil
 }
 
-func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, error) {
+// buildKernel fetches and unpacks suite's kernel in tmp and puts what a boot needs in out (to
+// be renamed to dir).
+func (b *Builder) buildKernel(ctx context.Context, suite, dir, tmp, out string) (*Kernel, error) {
 	env, err := b.aptEnv(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-"+suite+"-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	debs, tree := filepath.Join(tmp, "debs"), filepath.Join(tmp, "tree")
 	os.MkdirAll(debs, 0o755)
 	// Follow the metapackage to the packages holding the kernel and its modules (from 7.x the
@@ -238,8 +212,6 @@ func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, 
 		release = filepath.Base(filepath.Dir(moved[0]))
 	}
 	k := &Kernel{Suite: suite, Package: strings.Join(names, ", "), Release: release}
-	out := filepath.Join(tmp, "out")
-	os.MkdirAll(out, 0o755)
 	config, err := os.ReadFile(filepath.Join(tree, "boot", "config-"+k.Release))
 	if err != nil {
 		config, _ = os.ReadFile(filepath.Join(tree, "usr", "lib", "modules", k.Release, "config"))
@@ -271,26 +243,18 @@ func (b *Builder) buildKernel(ctx context.Context, suite, dir string) (*Kernel, 
 	if modDir == "" {
 		return nil, fmt.Errorf("no modules for %s in %v", k.Release, names)
 	}
-	mods, builtin, err := resolveModules(ctx, modDir, DefaultModules)
+	mods, builtin, err := initramfs.ResolveModules(ctx, modDir, DefaultModules)
 	if err != nil {
 		return nil, err
 	}
 	k.BuiltIn = builtin
-	if err := writeInitrd(filepath.Join(out, "initrd.cpio"), mods); err != nil {
+	if err := initramfs.WriteBase(filepath.Join(out, "initrd.cpio"), mods); err != nil {
 		return nil, err
 	}
 	for _, m := range mods {
-		k.Modules = append(k.Modules, m.name)
+		k.Modules = append(k.Modules, m.Name)
 	}
 	k.Initrd = filepath.Join(dir, "initrd.cpio")
-	data, _ := json.MarshalIndent(k, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, "kernel.json"), data, 0o644); err != nil {
-		return nil, err
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(out, dir); err != nil {
-		return nil, err
-	}
 	return k, nil
 }
 
@@ -349,230 +313,4 @@ func extractVmlinux(ctx context.Context, bzImage, dst string) error {
 		return fmt.Errorf("payload is not an ELF: %w", err)
 	}
 	return os.WriteFile(dst, out.Bytes(), 0o644)
-}
-
-type module struct {
-	name string
-	data []byte // the uncompressed .ko
-}
-
-// resolveModules finds the wanted modules and their dependencies (read from each .ko's
-// .modinfo "depends="), in load order. Modules built into the kernel are skipped and returned
-// apart. Compressed modules (.ko.xz, .ko.zst, .ko.gz) are decompressed here, so the guest's
-// busybox insmod needs no decompressor.
-func resolveModules(ctx context.Context, modDir string, want []string) ([]module, []string, error) {
-	norm := func(s string) string { return strings.ReplaceAll(s, "-", "_") }
-	files := map[string]string{}
-	filepath.Walk(filepath.Join(modDir, "kernel"), func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			base := filepath.Base(p)
-			if i := strings.Index(base, ".ko"); i > 0 {
-				files[norm(base[:i])] = p
-			}
-		}
-		return nil
-	})
-	builtinList, _ := os.ReadFile(filepath.Join(modDir, "modules.builtin"))
-	builtin := map[string]bool{}
-	for _, l := range strings.Fields(string(builtinList)) {
-		base := filepath.Base(l)
-		builtin[norm(strings.TrimSuffix(base, ".ko"))] = true
-	}
-	var order []module
-	var builtins []string
-	done := map[string]bool{}
-	var visit func(name string, stack []string) error
-	visit = func(name string, stack []string) error {
-		name = norm(name)
-		if done[name] {
-			return nil
-		}
-		done[name] = true
-		if builtin[name] {
-			if wanted(want, name) {
-				builtins = append(builtins, name)
-			}
-			return nil
-		}
-		p, ok := files[name]
-		if !ok {
-			return fmt.Errorf("module %s (needed by %v) is neither built in nor in %s", name, stack, modDir)
-		}
-		data, err := readModule(ctx, p)
-		if err != nil {
-			return err
-		}
-		deps, soft := modDepends(data)
-		for _, d := range deps {
-			if err := visit(d, append(stack, name)); err != nil {
-				return err
-			}
-		}
-		for _, d := range soft { // "softdep=pre: x": load x first when it is a module of its own
-			if _, ok := files[norm(d)]; ok {
-				if err := visit(d, append(stack, name)); err != nil {
-					return err
-				}
-			}
-		}
-		order = append(order, module{name: name, data: data})
-		return nil
-	}
-	for _, w := range want {
-		alts := strings.Split(w, "|")
-		w = alts[0]
-		for _, a := range alts {
-			if _, ok := files[norm(a)]; ok || builtin[norm(a)] {
-				w = a
-				break
-			}
-		}
-		if err := visit(w, nil); err != nil {
-			return nil, nil, err
-		}
-	}
-	sort.Strings(builtins)
-	return order, builtins, nil
-}
-
-// wanted says whether name is one of the wanted modules (or one of an entry's alternatives).
-func wanted(want []string, name string) bool {
-	for _, w := range want {
-		for _, a := range strings.Split(w, "|") {
-			if strings.ReplaceAll(a, "-", "_") == name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func readModule(ctx context.Context, p string) ([]byte, error) {
-	var tool []string
-	switch {
-	case strings.HasSuffix(p, ".ko"):
-		return os.ReadFile(p)
-	case strings.HasSuffix(p, ".xz"):
-		tool = []string{"xz", "-dc", p}
-	case strings.HasSuffix(p, ".zst"):
-		tool = []string{"zstd", "-dcq", p}
-	case strings.HasSuffix(p, ".gz"):
-		tool = []string{"gzip", "-dc", p}
-	default:
-		return nil, fmt.Errorf("module %s: unknown compression", p)
-	}
-	out, err := exec.CommandContext(ctx, tool[0], tool[1:]...).Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", strings.Join(tool, " "), err)
-	}
-	return out, nil
-}
-
-// modDepends reads "depends=" and the "pre:" part of "softdep=" from a module's .modinfo.
-func modDepends(ko []byte) (deps, softPre []string) {
-	f, err := elf.NewFile(bytes.NewReader(ko))
-	if err != nil {
-		return nil, nil
-	}
-	s := f.Section(".modinfo")
-	if s == nil {
-		return nil, nil
-	}
-	data, err := s.Data()
-	if err != nil {
-		return nil, nil
-	}
-	for _, kv := range bytes.Split(data, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok {
-			for _, d := range strings.Split(string(v), ",") {
-				if d != "" {
-					deps = append(deps, d)
-				}
-			}
-		}
-		if v, ok := bytes.CutPrefix(kv, []byte("softdep=")); ok {
-			f := strings.Fields(string(v))
-			for i := 0; i < len(f); i++ {
-				if f[i] != "pre:" {
-					continue
-				}
-				for i++; i < len(f) && !strings.HasSuffix(f[i], ":"); i++ {
-					softPre = append(softPre, f[i])
-				}
-				i--
-			}
-		}
-	}
-	return deps, softPre
-}
-
-// writeInitrd writes the kernel's initramfs: busybox and the modules (RunInitrd adds the rest).
-func writeInitrd(path string, mods []module) error {
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		return fmt.Errorf("busybox not found (apt-get install busybox-static): %w", err)
-	}
-	if f, err := elf.Open(busybox); err != nil {
-		return err
-	} else {
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_INTERP {
-				f.Close()
-				return fmt.Errorf("%s is dynamically linked: the initramfs needs busybox-static", busybox)
-			}
-		}
-		f.Close()
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	c := NewCPIO(out)
-	for _, d := range []string{"bin", "dev", "proc", "sys", "ro", "rw", "newroot", "sc", "sc/modules"} {
-		c.Dir(d, 0o755)
-	}
-	c.File("bin/busybox", 0o755, busybox)
-	var order []string
-	for i, m := range mods {
-		n := fmt.Sprintf("%02d-%s", i, m.name)
-		c.Bytes("sc/modules/"+n+".ko", 0o644, m.data)
-		order = append(order, n)
-	}
-	c.Bytes("sc/modules/order", 0o644, []byte(strings.Join(order, "\n")+"\n"))
-	if err := c.Close(); err != nil {
-		return err
-	}
-	return out.Close()
-}
-
-// RunInitrd writes a run's initramfs: the kernel's (busybox, modules) followed by an archive
-// holding the init stages and the run's sandcheck binary, so neither needs the kernel's
-// initramfs rebuilt. The appended archive keeps its files under their own top-level folders
-// (one holding lib/ would replace the merged-/usr lib link of what it is unpacked over).
-func RunInitrd(dst string, k *Kernel, binary string) error {
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	in, err := os.Open(k.Initrd)
-	if err != nil {
-		return err
-	}
-	_, err = out.ReadFrom(in)
-	in.Close()
-	if err != nil {
-		return err
-	}
-	c := NewCPIO(out)
-	c.Bytes("init", 0o755, []byte(Init))
-	c.Dir("sc", 0o755)
-	c.Bytes("sc/stage2", 0o755, []byte(Stage2))
-	c.Dir("sandcheck-bin", 0o755)
-	c.File("sandcheck-bin/sandcheck", 0o755, binary)
-	if err := c.Close(); err != nil {
-		return err
-	}
-	return out.Close()
 }

@@ -77,7 +77,7 @@ func TestReleaseSitesInCachedKernels(t *testing.T) {
 		t.Skip("no cached kernels (a vm host has not run here)")
 	}
 	for _, kj := range ks {
-		k, err := loadKernel(filepath.Dir(kj))
+		k, err := kernelArtifact(filepath.Dir(kj), "").load()
 		if err != nil || !k.PVH {
 			continue
 		}

@@ -5,7 +5,6 @@ package vmimage
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,59 +42,31 @@ func (b *Builder) Rootfs(ctx context.Context, suite string) (*Rootfs, error) {
 		node = defaultNode
 	}
 	key := fmt.Sprintf("%s-%s-srt%s-%s", suite, RootfsRecipe, srt, strings.NewReplacer("@", "", "/", "_").Replace(node))
-	dir := filepath.Join(b.cache(), "rootfs", key)
-	if r, err := loadRootfs(dir); err == nil {
-		return r, nil
-	}
-	unlock, err := b.lock("rootfs-" + key)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if r, err := loadRootfs(dir); err == nil {
-		return r, nil
-	}
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("rootfs %s: building it needs root (debootstrap)", suite)
-	}
-	for _, t := range []string{"debootstrap", "mkfs.ext4", "npm", "tar"} {
-		if _, err := exec.LookPath(t); err != nil {
-			return nil, fmt.Errorf("rootfs %s: %s not found (scripts/vm-deps.sh installs what is needed)", suite, t)
+	a := artifact[Rootfs]{dir: filepath.Join(b.cache(), "rootfs", key), manifest: "rootfs.json",
+		lock: "rootfs-" + key, files: func(r *Rootfs) []string { return []string{r.Image} }}
+	return a.get(b, func() (*Rootfs, error) {
+		if os.Geteuid() != 0 {
+			return nil, fmt.Errorf("rootfs %s: building it needs root (debootstrap)", suite)
 		}
-	}
-	start := time.Now()
-	r, err := b.buildRootfs(ctx, suite, srt, node, dir)
-	if err != nil {
-		return nil, fmt.Errorf("rootfs %s: %w", suite, err)
-	}
-	b.logf("rootfs %s ready in %s: %v", suite, time.Since(start).Round(time.Second), r.Versions)
-	return r, nil
+		for _, t := range []string{"debootstrap", "mkfs.ext4", "npm", "tar"} {
+			if _, err := exec.LookPath(t); err != nil {
+				return nil, fmt.Errorf("rootfs %s: %s not found (scripts/vm-deps.sh installs what is needed)", suite, t)
+			}
+		}
+		start := time.Now()
+		r, err := a.build(suite, func(tmp, out string) (*Rootfs, error) {
+			return b.buildRootfs(ctx, suite, srt, node, a.dir, tmp, out)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("rootfs %s: %w", suite, err)
+		}
+		b.logf("rootfs %s ready in %s: %v", suite, time.Since(start).Round(time.Second), r.Versions)
+		return r, nil
+	})
 }
 
-func loadRootfs(dir string) (*Rootfs, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "rootfs.json"))
-	if err != nil {
-		return nil, err
-	}
-	var r Rootfs
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(r.Image); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-func (b *Builder) buildRootfs(ctx context.Context, suite, srt, node, dir string) (*Rootfs, error) {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-"+suite+"-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
+// buildRootfs makes the root filesystem in tmp and its image in outDir (to be renamed to dir).
+func (b *Builder) buildRootfs(ctx context.Context, suite, srt, node, dir, tmp, outDir string) (*Rootfs, error) {
 	root := filepath.Join(tmp, "root")
 	mirror, err := Mirror()
 	if err != nil {
@@ -149,23 +120,12 @@ func (b *Builder) buildRootfs(ctx context.Context, suite, srt, node, dir string)
 	}
 	size, _ := strconv.ParseInt(strings.Fields(string(du))[0], 10, 64)
 	mb := size/(1<<20)*13/10 + 64
-	outDir := filepath.Join(tmp, "out")
-	os.MkdirAll(outDir, 0o755)
 	img := filepath.Join(outDir, "rootfs.ext4")
 	b.logf("mkfs.ext4 -d (%d MiB)", mb)
 	if _, err := run(ctx, nil, "", "mkfs.ext4", "-q", "-F", "-L", "sandcheck-root", "-O", "^has_journal", "-d", root, img, fmt.Sprintf("%dM", mb)); err != nil {
 		return nil, err
 	}
-	r := &Rootfs{Suite: suite, Image: filepath.Join(dir, "rootfs.ext4"), Versions: versions}
-	data, _ := json.MarshalIndent(r, "", "  ")
-	if err := os.WriteFile(filepath.Join(outDir, "rootfs.json"), data, 0o644); err != nil {
-		return nil, err
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(outDir, dir); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return &Rootfs{Suite: suite, Image: filepath.Join(dir, "rootfs.ext4"), Versions: versions}, nil
 }
 
 func lastLine(s string) string {

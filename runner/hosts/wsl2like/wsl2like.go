@@ -20,7 +20,7 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/vm"
-	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
+	"github.com/sandcheck/sandcheck/runner/hosts/vmimage/vminit"
 )
 
 // Kind is the matrix kind.
@@ -133,7 +133,7 @@ func (h *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	}
 	c := h.cfg.VM
 	c.ReleaseSuffix = h.cfg.Variant.ReleaseSuffix()
-	c.Shares = append(append([]vmimage.Share{}, c.Shares...), vmimage.Share{Tag: DriveTag, HostDir: drive, GuestDir: DriveDir, Options: DriveOptions})
+	c.Shares = append(append([]vminit.Share{}, c.Shares...), vminit.Share{Tag: DriveTag, HostDir: drive, GuestDir: DriveDir, Options: DriveOptions})
 	c.Setup = Setup(h.cfg.HomeOnDrive)
 	c.CPUBudget = float64(h.cfg.CPUPercent) / 100
 	c.Describe = h.describe()

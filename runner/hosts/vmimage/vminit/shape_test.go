@@ -1,6 +1,6 @@
 //go:build linux
 
-package vmimage
+package vminit
 
 import (
 	"strings"

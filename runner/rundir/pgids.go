@@ -1,4 +1,7 @@
-package runner
+// Package rundir guards a run directory against a second runner and against a killed one: an
+// exclusive lock, so two runners never append to one journal, and a log of the process groups of
+// running trials, from which the next start kills what a kill -9 of the runner left behind.
+package rundir
 
 import (
 	"bufio"
@@ -14,7 +17,13 @@ import (
 	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
-// pidFile keeps the process groups of running trials on disk, so the next start can kill what a
+// Files inside a run directory.
+const (
+	PgidFile = "running.pgids"
+	LockFile = "lock"
+)
+
+// PgidLog keeps the process groups of running trials on disk, so the next start can kill what a
 // kill -9 of this runner left behind (its children survive it: they are in their own groups).
 // Each entry carries the leader's start time and the file the boot id, so a recycled pid or a
 // reboot never gets an unrelated process killed.
@@ -22,7 +31,7 @@ import (
 // The file is a log: "+pgid starttime" when a group starts, "-pgid" when it is gone, one small
 // O_APPEND write each. Rewriting the whole file per event (write + rename) cost ~2.5ms a trial
 // on ext4; no fsync either, since only a crash of this process, not of the machine, matters.
-type pidFile struct {
+type PgidLog struct {
 	mu       sync.Mutex
 	path     string
 	boot     string
@@ -35,14 +44,18 @@ type pidFile struct {
 // compactAt is the log size past which it is rewritten with only the live groups.
 const compactAt = 64 << 10
 
-func (p *pidFile) init() error {
+// NewPgidLog returns the log at path; Init starts it afresh.
+func NewPgidLog(path string) *PgidLog { return &PgidLog{path: path} }
+
+// Init writes an empty log (after KillLeftovers has read the last run's).
+func (p *PgidLog) Init() error {
 	p.boot = procfs.BootID()
 	p.live = map[int]uint64{}
 	return p.rewrite()
 }
 
 // rewrite replaces the log with a header and the live groups (atomically, by rename).
-func (p *pidFile) rewrite() error {
+func (p *PgidLog) rewrite() error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "boot %s\n", p.boot)
 	pgids := make([]int, 0, len(p.live))
@@ -71,7 +84,7 @@ func (p *pidFile) rewrite() error {
 	return nil
 }
 
-func (p *pidFile) log(line string) {
+func (p *PgidLog) log(line string) {
 	if p.f == nil {
 		return
 	}
@@ -86,8 +99,8 @@ func (p *pidFile) log(line string) {
 	}
 }
 
-// Started implements ProcTracker.
-func (p *pidFile) Started(pgid int) {
+// Started implements runner.ProcTracker.
+func (p *PgidLog) Started(pgid int) {
 	st, _ := procfs.StartTicks(pgid) // 0 if it already exited: then there is nothing to verify or kill
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -95,27 +108,29 @@ func (p *pidFile) Started(pgid int) {
 	p.log(fmt.Sprintf("+%d %d\n", pgid, st))
 }
 
-// Exited implements ProcTracker.
-func (p *pidFile) Exited(pgid int) {
+// Exited implements runner.ProcTracker.
+func (p *PgidLog) Exited(pgid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.live, pgid)
 	p.log(fmt.Sprintf("-%d\n", pgid))
 }
 
-func (p *pidFile) keep(err error) {
+func (p *PgidLog) keep(err error) {
 	if err != nil && p.firstErr == nil {
 		p.firstErr = err
 	}
 }
 
-func (p *pidFile) err() error {
+// Err is the first error writing the log met, if any.
+func (p *PgidLog) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.firstErr
 }
 
-func (p *pidFile) remove() {
+// Remove closes and removes the log, at the end of a run.
+func (p *PgidLog) Remove() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.f != nil {
@@ -125,9 +140,9 @@ func (p *pidFile) remove() {
 	os.Remove(p.path)
 }
 
-// killLeftovers SIGKILLs the groups an earlier run's pgid log leaves running that are still
+// KillLeftovers SIGKILLs the groups an earlier run's pgid log leaves running that are still
 // alive and still ours, and returns how many it signalled.
-func killLeftovers(path string) (int, error) {
+func KillLeftovers(path string) (int, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil

@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockDir takes an exclusive lock on the run directory's lock file (see lock_unix.go for why).
+// Lock takes an exclusive lock on the run directory's lock file (see lock_unix.go for why).
 // Windows releases it when the handle closes, including when the process dies.
-func lockDir(dir string) (func(), error) {
+func Lock(dir string) (func(), error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package vmimage
+package vminit
 
 // What a boot is given beyond its nonce, each optional: directories of the host shared over
 // virtio-9p, a setup script, a CPU budget. They travel as fw_cfg items (opt/sandcheck/NAME) that

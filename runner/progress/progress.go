@@ -1,4 +1,6 @@
-package runner
+// Package progress shows how far a run is: trials done of the total, an ETA and the outcome
+// counts, as a bar redrawn in place on a terminal or a plain line every period otherwise.
+package progress
 
 import (
 	"fmt"
@@ -11,9 +13,10 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 )
 
-// progress reports trials done / total, ETA and outcome counts: a bar redrawn in place on a
+// Meter reports trials done / total, ETA and outcome counts: a bar redrawn in place on a
 // terminal, a plain line every period otherwise (CI logs must not fill with carriage returns).
-type progress struct {
+// A nil writer makes every method a no-op.
+type Meter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	tty     bool
@@ -27,20 +30,18 @@ type progress struct {
 	done    chan struct{}
 }
 
-func newProgress(w io.Writer, plain bool, every time.Duration, resumed, toRun int, states []*cellState) *progress {
-	p := &progress{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: map[model.Outcome]int{}}
-	for _, cs := range states {
-		for o, n := range cs.sum.Counts {
-			p.counts[o] += n
-		}
-	}
+// New returns a meter writing to w (plain: lines even on a terminal, one each period) of a run
+// that resumed trials (counted in counts, which the meter keeps adding to) and has toRun to go.
+func New(w io.Writer, plain bool, every time.Duration, resumed, toRun int, counts map[model.Outcome]int) *Meter {
+	p := &Meter{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: counts}
 	if f, ok := w.(*os.File); ok && !plain {
 		p.tty = isTerminal(f)
 	}
 	return p
 }
 
-func (p *progress) start() {
+// Start starts the periodic output.
+func (p *Meter) Start() {
 	if p.w == nil {
 		return
 	}
@@ -65,7 +66,8 @@ func (p *progress) start() {
 	}()
 }
 
-func (p *progress) stop() {
+// Stop ends the periodic output with a final line.
+func (p *Meter) Stop() {
 	if p.w == nil {
 		return
 	}
@@ -74,8 +76,8 @@ func (p *progress) stop() {
 	p.print(true)
 }
 
-// note prints a line of its own (warnings at start).
-func (p *progress) note(s string) {
+// Note prints a line of its own (warnings at start).
+func (p *Meter) Note(s string) {
 	if p.w == nil {
 		return
 	}
@@ -84,8 +86,8 @@ func (p *progress) note(s string) {
 	fmt.Fprintf(p.w, "sandcheck: %s\n", s)
 }
 
-// finished counts one journaled trial; dropped is how many planned trials a Stopper just cancelled.
-func (p *progress) finished(o model.Outcome, dropped int) {
+// Finished counts one journaled trial; dropped is how many planned trials a Stopper just cancelled.
+func (p *Meter) Finished(o model.Outcome, dropped int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ran++
@@ -93,7 +95,7 @@ func (p *progress) finished(o model.Outcome, dropped int) {
 	p.counts[o]++
 }
 
-func (p *progress) print(final bool) {
+func (p *Meter) print(final bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	line := progressLine(p.resumed+p.ran, p.total, p.ran, time.Since(p.began), p.counts)

@@ -1,4 +1,7 @@
-package runner
+// Package process runs each trial as a child process in a process group of its own, which the
+// trial's deadline kills whole; it keeps the tail of the trial's output and its protocol lines
+// (frames) whole, and can start the next trial's process ahead of it (a spare).
+package process
 
 import (
 	"context"
@@ -12,37 +15,23 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner"
 )
 
-// ProcResult is what a trial process left behind, handed to ProcessExecutor.Parse.
-type ProcResult struct {
-	Argv      []string
-	ExitCode  int // -1 when a signal ended it
-	Stdout    []byte
-	Stderr    []byte
-	Truncated bool // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
-	// Frames holds, in order, every whole stdout line that starts with one of the executor's
-	// FramePrefixes, however much other output there was (nil when it has none).
-	Frames   []byte
-	Scratch  string // the trial's scratch directory; removed after Parse returns
-	TimedOut bool   // the deadline expired and the group was killed; the record becomes timeout
-	Duration time.Duration
-}
-
-// ProcessExecutor runs each trial as a child process in a process group of its own, so that on
+// Executor runs each trial as a child process in a process group of its own, so that on
 // expiry of the deadline the whole group (the sandbox, its helpers, the probes) can be signalled:
 // SIGTERM, then SIGKILL after KillGrace. Stragglers are SIGKILLed even when the leader exits
 // normally, so no process outlives its trial.
-type ProcessExecutor struct {
+type Executor struct {
 	// Command builds the process of a trial; scratch is a fresh directory for it (e.g. for a
 	// Ginkgo JSON report). A nil env inherits the runner's environment.
-	Command func(t Trial, scratch string) (argv, env []string, dir string)
+	Command func(t runner.Trial, scratch string) (argv, env []string, dir string)
 	// Parse turns the finished process into a Record. Nil: exit 0 is correct, anything else a
 	// harness error (enough for fakes). A Parse error becomes a harness-error record.
-	Parse func(t Trial, res ProcResult) (model.Record, error)
-	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (Run clears it at
-	// start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set a
-	// short path if trials put unix sockets there (108-byte limit).
+	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
+	// ScratchRoot is the parent of scratch dirs. Default: <run dir>/scratch (runner.Run clears
+	// it at start, so a kill -9 leaves nothing behind for long), or os.TempDir() outside Run. Set
+	// a short path if trials put unix sockets there (108-byte limit).
 	ScratchRoot string
 	KillGrace   time.Duration // SIGTERM to SIGKILL; default 5s
 	MaxOutput   int           // bytes kept of stdout and of stderr each; default 1 MiB
@@ -56,14 +45,14 @@ type ProcessExecutor struct {
 	spares  []*proc
 	closed  bool
 	// FramePrefixes: stdout lines starting with one of these are also kept whole in
-	// ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
+	// runner.ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
 	// however much it printed around them.
 	FramePrefixes []string
 	MaxFrames     int // default 64 MiB
 }
 
-// Run implements Executor.
-func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
+// Run implements runner.Executor.
+func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 	start := time.Now()
 	fail := func(format string, args ...any) model.Record {
 		return model.Record{Outcome: model.HarnessError, Error: fmt.Sprintf(format, args...),
@@ -73,7 +62,7 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	switch {
 	case root != "":
 	case t.Dir != "":
-		root = filepath.Join(t.Dir, ScratchDir)
+		root = filepath.Join(t.Dir, runner.ScratchDir)
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return fail("scratch dir: %v", err)
 		}
@@ -92,7 +81,7 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	}
 	var extra []string // environment the trial gets on top of env (nil: the runner's)
 	if t.Key != "" {
-		extra = append(extra, EnvResultKey+"="+t.Key)
+		extra = append(extra, runner.EnvResultKey+"="+t.Key)
 	}
 	res, err := e.runProcess(ctx, t, argv, env, dir, extra)
 	res.Scratch = scratch
@@ -112,7 +101,7 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	if perr != nil {
 		perr = fmt.Errorf("parse trial output: %w (exit %d, stderr: %s)", perr, res.ExitCode, tail(res.Stderr, 400))
 	}
-	rec = Settle(rec, perr, res.TimedOut, fmt.Sprintf("deadline %s exceeded; process group killed", t.Timeout))
+	rec = runner.Settle(rec, perr, res.TimedOut, fmt.Sprintf("deadline %s exceeded; process group killed", t.Timeout))
 	if rec.Start.IsZero() {
 		rec.Start = start
 	}
@@ -122,8 +111,8 @@ func (e *ProcessExecutor) Run(ctx context.Context, t Trial) model.Record {
 	return rec
 }
 
-func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []string, dir string, extra []string) (ProcResult, error) {
-	res := ProcResult{Argv: argv, ExitCode: -1}
+func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []string, dir string, extra []string) (runner.ProcResult, error) {
+	res := runner.ProcResult{Argv: argv, ExitCode: -1}
 	maxOut := e.MaxOutput
 	if maxOut <= 0 {
 		maxOut = 1 << 20
@@ -206,7 +195,7 @@ func (e *ProcessExecutor) runProcess(ctx context.Context, t Trial, argv, env []s
 	return res, nil
 }
 
-func exitCodeParse(_ Trial, res ProcResult) (model.Record, error) {
+func exitCodeParse(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
 	if res.ExitCode == 0 {
 		return model.Record{Outcome: model.Correct}, nil
 	}

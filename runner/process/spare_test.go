@@ -1,6 +1,6 @@
 //go:build linux
 
-package runner
+package process
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner"
 )
 
 // spareTrialMain is a spare: it waits for its trial on stdin, then reports how it ran: its pid,
@@ -42,17 +43,17 @@ func spareTrialMain() int {
 func TestSparesServeTrials(t *testing.T) {
 	var pids []int
 	spares := 0
-	var pe *ProcessExecutor
-	pe = &ProcessExecutor{
+	var pe *Executor
+	pe = &Executor{
 		Spare: []string{os.Args[0], SpareArg},
-		Command: func(tr Trial, _ string) ([]string, []string, string) {
+		Command: func(tr runner.Trial, _ string) ([]string, []string, string) {
 			// Every trial but the first waits until the spare started for it is up.
 			if tr.Index > 0 {
 				waitSpare(pe)
 			}
 			return []string{os.Args[0], "trial", strconv.Itoa(tr.Index)}, nil, ""
 		},
-		Parse: func(t Trial, res ProcResult) (model.Record, error) {
+		Parse: func(t runner.Trial, res runner.ProcResult) (model.Record, error) {
 			var pid int
 			var how, arg, key string
 			if _, err := fmt.Sscanf(strings.TrimSpace(string(res.Stdout)), "%s pid=%d arg=%s key=%s", &how, &pid, &arg, &key); err != nil {
@@ -68,7 +69,7 @@ func TestSparesServeTrials(t *testing.T) {
 			return model.Record{Outcome: model.Correct}, nil
 		},
 	}
-	sum, err := Run(context.Background(), pe, Options{Cells: testCells(1), Trials: 6, Dir: t.TempDir()})
+	sum, err := runner.Run(context.Background(), pe, runner.Options{Cells: testCells(1), Trials: 6, Dir: t.TempDir()})
 	if err != nil || sum.Cells[0].Counts[model.Correct] != 6 {
 		t.Fatalf("ran %+v: %v", sum.Cells[0].Counts, err)
 	}
@@ -100,7 +101,7 @@ func TestSparesServeTrials(t *testing.T) {
 
 // waitSpare waits (10 s at most) until a spare is up, and returns the spares waiting. A spare is
 // started in the background, so the trial that started it may be done before it is up.
-func waitSpare(pe *ProcessExecutor) []*proc {
+func waitSpare(pe *Executor) []*proc {
 	var waiting []*proc
 	testwait.Eventually(10*time.Second, func() bool {
 		pe.spareMu.Lock()

@@ -1,4 +1,4 @@
-package runner
+package process
 
 import (
 	"os"
@@ -20,6 +20,3 @@ func signalGroup(p *os.Process, kill bool) error {
 	}
 	return syscall.Kill(-p.Pid, sig)
 }
-
-// killGroup SIGKILLs a process group left behind by an earlier run.
-func killGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }

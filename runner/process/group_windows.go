@@ -1,7 +1,6 @@
-package runner
+package process
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -15,7 +14,3 @@ func groupAttr() *syscall.SysProcAttr { return nil }
 
 // signalGroup kills the trial's own process (its children may survive it).
 func signalGroup(p *os.Process, _ bool) error { return p.Kill() }
-
-// killGroup does nothing: without /proc start times a recorded pid cannot be told apart from
-// an unrelated process that reused it.
-func killGroup(int) error { return errors.ErrUnsupported }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package rundir
 
 import (
 	"errors"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockDir takes an exclusive flock on the run directory: two runners appending to one journal
+// Lock takes an exclusive flock on the run directory: two runners appending to one journal
 // would each skip only what they saw and run trials twice. The kernel drops the lock when the
 // process dies, so a kill -9 never leaves it stale.
-func lockDir(dir string) (func(), error) {
+func Lock(dir string) (func(), error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

@@ -1,4 +1,4 @@
-package runner
+package process
 
 // Frames: the protocol lines of a trial's stdout, kept whole whatever surrounds them.
 

@@ -1,6 +1,6 @@
-package runner
+package process
 
-// Processes started for a trial, and spares started ahead of one (ProcessExecutor.Spare).
+// Processes started for a trial, and spares started ahead of one (Executor.Spare).
 
 import (
 	"encoding/json"
@@ -77,7 +77,7 @@ func spawn(argv, env []string, dir string, spare bool) (*proc, error) {
 
 // start starts a trial's process: a waiting spare when one fits, handed the trial's arguments,
 // else a new process; either way the next spare is started in the background.
-func (e *ProcessExecutor) start(argv, env []string, dir string, extra []string) (*proc, error) {
+func (e *Executor) start(argv, env []string, dir string, extra []string) (*proc, error) {
 	if len(e.Spare) == 0 || env != nil || dir != "" || argv[0] != e.Spare[0] {
 		if extra != nil {
 			if env == nil {
@@ -105,7 +105,7 @@ func (e *ProcessExecutor) start(argv, env []string, dir string, extra []string) 
 const maxSpares = 4
 
 // takeSpare returns a waiting spare, or nil.
-func (e *ProcessExecutor) takeSpare() *proc {
+func (e *Executor) takeSpare() *proc {
 	e.spareMu.Lock()
 	defer e.spareMu.Unlock()
 	if len(e.spares) == 0 {
@@ -118,7 +118,7 @@ func (e *ProcessExecutor) takeSpare() *proc {
 
 // refill starts one spare in the background (one per trial taken keeps as many waiting as
 // trials run at once).
-func (e *ProcessExecutor) refill() {
+func (e *Executor) refill() {
 	e.spareMu.Lock()
 	enough := e.closed || len(e.spares) >= maxSpares
 	e.spareMu.Unlock()
@@ -142,7 +142,7 @@ func (e *ProcessExecutor) refill() {
 
 // Close stops the spares waiting for a trial. Safe to call more than once; a trial run after
 // Close starts its own process.
-func (e *ProcessExecutor) Close() error {
+func (e *Executor) Close() error {
 	e.spareMu.Lock()
 	e.closed = true
 	spares := e.spares

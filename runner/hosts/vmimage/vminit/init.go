@@ -1,6 +1,6 @@
 //go:build linux
 
-package vmimage
+package vminit
 
 import "github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 
@@ -9,8 +9,8 @@ const GuestBinary = "/usr/local/bin/sandcheck"
 
 // Init is the initramfs's /init (busybox sh): load the kernel's modules, mount the read-only
 // root disk under a tmpfs overlay, take the boot's nonce (and the optional items of the boot's
-// shape: see FwCfg) from fw_cfg and the run's binary from the appended archive (/sandcheck-bin),
-// then switch to the overlay root and run Stage2.
+// shape: FwMounts, FwSetup, FwCPUMax) from fw_cfg and the run's binary from the appended archive
+// (/sandcheck-bin), then switch to the overlay root and run Stage2.
 // Any failure is reported on the job port (ttyS1) as SC-INIT-ERROR and the VM powers off.
 const Init = `#!/bin/busybox sh
 B=/bin/busybox
