@@ -191,7 +191,7 @@ var aggregates = map[string]string{
 	"network/enforcing":         "the network channels (network/channel/CHANNEL)",
 	"network/proxy-alive":       "the network channels (network/channel/CHANNEL)",
 	"network/allowed-reachable": "the network channels (network/channel/CHANNEL)",
-	// Claude Code's filesystem checks under each workspace trust state (suites/claudesettings.go).
+	// Claude Code's filesystem checks under each workspace trust state (suites/claudesettings).
 	"claude-settings/trust/trusted/filesystem":   "the filesystem checks (filesystem/CHECK)",
 	"claude-settings/trust/untrusted/filesystem": "the filesystem checks (filesystem/CHECK)",
 	"claude-settings/trust/fresh/filesystem":     "the filesystem checks (filesystem/CHECK)",

@@ -39,7 +39,7 @@ var topLabel = regexp.MustCompile(`(?m)^var _ = Describe\("[^"]*",.*\bLabel\("([
 // the gate can only judge what ran. Each must select every scenario family the suites define
 // (read from the spec files, so a new family is covered or this test says so).
 func TestQualificationMatricesCoverEveryScenario(t *testing.T) {
-	specs, err := filepath.Glob("../../suites/*.go")
+	specs, err := filepath.Glob("../../suites/*/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestQualificationMatricesCoverEveryScenario(t *testing.T) {
 	slices.Sort(families)
 	for _, want := range []string{"concurrency", "failclosed", "filesystem", "network", "untrusted"} {
 		if !slices.Contains(families, want) {
-			t.Fatalf("scenario families read from suites/*.go = %v, want %q among them (did the Describe shape change?)", families, want)
+			t.Fatalf("scenario families read from suites/*/*.go = %v, want %q among them (did the Describe shape change?)", families, want)
 		}
 	}
 	for _, f := range []string{"release.yaml", "nightly.yaml"} {

@@ -1,4 +1,9 @@
-package suites
+// Package claudesettings holds the scenarios only Claude Code has (label claude-settings): its
+// permission modes, failIfUnavailable, allowUnsandboxedCommands, workspace trust and settings
+// sources, each run through the real `claude -p` with the network probe (or the filesystem probe)
+// as the scripted model's command, and the seed's own repro through it. Any other target reports
+// them not-applicable.
+package claudesettings
 
 import (
 	"fmt"
@@ -13,15 +18,11 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
-
-// Scenarios only Claude Code has (label claude-settings): its permission modes, failIfUnavailable,
-// allowUnsandboxedCommands, workspace trust and settings sources, each run through the real
-// `claude -p` with the network probe (or the filesystem probe) as the scripted model's command.
-// Any other target reports them not-applicable.
 
 // claudeCase is one configuration of Claude Code.
 type claudeCase struct {
@@ -158,7 +159,7 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
 			if cfg.Target != claudecode.Name {
-				notApplicable(c.scenario(), fmt.Sprintf("a setting of Claude Code's own; %s has none", cfg.Target))
+				judge.NotApplicable(c.scenario(), fmt.Sprintf("a setting of Claude Code's own; %s has none", cfg.Target))
 			}
 			session := func(s *targets.Session) {
 				o := c.opt
@@ -174,8 +175,8 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(ft)
 				r := ft.Result
-				expect(judgement{name: c.scenario(), outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: c.config + ": " + r.Hint,
-					breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), fsPaths(ft)), on: subject(ft.Target, ft.TargetVersion, ft.Fault)})
+				judge.Expect(judge.Verdict{Name: c.scenario(), Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: c.config + ": " + r.Hint,
+					Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), judge.FSPaths(ft)), On: judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)})
 				return
 			}
 			var r classify.Result
@@ -193,14 +194,14 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				nt, err := harness.RunNetworkWith(ctx, cfg, opt)
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(nt)
-				r, stderr, on = nt.Result, nt.Run.Stderr, subject(nt.Target, nt.TargetVersion, nt.Fault)
+				r, stderr, on = nt.Result, nt.Run.Stderr, judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
 			}
 			pass, hint := judgeClaude(c.judge, r, stderr, c.config)
-			j := judgement{name: c.scenario(), outcome: r.Outcome, pass: pass, hint: hint, on: on}
+			j := judge.Verdict{Name: c.scenario(), Outcome: r.Outcome, Pass: pass, Hint: hint, On: on}
 			if !pass {
-				j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.name, c.name, r.Outcome, hint)}
+				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, c.name, r.Outcome, hint)}
 			}
-			expect(j)
+			judge.Expect(j)
 		})
 	}
 })

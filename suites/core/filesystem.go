@@ -1,4 +1,4 @@
-package suites
+package core
 
 import (
 	. "github.com/onsi/ginkgo/v2"
@@ -7,6 +7,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -26,50 +27,24 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 		ft, err = harness.RunFilesystem(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")
 		specreport.AttachEvidence(ft)
-		on = subject(ft.Target, ft.TargetVersion, ft.Fault)
-		paths = fsPaths(ft)
+		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
+		paths = judge.FSPaths(ft)
 	})
 
 	// The aggregate: known only when each check it shows breached is a known finding of its own.
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
-		expect(judgement{name: "filesystem/isolation", outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint,
-			breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), on: on})
+		judge.Expect(judge.Verdict{Name: "filesystem/isolation", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+			Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), On: on})
 	})
 
 	for _, name := range harness.FSCheckNames() {
 		scenario := knownfindings.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
-			c, ok := ft.Result.Checks[name]
-			if !ok {
-				r := ft.Result
-				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint, on: on})
-				return
-			}
-			if c.Outcome == model.NotApplicable {
-				notApplicable(scenario, c.Hint)
-			}
-			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == model.Correct, hint: c.Hint, on: on}
-			if !j.pass {
-				j.breaches = []knownfindings.Breach{knownfindings.FSCheckBreach(c, paths[name])}
-			}
-			expect(j)
+			judge.FSCheck(ft, name, scenario, paths[name], on)
 		})
 	}
 })
-
-// fsPaths spells each check's path as findings do. The paths are the ones the probe reports it
-// tried (its spec, $TMPDIR expanded inside); the workspace is the policy's writable path.
-func fsPaths(ft *harness.FilesystemTrial) map[string]string {
-	if ft.Observation == nil {
-		return nil
-	}
-	var ws string
-	if len(ft.Policy.WritablePaths) > 0 {
-		ws = ft.Policy.WritablePaths[0]
-	}
-	return knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
-}
 
 // labelOf is the group of a check name ("escape/symlink" -> "escape").
 func labelOf(name string) string {

@@ -1,4 +1,4 @@
-package suites
+package core
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -46,16 +47,16 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 				o = model.Residue
 				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
 			}
-			j := judgement{name: name, outcome: o, pass: o == model.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
-			if !j.pass {
+			j := judge.Verdict{Name: name, Outcome: o, Pass: o == model.Correct, Hint: hint, On: judge.Subject(ct.Target, ct.TargetVersion, ct.Fault)}
+			if !j.Pass {
 				results := make([]classify.Result, len(ct.Sessions))
 				workspaces := make([]string, len(ct.Sessions))
 				for i, s := range ct.Sessions {
 					results[i], workspaces[i] = s.Result, s.Workspace
 				}
-				j.breaches = knownfindings.SessionBreaches(name, results, ct.Leftovers, workspaces, knownfindings.Hosts{})
+				j.Breaches = knownfindings.SessionBreaches(name, results, ct.Leftovers, workspaces, knownfindings.Hosts{})
 			}
-			expect(j)
+			judge.Expect(j)
 		})
 	}
 })

@@ -1,4 +1,4 @@
-package suites
+package bypass
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package suites
+package core
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -139,7 +140,7 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
 			if need := untrustedNeeds(c.name); !targets.Has(target, need) {
-				notApplicable("untrusted/"+c.name, fmt.Sprintf("%s does not claim %s", target.Name(), need))
+				judge.NotApplicable("untrusted/"+c.name, fmt.Sprintf("%s does not claim %s", target.Name(), need))
 			}
 			opt := c.opts("")
 			opt.Condition = c.name
@@ -148,8 +149,8 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			specreport.AttachEvidence(nt)
 			class, pass := untrustedClass(nt.Result)
 			o := nt.Result.Outcome
-			j := judgement{name: "untrusted/" + c.name, outcome: o, pass: pass, hint: class + ": " + nt.Result.Hint,
-				on: subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			j := judge.Verdict{Name: "untrusted/" + c.name, Outcome: o, Pass: pass, Hint: class + ": " + nt.Result.Hint,
+				On: judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)}
 			if !pass {
 				what := fmt.Sprintf("ran silently degraded (%s)", o)
 				switch {
@@ -158,9 +159,9 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 				case class != "silent-degraded":
 					what = fmt.Sprintf("ran: %s", o)
 				}
-				j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.name, c.name, o, what)}
+				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, c.name, o, what)}
 			}
-			expect(j)
+			judge.Expect(j)
 		})
 	}
 })

@@ -1,4 +1,4 @@
-package suites
+package claudesettings
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package suites
+package claudesettings
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
@@ -99,7 +100,7 @@ var _ = Describe("the seed's repro through Claude Code", Label("claude-settings"
 		cfg, err := harness.FromEnv()
 		Expect(err).NotTo(HaveOccurred())
 		if cfg.Target != claudecode.Name {
-			notApplicable(seedRepro, fmt.Sprintf("the seed's repro drives Claude Code itself; %s is not it", cfg.Target))
+			judge.NotApplicable(seedRepro, fmt.Sprintf("the seed's repro drives Claude Code itself; %s is not it", cfg.Target))
 		}
 		opt := harness.NetworkOptions{Condition: "seed-repro", Session: func(s *targets.Session) {
 			// The seed's settings have no filesystem keys.
@@ -112,10 +113,10 @@ var _ = Describe("the seed's repro through Claude Code", Label("claude-settings"
 		if ct.Run.TimedOut && o != model.NonEnforcing {
 			o, hint = model.Timeout, "trial exceeded its deadline; "+hint
 		}
-		j := judgement{name: seedRepro, outcome: o, pass: o == model.Correct, hint: hint, on: subject(ct.Target, ct.TargetVersion, ct.Fault)}
-		if !j.pass {
-			j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(seedRepro, "seed-repro", o, hint)}
+		j := judge.Verdict{Name: seedRepro, Outcome: o, Pass: o == model.Correct, Hint: hint, On: judge.Subject(ct.Target, ct.TargetVersion, ct.Fault)}
+		if !j.Pass {
+			j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(seedRepro, "seed-repro", o, hint)}
 		}
-		expect(j)
+		judge.Expect(j)
 	})
 })

@@ -1,4 +1,4 @@
-package suites
+package core
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -27,7 +28,7 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			if t, err := harness.NewTarget(cfg); err == nil { // else the trial below says why
 				if ok, why := f.AppliesTo(t); !ok {
-					notApplicable("failclosed/"+f.Name, why)
+					judge.NotApplicable("failclosed/"+f.Name, why)
 				}
 			}
 			nt, err := harness.RunNetworkWith(ctx, cfg, harness.NetworkOptions{Condition: f.Name, Faults: []string{f.Name}})
@@ -47,11 +48,11 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
 			}
-			j := judgement{name: "failclosed/" + f.Name, outcome: o, pass: pass, hint: hint, on: subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			j := judge.Verdict{Name: "failclosed/" + f.Name, Outcome: o, Pass: pass, Hint: hint, On: judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)}
 			if !pass {
-				j.breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.name, f.Name, o, ranAnyway(o, hint))}
+				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, f.Name, o, ranAnyway(o, hint))}
 			}
-			expect(j)
+			judge.Expect(j)
 		})
 	}
 })

@@ -1,4 +1,11 @@
-package suites
+// Package bypass holds the bypass scenarios (issue 12): the ways allow-list sandboxes have
+// actually been escaped, each a crafted request (probe.Raw) sent through the real sandbox and
+// judged by what the fixture servers logged. Each case is a spec of its own, bypass/CLASS/CASE,
+// labelled bypass, bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a
+// sandboxed session (a sandbox's start costs more than all its requests): one session sends every
+// selected case of its classes at once. The filesystem class (fs-interplay) runs the filesystem
+// probe instead.
+package bypass
 
 import (
 	"fmt"
@@ -13,17 +20,11 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
-
-// Bypass scenarios (issue 12): the ways allow-list sandboxes have actually been escaped, each a
-// crafted request (probe.Raw) sent through the real sandbox and judged by what the fixture
-// servers logged. Each case is a spec of its own, bypass/CLASS/CASE, labelled bypass,
-// bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a sandboxed session (a
-// sandbox's start costs more than all its requests): one session sends every selected case of
-// its classes at once.
 
 // bypassCase is one case of a class, declared before any fixture exists (Ginkgo builds its tree
 // first); req builds the request once the fixture's addresses are known.
@@ -109,7 +110,7 @@ func (s bypassSession) describe() {
 			Expect(err).NotTo(HaveOccurred())
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
-			on = subject(target.Name(), target.Version(), cfg.Fault)
+			on = judge.Subject(target.Name(), target.Version(), cfg.Fault)
 			run := false
 			for _, c := range s.classes {
 				if skips[c.class] = c.skip(target); skips[c.class] != "" {
@@ -128,7 +129,7 @@ func (s bypassSession) describe() {
 				}})
 			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
 			specreport.AttachEvidence(bt)
-			on = subject(bt.Target, bt.TargetVersion, bt.Fault)
+			on = judge.Subject(bt.Target, bt.TargetVersion, bt.Fault)
 		})
 
 		for _, c := range s.classes {
@@ -136,26 +137,26 @@ func (s bypassSession) describe() {
 				name := scenarioName(c.class, bc.id)
 				It(bc.what, Label(c.labels(bc.id)...), func() {
 					if why := skips[c.class]; why != "" {
-						notApplicable(name, why)
+						judge.NotApplicable(name, why)
 					}
 					r, ok := bt.Result.Cases[name]
 					if !ok {
-						expect(judgement{name: name, outcome: model.HarnessError, hint: "case not classified", on: on})
+						judge.Expect(judge.Verdict{Name: name, Outcome: model.HarnessError, Hint: "case not classified", On: on})
 						return
 					}
 					if r.Outcome == model.NotApplicable {
-						notApplicable(name, r.Hint)
+						judge.NotApplicable(name, r.Hint)
 					}
 					pass := r.Outcome == model.Correct
 					hint := r.Hint
 					if bc.passIfRefusedToStart && r.Outcome == model.SandboxFailed {
 						pass, hint = true, "refused to start, loudly: "+r.Hint
 					}
-					j := judgement{name: name, outcome: r.Outcome, pass: pass, hint: hint, on: on}
+					j := judge.Verdict{Name: name, Outcome: r.Outcome, Pass: pass, Hint: hint, On: on}
 					if !pass {
-						j.breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
+						j.Breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
 					}
-					expect(j)
+					judge.Expect(j)
 				})
 			}
 		}

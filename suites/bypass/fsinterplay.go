@@ -1,12 +1,12 @@
-package suites
+package bypass
 
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -22,28 +22,13 @@ var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, Co
 		ft, err = harness.RunFSInterplay(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "fs-interplay trial setup")
 		specreport.AttachEvidence(ft)
-		on = subject(ft.Target, ft.TargetVersion, ft.Fault)
+		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
 	})
 
 	for _, name := range harness.FSInterplayNames() {
 		scenario := "bypass/fs-interplay/" + name
 		It(name, Label("bypass-fs-interplay-"+name), func() {
-			c, ok := ft.Result.Checks[name]
-			if !ok {
-				r := ft.Result
-				expect(judgement{name: scenario, outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint, on: on})
-				return
-			}
-			if c.Outcome == model.NotApplicable {
-				notApplicable(scenario, c.Hint)
-			}
-			j := judgement{name: scenario, outcome: c.Outcome, pass: c.Outcome == model.Correct, hint: c.Hint, on: on}
-			if !j.pass {
-				b := knownfindings.FSCheckBreach(c, harness.FSInterplayPath(ft, name))
-				b.Scenario = scenario
-				j.breaches = []knownfindings.Breach{b}
-			}
-			expect(j)
+			judge.FSCheck(ft, name, scenario, harness.FSInterplayPath(ft, name), on)
 		})
 	}
 })

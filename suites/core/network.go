@@ -1,0 +1,129 @@
+// Package core holds the scenarios every sandbox is judged on: network egress per channel (the
+// seed's properties), filesystem isolation, untrusted or degraded configuration, fail-closed
+// honesty and concurrent sessions. Each file is one scenario family, a top-level Describe with
+// its family's label.
+package core
+
+import (
+	"fmt"
+	"sort"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/judge"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// derived narrows a trial's outcome to one property: the property's own failure outcome when the
+// trial showed it, outcomes that prevent judging anything (harness trouble, timeouts, a sandbox
+// that refused to start) passed through, and correct otherwise. The breaches are the channels
+// that showed the property's failure.
+func derived(r classify.Result, bad model.Outcome, h knownfindings.Hosts) (model.Outcome, string, []knownfindings.Breach) {
+	bs := knownfindings.NetworkBreaches(r, bad, h)
+	switch r.Outcome {
+	case bad, model.HarnessError, model.Timeout, model.SandboxFailed:
+		return r.Outcome, r.Hint, bs
+	}
+	if len(bs) > 0 {
+		return bad, bs[0].What, bs
+	}
+	// A trial cut short by a worse finding (non-enforcing, then a timeout) leaves some channels
+	// unjudged: the property cannot be vouched for on them, so it is never correct.
+	for _, ch := range sortedChannels(r) {
+		switch c := r.Channels[ch]; c.Outcome {
+		case model.HarnessError, model.Timeout, model.SandboxFailed:
+			return c.Outcome, ch + ": " + c.Hint, nil
+		}
+	}
+	return model.Correct, "", nil
+}
+
+// sortedChannels lists a result's channels in a stable order.
+func sortedChannels(r classify.Result) []string {
+	chs := make([]string, 0, len(r.Channels))
+	for ch := range r.Channels {
+		chs = append(chs, ch)
+	}
+	sort.Strings(chs)
+	return chs
+}
+
+var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
+	var nt *harness.NetworkTrial
+	var target targets.Target
+	var on knownfindings.Subject
+	var hosts knownfindings.Hosts
+
+	BeforeAll(func(ctx SpecContext) {
+		cfg, err := harness.FromEnv()
+		Expect(err).NotTo(HaveOccurred())
+		target, err = harness.NewTarget(cfg)
+		Expect(err).NotTo(HaveOccurred(), "target")
+		nt, err = harness.RunNetwork(ctx, cfg)
+		Expect(err).NotTo(HaveOccurred(), "network trial setup")
+		specreport.AttachEvidence(nt)
+		on = judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
+		hosts = knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
+	})
+
+	// property is one of the seed's properties, judged over every channel (an aggregate).
+	property := func(name string, bad model.Outcome) {
+		o, h, bs := derived(nt.Result, bad, hosts)
+		judge.Expect(judge.Verdict{Name: name, Outcome: o, Pass: o == model.Correct, Hint: h, Breaches: bs, On: on})
+	}
+
+	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
+		r := nt.Result
+		judge.Expect(judge.Verdict{Name: "network/seed", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+			Breaches: knownfindings.NetworkBreaches(r, "", hosts), On: on})
+	})
+
+	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
+		if !targets.Has(target, model.CapProxyAllowList) {
+			judge.NotApplicable("network/proxy-alive", fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), model.CapProxyAllowList))
+		}
+		property("network/proxy-alive", model.ProxyDead)
+	})
+
+	It("enforces the allow-list on every channel (seed outcome 2: proxy up but not enforcing)", Label("seed", "security"), func() {
+		property("network/enforcing", model.NonEnforcing)
+	})
+
+	It("lets the allowed host through", Label("policy"), func() {
+		if targets.DenyAll(target) {
+			judge.NotApplicable("network/allowed-reachable", target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
+		}
+		property("network/allowed-reachable", model.AllowedBlocked)
+	})
+
+	for _, ch := range model.AllChannels {
+		name := knownfindings.ChannelScenario(ch)
+		It(fmt.Sprintf("over the %s channel", ch), Label("channel", "channel-"+ch), func() {
+			c, ok := nt.Result.Channels[ch]
+			if !ok {
+				// The whole trial failed before channels could be judged: report that.
+				r := nt.Result
+				judge.Expect(judge.Verdict{Name: name, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint, On: on})
+				return
+			}
+			if targets.DenyAll(target) && ch != model.ChanDirect && ch != model.ChanDNS && c.Outcome != model.NonEnforcing {
+				judge.NotApplicable(name, fmt.Sprintf("%s is a deny-all sandbox: no proxy to go through (the channel saw %s)", target.Name(), c.Outcome))
+			}
+			if c.Outcome == model.NotApplicable {
+				specreport.Attach(specreport.Verdict{Name: name, Outcome: c.Outcome, Pass: true, Hint: c.Hint})
+				Skip("not applicable: " + c.Hint)
+			}
+			j := judge.Verdict{Name: name, Outcome: c.Outcome, Pass: c.Outcome == model.Correct, Hint: c.Hint, On: on}
+			if !j.Pass {
+				j.Breaches = []knownfindings.Breach{knownfindings.ChannelBreach(c, hosts)}
+			}
+			judge.Expect(j)
+		})
+	}
+})

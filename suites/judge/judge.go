@@ -1,0 +1,96 @@
+// Package judge turns what a scenario observed into its spec's verdict: attached to the spec's
+// report for the runner first, then decided against the target's known findings, then passed,
+// skipped (not applicable, or a known finding) or failed. Every scenario family judges through it.
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/sandcheck/sandcheck/config"
+	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/specreport"
+)
+
+// Verdict is one spec's verdict: its outcome against the scenario's own expectation, what it
+// breached (in the terms known findings are keyed by), and what it was observed on.
+type Verdict struct {
+	Name     string
+	Outcome  model.Outcome
+	Pass     bool
+	Hint     string
+	Breaches []knownfindings.Breach
+	On       knownfindings.Subject
+}
+
+// Subject is what a trial ran against, from its evidence: the target, its version as the adapter
+// reports it, and the configured fault (a scenario's own faults are part of the scenario); the
+// user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
+func Subject(target, version, fault string) knownfindings.Subject {
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(config.Get().User)}
+}
+
+// Expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still
+// tells the runner what it saw. A failure is skipped as a known finding of the target only when
+// every breach it shows is covered by a finding (targets/NAME/knownfindings.yaml) for this target, version and
+// fault, and not under SANDCHECK_STRICT=1; the journal records the real outcome either way, with
+// the breaches and the findings that cover them.
+func Expect(j Verdict) {
+	for _, b := range j.Breaches {
+		// A breach keyed to another scenario makes this verdict an aggregate; knownfindings must
+		// know it as one, or a finding could be keyed to it.
+		if b.Scenario != j.Name && !knownfindings.IsAggregate(j.Name) {
+			Fail(fmt.Sprintf("spec bug: %s sums up %s but is not among knownfindings' aggregates", j.Name, b.Scenario))
+		}
+	}
+	set, loadErr := knownfindings.Load()
+	d := set.Decide(j.On, knownfindings.Verdict{Scenario: j.Name, Outcome: j.Outcome, Pass: j.Pass, Hint: j.Hint, Breaches: j.Breaches})
+	specreport.Attach(specreport.Verdict{Name: j.Name, Outcome: j.Outcome, Pass: j.Pass, Hint: j.Hint,
+		Breaches: knownfindings.Words(d.Breaches), Known: d.Known, Unreproduced: d.Unreproduced})
+	if j.Pass {
+		return
+	}
+	if d.Known != "" && !config.Get().Strict {
+		Skip(fmt.Sprintf("known finding of %s: %s", j.On, matchedText(d.Matched)))
+	}
+	Fail(failureText(j, d, loadErr))
+}
+
+// matchedText names each covered breach with its finding and note.
+func matchedText(ms []knownfindings.Match) string {
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, fmt.Sprintf("%s [%s] (%s)", m.Breach.What, m.Finding.ID, m.Finding.Note))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// failureText says why a spec fails, leading with the breaches no known finding covers.
+func failureText(j Verdict, d knownfindings.Decision, loadErr error) string {
+	msg := fmt.Sprintf("%s: %s: %s", j.Name, j.Outcome, j.Hint)
+	if len(d.New) > 0 {
+		msg += fmt.Sprintf("\nnot a known finding of %s: %s", j.On, strings.Join(knownfindings.Words(d.New), "; "))
+	}
+	if len(d.Matched) > 0 {
+		verb := "also shows"
+		if len(d.New) == 0 {
+			verb = "shows (SANDCHECK_STRICT=1)"
+		}
+		msg += fmt.Sprintf("\n%s known findings: %s", verb, matchedText(d.Matched))
+	}
+	if loadErr != nil {
+		msg += "\nknown findings unreadable: " + loadErr.Error()
+	}
+	return msg
+}
+
+// NotApplicable reports a spec the target cannot be judged on, with the reason, and skips it:
+// recorded as not-applicable (never silently skipped, never a pass of the sandbox).
+func NotApplicable(name, reason string) {
+	specreport.Attach(specreport.Verdict{Name: name, Outcome: model.NotApplicable, Pass: true, Hint: reason})
+	Skip("not applicable: " + reason)
+}
