@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandcheck/sandcheck/config"
 )
 
 // Missing is the value of a version, path or sysctl that does not exist on the host.
@@ -69,7 +71,11 @@ type Fingerprint struct {
 	GitProxy map[string]string `json:"git_proxy"`
 	// PID1Seccomp is the Seccomp: mode of PID 1 ("0 disabled", "1 strict", "2 filter"), followed by
 	// " (N filters)" when the kernel reports Seccomp_filters; "unknown" when unreadable.
-	PID1Seccomp string    `json:"pid1_seccomp"`
+	PID1Seccomp string `json:"pid1_seccomp"`
+	// WorkDirFS is the file system type (statfs) of the directory trials' workspaces are made in
+	// (SANDCHECK_WORKDIR, else TMPDIR, else /tmp): "9p" on a WSL 2 Windows drive, where srt makes
+	// its mount points itself instead of leaving them to bubblewrap.
+	WorkDirFS   string    `json:"workdir_fs,omitempty"`
 	Arch        string    `json:"arch"`
 	CollectedAt time.Time `json:"collected_at"`
 	// User is who the sandbox runs as (supplied by the caller: a trial knows its user).
@@ -172,6 +178,7 @@ func Collect(opts Options) Fingerprint {
 		f.GitProxy = c.gitProxy(c.exe(p))
 	}
 	f.PID1Seccomp = c.pid1Seccomp()
+	f.WorkDirFS = fsType(c.rooted(c.workDir()))
 	f.Arch = c.arch()
 	f.CollectedAt = c.now().UTC().Truncate(time.Second)
 	return f
@@ -184,6 +191,16 @@ type collector struct {
 	look func(string) (string, error)
 	run  func(argv ...string) (string, error)
 	now  func() time.Time
+}
+
+// workDir is where trials make their workspaces, as the harness chooses it.
+func (c *collector) workDir() string {
+	for _, k := range []string{config.WorkDir, "TMPDIR"} {
+		if v := c.getenv(k); v != "" {
+			return v
+		}
+	}
+	return "/tmp"
 }
 
 func newCollector(o Options) *collector {

@@ -72,6 +72,9 @@ func WriteTable(w io.Writer, f Fingerprint) error {
 		row("git http.proxy --"+k, f.GitProxy[k])
 	}
 	row("pid1 seccomp", f.PID1Seccomp)
+	if f.WorkDirFS != "" {
+		row("workspace file system", f.WorkDirFS)
+	}
 	if !f.CollectedAt.IsZero() {
 		row("collected at", f.CollectedAt.Format(time.RFC3339))
 	}

@@ -37,11 +37,28 @@ const (
 	Hostname    = "SANDCHECK-PC"                    // WSL names the distribution's host after Windows'
 )
 
+// The drive's 9p protocol. WSL 2's drvfs answers statfs(2) with 9p's own type (V9FS_MAGIC), and
+// srt reads that to take its Windows-drive branch for mount points. Over 9p2000.L a virtio share
+// passes the host's type through (ext4 here), so the default is 9p2000.u, whose statfs the
+// guest's kernel answers with 9p's type, as on WSL 2. 9p2000.L keeps Linux semantics
+// (client-side permission checks) at the price of that difference.
+const (
+	Drive9P2000U = "9p2000.u" // default: statfs says 9p, as on WSL 2
+	Drive9P2000L = "9p2000.L"
+)
+
 // DriveOptions are the v9fs options of the drive, as close to WSL's drvfs mount as a virtio
 // share allows (WSL: "rw,noatime,dirsync,aname=drvfs;path=C:\;uid=1000;gid=1000;
-// symlinkroot=/mnt/,mmap,access=client,msize=65536,trans=fd"): client-side permission checks,
-// mmap caching, 64 KiB messages. aname, uid, gid and symlinkroot belong to Windows' 9p server.
-const DriveOptions = "version=9p2000.L,access=client,cache=mmap,msize=65536,noatime,dirsync"
+// symlinkroot=/mnt/,mmap,access=client,msize=65536,trans=fd"): mmap caching, 64 KiB messages,
+// permission checks on the client over 9p2000.L (9p2000.u has no client mode: the user's own
+// attach). aname, uid, gid and symlinkroot belong to Windows' 9p server.
+func DriveOptions(protocol string) string {
+	access := "client"
+	if protocol == Drive9P2000U {
+		access = "user"
+	}
+	return "version=" + protocol + ",access=" + access + ",cache=mmap,msize=65536,noatime,dirsync"
+}
 
 // windowsPath is what WSL appends to PATH from Windows (appendWindowsPath, the default): lookups
 // walk these directories on the drive first-come, so a missing tool costs 9p round trips.

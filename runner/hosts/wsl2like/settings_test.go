@@ -16,20 +16,21 @@ func TestSettings(t *testing.T) {
 	parse := func(entry string) (*matrix.Matrix, error) {
 		return matrix.Parse("m.yaml", []byte("targets: [{name: srt}]\nhosts:\n  - "+entry+"\n"), matrix.Registry{HostKinds: hosts.Matrix()})
 	}
-	m, err := parse("{name: w, kind: wsl2-like, image: bookworm, trials_per_boot: 50, variant: wsl1, cpu_percent: 25, distro: Ubuntu, home_on_drive: true}")
+	m, err := parse("{name: w, kind: wsl2-like, image: bookworm, trials_per_boot: 50, variant: wsl1, cpu_percent: 25, distro: Ubuntu, home_on_drive: true, drive_protocol: 9p2000.L}")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := m.Hosts[0].Settings.(Config)
-	if got.VM.Kernel != "bookworm" || got.VM.TrialsPerBoot != 50 || got.Variant != WSL1 || got.CPUPercent != 25 || got.Distro != "Ubuntu" || !got.HomeOnDrive {
+	if got.VM.Kernel != "bookworm" || got.VM.TrialsPerBoot != 50 || got.Variant != WSL1 || got.CPUPercent != 25 || got.Distro != "Ubuntu" || !got.HomeOnDrive || got.DriveProtocol != Drive9P2000L {
 		t.Fatalf("settings = %+v", got)
 	}
 	for entry, want := range map[string]string{
-		"{name: w, kind: wsl2-like}":                                  "m.yaml:3: hosts[0].image: missing",
-		"{name: w, kind: wsl2-like, image: bookworm, variant: wsl3}":  `m.yaml:3: hosts[0].variant: unknown value "wsl3" (expected one of: wsl2, wsl1)`,
-		"{name: w, kind: wsl2-like, image: bookworm, cpu_percent: 0}": "m.yaml:3: hosts[0].cpu_percent: must be at least 1",
-		"{name: w, kind: wsl2-like, image: bookworm, user: ci}":       `m.yaml:3: hosts[0].user: "ci": a vm guest has only`,
-		"{name: w, kind: wsl2-like, image: bookworm, distro: 1.5}":    "",
+		"{name: w, kind: wsl2-like}":                                          "m.yaml:3: hosts[0].image: missing",
+		"{name: w, kind: wsl2-like, image: bookworm, variant: wsl3}":          `m.yaml:3: hosts[0].variant: unknown value "wsl3" (expected one of: wsl2, wsl1)`,
+		"{name: w, kind: wsl2-like, image: bookworm, cpu_percent: 0}":         "m.yaml:3: hosts[0].cpu_percent: must be at least 1",
+		"{name: w, kind: wsl2-like, image: bookworm, user: ci}":               `m.yaml:3: hosts[0].user: "ci": a vm guest has only`,
+		"{name: w, kind: wsl2-like, image: bookworm, distro: 1.5}":            "",
+		"{name: w, kind: wsl2-like, image: bookworm, drive_protocol: 9p2000}": `m.yaml:3: hosts[0].drive_protocol: unknown value "9p2000" (expected one of: 9p2000.u, 9p2000.L)`,
 	} {
 		_, err := parse(entry)
 		if want == "" {

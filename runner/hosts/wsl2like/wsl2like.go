@@ -31,7 +31,7 @@ const DefaultDistro = "Debian"
 
 func init() {
 	hosts.Register(hosts.Kind{Name: Kind, NpmCache: true, HostKind: matrix.HostKind{
-		Keys:     append(append([]string{}, vm.Keys...), "variant", "cpu_percent", "distro", "home_on_drive"),
+		Keys:     append(append([]string{}, vm.Keys...), "variant", "cpu_percent", "distro", "home_on_drive", "drive_protocol"),
 		Settings: func(s *matrix.HostSettings) any { return settings(s) },
 	}, New: newFromMatrix})
 }
@@ -43,15 +43,19 @@ type Config struct {
 	CPUPercent  int     // the guest's trials get this share of one CPU (0: no limit)
 	Distro      string  // WSL_DISTRO_NAME
 	HomeOnDrive bool    // accounts' HOME on the drive too (/home bound to C:\Users\home)
+	// DriveProtocol is the drive's 9p protocol: Drive9P2000U (default: statfs says 9p, as on
+	// WSL 2) or Drive9P2000L.
+	DriveProtocol string
 }
 
 func settings(s *matrix.HostSettings) Config {
 	c := Config{
-		VM:          vm.Settings(s),
-		Variant:     Variant(s.OneOf("variant", string(WSL2), string(WSL1))),
-		CPUPercent:  s.PositiveInt("cpu_percent", "the percent of one CPU the guest's trials get"),
-		Distro:      s.Optional("distro", "the WSL distribution's name (WSL_DISTRO_NAME)"),
-		HomeOnDrive: s.Bool("home_on_drive"),
+		VM:            vm.Settings(s),
+		Variant:       Variant(s.OneOf("variant", string(WSL2), string(WSL1))),
+		CPUPercent:    s.PositiveInt("cpu_percent", "the percent of one CPU the guest's trials get"),
+		Distro:        s.Optional("distro", "the WSL distribution's name (WSL_DISTRO_NAME)"),
+		HomeOnDrive:   s.Bool("home_on_drive"),
+		DriveProtocol: s.OneOf("drive_protocol", Drive9P2000U, Drive9P2000L),
 	}
 	if c.CPUPercent > 100*64 {
 		s.Errorf("cpu_percent", "%d%%: more than the guest could use", c.CPUPercent)
@@ -88,6 +92,13 @@ func New(c Config) (*Host, error) {
 	if c.Distro == "" {
 		c.Distro = DefaultDistro
 	}
+	switch c.DriveProtocol {
+	case "":
+		c.DriveProtocol = Drive9P2000U
+	case Drive9P2000U, Drive9P2000L:
+	default:
+		return nil, fmt.Errorf("wsl2-like host %s: drive_protocol %q: want %s or %s", c.VM.Name, c.DriveProtocol, Drive9P2000U, Drive9P2000L)
+	}
 	if c.CPUPercent < 0 {
 		return nil, fmt.Errorf("wsl2-like host %s: cpu_percent %d: want 1 or more", c.VM.Name, c.CPUPercent)
 	}
@@ -109,8 +120,8 @@ func (h *Host) Isolation() string {
 }
 
 func (h *Host) describe() string {
-	d := fmt.Sprintf("%s-like (Debian %s kernel, release suffix %q; trials' workspaces on a 9p drive at %s", map[Variant]string{WSL2: "WSL2", WSL1: "WSL1"}[h.cfg.Variant],
-		h.cfg.VM.Kernel, h.cfg.Variant.ReleaseSuffix(), DriveDir)
+	d := fmt.Sprintf("%s-like (Debian %s kernel, release suffix %q; trials' workspaces on a %s drive at %s", map[Variant]string{WSL2: "WSL2", WSL1: "WSL1"}[h.cfg.Variant],
+		h.cfg.VM.Kernel, h.cfg.Variant.ReleaseSuffix(), h.cfg.DriveProtocol, DriveDir)
 	if h.cfg.CPUPercent > 0 {
 		d += fmt.Sprintf("; CPU budget %d%% of one CPU", h.cfg.CPUPercent)
 	}
@@ -133,7 +144,7 @@ func (h *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	}
 	c := h.cfg.VM
 	c.ReleaseSuffix = h.cfg.Variant.ReleaseSuffix()
-	c.Shares = append(append([]vminit.Share{}, c.Shares...), vminit.Share{Tag: DriveTag, HostDir: drive, GuestDir: DriveDir, Options: DriveOptions})
+	c.Shares = append(append([]vminit.Share{}, c.Shares...), vminit.Share{Tag: DriveTag, HostDir: drive, GuestDir: DriveDir, Options: DriveOptions(h.cfg.DriveProtocol)})
 	c.Setup = Setup(h.cfg.HomeOnDrive)
 	c.CPUBudget = float64(h.cfg.CPUPercent) / 100
 	c.Describe = h.describe()

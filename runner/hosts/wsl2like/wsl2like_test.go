@@ -60,7 +60,7 @@ func TestWSL2GuestLooksLikeWSL2(t *testing.T) {
 	h := bootable(t, Config{VM: vm.Config{Kernel: "bookworm"}, CPUPercent: 50})
 	r := h.Exec(context.Background(), []string{"sh", "-c", `uname -r; cat /proc/version
 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net cat /proc/version
-awk '$2 == "/mnt/c" {print $3}' /proc/mounts; echo "$SANDCHECK_WORKDIR $WSL_DISTRO_NAME $WSL_INTEROP"
+awk '$2 == "/mnt/c" {print $3}' /proc/mounts; stat -f -c 'statfs=%t' "$SANDCHECK_WORKDIR"; echo "$SANDCHECK_WORKDIR $WSL_DISTRO_NAME $WSL_INTEROP"
 test -S "$WSL_INTEROP" && echo interop-listening
 touch "$SANDCHECK_WORKDIR/probe" && echo drive-writable
 setpriv --reuid=1000 --regid=1000 --clear-groups ls "$SANDCHECK_WORKDIR" >/dev/null && echo user-enters-drive
@@ -75,7 +75,7 @@ cat /sys/fs/cgroup/sandcheck/cpu.max; grep -c sandcheck /proc/self/cgroup`}, 3*t
 		!strings.Contains(lines[1], lines[0]) || !strings.Contains(lines[2], lines[0]) {
 		t.Fatalf("release, /proc/version, bwrap's /proc/version:\n%s", out)
 	}
-	for _, want := range []string{"\n9p\n", WorkDir + " Debian " + InteropSock, "interop-listening", "drive-writable", "user-enters-drive", "npm-shared", "50000 100000", "\n1\n"} {
+	for _, want := range []string{"\n9p\n", "statfs=1021997\n", WorkDir + " Debian " + InteropSock, "interop-listening", "drive-writable", "user-enters-drive", "npm-shared", "50000 100000", "\n1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("guest output lacks %q:\n%s", want, out)
 		}
