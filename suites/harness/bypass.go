@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/pty"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -135,7 +136,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 			tokens[h.Role] = h.Token
 		}
 	}
-	done := timePhase(PhaseClassify)
+	done := phases.Time(phases.Classify)
 	bt.Result = classify.ClassifyBypass(classify.BypassInput{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
 		Nonce: t.nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,

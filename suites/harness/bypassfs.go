@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -208,7 +209,7 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		}
 		in.Expect = append(in.Expect, e)
 	}
-	done := timePhase(PhaseClassify)
+	done := phases.Time(phases.Classify)
 	ft.Result = classify.ClassifyFS(in)
 	done()
 	return ft, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -274,7 +275,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 		}
 		in.Expect = append(in.Expect, e)
 	}
-	done := timePhase(PhaseClassify)
+	done := phases.Time(phases.Classify)
 	ft.Result = classify.ClassifyFS(in)
 	done()
 	if x.Out.Obs != nil {

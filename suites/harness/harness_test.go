@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -25,7 +26,7 @@ func TestTrialBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := processStart.Add(20 * time.Second); !c.Deadline.Equal(want) {
+	if want := phases.ProcessStart().Add(20 * time.Second); !c.Deadline.Equal(want) {
 		t.Fatalf("Deadline = %v, want process start + 20s = %v", c.Deadline, want)
 	}
 	c.Timeout = time.Hour

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -91,7 +92,7 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 	if x.ParseErr != nil {
 		nt.ParseError = x.ParseErr.Error()
 	}
-	done := timePhase(PhaseClassify)
+	done := phases.Time(phases.Classify)
 	nt.Result = classify.ClassifyNetwork(t.networkInput(x, spec, nt.Hits))
 	done()
 	return nt, nil

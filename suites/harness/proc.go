@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 )
 
 // CookieVar marks every process a trial starts. Sandboxes start their children in new sessions
@@ -119,8 +120,8 @@ func runCommandIn(ctx context.Context, setup runSetup, argv, env []string, dir, 
 		}
 	}
 	r.Duration = time.Since(start)
-	AddPhase(PhaseSandbox, r.Duration)
-	defer timePhase(PhaseCleanup)()
+	phases.Add(phases.Sandbox, r.Duration)
+	defer phases.Time(phases.Cleanup)()
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	KillCookie(cookie)
 	var ee *exec.ExitError

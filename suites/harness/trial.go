@@ -18,6 +18,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
@@ -67,7 +68,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	// t stays set on every path (a `return nil, err` would nil a named result before the
 	// deferred cleanup reads it).
 	t := &trial{cfg: cfg, nonce: randomHex(8)}
-	defer timePhase(PhaseFixture)()
+	defer phases.Time(phases.Fixture)()
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -138,7 +139,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 
 // Close undoes everything, last first.
 func (t *trial) Close() {
-	defer timePhase(PhaseCleanup)()
+	defer phases.Time(phases.Cleanup)()
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
