@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
@@ -186,8 +187,8 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				if c.managed {
 					var dir string
 					opt.Setup = func(d string) error { dir = d; return nil }
-					opt.BindsFn = func() []harness.Bind {
-						return []harness.Bind{{Src: filepath.Join(dir, claudecode.ManagedDir), Dst: "/etc", Overlay: true}}
+					opt.BindsFn = func() []proc.Bind {
+						return []proc.Bind{{Src: filepath.Join(dir, claudecode.ManagedDir), Dst: "/etc", Overlay: true}}
 					}
 				}
 				nt, err := harness.RunNetworkWith(ctx, cfg, opt)

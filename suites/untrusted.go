@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -83,7 +84,7 @@ var untrustedConditions = []condition{
 				Setup:   func(dir string) error { home = filepath.Join(dir, "ro-home"); return os.Mkdir(home, 0o755) },
 				Session: func(s *targets.Session) { s.Env = append(s.Env, "HOME="+home) },
 			}
-			o.BindsFn = func() []harness.Bind { return []harness.Bind{{Src: home, Dst: home, RO: true}} }
+			o.BindsFn = func() []proc.Bind { return []proc.Bind{{Src: home, Dst: home, RO: true}} }
 			return o
 		}},
 	{"proxy-env-dead", "the caller's environment already points HTTP(S)_PROXY and ALL_PROXY at a dead port",

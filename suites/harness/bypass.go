@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/pty"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -32,7 +33,7 @@ type BypassTrial struct {
 	Extra         *nethost.Extras       `json:"extra,omitempty"`
 	Names         []nethost.Name        `json:"names,omitempty"`
 	Cases         []classify.BypassCase `json:"cases"`
-	Run           Run                   `json:"run"`
+	Run           proc.Run              `json:"run"`
 	Ran           bool                  `json:"sandbox_ran"`
 	Observation   *probe.Observation    `json:"observation,omitempty"`
 	ParseError    string                `json:"parse_error,omitempty"`
@@ -79,7 +80,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 			return nil, err
 		}
 		defer term.Close()
-		t.setup.tty = term.Slave
+		t.setup.TTY = term.Slave
 	}
 	denyAll := targets.DenyAll(t.target)
 	var send, direct []probe.Raw
@@ -99,10 +100,10 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		}
 	}
 	spec := probe.Spec{Raw: send, Timeout: t.cfg.RequestTimeout(), Nonce: t.nonce}
-	var binds []Bind
+	var binds []proc.Bind
 	if t.cfg.Hostnames != "name" {
 		// The cases are about names: they resolve through the fixture whatever the mode.
-		binds = []Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
+		binds = []proc.Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
 	tmp := filepath.Join(t.dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
@@ -158,10 +159,10 @@ func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []prob
 	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
 		return nil, err
 	}
-	var run Run
+	var run proc.Run
 	hits, err := t.hosts.Control(func() error {
 		argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
-		run = runCommandIn(ctx, t.setup, argv, t.env, t.ws, t.nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+		run = proc.RunCommandIn(ctx, t.setup, argv, t.env, t.ws, t.nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
 		return nil
 	})
 	if err != nil {

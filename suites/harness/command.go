@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -29,7 +30,7 @@ type CommandTrial struct {
 	Denied        nethost.Host    `json:"denied"`
 	Settings      json.RawMessage `json:"settings,omitempty"`
 	Command       string          `json:"command"`
-	Run           Run             `json:"run"`
+	Run           proc.Run        `json:"run"`
 	Output        string          `json:"output"` // the command's stdout as it came back
 	Nonce         string          `json:"nonce"`
 	Hits          []nethost.Hit   `json:"fixture_hits"`

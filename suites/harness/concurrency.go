@@ -14,13 +14,14 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Session is one of several concurrent sandboxed runs.
 type Session struct {
 	Workspace string          `json:"workspace"`
-	Run       Run             `json:"run"`
+	Run       proc.Run        `json:"run"`
 	Ran       bool            `json:"sandbox_ran"`
 	Result    classify.Result `json:"result"`
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -26,7 +27,7 @@ type FilesystemTrial struct {
 	Fault         string             `json:"fault,omitempty"`
 	Policy        targets.Policy     `json:"policy"`
 	Settings      json.RawMessage    `json:"settings,omitempty"`
-	Run           Run                `json:"run"`
+	Run           proc.Run           `json:"run"`
 	Ran           bool               `json:"sandbox_ran"`
 	Observation   *probe.Observation `json:"observation,omitempty"`
 	ParseError    string             `json:"parse_error,omitempty"`
@@ -306,7 +307,7 @@ func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 		return nil, err
 	}
 	argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
-	run := runCommand(ctx, argv, t.env, t.ws, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	run := proc.RunCommand(ctx, argv, t.env, t.ws, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
 	out, err := probe.Parse(run.Stdout, spec.Nonce)
 	if err == nil && out.Obs == nil {
 		err = fmt.Errorf("no observation")

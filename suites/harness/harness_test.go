@@ -11,6 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -41,7 +42,7 @@ func TestTrialBudget(t *testing.T) {
 	if d := c.RunTimeout(); d > 0 {
 		t.Fatalf("RunTimeout = %v with the budget spent, want <= 0", d)
 	}
-	if r := runCommand(t.Context(), []string{"true"}, nil, "", "", c.RunTimeout(), c.KillGrace()); !r.TimedOut {
+	if r := proc.RunCommand(t.Context(), []string{"true"}, nil, "", "", c.RunTimeout(), c.KillGrace()); !r.TimedOut {
 		t.Fatalf("a run with no budget left was started: %+v", r)
 	}
 	if g := c.KillGrace(); g > BudgetReserve/2 {
@@ -74,31 +75,5 @@ func TestSessionHits(t *testing.T) {
 	}
 	if want := "tcp@a:1 http/http/n1@a:1 tcp@a:4"; strings.Join(got, " ") != want {
 		t.Fatalf("session n1 hits = %q, want %q", strings.Join(got, " "), want)
-	}
-}
-
-// A command run under binds sees them, read-only where asked, and nothing else of this process
-// does: the mount namespace is the command's alone.
-func TestRunUnderBinds(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: mount namespaces need root")
-	}
-	dir := t.TempDir()
-	hosts := dir + "/hosts"
-	os.WriteFile(hosts, []byte("198.18.0.2 allowed.sandcheck.test\n"), 0o644)
-	before, _ := os.ReadFile("/etc/hosts")
-	r := runCommand(t.Context(), []string{"sh", "-c", "cat /etc/hosts; echo x >> /etc/hosts && echo wrote"}, nil, "", "", 10*time.Second, time.Second,
-		Bind{Src: hosts, Dst: "/etc/hosts", RO: true})
-	if string(r.Stdout) != "198.18.0.2 allowed.sandcheck.test\n" || !strings.Contains(r.Stderr, "Read-only") || r.Exit == 0 {
-		t.Fatalf("under the bind: exit %d stdout %q stderr %q", r.Exit, r.Stdout, r.Stderr)
-	}
-	if len(r.Mounts) != 1 || !strings.HasSuffix(r.Mounts[0], "on /etc/hosts, ro") {
-		t.Fatalf("mounts recorded: %v", r.Mounts)
-	}
-	if after, _ := os.ReadFile("/etc/hosts"); string(after) != string(before) {
-		t.Fatal("the bind leaked into this process's namespace")
-	}
-	if r := runCommand(t.Context(), []string{"cat", "/etc/hosts"}, nil, "", "", 10*time.Second, time.Second); string(r.Stdout) != string(before) {
-		t.Fatalf("a later command without binds sees %q", r.Stdout)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -23,7 +24,7 @@ type NetworkTrial struct {
 	Allowed       nethost.Host       `json:"allowed"`
 	Denied        nethost.Host       `json:"denied"`
 	Settings      json.RawMessage    `json:"settings,omitempty"`
-	Run           Run                `json:"run"`
+	Run           proc.Run           `json:"run"`
 	Ran           bool               `json:"sandbox_ran"`
 	Observation   *probe.Observation `json:"observation,omitempty"`
 	ParseError    string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
@@ -37,9 +38,9 @@ type NetworkOptions struct {
 	Condition string                 // a name for the variation, for the evidence
 	Faults    []string               // scenario-inherent faults, after the configured one
 	Session   func(*targets.Session) // changes to the session (settings file, HOME, env)
-	Binds     []Bind                 // extra mounts in the sandbox's private mount namespace
+	Binds     []proc.Bind            // extra mounts in the sandbox's private mount namespace
 	Setup     func(dir string) error // prepares files in the trial directory first
-	BindsFn   func() []Bind          // binds known only after Setup
+	BindsFn   func() []proc.Bind     // binds known only after Setup
 	// DropDAC runs the sandbox without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH, so file modes
 	// bind root as they bind everyone else (an unreadable settings file).
 	DropDAC bool
@@ -47,7 +48,7 @@ type NetworkOptions struct {
 
 // openNetworkTrial sets up a trial with fixture hosts as opt asks (faults, Setup, DropDAC) and
 // returns the binds its sandboxed run gets. The caller closes the trial.
-func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*trial, []Bind, error) {
+func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*trial, []proc.Bind, error) {
 	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
 	if err != nil {
 		return nil, nil, err

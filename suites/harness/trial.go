@@ -19,6 +19,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
@@ -45,7 +46,7 @@ type trial struct {
 	// dropDAC runs the sandbox without root's file-permission override.
 	dropDAC bool
 	// setup says where and with which terminal sandboxed commands start.
-	setup runSetup
+	setup proc.Setup
 	// acct is who the sandbox runs as (fixtures/users); env is its session's environment and
 	// probeBin the probe binary as it can run it.
 	acct     *users.Account
@@ -116,7 +117,7 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 		t.inj.Listen, t.inj.Dial, t.inj.Lookup = t.hosts.Listen, t.hosts.Dial, t.hosts.Lookup
 		t.inj.Own = []netip.Addr{t.hosts.HostEnd}
 		if t.hosts.Isolated() {
-			t.setup.start = t.hosts.Start
+			t.setup.Start = t.hosts.Start
 		}
 	}
 	for _, spec := range append([]string{cfg.Fault}, opt.faults...) {
@@ -188,27 +189,17 @@ func (t *trial) session(specFile string) *targets.Session {
 	return s
 }
 
-// Bind is a bind mount in the sandbox's private mount namespace.
-type Bind struct {
-	Src, Dst string
-	RO       bool
-	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
-	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
-	// only, the host's own directory untouched.
-	Overlay bool
-}
-
 // Exec is one sandboxed run of the probe.
 type Exec struct {
 	Settings json.RawMessage
 	Nonce    string // the probe's nonce: its frame and every request it makes carry it
-	Run      Run
+	Run      proc.Run
 	Out      probe.Output
 	ParseErr error
 }
 
 // exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
-func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []Bind) (*Exec, error) {
+func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []proc.Bind) (*Exec, error) {
 	if spec.Nonce == "" {
 		spec.Nonce = t.nonce
 	}
@@ -243,7 +234,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		argv = t.change.Wrap(argv)
 	}
 	if t.hosts != nil && t.cfg.Hostnames == "name" {
-		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
+		binds = append(binds, proc.Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, proc.Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
 	}
 	// Everything the sandbox reads or writes in the trial directory is its user's, as a user's
 	// project is (the adapter has just written its settings there).
@@ -255,7 +246,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}
 	// The switch to the sandbox's user comes last, inside the private mount namespace that only
-	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// root can set up (proc.RunCommandIn makes it, with the binds): the sandbox and everything under it
 	// run as the user.
 	argv = t.acct.Command(argv, drop)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
@@ -263,7 +254,7 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
+	x.Run = proc.RunCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
 	var agentErr error
 	if inv.Agent != nil {
 		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
