@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -22,23 +20,21 @@ import (
 // BypassTrial is the evidence of one bypass class's trial: every case's request, what the
 // client saw, what the fixture servers logged, and the unsandboxed controls.
 type BypassTrial struct {
-	Target        string                `json:"target"`
-	TargetVersion string                `json:"target_version"`
-	Fault         string                `json:"fault,omitempty"`
-	Class         string                `json:"class"` // the session: the classes it holds
-	Policy        targets.Policy        `json:"policy"`
-	Settings      json.RawMessage       `json:"settings,omitempty"`
-	Allowed       nethost.Host          `json:"allowed"`
-	Denied        nethost.Host          `json:"denied"`
-	Extra         *nethost.Extras       `json:"extra,omitempty"`
-	Names         []nethost.Name        `json:"names,omitempty"`
-	Cases         []classify.BypassCase `json:"cases"`
-	Run           proc.Run              `json:"run"`
-	Ran           bool                  `json:"sandbox_ran"`
-	Observation   *probe.Observation    `json:"observation,omitempty"`
-	ParseError    string                `json:"parse_error,omitempty"`
-	Nonce         string                `json:"nonce"`
-	Hits          []nethost.Hit         `json:"fixture_hits"`
+	Subject
+	Class       string                `json:"class"` // the session: the classes it holds
+	Policy      targets.Policy        `json:"policy"`
+	Settings    json.RawMessage       `json:"settings,omitempty"`
+	Allowed     nethost.Host          `json:"allowed"`
+	Denied      nethost.Host          `json:"denied"`
+	Extra       *nethost.Extras       `json:"extra,omitempty"`
+	Names       []nethost.Name        `json:"names,omitempty"`
+	Cases       []classify.BypassCase `json:"cases"`
+	Run         proc.Run              `json:"run"`
+	Ran         bool                  `json:"sandbox_ran"`
+	Observation *probe.Observation    `json:"observation,omitempty"`
+	ParseError  string                `json:"parse_error,omitempty"`
+	Nonce       string                `json:"nonce"`
+	Hits        []nethost.Hit         `json:"fixture_hits"`
 	// Unsandboxed is the control run of the requests that use no proxy, made first without the
 	// sandbox, and what the fixture logged of it.
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
@@ -65,24 +61,24 @@ type Bypass struct {
 // that use no proxy first made without the sandbox (positive controls), then every request under
 // the target, everything torn down, every case classified.
 func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true, isolated: true, names: b.Names})
+	t, err := Open(ctx, cfg, Options{Network: true, Isolated: true, Names: b.Names})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	policy, cases := b.Build(t.hosts, t.target)
-	policy.AllowedHosts = append(policy.AllowedHosts, t.inj.ExtraAllowed...)
-	bt := &BypassTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, Class: b.Class,
-		Policy: policy, Allowed: t.hosts.Allowed, Denied: t.hosts.Denied, Extra: t.hosts.Extra, Names: t.hosts.Names(), Cases: cases, Nonce: t.nonce}
+	policy, cases := b.Build(t.Hosts, t.Target)
+	policy.AllowedHosts = append(policy.AllowedHosts, t.Injection.ExtraAllowed...)
+	bt := &BypassTrial{Subject: t.Subject(), Class: b.Class,
+		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
 	var term *pty.PTY
 	if b.TTY {
 		if term, err = pty.Open(); err != nil {
 			return nil, err
 		}
 		defer term.Close()
-		t.setup.TTY = term.Slave
+		t.Setup.TTY = term.Slave
 	}
-	denyAll := targets.DenyAll(t.target)
+	denyAll := targets.DenyAll(t.Target)
 	var send, direct []probe.Raw
 	for _, c := range cases {
 		if c.NotApplicable != "" || denyAll && classify.ViaProxy(c.Raw.Via) {
@@ -99,17 +95,17 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 			return nil, err
 		}
 	}
-	spec := probe.Spec{Raw: send, Timeout: t.cfg.RequestTimeout(), Nonce: t.nonce}
+	spec := probe.Spec{Raw: send, Timeout: t.Config.RequestTimeout(), Nonce: t.Nonce}
 	var binds []proc.Bind
-	if t.cfg.Hostnames != "name" {
+	if t.Config.Hostnames != "name" {
 		// The cases are about names: they resolve through the fixture whatever the mode.
-		binds = []proc.Bind{{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
+		binds = []proc.Bind{{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
-	tmp := filepath.Join(t.dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("trial tmp: %w", err)
+	tmp, err := t.TmpDir()
+	if err != nil {
+		return nil, err
 	}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		// The sandbox's host-side files (srt's socket per process id in $TMPDIR) in the trial's
 		// own directory: a stale one another run left in /tmp under a reused process id made
 		// srt refuse to start (EADDRINUSE), which is no bypass case's business.
@@ -123,7 +119,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 	if err != nil {
 		return nil, err
 	}
-	bt.Settings, bt.Run, bt.Ran, bt.Observation, bt.Hits = x.Settings, x.Run, x.Out.Ran, x.Out.Obs, t.hosts.Hits()
+	bt.Settings, bt.Run, bt.Ran, bt.Observation, bt.Hits = x.Settings, x.Run, x.Out.Ran, x.Out.Obs, t.Hosts.Hits()
 	if x.ParseErr != nil {
 		bt.ParseError = x.ParseErr.Error()
 	}
@@ -131,8 +127,8 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		in, _ := term.Injected()
 		bt.Injected = string(in)
 	}
-	tokens := map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token}
-	if e := t.hosts.Extra; e != nil {
+	tokens := map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token}
+	if e := t.Hosts.Extra; e != nil {
 		for _, h := range []nethost.Host{e.Loopback, e.Metadata, e.Self, e.Unix} {
 			tokens[h.Role] = h.Token
 		}
@@ -140,7 +136,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 	done := phases.Time(phases.Classify)
 	bt.Result = classify.ClassifyBypass(classify.BypassInput{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-		Nonce: t.nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
+		Nonce: t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
 		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,
 	})
 	done()
@@ -150,30 +146,30 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
 // from the same host namespace: what gets through here proves the fixture sees it, so a refusal
 // inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
-func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
-	spec := probe.Spec{Nonce: t.nonce, Raw: raws, Timeout: t.cfg.RequestTimeout()}
-	specFile, err := t.writeSpec(spec, "probe-unsandboxed-")
+func (t *Trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
+	spec := probe.Spec{Nonce: t.Nonce, Raw: raws, Timeout: t.Config.RequestTimeout()}
+	specFile, err := t.WriteSpec(spec, "probe-unsandboxed-")
 	if err != nil {
 		return nil, err
 	}
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
 		return nil, err
 	}
 	var run proc.Run
-	hits, err := t.hosts.Control(func() error {
-		argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
-		run = proc.RunCommandIn(ctx, t.setup, argv, t.env, t.ws, t.nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	hits, err := t.Hosts.Control(func() error {
+		argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
+		run = proc.RunCommandIn(ctx, t.Setup, argv, t.Env, t.Workspace, t.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out, err := probe.Parse(run.Stdout, t.nonce)
+	out, err := probe.Parse(run.Stdout, t.Nonce)
 	if err == nil && out.Obs == nil {
 		err = fmt.Errorf("no observation")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("unsandboxed control as %s (exit %d, %s): %w", t.acct, run.Exit, strings.TrimSpace(run.Stderr), err)
+		return nil, fmt.Errorf("unsandboxed control as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
 	}
 	bt.Unsandboxed, bt.UnsandboxedHits = out.Obs, hits
 	res := map[string]probe.RawResult{}
@@ -181,7 +177,7 @@ func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []prob
 		if r.Via == probe.ViaTIOCSTI && term != nil {
 			// Only what reached this terminal counts; then the queue is emptied for the real run.
 			in, _ := term.Injected()
-			if !strings.Contains(string(in), probe.RawPayload(t.nonce, r.ID)) {
+			if !strings.Contains(string(in), probe.RawPayload(t.Nonce, r.ID)) {
 				r.Connected = false
 				r.Err = firstNonEmpty(r.Err, "the input did not reach the caller's terminal")
 			}
@@ -189,17 +185,4 @@ func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []prob
 		res[r.ID] = r
 	}
 	return res, nil
-}
-
-// writeSpec writes a probe spec into the trial directory.
-func (t *trial) writeSpec(spec probe.Spec, prefix string) (string, error) {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return "", err
-	}
-	f := filepath.Join(t.dir, prefix+randomHex(4)+".json")
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		return "", fmt.Errorf("write probe spec: %w", err)
-	}
-	return f, nil
 }

@@ -131,13 +131,13 @@ func FSInterplayNames() []string {
 // the layout again, then every check under the target, from the subdirectory, with HOME the
 // fake one. Whatever escaped onto the host is removed with the trial directory.
 func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{})
+	t, err := Open(ctx, cfg, Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	l := newFSInterplay(t.dir)
-	token := randomHex(16)
+	l := newFSInterplay(t.Dir)
+	token := RandomHex(16)
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
@@ -148,14 +148,14 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		c.plan.check.Name = c.Name
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
-			if !targets.Has(t.target, need) {
-				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), need)
+			if !targets.Has(t.Target, need) {
+				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), need)
 			}
 		}
 	}
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
-		ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, User: t.acct,
+		ft := &FilesystemTrial{Subject: t.Subject(), User: t.Account,
 			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
 		for _, c := range checks {
 			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
@@ -169,7 +169,7 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
 		return nil, err
 	}
 	spec := probe.Spec{}
@@ -179,11 +179,11 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		}
 	}
 	policy := l.policy()
-	tmp := filepath.Join(t.dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("trial tmp: %w", err)
+	tmp, err := t.TmpDir()
+	if err != nil {
+		return nil, err
 	}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
@@ -192,8 +192,8 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.acct, Unsandboxed: pre}
+	ft := &FilesystemTrial{Subject: t.Subject(),
+		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.Account, Unsandboxed: pre}
 	if x.ParseErr != nil {
 		ft.ParseError = x.ParseErr.Error()
 	}

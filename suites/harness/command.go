@@ -22,18 +22,16 @@ type Hosts struct {
 // with fixture hosts: a reproduction written as its reporter wrote it. The fixture servers' log is
 // the evidence of what left; the command's output is what its reporter would have seen.
 type CommandTrial struct {
-	Target        string          `json:"target"`
-	TargetVersion string          `json:"target_version"`
-	Fault         string          `json:"fault,omitempty"`
-	Condition     string          `json:"condition,omitempty"`
-	Allowed       nethost.Host    `json:"allowed"`
-	Denied        nethost.Host    `json:"denied"`
-	Settings      json.RawMessage `json:"settings,omitempty"`
-	Command       string          `json:"command"`
-	Run           proc.Run        `json:"run"`
-	Output        string          `json:"output"` // the command's stdout as it came back
-	Nonce         string          `json:"nonce"`
-	Hits          []nethost.Hit   `json:"fixture_hits"`
+	Subject
+	Condition string          `json:"condition,omitempty"`
+	Allowed   nethost.Host    `json:"allowed"`
+	Denied    nethost.Host    `json:"denied"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+	Command   string          `json:"command"`
+	Run       proc.Run        `json:"run"`
+	Output    string          `json:"output"` // the command's stdout as it came back
+	Nonce     string          `json:"nonce"`
+	Hits      []nethost.Hit   `json:"fixture_hits"`
 }
 
 // RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's
@@ -44,8 +42,8 @@ func RunCommand(ctx context.Context, cfg Config, opt NetworkOptions, script func
 		return nil, err
 	}
 	defer t.Close()
-	cmd := script(Hosts{Allowed: t.addr(t.hosts.Allowed), Denied: t.addr(t.hosts.Denied), CAFile: t.hosts.CAFile})
-	x, err := t.exec(ctx, probe.Spec{}, func(s *targets.Session) {
+	cmd := script(Hosts{Allowed: t.Addr(t.Hosts.Allowed), Denied: t.Addr(t.Hosts.Denied), CAFile: t.Hosts.CAFile})
+	x, err := t.Exec(ctx, probe.Spec{}, func(s *targets.Session) {
 		if opt.Session != nil {
 			opt.Session(s)
 		}
@@ -55,8 +53,8 @@ func RunCommand(ctx context.Context, cfg Config, opt NetworkOptions, script func
 		return nil, err
 	}
 	return &CommandTrial{
-		Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, Condition: opt.Condition,
-		Allowed: t.hosts.Allowed, Denied: t.hosts.Denied, Settings: x.Settings, Command: cmd,
-		Run: x.Run, Output: string(x.Run.Stdout), Nonce: x.Nonce, Hits: t.hosts.Hits(),
+		Subject: t.Subject(), Condition: opt.Condition,
+		Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings, Command: cmd,
+		Run: x.Run, Output: string(x.Run.Stdout), Nonce: x.Nonce, Hits: t.Hosts.Hits(),
 	}, nil
 }

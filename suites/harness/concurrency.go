@@ -28,12 +28,10 @@ type Session struct {
 
 // ConcurrentTrial is the evidence of K sandboxes started together.
 type ConcurrentTrial struct {
-	Target        string    `json:"target"`
-	TargetVersion string    `json:"target_version"`
-	Fault         string    `json:"fault,omitempty"`
-	K             int       `json:"k"`
-	Shared        bool      `json:"shared_workspace"`
-	Sessions      []Session `json:"sessions"`
+	Subject
+	K        int       `json:"k"`
+	Shared   bool      `json:"shared_workspace"`
+	Sessions []Session `json:"sessions"`
 	// Leftovers are entries in the workspaces after every session ended that were not there
 	// before: placeholder files a sandbox forgot, or removed from under a sibling.
 	Leftovers []string        `json:"leftovers,omitempty"`
@@ -45,27 +43,27 @@ type ConcurrentTrial struct {
 // workspace or one each, and classifies every session on its own: each must reach the allowed
 // host through its own proxy and be refused the denied one.
 func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*ConcurrentTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true})
+	t, err := Open(ctx, cfg, Options{Network: true})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	wss := make([]string, k)
 	for i := range wss {
-		wss[i] = t.ws
+		wss[i] = t.Workspace
 		if !shared {
-			wss[i] = filepath.Join(t.dir, fmt.Sprintf("workspace-%d", i))
+			wss[i] = filepath.Join(t.Dir, fmt.Sprintf("workspace-%d", i))
 			if err := os.MkdirAll(filepath.Join(wss[i], ".sandcheck"), 0o755); err != nil {
 				return nil, err
 			}
 		}
 	}
 	before := listings(wss)
-	ct := &ConcurrentTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
+	ct := &ConcurrentTrial{Subject: t.Subject(),
 		K: k, Shared: shared, Sessions: make([]Session, k)}
 	nonces := make([]string, k)
 	for i := range nonces {
-		nonces[i] = randomHex(8)
+		nonces[i] = RandomHex(8)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -76,10 +74,10 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 			spec := t.networkSpec()
 			spec.Nonce = nonces[i]
 			spec.MarkDir = filepath.Join(wss[i], ".sandcheck")
-			x, err := t.exec(ctx, spec, func(s *targets.Session) {
+			x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 				s.Workspace = wss[i]
 				s.Policy.WritablePaths = []string{wss[i]}
-				s.Dir = filepath.Join(t.dir, "session-"+nonces[i])
+				s.Dir = filepath.Join(t.Dir, "session-"+nonces[i])
 				os.MkdirAll(s.Dir, 0o755)
 			}, nil)
 			if err != nil {
@@ -87,7 +85,7 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 				return
 			}
 			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
-			ct.Sessions[i].Result = classify.ClassifyNetwork(t.networkInput(x, spec, sessionHits(t.hosts.Hits(), nonces[i], nonces)))
+			ct.Sessions[i].Result = classify.ClassifyNetwork(t.networkInput(x, spec, sessionHits(t.Hosts.Hits(), nonces[i], nonces)))
 		}(i)
 	}
 	wg.Wait()

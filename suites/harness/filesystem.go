@@ -22,16 +22,14 @@ import (
 
 // FilesystemTrial is the evidence of one filesystem trial.
 type FilesystemTrial struct {
-	Target        string             `json:"target"`
-	TargetVersion string             `json:"target_version"`
-	Fault         string             `json:"fault,omitempty"`
-	Policy        targets.Policy     `json:"policy"`
-	Settings      json.RawMessage    `json:"settings,omitempty"`
-	Run           proc.Run           `json:"run"`
-	Ran           bool               `json:"sandbox_ran"`
-	Observation   *probe.Observation `json:"observation,omitempty"`
-	ParseError    string             `json:"parse_error,omitempty"`
-	Escaped       []string           `json:"escaped,omitempty"` // checks whose effect the host saw
+	Subject
+	Policy      targets.Policy     `json:"policy"`
+	Settings    json.RawMessage    `json:"settings,omitempty"`
+	Run         proc.Run           `json:"run"`
+	Ran         bool               `json:"sandbox_ran"`
+	Observation *probe.Observation `json:"observation,omitempty"`
+	ParseError  string             `json:"parse_error,omitempty"`
+	Escaped     []string           `json:"escaped,omitempty"` // checks whose effect the host saw
 	// User is who the sandbox ran as; Unsandboxed what that user could do without it (each
 	// denied check tried first outside any sandbox: one the user cannot do anyway proves
 	// nothing about the sandbox, and is not-applicable).
@@ -41,13 +39,7 @@ type FilesystemTrial struct {
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
-func (ft *FilesystemTrial) Home() string {
-	if ft.User.IsRoot() {
-		h, _ := os.UserHomeDir()
-		return h
-	}
-	return ft.User.Home
-}
+func (ft *FilesystemTrial) Home() string { return HomeOf(ft.User) }
 
 // fsPlan is one filesystem check with what the policy says about it and how the host side can
 // tell whether it took effect.
@@ -61,15 +53,11 @@ type fsPlan struct {
 	changed, was string
 }
 
-// The secret lives in DIR/home/.ssh: a fake private key holding a random token. Faults that
-// tamper with deny-read bindings are told this path.
-func secretDir(dir string) string { return filepath.Join(dir, "home", ".ssh") }
-
 // fsFiles are the files a filesystem trial starts with: a canary secret, files outside the
 // workspace, and the files srt protects inside it.
 func fsFiles(dir, ws, token string) map[string]string {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(SecretDir(dir), "id_rsa")
 	return map[string]string{
 		secret:                                           "-----BEGIN OPENSSH PRIVATE KEY-----\nsandcheck-canary " + token + "\n",
 		filepath.Join(outside, "target"):                 "outside " + token + "\n",
@@ -87,7 +75,7 @@ func fsFiles(dir, ws, token string) map[string]string {
 func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 	files := fsFiles(dir, ws, token)
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(SecretDir(dir), "id_rsa")
 	for p, c := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, fmt.Errorf("layout: %w", err)
@@ -114,7 +102,7 @@ func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 // fsPlans is the list of checks, in order. home is the HOME of the sandbox's user.
 func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPlan {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(SecretDir(dir), "id_rsa")
 	n := "sandcheck-fs-" + nonce
 	w := func(name, path string, allow bool, outsidePath string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
@@ -207,13 +195,13 @@ func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 // RunFilesystemWith is RunFilesystem with a change to the sandboxed session (a target-specific
 // scenario's adapter options), applied after the policy.
 func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Session)) (*FilesystemTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{})
+	t, err := Open(ctx, cfg, Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	token := randomHex(16)
-	plans, err := layout(t.dir, t.ws, t.home(), t.nonce, token)
+	token := RandomHex(16)
+	plans, err := layout(t.Dir, t.Workspace, t.Home(), t.Nonce, token)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +215,8 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	}()
 	na := map[string]string{}
 	for _, p := range plans {
-		if c := fsNeeds(p.check.Name); !targets.Has(t.target, c) {
-			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), c)
+		if c := fsNeeds(p.check.Name); !targets.Has(t.Target, c) {
+			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), c)
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even
@@ -247,8 +235,8 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 		}
 		spec.FS = append(spec.FS, p.check)
 	}
-	policy := targets.Policy{WritablePaths: []string{t.ws}, DenyRead: []string{secretDir(t.dir)}}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{SecretDir(t.Dir)}}
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		if session != nil {
 			session(s)
@@ -257,9 +245,9 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
+	ft := &FilesystemTrial{Subject: t.Subject(),
 		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs,
-		User: t.acct, Unsandboxed: pre}
+		User: t.Account, Unsandboxed: pre}
 	if x.ParseErr != nil {
 		ft.ParseError = x.ParseErr.Error()
 	}
@@ -280,7 +268,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	ft.Result = classify.ClassifyFS(in)
 	done()
 	if x.Out.Obs != nil {
-		removeEscapes(t.ws, x.Out.Obs.FS)
+		removeEscapes(t.Workspace, x.Out.Obs.FS)
 	}
 	return ft, nil
 }
@@ -288,8 +276,8 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 // unsandboxed runs the denied checks that are still applicable as the trial's user, outside
 // any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
 // what the probe saw. The checks' effects are undone by resetLayout.
-func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
-	spec := probe.Spec{Nonce: randomHex(8)}
+func (t *Trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
+	spec := probe.Spec{Nonce: RandomHex(8)}
 	for _, p := range plans {
 		if !p.allow && na[p.check.Name] == "" {
 			spec.FS = append(spec.FS, p.check)
@@ -298,36 +286,36 @@ func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 	if len(spec.FS) == 0 {
 		return nil, nil
 	}
-	specFile := filepath.Join(t.dir, "probe-unsandboxed-"+spec.Nonce+".json")
+	specFile := filepath.Join(t.Dir, "probe-unsandboxed-"+spec.Nonce+".json")
 	b, _ := json.Marshal(spec)
 	if err := os.WriteFile(specFile, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write probe spec: %w", err)
 	}
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
 		return nil, err
 	}
-	argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
-	run := proc.RunCommand(ctx, argv, t.env, t.ws, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
+	run := proc.RunCommand(ctx, argv, t.Env, t.Workspace, spec.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
 	out, err := probe.Parse(run.Stdout, spec.Nonce)
 	if err == nil && out.Obs == nil {
 		err = fmt.Errorf("no observation")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.acct, run.Exit, strings.TrimSpace(run.Stderr), err)
+		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
 	}
 	got := map[string]probe.FSResult{}
 	for _, r := range out.Obs.FS {
 		got[r.Name] = r
 	}
 	who := "root"
-	if !t.acct.IsRoot() {
-		who = "user " + t.acct.Name
+	if !t.Account.IsRoot() {
+		who = "user " + t.Account.Name
 	}
 	for _, c := range spec.FS {
 		r, ok := got[c.Name]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.acct, c.Name)
+			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.Account, c.Name)
 		case c.Op == probe.OpRead && r.OK && strings.Contains(r.Data, token):
 		case c.Op == probe.OpRead && r.OK:
 			na[c.Name] = fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path)
@@ -341,21 +329,21 @@ func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 // resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,
 // directories made) by removing the trial's files and laying them out again, so the sandboxed
 // run starts from exactly the state the unsandboxed one did.
-func resetLayout(t *trial, plans []fsPlan, token string) error {
+func resetLayout(t *Trial, plans []fsPlan, token string) error {
 	for _, p := range plans {
 		if p.outside != "" {
 			os.RemoveAll(p.outside)
 		}
 	}
-	for _, d := range []string{t.ws, filepath.Join(t.dir, "outside"), filepath.Join(t.dir, "home")} {
+	for _, d := range []string{t.Workspace, filepath.Join(t.Dir, "outside"), filepath.Join(t.Dir, "home")} {
 		if err := os.RemoveAll(d); err != nil {
 			return fmt.Errorf("reset layout: %w", err)
 		}
 	}
-	if err := os.MkdirAll(t.marks, 0o755); err != nil {
+	if err := os.MkdirAll(t.Marks, 0o755); err != nil {
 		return fmt.Errorf("reset layout: %w", err)
 	}
-	if _, err := layout(t.dir, t.ws, t.home(), t.nonce, token); err != nil {
+	if _, err := layout(t.Dir, t.Workspace, t.Home(), t.Nonce, token); err != nil {
 		return err
 	}
 	for _, p := range plans {

@@ -16,21 +16,19 @@ import (
 
 // NetworkTrial is the evidence of one network trial: everything needed to explain its outcome.
 type NetworkTrial struct {
-	Target        string             `json:"target"`
-	TargetVersion string             `json:"target_version"`
-	Fault         string             `json:"fault,omitempty"`
-	Condition     string             `json:"condition,omitempty"` // the scenario's own fault or setting
-	Hostnames     string             `json:"hostnames"`
-	Allowed       nethost.Host       `json:"allowed"`
-	Denied        nethost.Host       `json:"denied"`
-	Settings      json.RawMessage    `json:"settings,omitempty"`
-	Run           proc.Run           `json:"run"`
-	Ran           bool               `json:"sandbox_ran"`
-	Observation   *probe.Observation `json:"observation,omitempty"`
-	ParseError    string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
-	Nonce         string             `json:"nonce"`
-	Hits          []nethost.Hit      `json:"fixture_hits"`
-	Result        classify.Result    `json:"result"`
+	Subject
+	Condition   string             `json:"condition,omitempty"` // the scenario's own fault or setting
+	Hostnames   string             `json:"hostnames"`
+	Allowed     nethost.Host       `json:"allowed"`
+	Denied      nethost.Host       `json:"denied"`
+	Settings    json.RawMessage    `json:"settings,omitempty"`
+	Run         proc.Run           `json:"run"`
+	Ran         bool               `json:"sandbox_ran"`
+	Observation *probe.Observation `json:"observation,omitempty"`
+	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
+	Nonce       string             `json:"nonce"`
+	Hits        []nethost.Hit      `json:"fixture_hits"`
+	Result      classify.Result    `json:"result"`
 }
 
 // NetworkOptions vary a network trial for scenarios that probe the sandbox's own honesty.
@@ -48,13 +46,13 @@ type NetworkOptions struct {
 
 // openNetworkTrial sets up a trial with fixture hosts as opt asks (faults, Setup, DropDAC) and
 // returns the binds its sandboxed run gets. The caller closes the trial.
-func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*trial, []proc.Bind, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true, faults: opt.Faults})
+func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*Trial, []proc.Bind, error) {
+	t, err := Open(ctx, cfg, Options{Network: true, Faults: opt.Faults})
 	if err != nil {
 		return nil, nil, err
 	}
 	if opt.Setup != nil {
-		if err := opt.Setup(t.dir); err != nil {
+		if err := opt.Setup(t.Dir); err != nil {
 			t.Close()
 			return nil, nil, err
 		}
@@ -63,7 +61,7 @@ func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*tri
 	if opt.BindsFn != nil {
 		binds = append(binds, opt.BindsFn()...)
 	}
-	t.dropDAC = opt.DropDAC
+	t.DropDAC = opt.DropDAC
 	return t, binds, nil
 }
 
@@ -81,14 +79,14 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 	}
 	defer t.Close()
 	spec := t.networkSpec()
-	x, err := t.exec(ctx, spec, opt.Session, binds)
+	x, err := t.Exec(ctx, spec, opt.Session, binds)
 	if err != nil {
 		return nil, err
 	}
 	nt := &NetworkTrial{
-		Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, Condition: opt.Condition,
-		Hostnames: cfg.Hostnames, Allowed: t.hosts.Allowed, Denied: t.hosts.Denied, Settings: x.Settings,
-		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Nonce: x.Nonce, Hits: t.hosts.Hits(),
+		Subject: t.Subject(), Condition: opt.Condition,
+		Hostnames: cfg.Hostnames, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings,
+		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Nonce: x.Nonce, Hits: t.Hosts.Hits(),
 	}
 	if x.ParseErr != nil {
 		nt.ParseError = x.ParseErr.Error()
@@ -101,11 +99,11 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 
 // networkInput is what the classifier reads of one sandboxed run: the probe's report and the
 // fixture servers' log of the same run.
-func (t *trial) networkInput(x *Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
+func (t *Trial) networkInput(x *Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
 	return classify.Network{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-		Tokens:   map[string]string{nethost.RoleAllowed: t.hosts.Allowed.Token, nethost.RoleDenied: t.hosts.Denied.Token},
-		Reach:    t.target.Reach(),
+		Tokens:   map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token},
+		Reach:    t.Target.Reach(),
 		Channels: spec.Channels,
 		Nonce:    x.Nonce,
 		Hits:     hits,
