@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -183,7 +184,7 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 			var stderr string
 			var on knownfindings.Subject
 			{
-				opt := harness.NetworkOptions{Condition: c.name, Faults: c.faults, Session: session}
+				opt := network.Options{Condition: c.name, Faults: c.faults, Session: session}
 				if c.managed {
 					var dir string
 					opt.Setup = func(d string) error { dir = d; return nil }
@@ -191,7 +192,7 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 						return []proc.Bind{{Src: filepath.Join(dir, claudecode.ManagedDir), Dst: "/etc", Overlay: true}}
 					}
 				}
-				nt, err := harness.RunNetworkWith(ctx, cfg, opt)
+				nt, err := network.RunWith(ctx, cfg, opt)
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(nt)
 				r, stderr, on = nt.Result, nt.Run.Stderr, subject(nt.Target, nt.TargetVersion, nt.Fault)

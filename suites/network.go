@@ -16,6 +16,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -134,7 +135,7 @@ func sortedChannels(r classify.Result) []string {
 }
 
 var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
-	var nt *harness.NetworkTrial
+	var nt *network.Trial
 	var target targets.Target
 	var on knownfindings.Subject
 	var hosts knownfindings.Hosts
@@ -144,7 +145,7 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 		Expect(err).NotTo(HaveOccurred())
 		target, err = harness.NewTarget(cfg)
 		Expect(err).NotTo(HaveOccurred(), "target")
-		nt, err = harness.RunNetwork(ctx, cfg)
+		nt, err = network.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "network trial setup")
 		specreport.AttachEvidence(nt)
 		on = subject(nt.Target, nt.TargetVersion, nt.Fault)

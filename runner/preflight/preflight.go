@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 )
 
 // Result is what the check saw.
@@ -35,7 +36,7 @@ type Result struct {
 // each failure against known (nil: nothing is known, every failure fails). An error means the
 // check could not be set up.
 func Check(ctx context.Context, cfg harness.Config, known knownfindings.Set, filesystem bool) (*Result, error) {
-	nt, err := harness.RunNetwork(ctx, cfg)
+	nt, err := network.Run(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("could not set up the check: %w", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -156,23 +155,6 @@ func (t *Trial) Addr(h nethost.Host) string {
 		return h.IP.String()
 	}
 	return h.Name
-}
-
-// networkSpec is the probe spec that tries both fixture hosts over every channel.
-func (t *Trial) networkSpec() probe.Spec {
-	h := t.Hosts
-	return probe.Spec{
-		Hosts: []probe.Host{
-			{Role: nethost.RoleAllowed, Addr: t.Addr(h.Allowed), IP: h.Allowed.IP.String()},
-			{Role: nethost.RoleDenied, Addr: t.Addr(h.Denied), IP: h.Denied.IP.String()},
-		},
-		Channels:       model.AllChannels,
-		CAFile:         h.CAFile,
-		Resolver:       h.Resolver.String(),
-		Timeout:        t.Config.RequestTimeout(),
-		MarkDir:        t.Marks,
-		SyncAfterFirst: t.Change.SyncProbe,
-	}
 }
 
 // session is the default sandboxed session: the probe under the policy "the allowed host, the

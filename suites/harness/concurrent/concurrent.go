@@ -1,6 +1,9 @@
 //go:build linux
 
-package harness
+// Package concurrent runs K sandboxes at once against the same fixture hosts, in one shared
+// workspace or one each: each session's fixture hits told apart by its nonce and classified on
+// its own, and what the sandboxes left in (or took from) the workspaces.
+package concurrent
 
 import (
 	"context"
@@ -14,6 +17,8 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -26,9 +31,9 @@ type Session struct {
 	Result    classify.Result `json:"result"`
 }
 
-// ConcurrentTrial is the evidence of K sandboxes started together.
-type ConcurrentTrial struct {
-	Subject
+// Trial is the evidence of K sandboxes started together.
+type Trial struct {
+	harness.Subject
 	K        int       `json:"k"`
 	Shared   bool      `json:"shared_workspace"`
 	Sessions []Session `json:"sessions"`
@@ -39,11 +44,11 @@ type ConcurrentTrial struct {
 	Failed    int             `json:"failed_sessions"`
 }
 
-// RunConcurrent starts k sandboxes at once against the same fixture hosts, in one shared
+// Run starts k sandboxes at once against the same fixture hosts, in one shared
 // workspace or one each, and classifies every session on its own: each must reach the allowed
 // host through its own proxy and be refused the denied one.
-func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*ConcurrentTrial, error) {
-	t, err := Open(ctx, cfg, Options{Network: true})
+func Run(ctx context.Context, cfg harness.Config, k int, shared bool) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{Network: true})
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +64,11 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 		}
 	}
 	before := listings(wss)
-	ct := &ConcurrentTrial{Subject: t.Subject(),
+	ct := &Trial{Subject: t.Subject(),
 		K: k, Shared: shared, Sessions: make([]Session, k)}
 	nonces := make([]string, k)
 	for i := range nonces {
-		nonces[i] = RandomHex(8)
+		nonces[i] = harness.RandomHex(8)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -71,7 +76,7 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			spec := t.networkSpec()
+			spec := network.Spec(t)
 			spec.Nonce = nonces[i]
 			spec.MarkDir = filepath.Join(wss[i], ".sandcheck")
 			x, err := t.Exec(ctx, spec, func(s *targets.Session) {
@@ -85,7 +90,7 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 				return
 			}
 			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
-			ct.Sessions[i].Result = classify.ClassifyNetwork(t.networkInput(x, spec, sessionHits(t.Hosts.Hits(), nonces[i], nonces)))
+			ct.Sessions[i].Result = classify.ClassifyNetwork(network.Input(t, x, spec, sessionHits(t.Hosts.Hits(), nonces[i], nonces)))
 		}(i)
 	}
 	wg.Wait()

@@ -1,22 +1,27 @@
 //go:build linux
 
-package harness
+// Package network runs network trials: the probe (or a scenario's own command) under the target
+// against the fixture hosts, with a scenario's variation, and the evidence classified by what the
+// probe saw and what the fixture servers logged.
+package network
 
 import (
 	"context"
 	"encoding/json"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// NetworkTrial is the evidence of one network trial: everything needed to explain its outcome.
-type NetworkTrial struct {
-	Subject
+// Trial is the evidence of one network trial: everything needed to explain its outcome.
+type Trial struct {
+	harness.Subject
 	Condition   string             `json:"condition,omitempty"` // the scenario's own fault or setting
 	Hostnames   string             `json:"hostnames"`
 	Allowed     nethost.Host       `json:"allowed"`
@@ -31,8 +36,8 @@ type NetworkTrial struct {
 	Result      classify.Result    `json:"result"`
 }
 
-// NetworkOptions vary a network trial for scenarios that probe the sandbox's own honesty.
-type NetworkOptions struct {
+// Options vary a network trial for scenarios that probe the sandbox's own honesty.
+type Options struct {
 	Condition string                 // a name for the variation, for the evidence
 	Faults    []string               // scenario-inherent faults, after the configured one
 	Session   func(*targets.Session) // changes to the session (settings file, HOME, env)
@@ -44,10 +49,10 @@ type NetworkOptions struct {
 	DropDAC bool
 }
 
-// openNetworkTrial sets up a trial with fixture hosts as opt asks (faults, Setup, DropDAC) and
+// open sets up a trial with fixture hosts as opt asks (faults, Setup, DropDAC) and
 // returns the binds its sandboxed run gets. The caller closes the trial.
-func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*Trial, []proc.Bind, error) {
-	t, err := Open(ctx, cfg, Options{Network: true, Faults: opt.Faults})
+func open(ctx context.Context, cfg harness.Config, opt Options) (*harness.Trial, []proc.Bind, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{Network: true, Faults: opt.Faults})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,25 +70,25 @@ func openNetworkTrial(ctx context.Context, cfg Config, opt NetworkOptions) (*Tri
 	return t, binds, nil
 }
 
-// RunNetwork performs one network trial: fixture hosts up, faults applied, the probe run under
+// Run performs one network trial: fixture hosts up, faults applied, the probe run under
 // the target, everything torn down, the observation classified.
-func RunNetwork(ctx context.Context, cfg Config) (*NetworkTrial, error) {
-	return RunNetworkWith(ctx, cfg, NetworkOptions{})
+func Run(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	return RunWith(ctx, cfg, Options{})
 }
 
-// RunNetworkWith is RunNetwork with a scenario's variation.
-func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*NetworkTrial, error) {
-	t, binds, err := openNetworkTrial(ctx, cfg, opt)
+// RunWith is Run with a scenario's variation.
+func RunWith(ctx context.Context, cfg harness.Config, opt Options) (*Trial, error) {
+	t, binds, err := open(ctx, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	spec := t.networkSpec()
+	spec := Spec(t)
 	x, err := t.Exec(ctx, spec, opt.Session, binds)
 	if err != nil {
 		return nil, err
 	}
-	nt := &NetworkTrial{
+	nt := &Trial{
 		Subject: t.Subject(), Condition: opt.Condition,
 		Hostnames: cfg.Hostnames, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings,
 		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Nonce: x.Nonce, Hits: t.Hosts.Hits(),
@@ -92,14 +97,31 @@ func RunNetworkWith(ctx context.Context, cfg Config, opt NetworkOptions) (*Netwo
 		nt.ParseError = x.ParseErr.Error()
 	}
 	done := phases.Time(phases.Classify)
-	nt.Result = classify.ClassifyNetwork(t.networkInput(x, spec, nt.Hits))
+	nt.Result = classify.ClassifyNetwork(Input(t, x, spec, nt.Hits))
 	done()
 	return nt, nil
 }
 
-// networkInput is what the classifier reads of one sandboxed run: the probe's report and the
+// Spec is the probe spec that tries both fixture hosts over every channel.
+func Spec(t *harness.Trial) probe.Spec {
+	h := t.Hosts
+	return probe.Spec{
+		Hosts: []probe.Host{
+			{Role: nethost.RoleAllowed, Addr: t.Addr(h.Allowed), IP: h.Allowed.IP.String()},
+			{Role: nethost.RoleDenied, Addr: t.Addr(h.Denied), IP: h.Denied.IP.String()},
+		},
+		Channels:       model.AllChannels,
+		CAFile:         h.CAFile,
+		Resolver:       h.Resolver.String(),
+		Timeout:        t.Config.RequestTimeout(),
+		MarkDir:        t.Marks,
+		SyncAfterFirst: t.Change.SyncProbe,
+	}
+}
+
+// Input is what the classifier reads of one sandboxed run: the probe's report and the
 // fixture servers' log of the same run.
-func (t *Trial) networkInput(x *Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
+func Input(t *harness.Trial, x *harness.Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
 	return classify.Network{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
 		Tokens:   map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token},

@@ -1,12 +1,13 @@
 //go:build linux
 
-package harness
+package network
 
 import (
 	"context"
 	"encoding/json"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -22,7 +23,7 @@ type Hosts struct {
 // with fixture hosts: a reproduction written as its reporter wrote it. The fixture servers' log is
 // the evidence of what left; the command's output is what its reporter would have seen.
 type CommandTrial struct {
-	Subject
+	harness.Subject
 	Condition string          `json:"condition,omitempty"`
 	Allowed   nethost.Host    `json:"allowed"`
 	Denied    nethost.Host    `json:"denied"`
@@ -36,8 +37,8 @@ type CommandTrial struct {
 
 // RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's
 // fixture hosts, with opt's variation (session changes, faults, binds) as a network trial has.
-func RunCommand(ctx context.Context, cfg Config, opt NetworkOptions, script func(Hosts) string) (*CommandTrial, error) {
-	t, binds, err := openNetworkTrial(ctx, cfg, opt)
+func RunCommand(ctx context.Context, cfg harness.Config, opt Options, script func(Hosts) string) (*CommandTrial, error) {
+	t, binds, err := open(ctx, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
