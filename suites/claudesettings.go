@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -172,12 +173,12 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 			if c.filesystem {
 				// The filesystem checks under this configuration: an aggregate of the checks,
 				// known only where each breached check is a known finding of its own.
-				ft, err := harness.RunFilesystemWith(ctx, cfg, session)
+				ft, err := filesystem.RunWith(ctx, cfg, session)
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(ft)
 				r := ft.Result
 				expect(judgement{name: c.scenario(), outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: c.config + ": " + r.Hint,
-					breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), fsPaths(ft)), on: subject(ft.Target, ft.TargetVersion, ft.Fault)})
+					breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), fsPaths(ft)), on: subject(ft.Target, ft.TargetVersion, ft.Fault)})
 				return
 			}
 			var r classify.Result

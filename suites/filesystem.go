@@ -7,6 +7,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -16,14 +17,14 @@ import (
 // Checks that need a capability the target does not claim (deny-read, protected files) are
 // reported not-applicable.
 var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
-	var ft *harness.FilesystemTrial
+	var ft *filesystem.Trial
 	var on knownfindings.Subject
 	var paths map[string]string
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
 		Expect(err).NotTo(HaveOccurred())
-		ft, err = harness.RunFilesystem(ctx, cfg)
+		ft, err = filesystem.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")
 		specreport.AttachEvidence(ft)
 		on = subject(ft.Target, ft.TargetVersion, ft.Fault)
@@ -34,10 +35,10 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
 		expect(judgement{name: "filesystem/isolation", outcome: r.Outcome, pass: r.Outcome == model.Correct, hint: r.Hint,
-			breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), on: on})
+			breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), paths), on: on})
 	})
 
-	for _, name := range harness.FSCheckNames() {
+	for _, name := range filesystem.CheckNames() {
 		scenario := knownfindings.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
 			c, ok := ft.Result.Checks[name]
@@ -60,7 +61,7 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 
 // fsPaths spells each check's path as findings do. The paths are the ones the probe reports it
 // tried (its spec, $TMPDIR expanded inside); the workspace is the policy's writable path.
-func fsPaths(ft *harness.FilesystemTrial) map[string]string {
+func fsPaths(ft *filesystem.Trial) map[string]string {
 	if ft.Observation == nil {
 		return nil
 	}

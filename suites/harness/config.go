@@ -1,8 +1,5 @@
 //go:build linux
 
-// Package harness sets up one trial of a scenario against a real sandbox: a private trial
-// directory and workspace, the fixture hosts, the fault, the target's invocation, a deadline and
-// a process-group kill, and the probe's observation read back. Specs call it; it judges nothing.
 package harness
 
 import (

@@ -1,5 +1,10 @@
 //go:build linux
 
+// Package harness is the scaffolding every trial of a scenario shares: the Config read once from
+// the environment, a private trial directory and workspace, the sandbox's user, the fixture hosts,
+// the faults, the target's invocation run with a deadline and a process-group kill
+// (suites/harness/proc), and the probe's observation read back. It judges nothing: the trial
+// runners beside it (network, filesystem, bypass, concurrent) classify, and the specs call them.
 package harness
 
 import (
@@ -261,7 +266,7 @@ func (t *Trial) WriteSpec(spec probe.Spec, prefix string) (string, error) {
 }
 
 // TmpDir makes the trial's own directory for the sandbox's host-side files, a session's TMPDIR
-// (see RunBypass for why).
+// (see bypass.Run for why).
 func (t *Trial) TmpDir() (string, error) {
 	tmp := filepath.Join(t.Dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harness
+package filesystem
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -78,9 +79,9 @@ func (l fsInterplay) layout(token string) error {
 	return nil
 }
 
-// FSInterplayCheck is one check of the class: its scenario's last path element, the capability
+// InterplayCheck is one check of the class: its scenario's last path element, the capability
 // it needs, and its plan.
-type FSInterplayCheck struct {
+type InterplayCheck struct {
 	Name  string
 	Needs []model.Capability
 	plan  fsPlan
@@ -89,7 +90,7 @@ type FSInterplayCheck struct {
 	strict bool
 }
 
-func (l fsInterplay) checks(token string) []FSInterplayCheck {
+func (l fsInterplay) checks(token string) []InterplayCheck {
 	files := l.files(token)
 	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
 	stolen, linked, moved := filepath.Join(l.ws, "stolen-token"), filepath.Join(l.ws, "linked-token"), filepath.Join(l.ws, "creds-moved")
@@ -99,7 +100,7 @@ func (l fsInterplay) checks(token string) []FSInterplayCheck {
 	changed := func(op, p string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
 	}
-	return []FSInterplayCheck{
+	return []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
 		{Name: "deny-read-dir-write", Needs: dr, strict: true,
@@ -117,8 +118,8 @@ func (l fsInterplay) checks(token string) []FSInterplayCheck {
 	}
 }
 
-// FSInterplayNames lists the class's checks, in order (one spec each).
-func FSInterplayNames() []string {
+// InterplayNames lists the class's checks, in order (one spec each).
+func InterplayNames() []string {
 	var out []string
 	for _, c := range newFSInterplay("/d").checks("t") {
 		out = append(out, c.Name)
@@ -126,18 +127,18 @@ func FSInterplayNames() []string {
 	return out
 }
 
-// RunFSInterplay performs one fs-interplay trial: the layout, each denied operation first tried
+// RunInterplay performs one fs-interplay trial: the layout, each denied operation first tried
 // without the sandbox as the sandbox's user (what the user cannot do anyway proves nothing),
 // the layout again, then every check under the target, from the subdirectory, with HOME the
 // fake one. Whatever escaped onto the host is removed with the trial directory.
-func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
-	t, err := Open(ctx, cfg, Options{})
+func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	l := newFSInterplay(t.Dir)
-	token := RandomHex(16)
+	token := harness.RandomHex(16)
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
@@ -155,21 +156,21 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	}
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
-		ft := &FilesystemTrial{Subject: t.Subject(), User: t.Account,
+		ft := &Trial{Subject: t.Subject(), User: t.Account,
 			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
 		for _, c := range checks {
 			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
 		}
 		return ft, nil
 	}
-	pre, err := t.unsandboxed(ctx, plans, na, token)
+	pre, err := unsandboxed(ctx, t, plans, na, token)
 	if err != nil {
 		return nil, err
 	}
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
-	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
 	spec := probe.Spec{}
@@ -187,12 +188,12 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
-		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in RunBypass: the host-side sockets are the trial's
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in bypass.Run: the host-side sockets are the trial's
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Subject: t.Subject(),
+	ft := &Trial{Subject: t.Subject(),
 		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.Account, Unsandboxed: pre}
 	if x.ParseErr != nil {
 		ft.ParseError = x.ParseErr.Error()
@@ -215,8 +216,8 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	return ft, nil
 }
 
-// FSInterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
-func FSInterplayPath(ft *FilesystemTrial, name string) string {
+// InterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
+func InterplayPath(ft *Trial, name string) string {
 	if ft.Observation == nil {
 		return ""
 	}

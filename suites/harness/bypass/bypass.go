@@ -1,8 +1,13 @@
 //go:build linux
 
-package harness
+// Package bypass runs bypass-class trials: the fixture with its extra hosts in a private host
+// namespace, the requests that use no proxy first made without the sandbox (positive controls),
+// then every case's request under the target, each case classified by what the client saw and
+// what the fixture logged.
+package bypass
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,16 +16,17 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/pty"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// BypassTrial is the evidence of one bypass class's trial: every case's request, what the
+// Trial is the evidence of one bypass class's trial: every case's request, what the
 // client saw, what the fixture servers logged, and the unsandboxed controls.
-type BypassTrial struct {
-	Subject
+type Trial struct {
+	harness.Subject
 	Class       string                `json:"class"` // the session: the classes it holds
 	Policy      targets.Policy        `json:"policy"`
 	Settings    json.RawMessage       `json:"settings,omitempty"`
@@ -44,9 +50,9 @@ type BypassTrial struct {
 	Result   classify.BypassResult `json:"result"`
 }
 
-// Bypass describes one bypass session (one or more classes sharing a policy): its fixture
+// Plan describes one bypass session (one or more classes sharing a policy): its fixture
 // names, then, given the running fixture, the policy and the cases.
-type Bypass struct {
+type Plan struct {
 	Class string // names the session in the evidence
 	Names []nethost.Name
 	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
@@ -57,18 +63,18 @@ type Bypass struct {
 	TTY bool
 }
 
-// RunBypass performs one bypass trial: the fixture in a private host namespace, the requests
+// Run performs one bypass trial: the fixture in a private host namespace, the requests
 // that use no proxy first made without the sandbox (positive controls), then every request under
 // the target, everything torn down, every case classified.
-func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) {
-	t, err := Open(ctx, cfg, Options{Network: true, Isolated: true, Names: b.Names})
+func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{Network: true, Isolated: true, Names: b.Names})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	policy, cases := b.Build(t.Hosts, t.Target)
 	policy.AllowedHosts = append(policy.AllowedHosts, t.Injection.ExtraAllowed...)
-	bt := &BypassTrial{Subject: t.Subject(), Class: b.Class,
+	bt := &Trial{Subject: t.Subject(), Class: b.Class,
 		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
 	var term *pty.PTY
 	if b.TTY {
@@ -91,7 +97,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 	}
 	var unsandboxed map[string]probe.RawResult
 	if len(direct) > 0 {
-		if unsandboxed, err = t.unsandboxedRaw(ctx, bt, direct, term); err != nil {
+		if unsandboxed, err = unsandboxedRaw(ctx, t, bt, direct, term); err != nil {
 			return nil, err
 		}
 	}
@@ -146,13 +152,13 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
 // from the same host namespace: what gets through here proves the fixture sees it, so a refusal
 // inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
-func (t *Trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
+func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
 	spec := probe.Spec{Nonce: t.Nonce, Raw: raws, Timeout: t.Config.RequestTimeout()}
 	specFile, err := t.WriteSpec(spec, "probe-unsandboxed-")
 	if err != nil {
 		return nil, err
 	}
-	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
 	var run proc.Run
@@ -179,7 +185,7 @@ func (t *Trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []prob
 			in, _ := term.Injected()
 			if !strings.Contains(string(in), probe.RawPayload(t.Nonce, r.ID)) {
 				r.Connected = false
-				r.Err = firstNonEmpty(r.Err, "the input did not reach the caller's terminal")
+				r.Err = cmp.Or(r.Err, "the input did not reach the caller's terminal")
 			}
 		}
 		res[r.ID] = r

@@ -1,9 +1,15 @@
 //go:build linux
 
-package harness
+// Package filesystem runs filesystem trials: a layout of canary secrets, files outside the
+// workspace and the files a sandbox protects; each denied check tried first as the sandbox's user
+// without the sandbox (what the user cannot do anyway proves nothing), then every check under the
+// target; the host side checked for what escaped, and removed. It holds the filesystem scenario
+// and the fs-interplay bypass class (interplay.go).
+package filesystem
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,15 +20,16 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// FilesystemTrial is the evidence of one filesystem trial.
-type FilesystemTrial struct {
-	Subject
+// Trial is the evidence of one filesystem trial.
+type Trial struct {
+	harness.Subject
 	Policy      targets.Policy     `json:"policy"`
 	Settings    json.RawMessage    `json:"settings,omitempty"`
 	Run         proc.Run           `json:"run"`
@@ -39,7 +46,7 @@ type FilesystemTrial struct {
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
-func (ft *FilesystemTrial) Home() string { return HomeOf(ft.User) }
+func (ft *Trial) Home() string { return harness.HomeOf(ft.User) }
 
 // fsPlan is one filesystem check with what the policy says about it and how the host side can
 // tell whether it took effect.
@@ -57,7 +64,7 @@ type fsPlan struct {
 // workspace, and the files srt protects inside it.
 func fsFiles(dir, ws, token string) map[string]string {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(SecretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	return map[string]string{
 		secret:                                           "-----BEGIN OPENSSH PRIVATE KEY-----\nsandcheck-canary " + token + "\n",
 		filepath.Join(outside, "target"):                 "outside " + token + "\n",
@@ -75,7 +82,7 @@ func fsFiles(dir, ws, token string) map[string]string {
 func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 	files := fsFiles(dir, ws, token)
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(SecretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	for p, c := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, fmt.Errorf("layout: %w", err)
@@ -102,7 +109,7 @@ func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 // fsPlans is the list of checks, in order. home is the HOME of the sandbox's user.
 func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPlan {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(SecretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	n := "sandcheck-fs-" + nonce
 	w := func(name, path string, allow bool, outsidePath string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
@@ -186,21 +193,21 @@ func (p fsPlan) escaped() bool {
 	return false
 }
 
-// RunFilesystem performs one filesystem trial under the policy "write only the workspace, do not
+// Run performs one filesystem trial under the policy "write only the workspace, do not
 // read the secret". Whatever escaped onto the host is removed afterwards.
-func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
-	return RunFilesystemWith(ctx, cfg, nil)
+func Run(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	return RunWith(ctx, cfg, nil)
 }
 
-// RunFilesystemWith is RunFilesystem with a change to the sandboxed session (a target-specific
+// RunWith is Run with a change to the sandboxed session (a target-specific
 // scenario's adapter options), applied after the policy.
-func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Session)) (*FilesystemTrial, error) {
-	t, err := Open(ctx, cfg, Options{})
+func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Session)) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	token := RandomHex(16)
+	token := harness.RandomHex(16)
 	plans, err := layout(t.Dir, t.Workspace, t.Home(), t.Nonce, token)
 	if err != nil {
 		return nil, err
@@ -221,7 +228,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even
 	// then (a user writing /etc) is refused by file permissions, not by the sandbox.
-	pre, err := t.unsandboxed(ctx, plans, na, token)
+	pre, err := unsandboxed(ctx, t, plans, na, token)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +242,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 		}
 		spec.FS = append(spec.FS, p.check)
 	}
-	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{SecretDir(t.Dir)}}
+	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{harness.SecretDir(t.Dir)}}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		if session != nil {
@@ -245,7 +252,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Subject: t.Subject(),
+	ft := &Trial{Subject: t.Subject(),
 		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs,
 		User: t.Account, Unsandboxed: pre}
 	if x.ParseErr != nil {
@@ -276,8 +283,8 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 // unsandboxed runs the denied checks that are still applicable as the trial's user, outside
 // any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
 // what the probe saw. The checks' effects are undone by resetLayout.
-func (t *Trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
-	spec := probe.Spec{Nonce: RandomHex(8)}
+func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
+	spec := probe.Spec{Nonce: harness.RandomHex(8)}
 	for _, p := range plans {
 		if !p.allow && na[p.check.Name] == "" {
 			spec.FS = append(spec.FS, p.check)
@@ -291,7 +298,7 @@ func (t *Trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 	if err := os.WriteFile(specFile, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write probe spec: %w", err)
 	}
-	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
 	argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
@@ -320,7 +327,7 @@ func (t *Trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 		case c.Op == probe.OpRead && r.OK:
 			na[c.Name] = fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path)
 		case !r.OK:
-			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, firstNonEmpty(r.Errno, r.Err))
+			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, cmp.Or(r.Errno, r.Err))
 		}
 	}
 	return out.Obs.FS, nil
@@ -329,7 +336,7 @@ func (t *Trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 // resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,
 // directories made) by removing the trial's files and laying them out again, so the sandboxed
 // run starts from exactly the state the unsandboxed one did.
-func resetLayout(t *Trial, plans []fsPlan, token string) error {
+func resetLayout(t *harness.Trial, plans []fsPlan, token string) error {
 	for _, p := range plans {
 		if p.outside != "" {
 			os.RemoveAll(p.outside)
@@ -356,15 +363,6 @@ func resetLayout(t *Trial, plans []fsPlan, token string) error {
 	return nil
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
 // removeEscapes deletes from the host what the probe created outside the workspace: when the
 // sandbox was isolated nothing is there; under a fault (or a sandbox bug) the host must not keep
 // it, e.g. a /tmp/claude that would change how the next srt run behaves.
@@ -384,8 +382,8 @@ func removeEscapes(ws string, results []probe.FSResult) {
 	}
 }
 
-// FSCheckNames lists the filesystem checks in order, for specs (one spec per check).
-func FSCheckNames() []string {
+// CheckNames lists the filesystem checks in order, for specs (one spec per check).
+func CheckNames() []string {
 	var names []string
 	for _, p := range fsPlans("/d", "/d/ws", "/home/u", "n", "t", fsFiles("/d", "/d/ws", "t")) {
 		names = append(names, p.check.Name)

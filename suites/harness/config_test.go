@@ -3,7 +3,6 @@
 package harness
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,14 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
-	"github.com/sandcheck/sandcheck/suites/probe"
 )
-
-// The probe is this test binary when a recording (record_test.go) runs it inside a sandbox.
-func TestMain(m *testing.M) {
-	probe.MaybeRun()
-	os.Exit(m.Run())
-}
 
 func TestTrialBudget(t *testing.T) {
 	t.Cleanup(config.With(func(e *config.Env) { e.TrialBudget = "20s" }))
