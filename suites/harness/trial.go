@@ -188,6 +188,23 @@ type Exec struct {
 	ParseErr error
 }
 
+// SandboxRun is what one sandboxed run of the probe showed, as a trial's evidence records it.
+type SandboxRun struct {
+	Run         proc.Run           `json:"run"`
+	Ran         bool               `json:"sandbox_ran"`
+	Observation *probe.Observation `json:"observation,omitempty"`
+	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
+}
+
+// SandboxRun is x as evidence.
+func (x *Exec) SandboxRun() SandboxRun {
+	r := SandboxRun{Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
+	if x.ParseErr != nil {
+		r.ParseError = x.ParseErr.Error()
+	}
+	return r
+}
+
 // Exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
 func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []proc.Bind) (*Exec, error) {
 	if spec.Nonce == "" {

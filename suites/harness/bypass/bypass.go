@@ -27,20 +27,17 @@ import (
 // client saw, what the fixture servers logged, and the unsandboxed controls.
 type Trial struct {
 	harness.Subject
-	Class       string                `json:"class"` // the session: the classes it holds
-	Policy      targets.Policy        `json:"policy"`
-	Settings    json.RawMessage       `json:"settings,omitempty"`
-	Allowed     nethost.Host          `json:"allowed"`
-	Denied      nethost.Host          `json:"denied"`
-	Extra       *nethost.Extras       `json:"extra,omitempty"`
-	Names       []nethost.Name        `json:"names,omitempty"`
-	Cases       []classify.BypassCase `json:"cases"`
-	Run         proc.Run              `json:"run"`
-	Ran         bool                  `json:"sandbox_ran"`
-	Observation *probe.Observation    `json:"observation,omitempty"`
-	ParseError  string                `json:"parse_error,omitempty"`
-	Nonce       string                `json:"nonce"`
-	Hits        []nethost.Hit         `json:"fixture_hits"`
+	Class    string                `json:"class"` // the session: the classes it holds
+	Policy   targets.Policy        `json:"policy"`
+	Settings json.RawMessage       `json:"settings,omitempty"`
+	Allowed  nethost.Host          `json:"allowed"`
+	Denied   nethost.Host          `json:"denied"`
+	Extra    *nethost.Extras       `json:"extra,omitempty"`
+	Names    []nethost.Name        `json:"names,omitempty"`
+	Cases    []classify.BypassCase `json:"cases"`
+	harness.SandboxRun
+	Nonce string        `json:"nonce"`
+	Hits  []nethost.Hit `json:"fixture_hits"`
 	// Unsandboxed is the control run of the requests that use no proxy, made first without the
 	// sandbox, and what the fixture logged of it.
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
@@ -125,10 +122,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
-	bt.Settings, bt.Run, bt.Ran, bt.Observation, bt.Hits = x.Settings, x.Run, x.Out.Ran, x.Out.Obs, t.Hosts.Hits()
-	if x.ParseErr != nil {
-		bt.ParseError = x.ParseErr.Error()
-	}
+	bt.Settings, bt.SandboxRun, bt.Hits = x.Settings, x.SandboxRun(), t.Hosts.Hits()
 	if term != nil {
 		in, _ := term.Injected()
 		bt.Injected = string(in)

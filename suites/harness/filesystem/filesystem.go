@@ -30,13 +30,10 @@ import (
 // Trial is the evidence of one filesystem trial.
 type Trial struct {
 	harness.Subject
-	Policy      targets.Policy     `json:"policy"`
-	Settings    json.RawMessage    `json:"settings,omitempty"`
-	Run         proc.Run           `json:"run"`
-	Ran         bool               `json:"sandbox_ran"`
-	Observation *probe.Observation `json:"observation,omitempty"`
-	ParseError  string             `json:"parse_error,omitempty"`
-	Escaped     []string           `json:"escaped,omitempty"` // checks whose effect the host saw
+	Policy   targets.Policy  `json:"policy"`
+	Settings json.RawMessage `json:"settings,omitempty"`
+	harness.SandboxRun
+	Escaped []string `json:"escaped,omitempty"` // checks whose effect the host saw
 	// User is who the sandbox ran as; Unsandboxed what that user could do without it (each
 	// denied check tried first outside any sandbox: one the user cannot do anyway proves
 	// nothing about the sandbox, and is not-applicable).
@@ -58,6 +55,9 @@ type fsPlan struct {
 	outside, gone string
 	// changed is a host file whose content must stay as it was.
 	changed, was string
+	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
+	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
+	strict bool
 }
 
 // fsFiles are the files a filesystem trial starts with: a canary secret, files outside the
@@ -235,13 +235,7 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	if err := resetLayout(t, plans, token); err != nil {
 		return nil, err
 	}
-	spec := probe.Spec{}
-	for _, p := range plans {
-		if na[p.check.Name] != "" {
-			continue // not tried: nothing it shows could be judged
-		}
-		spec.FS = append(spec.FS, p.check)
-	}
+	spec := applicable(plans, na)
 	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{harness.SecretDir(t.Dir)}}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
@@ -252,17 +246,35 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	if err != nil {
 		return nil, err
 	}
-	ft := &Trial{Subject: t.Subject(),
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs,
+	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(),
 		User: t.Account, Unsandboxed: pre}
-	if x.ParseErr != nil {
-		ft.ParseError = x.ParseErr.Error()
+	judge(ft, x, plans, na, token)
+	if x.Out.Obs != nil {
+		removeEscapes(t.Workspace, x.Out.Obs.FS)
 	}
+	return ft, nil
+}
+
+// applicable is the probe spec of the checks na leaves to be tried; the others are not tried:
+// nothing they show could be judged.
+func applicable(plans []fsPlan, na map[string]string) probe.Spec {
+	spec := probe.Spec{}
+	for _, p := range plans {
+		if na[p.check.Name] != "" {
+			continue
+		}
+		spec.FS = append(spec.FS, p.check)
+	}
+	return spec
+}
+
+// judge classifies the sandboxed run x of plans into ft, the checks in na not applicable.
+func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
 	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
+		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict, NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -274,10 +286,6 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	done := phases.Time(phases.Classify)
 	ft.Result = classify.ClassifyFS(in)
 	done()
-	if x.Out.Obs != nil {
-		removeEscapes(t.Workspace, x.Out.Obs.FS)
-	}
-	return ft, nil
 }
 
 // unsandboxed runs the denied checks that are still applicable as the trial's user, outside

@@ -12,7 +12,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -85,9 +84,6 @@ type InterplayCheck struct {
 	Name  string
 	Needs []model.Capability
 	plan  fsPlan
-	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
-	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
-	strict bool
 }
 
 func (l fsInterplay) checks(token string) []InterplayCheck {
@@ -103,8 +99,8 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	return []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
-		{Name: "deny-read-dir-write", Needs: dr, strict: true,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted}},
+		{Name: "deny-read-dir-write", Needs: dr,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted, strict: true}},
 		{Name: "deny-read-file", Needs: dr, plan: read(l.token())},
 		{Name: "deny-read-file-link", Needs: dr,
 			plan: fsPlan{check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, outside: linked}},
@@ -173,12 +169,7 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
-	spec := probe.Spec{}
-	for _, p := range plans {
-		if na[p.check.Name] == "" {
-			spec.FS = append(spec.FS, p.check)
-		}
-	}
+	spec := applicable(plans, na)
 	policy := l.policy()
 	tmp, err := t.TmpDir()
 	if err != nil {
@@ -193,26 +184,8 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
-	ft := &Trial{Subject: t.Subject(),
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.Account, Unsandboxed: pre}
-	if x.ParseErr != nil {
-		ft.ParseError = x.ParseErr.Error()
-	}
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
-	for i, c := range checks {
-		p := plans[i]
-		e := classify.FSExpect{Check: p.check, Escaped: p.escaped(), HostChecked: p.hostChecked() && !c.strict, NotApplicable: na[c.Name]}
-		if p.check.Op == probe.OpRead {
-			e.Secret = token
-		}
-		if e.Escaped {
-			ft.Escaped = append(ft.Escaped, c.Name)
-		}
-		in.Expect = append(in.Expect, e)
-	}
-	done := phases.Time(phases.Classify)
-	ft.Result = classify.ClassifyFS(in)
-	done()
+	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(), User: t.Account, Unsandboxed: pre}
+	judge(ft, x, plans, na, token)
 	return ft, nil
 }
 

@@ -22,18 +22,15 @@ import (
 // Trial is the evidence of one network trial: everything needed to explain its outcome.
 type Trial struct {
 	harness.Subject
-	Condition   string             `json:"condition,omitempty"` // the scenario's own fault or setting
-	Hostnames   string             `json:"hostnames"`
-	Allowed     nethost.Host       `json:"allowed"`
-	Denied      nethost.Host       `json:"denied"`
-	Settings    json.RawMessage    `json:"settings,omitempty"`
-	Run         proc.Run           `json:"run"`
-	Ran         bool               `json:"sandbox_ran"`
-	Observation *probe.Observation `json:"observation,omitempty"`
-	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
-	Nonce       string             `json:"nonce"`
-	Hits        []nethost.Hit      `json:"fixture_hits"`
-	Result      classify.Result    `json:"result"`
+	Condition string          `json:"condition,omitempty"` // the scenario's own fault or setting
+	Hostnames string          `json:"hostnames"`
+	Allowed   nethost.Host    `json:"allowed"`
+	Denied    nethost.Host    `json:"denied"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+	harness.SandboxRun
+	Nonce  string          `json:"nonce"`
+	Hits   []nethost.Hit   `json:"fixture_hits"`
+	Result classify.Result `json:"result"`
 }
 
 // Options vary a network trial for scenarios that probe the sandbox's own honesty.
@@ -91,10 +88,7 @@ func RunWith(ctx context.Context, cfg harness.Config, opt Options) (*Trial, erro
 	nt := &Trial{
 		Subject: t.Subject(), Condition: opt.Condition,
 		Hostnames: cfg.Hostnames, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings,
-		Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, Nonce: x.Nonce, Hits: t.Hosts.Hits(),
-	}
-	if x.ParseErr != nil {
-		nt.ParseError = x.ParseErr.Error()
+		SandboxRun: x.SandboxRun(), Nonce: x.Nonce, Hits: t.Hosts.Hits(),
 	}
 	done := phases.Time(phases.Classify)
 	nt.Result = classify.ClassifyNetwork(Input(t, x, spec, nt.Hits))
