@@ -41,12 +41,12 @@ import (
 type Trial struct {
 	Config    Config
 	Target    targets.Target
-	Dir       string // private to this trial; removed at the end
-	Workspace string // the sandboxed command's working directory
-	Marks     string // probe progress markers (inside the workspace)
-	Nonce     string
-	Injection *faults.Injection
-	Change    faults.Changes // what the faults change about every sandboxed run
+	Dir       string            // private to this trial; removed at the end
+	Workspace string            // the sandboxed command's working directory
+	Marks     string            // probe progress markers (inside the workspace)
+	Nonce     string            // carried by the probe's frame and every request it makes
+	Injection *faults.Injection // what the faults are told of the trial, and undo at its end
+	Change    faults.Changes    // what the faults change about every sandboxed run
 	Hosts     *nethost.Hosts
 	undo      []func()
 	// DropDAC runs the sandbox without root's file-permission override.
