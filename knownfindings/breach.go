@@ -183,7 +183,7 @@ func FSCheckBreach(c classify.FSCheckResult, path string) Breach {
 }
 
 // FSBreaches are the breaches of a filesystem verdict: every check whose outcome is breached,
-// in the given order (harness.FSCheckNames), then any other, sorted.
+// in the given order (suites/harness/filesystem.CheckNames), then any other, sorted.
 func FSBreaches(r classify.FSResult, order []string, paths map[string]string) []Breach {
 	var out []Breach
 	done := map[string]bool{}

@@ -65,7 +65,7 @@ type Record struct {
 	// 198.18.0.2"). Not empty means fail-open, whatever the outcome says.
 	Egress []string `json:"egress,omitempty"`
 	// PhasesMS is where the trial's time went, per phase, as the trial process measured it
-	// (start, fixture, sandbox, cleanup, classify, specs, report; see suites/harness); the
+	// (start, fixture, sandbox, cleanup, classify, specs, report; see suites/harness/phases); the
 	// rest of DurationMS is the runner's and the host's (process spawn, transport).
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
 	// Compact: the record was written without its evidence and host fingerprint, and without

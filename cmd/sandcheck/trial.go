@@ -25,6 +25,7 @@ import (
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
@@ -122,7 +123,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		go func() { fpc <- hostFingerprint(cfg, o.user) }()
 	}
 	specsStart := time.Now()
-	harness.AddPhase(harness.PhaseStart, specsStart.Sub(harness.ProcessStart()))
+	phases.Add(phases.Start, specsStart.Sub(phases.ProcessStart()))
 	ok := runSpecs(o.labels, *report, *verbose, stdout)
 	reportStart := time.Now()
 	if suiteReport == nil {
@@ -156,14 +157,14 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 // phasesMS is the harness's phases plus the trial command's own, in ms: the specs' time less
 // what the harness accounted for, and the report's.
 func phasesMS(specs, report time.Duration) map[string]int64 {
-	p := harness.Phases()
+	p := phases.All()
 	for name, d := range p {
-		if name != harness.PhaseStart {
+		if name != phases.Start {
 			specs -= d
 		}
 	}
-	p[harness.PhaseSpecs] = max(specs, 0)
-	p[harness.PhaseReport] = report
+	p[phases.Specs] = max(specs, 0)
+	p[phases.Report] = report
 	out := make(map[string]int64, len(p))
 	for name, d := range p {
 		out[name] = d.Milliseconds()
@@ -172,7 +173,7 @@ func phasesMS(specs, report time.Duration) map[string]int64 {
 }
 
 // restartClocks makes a spare's trial count its time from now (see awaitTrial).
-func restartClocks() { harness.RestartClock() }
+func restartClocks() { phases.RestartClock() }
 
 // flush pushes buffered output out now: a frame must reach the runner before a kill can lose it.
 func flush(w io.Writer) {

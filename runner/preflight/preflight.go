@@ -17,6 +17,8 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 )
 
 // Result is what the check saw.
@@ -31,11 +33,11 @@ type Result struct {
 	Failure string
 }
 
-// Check runs the network trial of cfg, then with filesystem the filesystem trial, and decides
-// each failure against known (nil: nothing is known, every failure fails). An error means the
+// Check runs the network trial of cfg, then with withFS the filesystem trial, and decides each
+// failure against known (nil: nothing is known, every failure fails). An error means the
 // check could not be set up.
-func Check(ctx context.Context, cfg harness.Config, known knownfindings.Set, filesystem bool) (*Result, error) {
-	nt, err := harness.RunNetwork(ctx, cfg)
+func Check(ctx context.Context, cfg harness.Config, known knownfindings.Set, withFS bool) (*Result, error) {
+	nt, err := network.Run(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("could not set up the check: %w", err)
 	}
@@ -55,10 +57,10 @@ func Check(ctx context.Context, cfg harness.Config, known knownfindings.Set, fil
 		res.Matched = append(res.Matched, d.Matched...)
 		res.Summary = fmt.Sprintf("network %s, known findings only", r.Outcome)
 	}
-	if !filesystem {
+	if !withFS {
 		return res, nil
 	}
-	ft, err := harness.RunFilesystem(ctx, cfg)
+	ft, err := filesystem.Run(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("could not set up the filesystem check: %w", err)
 	}
@@ -76,7 +78,7 @@ func Check(ctx context.Context, cfg harness.Config, known knownfindings.Set, fil
 		paths = knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 	}
 	d := known.Decide(res.Subject, knownfindings.Verdict{Scenario: "filesystem/isolation", Outcome: r.Outcome, Hint: r.Hint,
-		Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths)})
+		Breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), paths)})
 	res.Matched = append(res.Matched, d.Matched...)
 	if len(d.New) > 0 {
 		res.Failure = fmt.Sprintf("filesystem %s: %s (not a known finding of %s)", r.Outcome, strings.Join(knownfindings.Words(d.New), "; "), res.Subject)

@@ -20,6 +20,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	bypasstrial "github.com/sandcheck/sandcheck/suites/harness/bypass"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -101,7 +102,7 @@ func selected(c bypassClass, id string) bool {
 // describe declares the session's specs.
 func (s bypassSession) describe() {
 	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label("bypass"), func() {
-		var bt *harness.BypassTrial
+		var bt *bypasstrial.Trial
 		var on knownfindings.Subject
 		skips := map[string]string{} // class -> why the target cannot be judged on it
 
@@ -123,7 +124,7 @@ func (s bypassSession) describe() {
 			if !run {
 				return // nothing selected can be judged: no sandbox to start
 			}
-			bt, err = harness.RunBypass(ctx, cfg, harness.Bypass{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
+			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
 				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classify.BypassCase) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
@@ -195,7 +196,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 // bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
 // check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
 // VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *harness.BypassTrial, r classify.BypassCaseResult) knownfindings.Breach {
+func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classify.BypassCaseResult) knownfindings.Breach {
 	via := ""
 	for _, c := range bt.Cases {
 		if c.Name == name {

@@ -6,29 +6,30 @@ import (
 
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
-// fs-interplay: filesystem rules that meet (harness.RunFSInterplay). A check's breach is keyed
+// fs-interplay: filesystem rules that meet (filesystem.RunInterplay). A check's breach is keyed
 // by its path, the fake HOME spelled $HOME.
 var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, ContinueOnFailure, Label("bypass", "bypass-fs-interplay"), func() {
-	var ft *harness.FilesystemTrial
+	var ft *filesystem.Trial
 	var on knownfindings.Subject
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
 		Expect(err).NotTo(HaveOccurred())
-		ft, err = harness.RunFSInterplay(ctx, cfg)
+		ft, err = filesystem.RunInterplay(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "fs-interplay trial setup")
 		specreport.AttachEvidence(ft)
 		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
 	})
 
-	for _, name := range harness.FSInterplayNames() {
+	for _, name := range filesystem.InterplayNames() {
 		scenario := "bypass/fs-interplay/" + name
 		It(name, Label("bypass-fs-interplay-"+name), func() {
-			judge.FSCheck(ft, name, scenario, harness.FSInterplayPath(ft, name), on)
+			judge.FSCheck(ft, name, scenario, filesystem.InterplayPath(ft, name), on)
 		})
 	}
 })

@@ -42,9 +42,10 @@ func dropRequest(in *Network, role, path string) {
 	in.Hits = keep
 }
 
-// recording is the part of a real trial's evidence (harness.NetworkTrial) that classification
-// reads. The files in testdata/ were recorded from real srt 0.0.83 runs on this machine, one per
-// fault, by suites/harness's TestRecordClassifyTestdata (SANDCHECK_RECORD=1).
+// recording is the part of a real trial's evidence (suites/harness/network.Trial) that
+// classification reads. The files in testdata/ were recorded from real srt 0.0.83 runs on this
+// machine, one per fault, by suites/harness/network's TestRecordClassifyTestdata
+// (SANDCHECK_RECORD=1).
 type recording struct {
 	Allowed struct{ Token string } `json:"allowed"`
 	Denied  struct{ Token string } `json:"denied"`

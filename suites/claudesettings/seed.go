@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -27,7 +28,7 @@ import (
 const seedRepro = "claude-settings/seed-repro"
 
 // seedScript is the seed's command, with the trial's hosts.
-func seedScript(h harness.Hosts) string {
+func seedScript(h network.Hosts) string {
 	return fmt.Sprintf(`curl -sS --cacert %s -o /dev/null -w "ORG=%%{http_code}\n" https://%s ; `+
 		`curl -sS --cacert %s -o /dev/null -w "EX=%%{http_code}\n" https://%s && echo WEB_OK || echo WEB_BLOCKED`,
 		h.CAFile, h.Allowed, h.CAFile, h.Denied)
@@ -102,11 +103,11 @@ var _ = Describe("the seed's repro through Claude Code", Label("claude-settings"
 		if cfg.Target != claudecode.Name {
 			judge.NotApplicable(seedRepro, fmt.Sprintf("the seed's repro drives Claude Code itself; %s is not it", cfg.Target))
 		}
-		opt := harness.NetworkOptions{Condition: "seed-repro", Session: func(s *targets.Session) {
+		opt := network.Options{Condition: "seed-repro", Session: func(s *targets.Session) {
 			// The seed's settings have no filesystem keys.
 			s.Adapter = claudecode.Options{Permission: claudecode.PermissionBypass, Sandbox: map[string]any{"filesystem": nil}}
 		}}
-		ct, err := harness.RunCommand(ctx, cfg, opt, seedScript)
+		ct, err := network.RunCommand(ctx, cfg, opt, seedScript)
 		Expect(err).NotTo(HaveOccurred(), "seed repro setup")
 		specreport.AttachEvidence(ct)
 		o, hint := seedOutcome(ct.Output, ct.Run.Exit, ct.Run.Stderr, ct.Hits)

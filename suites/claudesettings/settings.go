@@ -18,6 +18,9 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -171,27 +174,27 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 			if c.filesystem {
 				// The filesystem checks under this configuration: an aggregate of the checks,
 				// known only where each breached check is a known finding of its own.
-				ft, err := harness.RunFilesystemWith(ctx, cfg, session)
+				ft, err := filesystem.RunWith(ctx, cfg, session)
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(ft)
 				r := ft.Result
 				judge.Expect(judge.Verdict{Name: c.scenario(), Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: c.config + ": " + r.Hint,
-					Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), judge.FSPaths(ft)), On: judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)})
+					Breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), judge.FSPaths(ft)), On: judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)})
 				return
 			}
 			var r classify.Result
 			var stderr string
 			var on knownfindings.Subject
 			{
-				opt := harness.NetworkOptions{Condition: c.name, Faults: c.faults, Session: session}
+				opt := network.Options{Condition: c.name, Faults: c.faults, Session: session}
 				if c.managed {
 					var dir string
 					opt.Setup = func(d string) error { dir = d; return nil }
-					opt.BindsFn = func() []harness.Bind {
-						return []harness.Bind{{Src: filepath.Join(dir, claudecode.ManagedDir), Dst: "/etc", Overlay: true}}
+					opt.BindsFn = func() []proc.Bind {
+						return []proc.Bind{{Src: filepath.Join(dir, claudecode.ManagedDir), Dst: "/etc", Overlay: true}}
 					}
 				}
-				nt, err := harness.RunNetworkWith(ctx, cfg, opt)
+				nt, err := network.RunWith(ctx, cfg, opt)
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(nt)
 				r, stderr, on = nt.Result, nt.Run.Stderr, judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)

@@ -13,6 +13,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/concurrent"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -38,7 +39,7 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 		It(fmt.Sprintf("keeps %d sessions started together correct (%s)", k, mode), Label("concurrency-"+mode), func(ctx SpecContext) {
 			cfg, err := harness.FromEnv()
 			Expect(err).NotTo(HaveOccurred())
-			ct, err := harness.RunConcurrent(ctx, cfg, k, shared)
+			ct, err := concurrent.Run(ctx, cfg, k, shared)
 			Expect(err).NotTo(HaveOccurred(), "concurrency trial setup")
 			specreport.AttachEvidence(ct)
 			o, hint := ct.Result.Outcome, ct.Result.Hint

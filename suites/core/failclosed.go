@@ -10,6 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -31,7 +32,7 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 					judge.NotApplicable("failclosed/"+f.Name, why)
 				}
 			}
-			nt, err := harness.RunNetworkWith(ctx, cfg, harness.NetworkOptions{Condition: f.Name, Faults: []string{f.Name}})
+			nt, err := network.RunWith(ctx, cfg, network.Options{Condition: f.Name, Faults: []string{f.Name}})
 			Expect(err).NotTo(HaveOccurred(), "fail-closed trial setup")
 			specreport.AttachEvidence(nt)
 			o := nt.Result.Outcome

@@ -7,6 +7,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
@@ -17,14 +18,14 @@ import (
 // Checks that need a capability the target does not claim (deny-read, protected files) are
 // reported not-applicable.
 var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
-	var ft *harness.FilesystemTrial
+	var ft *filesystem.Trial
 	var on knownfindings.Subject
 	var paths map[string]string
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
 		Expect(err).NotTo(HaveOccurred())
-		ft, err = harness.RunFilesystem(ctx, cfg)
+		ft, err = filesystem.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")
 		specreport.AttachEvidence(ft)
 		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
@@ -35,10 +36,10 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
 		judge.Expect(judge.Verdict{Name: "filesystem/isolation", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
-			Breaches: knownfindings.FSBreaches(r, harness.FSCheckNames(), paths), On: on})
+			Breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), paths), On: on})
 	})
 
-	for _, name := range harness.FSCheckNames() {
+	for _, name := range filesystem.CheckNames() {
 		scenario := knownfindings.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
 			judge.FSCheck(ft, name, scenario, paths[name], on)

@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -55,7 +56,7 @@ func sortedChannels(r classify.Result) []string {
 }
 
 var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
-	var nt *harness.NetworkTrial
+	var nt *network.Trial
 	var target targets.Target
 	var on knownfindings.Subject
 	var hosts knownfindings.Hosts
@@ -65,7 +66,7 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 		Expect(err).NotTo(HaveOccurred())
 		target, err = harness.NewTarget(cfg)
 		Expect(err).NotTo(HaveOccurred(), "target")
-		nt, err = harness.RunNetwork(ctx, cfg)
+		nt, err = network.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "network trial setup")
 		specreport.AttachEvidence(nt)
 		on = judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)

@@ -12,6 +12,8 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -20,7 +22,7 @@ import (
 // condition is one way a sandbox's configuration can be untrusted or degraded.
 type condition struct {
 	name, what string
-	opts       func(dir string) harness.NetworkOptions
+	opts       func(dir string) network.Options
 }
 
 // writeFile is a Setup step that writes a settings file of the given content.
@@ -32,10 +34,10 @@ func writeFile(path, content string, mode os.FileMode) error {
 }
 
 // settingsFile points the sandbox at a file the Setup step prepares.
-func settingsFile(name, content string, mode os.FileMode) func(dir string) harness.NetworkOptions {
-	return func(string) harness.NetworkOptions {
+func settingsFile(name, content string, mode os.FileMode) func(dir string) network.Options {
+	return func(string) network.Options {
 		var path string
-		return harness.NetworkOptions{
+		return network.Options{
 			Setup: func(dir string) error {
 				path = filepath.Join(dir, name)
 				if content == "<dir>" {
@@ -61,15 +63,15 @@ var untrustedConditions = []condition{
 			`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"sandboxx":{"enabled":false}}`, 0o644)},
 	{"settings-directory", "the settings path is a directory", settingsFile("settings.json", "<dir>", 0)},
 	{"settings-unreadable", "the settings file cannot be read (mode 000, without root's DAC override)",
-		func(dir string) harness.NetworkOptions {
+		func(dir string) network.Options {
 			o := settingsFile("settings.json", `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, 0)(dir)
 			o.DropDAC = true
 			return o
 		}},
 	{"fresh-home", "no settings argument and a fresh, empty HOME (the sandbox's own defaults)",
-		func(string) harness.NetworkOptions {
+		func(string) network.Options {
 			var home string
-			return harness.NetworkOptions{
+			return network.Options{
 				Setup: func(dir string) error { home = filepath.Join(dir, "fresh-home"); return os.Mkdir(home, 0o755) },
 				Session: func(s *targets.Session) {
 					s.NoSettings = true
@@ -78,18 +80,18 @@ var untrustedConditions = []condition{
 			}
 		}},
 	{"home-unwritable", "HOME is read-only",
-		func(string) harness.NetworkOptions {
+		func(string) network.Options {
 			var home string
-			o := harness.NetworkOptions{
+			o := network.Options{
 				Setup:   func(dir string) error { home = filepath.Join(dir, "ro-home"); return os.Mkdir(home, 0o755) },
 				Session: func(s *targets.Session) { s.Env = append(s.Env, "HOME="+home) },
 			}
-			o.BindsFn = func() []harness.Bind { return []harness.Bind{{Src: home, Dst: home, RO: true}} }
+			o.BindsFn = func() []proc.Bind { return []proc.Bind{{Src: home, Dst: home, RO: true}} }
 			return o
 		}},
 	{"proxy-env-dead", "the caller's environment already points HTTP(S)_PROXY and ALL_PROXY at a dead port",
-		func(string) harness.NetworkOptions {
-			return harness.NetworkOptions{Session: func(s *targets.Session) {
+		func(string) network.Options {
+			return network.Options{Session: func(s *targets.Session) {
 				for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 					s.Env = append(s.Env, k+"=http://127.0.0.1:9")
 				}
@@ -144,7 +146,7 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			}
 			opt := c.opts("")
 			opt.Condition = c.name
-			nt, err := harness.RunNetworkWith(ctx, cfg, opt)
+			nt, err := network.RunWith(ctx, cfg, opt)
 			Expect(err).NotTo(HaveOccurred(), "untrusted trial setup")
 			specreport.AttachEvidence(nt)
 			class, pass := untrustedClass(nt.Result)

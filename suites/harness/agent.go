@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -17,7 +18,7 @@ import (
 // request to the scripted model, a cut-short result) is returned as an error, so the trial is a
 // harness error naming it, never a verdict. When the agent returned no result, the agent's own
 // exit status and stderr stand: its refusal to start is the sandbox's loud failure.
-func throughAgent(r *Run, a targets.AgentResult) error {
+func throughAgent(r *proc.Run, a targets.AgentResult) error {
 	var ev []string
 	if s := strings.TrimSpace(string(r.Stdout)); s != "" {
 		ev = append(ev, "agent stdout: "+firstLine(s))

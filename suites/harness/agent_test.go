@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -17,7 +18,7 @@ func TestThroughAgent(t *testing.T) {
 	frame := "SANDCHECK-SANDBOX-RAN n1\n"
 	cases := []struct {
 		name    string
-		run     Run
+		run     proc.Run
 		agent   targets.AgentResult
 		exit    int
 		last    string // stderr's last line: what the classifier quotes
@@ -25,13 +26,13 @@ func TestThroughAgent(t *testing.T) {
 		trouble bool
 		outcome model.Outcome // of preconditions, for the no-observation cases
 	}{
-		{"tool ran", Run{Exit: 0, Stdout: []byte("done\n")}, targets.AgentResult{Ran: true, Output: []byte(frame)}, 0,
+		{"tool ran", proc.Run{Exit: 0, Stdout: []byte("done\n")}, targets.AgentResult{Ran: true, Output: []byte(frame)}, 0,
 			"agent exit 0; the command's exit as the agent reported it: 0", frame, false, model.HarnessError},
-		{"tool refused", Run{Exit: 0, Stdout: []byte("done")}, targets.AgentResult{Ran: true, Failed: true, Exit: 1,
+		{"tool refused", proc.Run{Exit: 0, Stdout: []byte("done")}, targets.AgentResult{Ran: true, Failed: true, Exit: 1,
 			Output: []byte("Error: sandbox required but unavailable")}, 1, "tool result: Error: sandbox required but unavailable", "Error: sandbox required but unavailable", false, model.SandboxFailed},
-		{"agent refused to start", Run{Exit: 1, Stderr: "sandbox required but unavailable: refusing to start\n"}, targets.AgentResult{Notes: []string{"scripted model saw no request"}},
+		{"agent refused to start", proc.Run{Exit: 1, Stderr: "sandbox required but unavailable: refusing to start\n"}, targets.AgentResult{Notes: []string{"scripted model saw no request"}},
 			1, "sandbox required but unavailable: refusing to start", "", false, model.SandboxFailed},
-		{"unexpected request", Run{Exit: 0}, targets.AgentResult{Trouble: []string{"scripted model: unexpected request GET /x"}}, 0, "", "", true, model.HarnessError},
+		{"unexpected request", proc.Run{Exit: 0}, targets.AgentResult{Trouble: []string{"scripted model: unexpected request GET /x"}}, 0, "", "", true, model.HarnessError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,8 +1,5 @@
 //go:build linux
 
-// Package harness sets up one trial of a scenario against a real sandbox: a private trial
-// directory and workspace, the fixture hosts, the fault, the target's invocation, a deadline and
-// a process-group kill, and the probe's observation read back. Specs call it; it judges nothing.
 package harness
 
 import (
@@ -13,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -43,10 +41,6 @@ type Config struct {
 // BudgetReserve is the time a trial keeps after its last sandboxed run, within its budget: to
 // kill the run's processes, read the fixture logs, classify and emit the result.
 const BudgetReserve = 1500 * time.Millisecond
-
-// processStart is when this process started, near enough: the budget a runner gives a trial
-// process counts from its start, however many trials it then runs.
-var processStart = time.Now()
 
 // KillGrace is how long a timed-out run gets between SIGTERM and SIGKILL: under a budget, it
 // must fit in BudgetReserve with the teardown and the classification.
@@ -121,7 +115,7 @@ func FromEnv() (Config, error) {
 		if err != nil || d <= 0 {
 			return c, fmt.Errorf("%s=%q: want a positive duration like 25s", EnvBudget, v)
 		}
-		c.Deadline = processStart.Add(d)
+		c.Deadline = phases.ProcessStart().Add(d)
 	}
 	if c.Hostnames != "name" && c.Hostnames != "ip" {
 		return c, fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)

@@ -1,5 +1,10 @@
 //go:build linux
 
+// Package harness is the scaffolding every trial of a scenario shares: the Config read once from
+// the environment, a private trial directory and workspace, the sandbox's user, the fixture hosts,
+// the faults, the target's invocation run with a deadline and a process-group kill
+// (suites/harness/proc), and the probe's observation read back. It judges nothing: the trial
+// runners beside it (network, filesystem, bypass, concurrent) classify, and the specs call them.
 package harness
 
 import (
@@ -17,7 +22,8 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
@@ -28,69 +34,72 @@ import (
 	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
 )
 
-// trial is the scaffolding every scenario shares: a private directory and workspace, fixture
+// Trial is the scaffolding every scenario shares: a private directory and workspace, fixture
 // hosts when the scenario needs a network, the faults, the target, and the cleanup of all of it.
-type trial struct {
-	cfg    Config
-	target targets.Target
-	dir    string // private to this trial; removed at the end
-	ws     string // the sandboxed command's working directory
-	marks  string // probe progress markers (inside the workspace)
-	nonce  string
-	inj    *faults.Injection
-	change faults.Changes // what the faults change about every sandboxed run
-	hosts  *nethost.Hosts
-	undo   []func()
-	// dropDAC runs the sandbox without root's file-permission override.
-	dropDAC bool
-	// setup says where and with which terminal sandboxed commands start.
-	setup runSetup
-	// acct is who the sandbox runs as (fixtures/users); env is its session's environment and
-	// probeBin the probe binary as it can run it.
-	acct     *users.Account
-	env      []string
-	probeBin string
+// Open sets its fields; the trial runners (suites/harness/...) read them, and set DropDAC and
+// Setup.TTY before they run the sandbox.
+type Trial struct {
+	Config    Config
+	Target    targets.Target
+	Dir       string            // private to this trial; removed at the end
+	Workspace string            // the sandboxed command's working directory
+	Marks     string            // probe progress markers (inside the workspace)
+	Nonce     string            // carried by the probe's frame and every request it makes
+	Injection *faults.Injection // what the faults are told of the trial, and undo at its end
+	Change    faults.Changes    // what the faults change about every sandboxed run
+	Hosts     *nethost.Hosts
+	undo      []func()
+	// DropDAC runs the sandbox without root's file-permission override.
+	DropDAC bool
+	// Setup says where and with which terminal sandboxed commands start.
+	Setup proc.Setup
+	// Account is who the sandbox runs as (fixtures/users); Env is its session's environment and
+	// ProbeBin the probe binary as it can run it.
+	Account  *users.Account
+	Env      []string
+	ProbeBin string
 	ledger   *users.Ledger
 }
 
-// trialOptions say what a scenario needs of the scaffolding.
-type trialOptions struct {
-	network bool     // start fixture hosts
-	faults  []string // scenario-inherent faults, applied after the configured one
-	// isolated starts the fixture with its bypass extras in a private host namespace, where the
-	// sandbox then runs (nethost.Options.Isolated); names are extra fixture names.
-	isolated bool
-	names    []nethost.Name
+// Options say what a scenario needs of the scaffolding.
+type Options struct {
+	Network bool     // start fixture hosts
+	Faults  []string // scenario-inherent faults, applied after the configured one
+	// Isolated starts the fixture with its bypass extras in a private host namespace, where the
+	// sandbox then runs (nethost.Options.Isolated); Names are extra fixture names.
+	Isolated bool
+	Names    []nethost.Name
 }
 
-func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err error) {
+// Open sets a trial up as opt asks; the caller closes it. On an error, what was set up is undone.
+func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	// t stays set on every path (a `return nil, err` would nil a named result before the
 	// deferred cleanup reads it).
-	t := &trial{cfg: cfg, nonce: randomHex(8)}
-	defer timePhase(PhaseFixture)()
+	t := &Trial{Config: cfg, Nonce: RandomHex(8)}
+	defer phases.Time(phases.Fixture)()
 	defer func() {
 		if err != nil {
 			t.Close()
 		}
 	}()
-	if t.target, err = NewTarget(cfg); err != nil {
+	if t.Target, err = NewTarget(cfg); err != nil {
 		return nil, err
 	}
-	if t.acct, err = users.Resolve(cfg.User); err != nil {
+	if t.Account, err = users.Resolve(cfg.User); err != nil {
 		return nil, err
 	}
-	if t.ledger, err = t.acct.Begin(t.nonce); err != nil {
+	if t.ledger, err = t.Account.Begin(t.Nonce); err != nil {
 		return nil, err
 	}
 	if t.ledger != nil {
 		reportSwept(t.ledger.Found)
 	}
 	t.undo = append(t.undo, func() { reportSwept(t.ledger.End()) })
-	if t.dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
+	if t.Dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
 		return nil, fmt.Errorf("trial dir: %w", err)
 	}
 	if !cfg.Keep {
-		dir := t.dir
+		dir := t.Dir
 		t.undo = append(t.undo, func() { os.RemoveAll(dir) })
 	}
 	if err := t.asUser(); err != nil {
@@ -98,27 +107,27 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 	}
 	// srt needs an own working directory per concurrent run (it creates and removes placeholder
 	// files there), so every trial gets a fresh workspace.
-	t.ws = filepath.Join(t.dir, "workspace")
-	t.marks = filepath.Join(t.ws, ".sandcheck")
-	if err := os.MkdirAll(t.marks, 0o755); err != nil {
+	t.Workspace = filepath.Join(t.Dir, "workspace")
+	t.Marks = filepath.Join(t.Workspace, ".sandcheck")
+	if err := os.MkdirAll(t.Marks, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	t.inj = &faults.Injection{Dir: t.dir, MarkDir: t.marks, DenyRead: []string{secretDir(t.dir)}, ProbeBin: t.probeBin}
-	if opt.network {
-		hopt := nethost.Options{Dir: t.dir, OnHit: streamHit, Isolated: opt.isolated, Extras: opt.isolated, Names: opt.names}
-		if t.hosts, err = nethost.Start(ctx, hopt); err != nil {
+	t.Injection = &faults.Injection{Dir: t.Dir, MarkDir: t.Marks, DenyRead: []string{SecretDir(t.Dir)}, ProbeBin: t.ProbeBin}
+	if opt.Network {
+		hopt := nethost.Options{Dir: t.Dir, OnHit: streamHit, Isolated: opt.Isolated, Extras: opt.Isolated, Names: opt.Names}
+		if t.Hosts, err = nethost.Start(ctx, hopt); err != nil {
 			return nil, fmt.Errorf("fixture hosts: %w", err)
 		}
-		t.undo = append(t.undo, func() { t.hosts.Close() })
-		t.inj.Denied = t.addr(t.hosts.Denied)
-		t.inj.Names = map[string]string{t.hosts.Allowed.Name: t.hosts.Allowed.IP.String(), t.hosts.Denied.Name: t.hosts.Denied.IP.String()}
-		t.inj.Listen, t.inj.Dial, t.inj.Lookup = t.hosts.Listen, t.hosts.Dial, t.hosts.Lookup
-		t.inj.Own = []netip.Addr{t.hosts.HostEnd}
-		if t.hosts.Isolated() {
-			t.setup.start = t.hosts.Start
+		t.undo = append(t.undo, func() { t.Hosts.Close() })
+		t.Injection.Denied = t.Addr(t.Hosts.Denied)
+		t.Injection.Names = map[string]string{t.Hosts.Allowed.Name: t.Hosts.Allowed.IP.String(), t.Hosts.Denied.Name: t.Hosts.Denied.IP.String()}
+		t.Injection.Listen, t.Injection.Dial, t.Injection.Lookup = t.Hosts.Listen, t.Hosts.Dial, t.Hosts.Lookup
+		t.Injection.Own = []netip.Addr{t.Hosts.HostEnd}
+		if t.Hosts.Isolated() {
+			t.Setup.Start = t.Hosts.Start
 		}
 	}
-	for _, spec := range append([]string{cfg.Fault}, opt.faults...) {
+	for _, spec := range append([]string{cfg.Fault}, opt.Faults...) {
 		f, params, err := faults.Parse(spec)
 		if err != nil {
 			return nil, err
@@ -126,143 +135,129 @@ func newTrial(ctx context.Context, cfg Config, opt trialOptions) (_ *trial, err 
 		if f == nil {
 			continue
 		}
-		t.inj.Params = params
-		if err := f.Apply(t.inj); err != nil {
+		t.Injection.Params = params
+		if err := f.Apply(t.Injection); err != nil {
 			return nil, err
 		}
 	}
-	t.undo = append(t.undo, t.inj.Cleanup)
-	t.change = t.inj.Changes()
+	t.undo = append(t.undo, t.Injection.Cleanup)
+	t.Change = t.Injection.Changes()
 	return t, nil
 }
 
 // Close undoes everything, last first.
-func (t *trial) Close() {
-	defer timePhase(PhaseCleanup)()
+func (t *Trial) Close() {
+	defer phases.Time(phases.Cleanup)()
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
 	t.undo = nil
 }
 
-// addr is how the probe and the policy name a fixture host: by name or by IP literal.
-func (t *trial) addr(h nethost.Host) string {
-	if t.cfg.Hostnames == "ip" {
+// Addr is how the probe and the policy name a fixture host: by name or by IP literal.
+func (t *Trial) Addr(h nethost.Host) string {
+	if t.Config.Hostnames == "ip" {
 		return h.IP.String()
 	}
 	return h.Name
 }
 
-// networkSpec is the probe spec that tries both fixture hosts over every channel.
-func (t *trial) networkSpec() probe.Spec {
-	h := t.hosts
-	return probe.Spec{
-		Hosts: []probe.Host{
-			{Role: nethost.RoleAllowed, Addr: t.addr(h.Allowed), IP: h.Allowed.IP.String()},
-			{Role: nethost.RoleDenied, Addr: t.addr(h.Denied), IP: h.Denied.IP.String()},
-		},
-		Channels:       model.AllChannels,
-		CAFile:         h.CAFile,
-		Resolver:       h.Resolver.String(),
-		Timeout:        t.cfg.RequestTimeout(),
-		MarkDir:        t.marks,
-		SyncAfterFirst: t.change.SyncProbe,
-	}
-}
-
 // session is the default sandboxed session: the probe under the policy "the allowed host, the
 // workspace writable", with the faults' PATH and settings changes.
-func (t *trial) session(specFile string) *targets.Session {
+func (t *Trial) session(specFile string) *targets.Session {
 	s := &targets.Session{
-		Dir:          t.dir,
-		Workspace:    t.ws,
-		Policy:       targets.Policy{WritablePaths: []string{t.ws}},
-		Env:          append([]string{}, t.env...),
-		UserSettings: t.cfg.Settings,
-		Patches:      t.change.Patches,
+		Dir:          t.Dir,
+		Workspace:    t.Workspace,
+		Policy:       targets.Policy{WritablePaths: []string{t.Workspace}},
+		Env:          append([]string{}, t.Env...),
+		UserSettings: t.Config.Settings,
+		Patches:      t.Change.Patches,
 	}
-	if t.hosts != nil {
-		s.Policy.AllowedHosts = append([]string{t.addr(t.hosts.Allowed)}, t.change.AllowedHosts...)
+	if t.Hosts != nil {
+		s.Policy.AllowedHosts = append([]string{t.Addr(t.Hosts.Allowed)}, t.Change.AllowedHosts...)
 	}
 	return s
-}
-
-// Bind is a bind mount in the sandbox's private mount namespace.
-type Bind struct {
-	Src, Dst string
-	RO       bool
-	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
-	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
-	// only, the host's own directory untouched.
-	Overlay bool
 }
 
 // Exec is one sandboxed run of the probe.
 type Exec struct {
 	Settings json.RawMessage
 	Nonce    string // the probe's nonce: its frame and every request it makes carry it
-	Run      Run
+	Run      proc.Run
 	Out      probe.Output
 	ParseErr error
 }
 
-// exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
-func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []Bind) (*Exec, error) {
-	if spec.Nonce == "" {
-		spec.Nonce = t.nonce
+// SandboxRun is what one sandboxed run of the probe showed, as a trial's evidence records it.
+type SandboxRun struct {
+	Run         proc.Run           `json:"run"`
+	Ran         bool               `json:"sandbox_ran"`
+	Observation *probe.Observation `json:"observation,omitempty"`
+	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
+}
+
+// SandboxRun is x as evidence.
+func (x *Exec) SandboxRun() SandboxRun {
+	r := SandboxRun{Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
+	if x.ParseErr != nil {
+		r.ParseError = x.ParseErr.Error()
 	}
-	specFile := filepath.Join(t.dir, "probe-"+randomHex(4)+".json")
-	b, err := json.Marshal(spec)
+	return r
+}
+
+// Exec writes the probe spec, lets mod adjust the session, and runs the probe under the target.
+func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Session), binds []proc.Bind) (*Exec, error) {
+	if spec.Nonce == "" {
+		spec.Nonce = t.Nonce
+	}
+	specFile, err := t.WriteSpec(spec, "probe-")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(specFile, b, 0o644); err != nil {
-		return nil, fmt.Errorf("write probe spec: %w", err)
-	}
 	sess := t.session(specFile)
-	sess.Command = []string{t.probeBin, probe.Arg, specFile}
+	sess.Command = []string{t.ProbeBin, probe.Arg, specFile}
 	if mod != nil {
 		mod(sess)
 	}
-	if t.change.PathOnly != "" {
-		sess.Env = setPath(sess.Env, append(append([]string{}, t.change.PathFirst...), t.change.PathOnly))
-	} else if len(t.change.PathFirst) > 0 {
-		sess.Env = prependPath(sess.Env, t.change.PathFirst)
+	if t.Change.PathOnly != "" {
+		sess.Env = setPath(sess.Env, append(append([]string{}, t.Change.PathFirst...), t.Change.PathOnly))
+	} else if len(t.Change.PathFirst) > 0 {
+		sess.Env = prependPath(sess.Env, t.Change.PathFirst)
 	}
-	inv, err := t.target.Prepare(sess)
+	inv, err := t.Target.Prepare(sess)
 	if err != nil {
-		return nil, fmt.Errorf("prepare %s: %w", t.target.Name(), err)
+		return nil, fmt.Errorf("prepare %s: %w", t.Target.Name(), err)
 	}
 	if inv.Agent != nil {
 		// Finish is idempotent: on an error path below it only stops the agent.
 		defer inv.Agent.Finish()
 	}
 	argv := inv.Argv
-	if t.change.Wrap != nil {
-		argv = t.change.Wrap(argv)
+	if t.Change.Wrap != nil {
+		argv = t.Change.Wrap(argv)
 	}
-	if t.hosts != nil && t.cfg.Hostnames == "name" {
-		binds = append(binds, Bind{Src: t.hosts.HostsFile, Dst: "/etc/hosts"}, Bind{Src: t.hosts.ResolvConf, Dst: "/etc/resolv.conf"})
+	if t.Hosts != nil && t.Config.Hostnames == "name" {
+		binds = append(binds, proc.Bind{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, proc.Bind{Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"})
 	}
 	// Everything the sandbox reads or writes in the trial directory is its user's, as a user's
 	// project is (the adapter has just written its settings there).
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, RootOwned); err != nil {
 		return nil, err
 	}
-	drop := t.change.DropCaps
-	if t.dropDAC {
+	drop := t.Change.DropCaps
+	if t.DropDAC {
 		drop = append(append([]string{}, drop...), "dac_override", "dac_read_search")
 	}
 	// The switch to the sandbox's user comes last, inside the private mount namespace that only
-	// root can set up (runCommand makes it, with the binds): the sandbox and everything under it
+	// root can set up (proc.RunCommandIn makes it, with the binds): the sandbox and everything under it
 	// run as the user.
-	argv = t.acct.Command(argv, drop)
+	argv = t.Account.Command(argv, drop)
 	x := &Exec{Settings: json.RawMessage(inv.Settings)}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}
 	x.Nonce = spec.Nonce
-	x.Run = runCommandIn(ctx, t.setup, argv, inv.Env, inv.Dir, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace(), binds...)
+	x.Run = proc.RunCommandIn(ctx, t.Setup, argv, inv.Env, inv.Dir, spec.Nonce, t.Config.RunTimeout(), t.Config.KillGrace(), binds...)
 	var agentErr error
 	if inv.Agent != nil {
 		agentErr = throughAgent(&x.Run, inv.Agent.Finish())
@@ -273,6 +268,45 @@ func (t *trial) exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	}
 	return x, nil
 }
+
+// WriteSpec writes a probe spec into the trial directory.
+func (t *Trial) WriteSpec(spec probe.Spec, prefix string) (string, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(t.Dir, prefix+RandomHex(4)+".json")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		return "", fmt.Errorf("write probe spec: %w", err)
+	}
+	return f, nil
+}
+
+// TmpDir makes the trial's own directory for the sandbox's host-side files, a session's TMPDIR
+// (see bypass.Run for why).
+func (t *Trial) TmpDir() (string, error) {
+	tmp := filepath.Join(t.Dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("trial tmp: %w", err)
+	}
+	return tmp, nil
+}
+
+// Subject says what a trial ran against; every trial's evidence starts with it.
+type Subject struct {
+	Target        string `json:"target"`
+	TargetVersion string `json:"target_version"`
+	Fault         string `json:"fault,omitempty"`
+}
+
+// Subject is the trial's target, its version and the configured fault.
+func (t *Trial) Subject() Subject {
+	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault}
+}
+
+// SecretDir is where a trial's secret lives, DIR/home/.ssh: a fake private key holding a random
+// token. Faults that tamper with deny-read bindings are told this path.
+func SecretDir(dir string) string { return filepath.Join(dir, "home", ".ssh") }
 
 // setPath replaces PATH with dirs.
 func setPath(env, dirs []string) []string {
@@ -298,7 +332,8 @@ func prependPath(env, dirs []string) []string {
 	return append(out, "PATH="+strings.Join(dirs, ":")+":"+path)
 }
 
-func randomHex(n int) string {
+// RandomHex is n random bytes in hex: nonces, tokens, file names.
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)

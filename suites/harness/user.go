@@ -15,33 +15,33 @@ import (
 // asUser readies the trial for its account (fixtures/users): the session environment the
 // account's own login would give it, a trial directory it can reach, and a probe binary it can
 // run. Root keeps this process's environment and binary, as before the user axis existed.
-func (t *trial) asUser() error {
+func (t *Trial) asUser() error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("locate probe binary: %w", err)
 	}
-	t.probeBin, t.env = self, os.Environ()
-	if t.acct.IsRoot() {
+	t.ProbeBin, t.Env = self, os.Environ()
+	if t.Account.IsRoot() {
 		return nil
 	}
-	t.env = t.acct.Env(t.env)
+	t.Env = t.Account.Env(t.Env)
 	// A TMPDIR the account cannot write (a runner's private one) is not its TMPDIR: its session
 	// would not have it, and a sandbox putting its sockets there would fail for our reasons.
-	if tmp := os.Getenv("TMPDIR"); tmp != "" && t.acct.Can(users.Write, tmp) != nil {
-		t.env = withoutVar(t.env, "TMPDIR")
+	if tmp := os.Getenv("TMPDIR"); tmp != "" && t.Account.Can(users.Write, tmp) != nil {
+		t.Env = withoutVar(t.Env, "TMPDIR")
 	}
-	if err := os.Chmod(t.dir, 0o755); err != nil {
+	if err := os.Chmod(t.Dir, 0o755); err != nil {
 		return err
 	}
-	if err := t.acct.Can(users.Exec, t.dir); err != nil {
+	if err := t.Account.Can(users.Exec, t.Dir); err != nil {
 		return fmt.Errorf("the trial directory is out of reach of the sandbox's user: %w; set %s to a directory it can enter (e.g. /tmp)", err, EnvWorkDir)
 	}
-	if t.acct.Can(users.Exec, self) != nil {
+	if t.Account.Can(users.Exec, self) != nil {
 		// A test binary under go's private build directory, or a binary in root's HOME: the
 		// account gets its own copy, root's and read-only, inside the trial directory.
-		t.probeBin = filepath.Join(t.dir, probeBinDir, "sandcheck")
-		if err := copyFile(self, t.probeBin); err != nil {
-			return fmt.Errorf("copy the probe binary for user %s: %w", t.acct.Name, err)
+		t.ProbeBin = filepath.Join(t.Dir, probeBinDir, "sandcheck")
+		if err := copyFile(self, t.ProbeBin); err != nil {
+			return fmt.Errorf("copy the probe binary for user %s: %w", t.Account.Name, err)
 		}
 	}
 	return nil
@@ -55,23 +55,26 @@ func reportSwept(done []string) {
 	}
 }
 
-// home is the HOME of the sandbox's user: root's is this process's own.
-func (t *trial) home() string {
-	if t.acct.IsRoot() {
+// Home is the HOME of the sandbox's user: root's is this process's own.
+func (t *Trial) Home() string { return HomeOf(t.Account) }
+
+// HomeOf is the HOME of acct as a sandbox run as it has it: root's is this process's own.
+func HomeOf(acct *users.Account) string {
+	if acct.IsRoot() {
 		h, _ := os.UserHomeDir()
 		return h
 	}
-	return t.acct.Home
+	return acct.Home
 }
 
 // probeBinDir holds the probe binary's copy in the trial directory.
 const probeBinDir = "probe-bin"
 
-// rootOwned names the trial directory's entries that stay root's when the rest becomes the
+// RootOwned names the trial directory's entries that stay root's when the rest becomes the
 // sandbox user's: the fixture's hosts file, resolver and CA (bound over /etc inside, where a
 // user finds root's files), the fault shims and PATH farms (installed tools are root's), the
 // probe binary's copy.
-func rootOwned(name string) bool {
+func RootOwned(name string) bool {
 	switch name {
 	case "hosts", "resolv.conf", "fixture-ca.pem", "fault-bin", probeBinDir:
 		return true

@@ -3,12 +3,12 @@ package judge
 import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 )
 
 // FSPaths spells each check's path as findings do. The paths are the ones the probe reports it
 // tried (its spec, $TMPDIR expanded inside); the workspace is the policy's writable path.
-func FSPaths(ft *harness.FilesystemTrial) map[string]string {
+func FSPaths(ft *filesystem.Trial) map[string]string {
 	if ft.Observation == nil {
 		return nil
 	}
@@ -22,7 +22,7 @@ func FSPaths(ft *harness.FilesystemTrial) map[string]string {
 // FSCheck judges one check of a filesystem trial as the spec of its own scenario: the whole
 // trial's outcome when the check was never judged, not-applicable when the check says so, else
 // the check's outcome, breaching path (spelled as findings spell it) when it fails.
-func FSCheck(ft *harness.FilesystemTrial, check, scenario, path string, on knownfindings.Subject) {
+func FSCheck(ft *filesystem.Trial, check, scenario, path string, on knownfindings.Subject) {
 	c, ok := ft.Result.Checks[check]
 	if !ok {
 		r := ft.Result

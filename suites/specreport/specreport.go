@@ -48,7 +48,7 @@ type Trial struct {
 	Hint      string           `json:"hint,omitempty"`
 	Scenarios []model.Scenario `json:"scenarios"`
 	Evidence  json.RawMessage  `json:"evidence,omitempty"`
-	// PhasesMS is where the trial process's time went, per phase (harness.Phase*), in ms.
+	// PhasesMS is where the trial process's time went, per phase (suites/harness/phases), in ms.
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
 }
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harness
+package network
 
 import (
 	"encoding/json"
@@ -10,16 +10,24 @@ import (
 
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/probe"
 )
+
+// The probe is this test binary when a recording runs it inside a sandbox.
+func TestMain(m *testing.M) {
+	probe.MaybeRun()
+	os.Exit(m.Run())
+}
 
 // recordedFaults are the real runs suites/classify's table tests classify, one file per fault
 // ("none" is the healthy run).
 var recordedFaults = []string{"none", "bridge-absent", "bridge-late", "bridge-mid", "host-bridge-dies", "netns-shared", "open-proxy", "policy-allows-denied"}
 
 // TestRecordClassifyTestdata re-records suites/classify/testdata from real srt runs on this
-// machine, one network trial per fault, as harness.NetworkTrial JSON:
+// machine, one network trial per fault, as network.Trial JSON:
 //
-//	SANDCHECK_RECORD=1 go test ./suites/harness -run TestRecordClassifyTestdata -v
+//	SANDCHECK_RECORD=1 go test ./suites/harness/network -run TestRecordClassifyTestdata -v
 //
 // It needs root and the real srt (make deps). It is a recorder, not a check: what the recordings
 // must classify as is asserted by suites/classify's tests.
@@ -34,11 +42,11 @@ func TestRecordClassifyTestdata(t *testing.T) {
 				fault = ""
 			}
 			t.Cleanup(config.With(func(e *config.Env) { e.Fault = fault }))
-			cfg, err := FromEnv()
+			cfg, err := harness.FromEnv()
 			if err != nil {
 				t.Fatal(err)
 			}
-			nt, err := RunNetwork(t.Context(), cfg)
+			nt, err := Run(t.Context(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +54,7 @@ func TestRecordClassifyTestdata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := filepath.Join("..", "classify", "testdata", f+".json")
+			out := filepath.Join("..", "..", "classify", "testdata", f+".json")
 			if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harness
+package filesystem
 
 import (
 	"context"
@@ -12,16 +12,24 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/probe"
 )
+
+// The probe is this test binary when a trial runs it (under the command target).
+func TestMain(m *testing.M) {
+	probe.MaybeRun()
+	os.Exit(m.Run())
+}
 
 // noSandbox is the command target running the probe with no sandbox at all: what the harness
 // does around the sandbox (the user switch, the unsandboxed checks) shows plainly.
 const noSandbox = `{"argv": ["sh", "-c", "{{.Command}}"], "capabilities": ["writable-paths", "deny-read"], "reach": []}`
 
-func noSandboxConfig(t *testing.T, user string) Config {
+func noSandboxConfig(t *testing.T, user string) harness.Config {
 	t.Helper()
 	skip.If(t, os.Geteuid() != 0, "switching users and creating the dedicated account need root")
-	return Config{Target: "command", TargetSettings: noSandbox, Hostnames: "name", Timeout: 20 * time.Second,
+	return harness.Config{Target: "command", TargetSettings: noSandbox, Hostnames: "name", Timeout: 20 * time.Second,
 		WorkDir: os.TempDir(), User: user}
 }
 
@@ -38,7 +46,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ft, err := RunFilesystem(ctx, cfg)
+	ft, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +69,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 		t.Errorf("secret/read: the user owns the secret and no sandbox hides it: %+v", r)
 	}
 
-	root, err := RunFilesystem(ctx, noSandboxConfig(t, users.Root))
+	root, err := Run(ctx, noSandboxConfig(t, users.Root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +92,7 @@ func TestTrialDirOutOfReach(t *testing.T) {
 	defer os.RemoveAll(private)
 	os.Chmod(private, 0o700)
 	cfg.WorkDir = private
-	_, err = RunFilesystem(context.Background(), cfg)
+	_, err = Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "out of reach") || !strings.Contains(err.Error(), private+" is mode 0700") {
 		t.Fatalf("err = %v", err)
 	}

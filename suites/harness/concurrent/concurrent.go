@@ -1,6 +1,9 @@
 //go:build linux
 
-package harness
+// Package concurrent runs K sandboxes at once against the same fixture hosts, in one shared
+// workspace or one each: each session's fixture hits told apart by its nonce and classified on
+// its own, and what the sandboxes left in (or took from) the workspaces.
+package concurrent
 
 import (
 	"context"
@@ -14,25 +17,26 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/network"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Session is one of several concurrent sandboxed runs.
 type Session struct {
 	Workspace string          `json:"workspace"`
-	Run       Run             `json:"run"`
+	Run       proc.Run        `json:"run"`
 	Ran       bool            `json:"sandbox_ran"`
 	Result    classify.Result `json:"result"`
 }
 
-// ConcurrentTrial is the evidence of K sandboxes started together.
-type ConcurrentTrial struct {
-	Target        string    `json:"target"`
-	TargetVersion string    `json:"target_version"`
-	Fault         string    `json:"fault,omitempty"`
-	K             int       `json:"k"`
-	Shared        bool      `json:"shared_workspace"`
-	Sessions      []Session `json:"sessions"`
+// Trial is the evidence of K sandboxes started together.
+type Trial struct {
+	harness.Subject
+	K        int       `json:"k"`
+	Shared   bool      `json:"shared_workspace"`
+	Sessions []Session `json:"sessions"`
 	// Leftovers are entries in the workspaces after every session ended that were not there
 	// before: placeholder files a sandbox forgot, or removed from under a sibling.
 	Leftovers []string        `json:"leftovers,omitempty"`
@@ -40,31 +44,31 @@ type ConcurrentTrial struct {
 	Failed    int             `json:"failed_sessions"`
 }
 
-// RunConcurrent starts k sandboxes at once against the same fixture hosts, in one shared
+// Run starts k sandboxes at once against the same fixture hosts, in one shared
 // workspace or one each, and classifies every session on its own: each must reach the allowed
 // host through its own proxy and be refused the denied one.
-func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*ConcurrentTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{network: true})
+func Run(ctx context.Context, cfg harness.Config, k int, shared bool) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{Network: true})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	wss := make([]string, k)
 	for i := range wss {
-		wss[i] = t.ws
+		wss[i] = t.Workspace
 		if !shared {
-			wss[i] = filepath.Join(t.dir, fmt.Sprintf("workspace-%d", i))
+			wss[i] = filepath.Join(t.Dir, fmt.Sprintf("workspace-%d", i))
 			if err := os.MkdirAll(filepath.Join(wss[i], ".sandcheck"), 0o755); err != nil {
 				return nil, err
 			}
 		}
 	}
 	before := listings(wss)
-	ct := &ConcurrentTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
+	ct := &Trial{Subject: t.Subject(),
 		K: k, Shared: shared, Sessions: make([]Session, k)}
 	nonces := make([]string, k)
 	for i := range nonces {
-		nonces[i] = randomHex(8)
+		nonces[i] = harness.RandomHex(8)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -72,13 +76,13 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			spec := t.networkSpec()
+			spec := network.Spec(t)
 			spec.Nonce = nonces[i]
 			spec.MarkDir = filepath.Join(wss[i], ".sandcheck")
-			x, err := t.exec(ctx, spec, func(s *targets.Session) {
+			x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 				s.Workspace = wss[i]
 				s.Policy.WritablePaths = []string{wss[i]}
-				s.Dir = filepath.Join(t.dir, "session-"+nonces[i])
+				s.Dir = filepath.Join(t.Dir, "session-"+nonces[i])
 				os.MkdirAll(s.Dir, 0o755)
 			}, nil)
 			if err != nil {
@@ -86,7 +90,7 @@ func RunConcurrent(ctx context.Context, cfg Config, k int, shared bool) (*Concur
 				return
 			}
 			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
-			ct.Sessions[i].Result = classify.ClassifyNetwork(t.networkInput(x, spec, sessionHits(t.hosts.Hits(), nonces[i], nonces)))
+			ct.Sessions[i].Result = classify.ClassifyNetwork(network.Input(t, x, spec, sessionHits(t.Hosts.Hits(), nonces[i], nonces)))
 		}(i)
 	}
 	wg.Wait()

@@ -1,6 +1,9 @@
 //go:build linux
 
-package harness
+// Package proc runs one command of a trial: in its own process group, under private bind mounts
+// when asked, with a deadline, and kills everything it started (the group and every process
+// carrying the trial's cookie) when it ends.
+package proc
 
 import (
 	"bytes"
@@ -17,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
 )
 
 // CookieVar marks every process a trial starts. Sandboxes start their children in new sessions
@@ -39,25 +43,35 @@ type Run struct {
 
 const stderrTail = 8 << 10
 
-// runSetup adjusts how a sandboxed command starts: where (an isolated fixture's host namespace)
-// and with which terminal. The zero value starts it here, with no terminal.
-type runSetup struct {
-	start func(*exec.Cmd) error // nil: cmd.Start
-	// tty becomes the command's stdin and controlling terminal, in a session of its own (whose
-	// leader also leads its process group, so the group kill still reaches it).
-	tty *os.File
+// Bind is a bind mount in the sandbox's private mount namespace.
+type Bind struct {
+	Src, Dst string
+	RO       bool
+	// Overlay lays Src's contents over the directory Dst (overlayfs, Src the upper layer) instead
+	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
+	// only, the host's own directory untouched.
+	Overlay bool
 }
 
-// runCommand runs argv in its own process group with a deadline, under binds when there are any
+// Setup adjusts how a sandboxed command starts: where (an isolated fixture's host namespace)
+// and with which terminal. The zero value starts it here, with no terminal.
+type Setup struct {
+	Start func(*exec.Cmd) error // nil: cmd.Start
+	// TTY becomes the command's stdin and controlling terminal, in a session of its own (whose
+	// leader also leads its process group, so the group kill still reaches it).
+	TTY *os.File
+}
+
+// RunCommand runs argv in its own process group with a deadline, under binds when there are any
 // (startUnder). On expiry the group gets SIGTERM and grace to exit (a sandbox cleans up after
 // itself), then SIGKILL; and always after it ends, the whole group and every process carrying
 // cookie are killed: nothing a trial starts outlives it.
-func runCommand(ctx context.Context, argv, env []string, dir, cookie string, timeout, grace time.Duration, binds ...Bind) Run {
-	return runCommandIn(ctx, runSetup{}, argv, env, dir, cookie, timeout, grace, binds...)
+func RunCommand(ctx context.Context, argv, env []string, dir, cookie string, timeout, grace time.Duration, binds ...Bind) Run {
+	return RunCommandIn(ctx, Setup{}, argv, env, dir, cookie, timeout, grace, binds...)
 }
 
-// runCommandIn is runCommand started as setup says.
-func runCommandIn(ctx context.Context, setup runSetup, argv, env []string, dir, cookie string, timeout, grace time.Duration, binds ...Bind) Run {
+// RunCommandIn is RunCommand started as setup says.
+func RunCommandIn(ctx context.Context, setup Setup, argv, env []string, dir, cookie string, timeout, grace time.Duration, binds ...Bind) Run {
 	r := Run{Argv: argv}
 	for _, b := range binds {
 		m := b.Src + " on " + b.Dst
@@ -74,25 +88,25 @@ func runCommandIn(ctx context.Context, setup runSetup, argv, env []string, dir, 
 		r.TimedOut, r.Exit, r.Stderr = true, -1, "sandcheck: trial budget spent before the sandbox could start"
 		return r
 	}
-	if setup.start != nil {
+	if setup.Start != nil {
 		argv = wrapMounts(argv, binds)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append([]string{}, env...), CookieVar+"="+cookie)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if setup.tty != nil {
-		cmd.Stdin = setup.tty
+	if setup.TTY != nil {
+		cmd.Stdin = setup.TTY
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	var err error
-	if setup.start != nil {
+	if setup.Start != nil {
 		// Started from an isolated fixture's namespace thread: the binds come from a wrapper
 		// process there (that thread must not change its own mount namespace).
-		err = setup.start(cmd)
+		err = setup.Start(cmd)
 	} else {
 		err = startUnder(cmd, binds)
 	}
@@ -119,8 +133,8 @@ func runCommandIn(ctx context.Context, setup runSetup, argv, env []string, dir, 
 		}
 	}
 	r.Duration = time.Since(start)
-	AddPhase(PhaseSandbox, r.Duration)
-	defer timePhase(PhaseCleanup)()
+	phases.Add(phases.Sandbox, r.Duration)
+	defer phases.Time(phases.Cleanup)()
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	KillCookie(cookie)
 	var ee *exec.ExitError

@@ -1,9 +1,15 @@
 //go:build linux
 
-package harness
+// Package filesystem runs filesystem trials: a layout of canary secrets, files outside the
+// workspace and the files a sandbox protects; each denied check tried first as the sandbox's user
+// without the sandbox (what the user cannot do anyway proves nothing), then every check under the
+// target; the host side checked for what escaped, and removed. It holds the filesystem scenario
+// and the fs-interplay bypass class (interplay.go).
+package filesystem
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,22 +20,20 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// FilesystemTrial is the evidence of one filesystem trial.
-type FilesystemTrial struct {
-	Target        string             `json:"target"`
-	TargetVersion string             `json:"target_version"`
-	Fault         string             `json:"fault,omitempty"`
-	Policy        targets.Policy     `json:"policy"`
-	Settings      json.RawMessage    `json:"settings,omitempty"`
-	Run           Run                `json:"run"`
-	Ran           bool               `json:"sandbox_ran"`
-	Observation   *probe.Observation `json:"observation,omitempty"`
-	ParseError    string             `json:"parse_error,omitempty"`
-	Escaped       []string           `json:"escaped,omitempty"` // checks whose effect the host saw
+// Trial is the evidence of one filesystem trial.
+type Trial struct {
+	harness.Subject
+	Policy   targets.Policy  `json:"policy"`
+	Settings json.RawMessage `json:"settings,omitempty"`
+	harness.SandboxRun
+	Escaped []string `json:"escaped,omitempty"` // checks whose effect the host saw
 	// User is who the sandbox ran as; Unsandboxed what that user could do without it (each
 	// denied check tried first outside any sandbox: one the user cannot do anyway proves
 	// nothing about the sandbox, and is not-applicable).
@@ -39,13 +43,7 @@ type FilesystemTrial struct {
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
-func (ft *FilesystemTrial) Home() string {
-	if ft.User.IsRoot() {
-		h, _ := os.UserHomeDir()
-		return h
-	}
-	return ft.User.Home
-}
+func (ft *Trial) Home() string { return harness.HomeOf(ft.User) }
 
 // fsPlan is one filesystem check with what the policy says about it and how the host side can
 // tell whether it took effect.
@@ -57,17 +55,16 @@ type fsPlan struct {
 	outside, gone string
 	// changed is a host file whose content must stay as it was.
 	changed, was string
+	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
+	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
+	strict bool
 }
-
-// The secret lives in DIR/home/.ssh: a fake private key holding a random token. Faults that
-// tamper with deny-read bindings are told this path.
-func secretDir(dir string) string { return filepath.Join(dir, "home", ".ssh") }
 
 // fsFiles are the files a filesystem trial starts with: a canary secret, files outside the
 // workspace, and the files srt protects inside it.
 func fsFiles(dir, ws, token string) map[string]string {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	return map[string]string{
 		secret:                                           "-----BEGIN OPENSSH PRIVATE KEY-----\nsandcheck-canary " + token + "\n",
 		filepath.Join(outside, "target"):                 "outside " + token + "\n",
@@ -85,7 +82,7 @@ func fsFiles(dir, ws, token string) map[string]string {
 func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 	files := fsFiles(dir, ws, token)
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	for p, c := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, fmt.Errorf("layout: %w", err)
@@ -112,7 +109,7 @@ func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 // fsPlans is the list of checks, in order. home is the HOME of the sandbox's user.
 func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPlan {
 	outside := filepath.Join(dir, "outside")
-	secret := filepath.Join(secretDir(dir), "id_rsa")
+	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	n := "sandcheck-fs-" + nonce
 	w := func(name, path string, allow bool, outsidePath string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
@@ -196,22 +193,22 @@ func (p fsPlan) escaped() bool {
 	return false
 }
 
-// RunFilesystem performs one filesystem trial under the policy "write only the workspace, do not
+// Run performs one filesystem trial under the policy "write only the workspace, do not
 // read the secret". Whatever escaped onto the host is removed afterwards.
-func RunFilesystem(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
-	return RunFilesystemWith(ctx, cfg, nil)
+func Run(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	return RunWith(ctx, cfg, nil)
 }
 
-// RunFilesystemWith is RunFilesystem with a change to the sandboxed session (a target-specific
+// RunWith is Run with a change to the sandboxed session (a target-specific
 // scenario's adapter options), applied after the policy.
-func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Session)) (*FilesystemTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{})
+func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Session)) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	token := randomHex(16)
-	plans, err := layout(t.dir, t.ws, t.home(), t.nonce, token)
+	token := harness.RandomHex(16)
+	plans, err := layout(t.Dir, t.Workspace, t.Home(), t.Nonce, token)
 	if err != nil {
 		return nil, err
 	}
@@ -225,28 +222,22 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	}()
 	na := map[string]string{}
 	for _, p := range plans {
-		if c := fsNeeds(p.check.Name); !targets.Has(t.target, c) {
-			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), c)
+		if c := fsNeeds(p.check.Name); !targets.Has(t.Target, c) {
+			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), c)
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even
 	// then (a user writing /etc) is refused by file permissions, not by the sandbox.
-	pre, err := t.unsandboxed(ctx, plans, na, token)
+	pre, err := unsandboxed(ctx, t, plans, na, token)
 	if err != nil {
 		return nil, err
 	}
 	if err := resetLayout(t, plans, token); err != nil {
 		return nil, err
 	}
-	spec := probe.Spec{}
-	for _, p := range plans {
-		if na[p.check.Name] != "" {
-			continue // not tried: nothing it shows could be judged
-		}
-		spec.FS = append(spec.FS, p.check)
-	}
-	policy := targets.Policy{WritablePaths: []string{t.ws}, DenyRead: []string{secretDir(t.dir)}}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+	spec := applicable(plans, na)
+	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{harness.SecretDir(t.Dir)}}
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		if session != nil {
 			session(s)
@@ -255,17 +246,35 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs,
-		User: t.acct, Unsandboxed: pre}
-	if x.ParseErr != nil {
-		ft.ParseError = x.ParseErr.Error()
+	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(),
+		User: t.Account, Unsandboxed: pre}
+	judge(ft, x, plans, na, token)
+	if x.Out.Obs != nil {
+		removeEscapes(t.Workspace, x.Out.Obs.FS)
 	}
+	return ft, nil
+}
+
+// applicable is the probe spec of the checks na leaves to be tried; the others are not tried:
+// nothing they show could be judged.
+func applicable(plans []fsPlan, na map[string]string) probe.Spec {
+	spec := probe.Spec{}
+	for _, p := range plans {
+		if na[p.check.Name] != "" {
+			continue
+		}
+		spec.FS = append(spec.FS, p.check)
+	}
+	return spec
+}
+
+// judge classifies the sandboxed run x of plans into ft, the checks in na not applicable.
+func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
 	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
+		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict, NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -274,20 +283,16 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 		}
 		in.Expect = append(in.Expect, e)
 	}
-	done := timePhase(PhaseClassify)
+	done := phases.Time(phases.Classify)
 	ft.Result = classify.ClassifyFS(in)
 	done()
-	if x.Out.Obs != nil {
-		removeEscapes(t.ws, x.Out.Obs.FS)
-	}
-	return ft, nil
 }
 
 // unsandboxed runs the denied checks that are still applicable as the trial's user, outside
 // any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
 // what the probe saw. The checks' effects are undone by resetLayout.
-func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
-	spec := probe.Spec{Nonce: randomHex(8)}
+func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
+	spec := probe.Spec{Nonce: harness.RandomHex(8)}
 	for _, p := range plans {
 		if !p.allow && na[p.check.Name] == "" {
 			spec.FS = append(spec.FS, p.check)
@@ -296,41 +301,41 @@ func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 	if len(spec.FS) == 0 {
 		return nil, nil
 	}
-	specFile := filepath.Join(t.dir, "probe-unsandboxed-"+spec.Nonce+".json")
+	specFile := filepath.Join(t.Dir, "probe-unsandboxed-"+spec.Nonce+".json")
 	b, _ := json.Marshal(spec)
 	if err := os.WriteFile(specFile, b, 0o644); err != nil {
 		return nil, fmt.Errorf("write probe spec: %w", err)
 	}
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
-	argv := t.acct.Command([]string{t.probeBin, probe.Arg, specFile}, nil)
-	run := runCommand(ctx, argv, t.env, t.ws, spec.Nonce, t.cfg.RunTimeout(), t.cfg.KillGrace())
+	argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
+	run := proc.RunCommand(ctx, argv, t.Env, t.Workspace, spec.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
 	out, err := probe.Parse(run.Stdout, spec.Nonce)
 	if err == nil && out.Obs == nil {
 		err = fmt.Errorf("no observation")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.acct, run.Exit, strings.TrimSpace(run.Stderr), err)
+		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
 	}
 	got := map[string]probe.FSResult{}
 	for _, r := range out.Obs.FS {
 		got[r.Name] = r
 	}
 	who := "root"
-	if !t.acct.IsRoot() {
-		who = "user " + t.acct.Name
+	if !t.Account.IsRoot() {
+		who = "user " + t.Account.Name
 	}
 	for _, c := range spec.FS {
 		r, ok := got[c.Name]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.acct, c.Name)
+			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.Account, c.Name)
 		case c.Op == probe.OpRead && r.OK && strings.Contains(r.Data, token):
 		case c.Op == probe.OpRead && r.OK:
 			na[c.Name] = fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path)
 		case !r.OK:
-			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, firstNonEmpty(r.Errno, r.Err))
+			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, cmp.Or(r.Errno, r.Err))
 		}
 	}
 	return out.Obs.FS, nil
@@ -339,21 +344,21 @@ func (t *trial) unsandboxed(ctx context.Context, plans []fsPlan, na map[string]s
 // resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,
 // directories made) by removing the trial's files and laying them out again, so the sandboxed
 // run starts from exactly the state the unsandboxed one did.
-func resetLayout(t *trial, plans []fsPlan, token string) error {
+func resetLayout(t *harness.Trial, plans []fsPlan, token string) error {
 	for _, p := range plans {
 		if p.outside != "" {
 			os.RemoveAll(p.outside)
 		}
 	}
-	for _, d := range []string{t.ws, filepath.Join(t.dir, "outside"), filepath.Join(t.dir, "home")} {
+	for _, d := range []string{t.Workspace, filepath.Join(t.Dir, "outside"), filepath.Join(t.Dir, "home")} {
 		if err := os.RemoveAll(d); err != nil {
 			return fmt.Errorf("reset layout: %w", err)
 		}
 	}
-	if err := os.MkdirAll(t.marks, 0o755); err != nil {
+	if err := os.MkdirAll(t.Marks, 0o755); err != nil {
 		return fmt.Errorf("reset layout: %w", err)
 	}
-	if _, err := layout(t.dir, t.ws, t.home(), t.nonce, token); err != nil {
+	if _, err := layout(t.Dir, t.Workspace, t.Home(), t.Nonce, token); err != nil {
 		return err
 	}
 	for _, p := range plans {
@@ -364,15 +369,6 @@ func resetLayout(t *trial, plans []fsPlan, token string) error {
 		}
 	}
 	return nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // removeEscapes deletes from the host what the probe created outside the workspace: when the
@@ -394,8 +390,8 @@ func removeEscapes(ws string, results []probe.FSResult) {
 	}
 }
 
-// FSCheckNames lists the filesystem checks in order, for specs (one spec per check).
-func FSCheckNames() []string {
+// CheckNames lists the filesystem checks in order, for specs (one spec per check).
+func CheckNames() []string {
 	var names []string
 	for _, p := range fsPlans("/d", "/d/ws", "/home/u", "n", "t", fsFiles("/d", "/d/ws", "t")) {
 		names = append(names, p.check.Name)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harness
+package filesystem
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -77,18 +78,15 @@ func (l fsInterplay) layout(token string) error {
 	return nil
 }
 
-// FSInterplayCheck is one check of the class: its scenario's last path element, the capability
+// InterplayCheck is one check of the class: its scenario's last path element, the capability
 // it needs, and its plan.
-type FSInterplayCheck struct {
+type InterplayCheck struct {
 	Name  string
 	Needs []model.Capability
 	plan  fsPlan
-	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
-	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
-	strict bool
 }
 
-func (l fsInterplay) checks(token string) []FSInterplayCheck {
+func (l fsInterplay) checks(token string) []InterplayCheck {
 	files := l.files(token)
 	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
 	stolen, linked, moved := filepath.Join(l.ws, "stolen-token"), filepath.Join(l.ws, "linked-token"), filepath.Join(l.ws, "creds-moved")
@@ -98,11 +96,11 @@ func (l fsInterplay) checks(token string) []FSInterplayCheck {
 	changed := func(op, p string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
 	}
-	return []FSInterplayCheck{
+	return []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
-		{Name: "deny-read-dir-write", Needs: dr, strict: true,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted}},
+		{Name: "deny-read-dir-write", Needs: dr,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted, strict: true}},
 		{Name: "deny-read-file", Needs: dr, plan: read(l.token())},
 		{Name: "deny-read-file-link", Needs: dr,
 			plan: fsPlan{check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, outside: linked}},
@@ -116,8 +114,8 @@ func (l fsInterplay) checks(token string) []FSInterplayCheck {
 	}
 }
 
-// FSInterplayNames lists the class's checks, in order (one spec each).
-func FSInterplayNames() []string {
+// InterplayNames lists the class's checks, in order (one spec each).
+func InterplayNames() []string {
 	var out []string
 	for _, c := range newFSInterplay("/d").checks("t") {
 		out = append(out, c.Name)
@@ -125,18 +123,18 @@ func FSInterplayNames() []string {
 	return out
 }
 
-// RunFSInterplay performs one fs-interplay trial: the layout, each denied operation first tried
+// RunInterplay performs one fs-interplay trial: the layout, each denied operation first tried
 // without the sandbox as the sandbox's user (what the user cannot do anyway proves nothing),
 // the layout again, then every check under the target, from the subdirectory, with HOME the
 // fake one. Whatever escaped onto the host is removed with the trial directory.
-func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
-	t, err := newTrial(ctx, cfg, trialOptions{})
+func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	l := newFSInterplay(t.dir)
-	token := randomHex(16)
+	l := newFSInterplay(t.Dir)
+	token := harness.RandomHex(16)
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
@@ -147,75 +145,52 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		c.plan.check.Name = c.Name
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
-			if !targets.Has(t.target, need) {
-				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.target.Name(), need)
+			if !targets.Has(t.Target, need) {
+				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), need)
 			}
 		}
 	}
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
-		ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, User: t.acct,
+		ft := &Trial{Subject: t.Subject(), User: t.Account,
 			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
 		for _, c := range checks {
 			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
 		}
 		return ft, nil
 	}
-	pre, err := t.unsandboxed(ctx, plans, na, token)
+	pre, err := unsandboxed(ctx, t, plans, na, token)
 	if err != nil {
 		return nil, err
 	}
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
-	if err := t.acct.Chown(t.dir, rootOwned); err != nil {
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
-	spec := probe.Spec{}
-	for _, p := range plans {
-		if na[p.check.Name] == "" {
-			spec.FS = append(spec.FS, p.check)
-		}
-	}
+	spec := applicable(plans, na)
 	policy := l.policy()
-	tmp := filepath.Join(t.dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("trial tmp: %w", err)
+	tmp, err := t.TmpDir()
+	if err != nil {
+		return nil, err
 	}
-	x, err := t.exec(ctx, spec, func(s *targets.Session) {
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
-		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in RunBypass: the host-side sockets are the trial's
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in bypass.Run: the host-side sockets are the trial's
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault,
-		Policy: policy, Settings: x.Settings, Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs, User: t.acct, Unsandboxed: pre}
-	if x.ParseErr != nil {
-		ft.ParseError = x.ParseErr.Error()
-	}
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
-	for i, c := range checks {
-		p := plans[i]
-		e := classify.FSExpect{Check: p.check, Escaped: p.escaped(), HostChecked: p.hostChecked() && !c.strict, NotApplicable: na[c.Name]}
-		if p.check.Op == probe.OpRead {
-			e.Secret = token
-		}
-		if e.Escaped {
-			ft.Escaped = append(ft.Escaped, c.Name)
-		}
-		in.Expect = append(in.Expect, e)
-	}
-	done := timePhase(PhaseClassify)
-	ft.Result = classify.ClassifyFS(in)
-	done()
+	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(), User: t.Account, Unsandboxed: pre}
+	judge(ft, x, plans, na, token)
 	return ft, nil
 }
 
-// FSInterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
-func FSInterplayPath(ft *FilesystemTrial, name string) string {
+// InterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
+func InterplayPath(ft *Trial, name string) string {
 	if ft.Observation == nil {
 		return ""
 	}

@@ -1,0 +1,188 @@
+//go:build linux
+
+// Package bypass runs bypass-class trials: the fixture with its extra hosts in a private host
+// namespace, the requests that use no proxy first made without the sandbox (positive controls),
+// then every case's request under the target, each case classified by what the client saw and
+// what the fixture logged.
+package bypass
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/fixtures/pty"
+	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/phases"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+// Trial is the evidence of one bypass class's trial: every case's request, what the
+// client saw, what the fixture servers logged, and the unsandboxed controls.
+type Trial struct {
+	harness.Subject
+	Class    string                `json:"class"` // the session: the classes it holds
+	Policy   targets.Policy        `json:"policy"`
+	Settings json.RawMessage       `json:"settings,omitempty"`
+	Allowed  nethost.Host          `json:"allowed"`
+	Denied   nethost.Host          `json:"denied"`
+	Extra    *nethost.Extras       `json:"extra,omitempty"`
+	Names    []nethost.Name        `json:"names,omitempty"`
+	Cases    []classify.BypassCase `json:"cases"`
+	harness.SandboxRun
+	Nonce string        `json:"nonce"`
+	Hits  []nethost.Hit `json:"fixture_hits"`
+	// Unsandboxed is the control run of the requests that use no proxy, made first without the
+	// sandbox, and what the fixture logged of it.
+	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
+	UnsandboxedHits []nethost.Hit      `json:"unsandboxed_hits,omitempty"`
+	// Injected is what the caller's terminal held after the sandboxed run (tty class).
+	Injected string                `json:"injected,omitempty"`
+	Result   classify.BypassResult `json:"result"`
+}
+
+// Plan describes one bypass session (one or more classes sharing a policy): its fixture
+// names, then, given the running fixture, the policy and the cases.
+type Plan struct {
+	Class string // names the session in the evidence
+	Names []nethost.Name
+	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
+	// Session changes the sandboxed session further (a settings patch).
+	Session func(*targets.Session)
+	// TTY runs the sandbox (and the unsandboxed control) with a terminal of the fixture's as its
+	// stdin and controlling terminal.
+	TTY bool
+}
+
+// Run performs one bypass trial: the fixture in a private host namespace, the requests
+// that use no proxy first made without the sandbox (positive controls), then every request under
+// the target, everything torn down, every case classified.
+func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
+	t, err := harness.Open(ctx, cfg, harness.Options{Network: true, Isolated: true, Names: b.Names})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	policy, cases := b.Build(t.Hosts, t.Target)
+	policy.AllowedHosts = append(policy.AllowedHosts, t.Injection.ExtraAllowed...)
+	bt := &Trial{Subject: t.Subject(), Class: b.Class,
+		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
+	var term *pty.PTY
+	if b.TTY {
+		if term, err = pty.Open(); err != nil {
+			return nil, err
+		}
+		defer term.Close()
+		t.Setup.TTY = term.Slave
+	}
+	denyAll := targets.DenyAll(t.Target)
+	var send, direct []probe.Raw
+	for _, c := range cases {
+		if c.NotApplicable != "" || denyAll && classify.ViaProxy(c.Raw.Via) {
+			continue
+		}
+		send = append(send, c.Raw)
+		if !classify.ViaProxy(c.Raw.Via) {
+			direct = append(direct, c.Raw)
+		}
+	}
+	var unsandboxed map[string]probe.RawResult
+	if len(direct) > 0 {
+		if unsandboxed, err = unsandboxedRaw(ctx, t, bt, direct, term); err != nil {
+			return nil, err
+		}
+	}
+	spec := probe.Spec{Raw: send, Timeout: t.Config.RequestTimeout(), Nonce: t.Nonce}
+	var binds []proc.Bind
+	if t.Config.Hostnames != "name" {
+		// The cases are about names: they resolve through the fixture whatever the mode.
+		binds = []proc.Bind{{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
+	}
+	tmp, err := t.TmpDir()
+	if err != nil {
+		return nil, err
+	}
+	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
+		// The sandbox's host-side files (srt's socket per process id in $TMPDIR) in the trial's
+		// own directory: a stale one another run left in /tmp under a reused process id made
+		// srt refuse to start (EADDRINUSE), which is no bypass case's business.
+		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp)
+		s.Policy.AllowedHosts = policy.AllowedHosts
+		s.Policy.DeniedHosts = policy.DeniedHosts
+		if b.Session != nil {
+			b.Session(s)
+		}
+	}, binds)
+	if err != nil {
+		return nil, err
+	}
+	bt.Settings, bt.SandboxRun, bt.Hits = x.Settings, x.SandboxRun(), t.Hosts.Hits()
+	if term != nil {
+		in, _ := term.Injected()
+		bt.Injected = string(in)
+	}
+	tokens := map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token}
+	if e := t.Hosts.Extra; e != nil {
+		for _, h := range []nethost.Host{e.Loopback, e.Metadata, e.Self, e.Unix} {
+			tokens[h.Role] = h.Token
+		}
+	}
+	done := phases.Time(phases.Classify)
+	bt.Result = classify.ClassifyBypass(classify.BypassInput{
+		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
+		Nonce: t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
+		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,
+	})
+	done()
+	return bt, nil
+}
+
+// unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
+// from the same host namespace: what gets through here proves the fixture sees it, so a refusal
+// inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
+func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
+	spec := probe.Spec{Nonce: t.Nonce, Raw: raws, Timeout: t.Config.RequestTimeout()}
+	specFile, err := t.WriteSpec(spec, "probe-unsandboxed-")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
+		return nil, err
+	}
+	var run proc.Run
+	hits, err := t.Hosts.Control(func() error {
+		argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
+		run = proc.RunCommandIn(ctx, t.Setup, argv, t.Env, t.Workspace, t.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := probe.Parse(run.Stdout, t.Nonce)
+	if err == nil && out.Obs == nil {
+		err = fmt.Errorf("no observation")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unsandboxed control as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
+	}
+	bt.Unsandboxed, bt.UnsandboxedHits = out.Obs, hits
+	res := map[string]probe.RawResult{}
+	for _, r := range out.Obs.Raw {
+		if r.Via == probe.ViaTIOCSTI && term != nil {
+			// Only what reached this terminal counts; then the queue is emptied for the real run.
+			in, _ := term.Injected()
+			if !strings.Contains(string(in), probe.RawPayload(t.Nonce, r.ID)) {
+				r.Connected = false
+				r.Err = cmp.Or(r.Err, "the input did not reach the caller's terminal")
+			}
+		}
+		res[r.ID] = r
+	}
+	return res, nil
+}

@@ -1,0 +1,36 @@
+//go:build linux
+
+package proc
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A command run under binds sees them, read-only where asked, and nothing else of this process
+// does: the mount namespace is the command's alone.
+func TestRunUnderBinds(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: mount namespaces need root")
+	}
+	dir := t.TempDir()
+	hosts := dir + "/hosts"
+	os.WriteFile(hosts, []byte("198.18.0.2 allowed.sandcheck.test\n"), 0o644)
+	before, _ := os.ReadFile("/etc/hosts")
+	r := RunCommand(t.Context(), []string{"sh", "-c", "cat /etc/hosts; echo x >> /etc/hosts && echo wrote"}, nil, "", "", 10*time.Second, time.Second,
+		Bind{Src: hosts, Dst: "/etc/hosts", RO: true})
+	if string(r.Stdout) != "198.18.0.2 allowed.sandcheck.test\n" || !strings.Contains(r.Stderr, "Read-only") || r.Exit == 0 {
+		t.Fatalf("under the bind: exit %d stdout %q stderr %q", r.Exit, r.Stdout, r.Stderr)
+	}
+	if len(r.Mounts) != 1 || !strings.HasSuffix(r.Mounts[0], "on /etc/hosts, ro") {
+		t.Fatalf("mounts recorded: %v", r.Mounts)
+	}
+	if after, _ := os.ReadFile("/etc/hosts"); string(after) != string(before) {
+		t.Fatal("the bind leaked into this process's namespace")
+	}
+	if r := RunCommand(t.Context(), []string{"cat", "/etc/hosts"}, nil, "", "", 10*time.Second, time.Second); string(r.Stdout) != string(before) {
+		t.Fatalf("a later command without binds sees %q", r.Stdout)
+	}
+}
