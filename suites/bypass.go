@@ -11,7 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
@@ -30,7 +30,7 @@ import (
 type bypassCase struct {
 	id, what string
 	req      func(f *nethost.Hosts) probe.Raw
-	// allowedOK and policyRefusal: see classify.BypassCase.
+	// allowedOK and policyRefusal: see bypass.Case.
 	allowedOK, policyRefusal bool
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
@@ -123,7 +123,7 @@ func (s bypassSession) describe() {
 				return // nothing selected can be judged: no sandbox to start
 			}
 			bt, err = harness.RunBypass(ctx, cfg, harness.Bypass{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
-				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classify.BypassCase) {
+				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []bypass.Case) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
 			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
@@ -164,8 +164,8 @@ func (s bypassSession) describe() {
 
 // build turns the selected cases of the classes the target can be judged on into requests for
 // the running fixture, with the proxy controls when any of them goes through the proxy.
-func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classify.BypassCase {
-	var out []classify.BypassCase
+func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []bypass.Case {
+	var out []bypass.Case
 	proxy := false
 	for _, c := range s.classes {
 		if skips[c.class] != "" {
@@ -177,15 +177,15 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			}
 			r := bc.req(f)
 			r.ID = c.class + "." + bc.id
-			proxy = proxy || classify.ViaProxy(r.Via)
-			out = append(out, classify.BypassCase{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
+			proxy = proxy || bypass.ViaProxy(r.Via)
+			out = append(out, bypass.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
 		}
 	}
 	if proxy && !s.noControls {
 		for _, bc := range controls() {
 			r := bc.req(f)
 			r.ID = bc.id
-			out = append(out, classify.BypassCase{Raw: r, AllowedOK: true, Control: true})
+			out = append(out, bypass.Case{Raw: r, AllowedOK: true, Control: true})
 		}
 	}
 	return out
@@ -194,7 +194,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 // bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
 // check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
 // VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *harness.BypassTrial, r classify.BypassCaseResult) knownfindings.Breach {
+func bypassBreach(name string, bc bypassCase, bt *harness.BypassTrial, r bypass.CaseResult) knownfindings.Breach {
 	via := ""
 	for _, c := range bt.Cases {
 		if c.Name == name {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/pty"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -20,30 +20,30 @@ import (
 // BypassTrial is the evidence of one bypass class's trial: every case's request, what the
 // client saw, what the fixture servers logged, and the unsandboxed controls.
 type BypassTrial struct {
-	Target        string                `json:"target"`
-	TargetVersion string                `json:"target_version"`
-	Fault         string                `json:"fault,omitempty"`
-	Class         string                `json:"class"` // the session: the classes it holds
-	Policy        targets.Policy        `json:"policy"`
-	Settings      json.RawMessage       `json:"settings,omitempty"`
-	Allowed       nethost.Host          `json:"allowed"`
-	Denied        nethost.Host          `json:"denied"`
-	Extra         *nethost.Extras       `json:"extra,omitempty"`
-	Names         []nethost.Name        `json:"names,omitempty"`
-	Cases         []classify.BypassCase `json:"cases"`
-	Run           Run                   `json:"run"`
-	Ran           bool                  `json:"sandbox_ran"`
-	Observation   *probe.Observation    `json:"observation,omitempty"`
-	ParseError    string                `json:"parse_error,omitempty"`
-	Nonce         string                `json:"nonce"`
-	Hits          []nethost.Hit         `json:"fixture_hits"`
+	Target        string             `json:"target"`
+	TargetVersion string             `json:"target_version"`
+	Fault         string             `json:"fault,omitempty"`
+	Class         string             `json:"class"` // the session: the classes it holds
+	Policy        targets.Policy     `json:"policy"`
+	Settings      json.RawMessage    `json:"settings,omitempty"`
+	Allowed       nethost.Host       `json:"allowed"`
+	Denied        nethost.Host       `json:"denied"`
+	Extra         *nethost.Extras    `json:"extra,omitempty"`
+	Names         []nethost.Name     `json:"names,omitempty"`
+	Cases         []bypass.Case      `json:"cases"`
+	Run           Run                `json:"run"`
+	Ran           bool               `json:"sandbox_ran"`
+	Observation   *probe.Observation `json:"observation,omitempty"`
+	ParseError    string             `json:"parse_error,omitempty"`
+	Nonce         string             `json:"nonce"`
+	Hits          []nethost.Hit      `json:"fixture_hits"`
 	// Unsandboxed is the control run of the requests that use no proxy, made first without the
 	// sandbox, and what the fixture logged of it.
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
 	UnsandboxedHits []nethost.Hit      `json:"unsandboxed_hits,omitempty"`
 	// Injected is what the caller's terminal held after the sandboxed run (tty class).
-	Injected string                `json:"injected,omitempty"`
-	Result   classify.BypassResult `json:"result"`
+	Injected string        `json:"injected,omitempty"`
+	Result   bypass.Result `json:"result"`
 }
 
 // Bypass describes one bypass session (one or more classes sharing a policy): its fixture
@@ -51,7 +51,7 @@ type BypassTrial struct {
 type Bypass struct {
 	Class string // names the session in the evidence
 	Names []nethost.Name
-	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
+	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []bypass.Case)
 	// Session changes the sandboxed session further (a settings patch).
 	Session func(*targets.Session)
 	// TTY runs the sandbox (and the unsandboxed control) with a terminal of the fixture's as its
@@ -83,11 +83,11 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 	denyAll := targets.DenyAll(t.target)
 	var send, direct []probe.Raw
 	for _, c := range cases {
-		if c.NotApplicable != "" || denyAll && classify.ViaProxy(c.Raw.Via) {
+		if c.NotApplicable != "" || denyAll && bypass.ViaProxy(c.Raw.Via) {
 			continue
 		}
 		send = append(send, c.Raw)
-		if !classify.ViaProxy(c.Raw.Via) {
+		if !bypass.ViaProxy(c.Raw.Via) {
 			direct = append(direct, c.Raw)
 		}
 	}
@@ -136,7 +136,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		}
 	}
 	done := timePhase(PhaseClassify)
-	bt.Result = classify.ClassifyBypass(classify.BypassInput{
+	bt.Result = bypass.Classify(bypass.Input{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
 		Nonce: t.nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
 		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -155,9 +155,9 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
 		ft := &FilesystemTrial{Target: t.target.Name(), TargetVersion: t.target.Version(), Fault: cfg.Fault, User: t.acct,
-			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
+			Result: filesystem.Result{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]filesystem.CheckResult{}}}
 		for _, c := range checks {
-			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
+			ft.Result.Checks[c.Name] = filesystem.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
 		}
 		return ft, nil
 	}
@@ -196,10 +196,10 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 	if x.ParseErr != nil {
 		ft.ParseError = x.ParseErr.Error()
 	}
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	in := filesystem.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for i, c := range checks {
 		p := plans[i]
-		e := classify.FSExpect{Check: p.check, Escaped: p.escaped(), HostChecked: p.hostChecked() && !c.strict, NotApplicable: na[c.Name]}
+		e := filesystem.Expect{Check: p.check, Escaped: p.escaped(), HostChecked: p.hostChecked() && !c.strict, NotApplicable: na[c.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -209,7 +209,7 @@ func RunFSInterplay(ctx context.Context, cfg Config) (*FilesystemTrial, error) {
 		in.Expect = append(in.Expect, e)
 	}
 	done := timePhase(PhaseClassify)
-	ft.Result = classify.ClassifyFS(in)
+	ft.Result = filesystem.Classify(in)
 	done()
 	return ft, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -35,7 +35,7 @@ type FilesystemTrial struct {
 	// nothing about the sandbox, and is not-applicable).
 	User        *users.Account    `json:"user,omitempty"`
 	Unsandboxed []probe.FSResult  `json:"unsandboxed,omitempty"`
-	Result      classify.FSResult `json:"result"`
+	Result      filesystem.Result `json:"result"`
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
@@ -263,9 +263,9 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 	}
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	in := filesystem.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
+		e := filesystem.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked(), NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -275,7 +275,7 @@ func RunFilesystemWith(ctx context.Context, cfg Config, session func(*targets.Se
 		in.Expect = append(in.Expect, e)
 	}
 	done := timePhase(PhaseClassify)
-	ft.Result = classify.ClassifyFS(in)
+	ft.Result = filesystem.Classify(in)
 	done()
 	if x.Out.Obs != nil {
 		removeEscapes(t.ws, x.Out.Obs.FS)

@@ -1,6 +1,4 @@
-package classify
-
-// Bypass trials: crafted requests (probe.Raw), each a case of a bypass class, judged one by one.
+// Package bypass judges bypass trials: crafted requests (probe.Raw), each a case of a bypass class, judged one by one.
 // The rules are the network scenario's, case by case. What the fixture servers logged comes
 // first: a hit on anything but the allowed host (or on the allowed host, for a case that must
 // not reach it) that names the case makes it non-enforcing, whatever else happened; a hit that
@@ -10,19 +8,24 @@ package classify
 // (the class's control); for a request that uses no proxy, the same request made without the
 // sandbox reaching its fixture (the unsandboxed control), else the case proves nothing and is
 // not-applicable.
+package bypass
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
-// BypassCase is one crafted request and what it may reach.
-type BypassCase struct {
+// Case is one crafted request and what it may reach.
+type Case struct {
 	Name string    `json:"name"` // bypass/CLASS/CASE; "" for a control
 	Raw  probe.Raw `json:"raw"`
 	// AllowedOK: this request may reach the allowed host (a control, or a name the policy
@@ -43,8 +46,8 @@ func ViaProxy(via string) bool {
 	return via == probe.ViaHTTP || via == probe.ViaConnect || via == probe.ViaSOCKS
 }
 
-// BypassInput is what one bypass trial saw.
-type BypassInput struct {
+// Input is what one bypass trial saw.
+type Input struct {
 	Ran      bool
 	Obs      *probe.Observation
 	ParseErr error
@@ -55,7 +58,7 @@ type BypassInput struct {
 	// Tokens are every fixture server's token by role (allowed, denied, loopback, metadata,
 	// self, unix): any but the allowed one coming back is egress.
 	Tokens map[string]string
-	Cases  []BypassCase
+	Cases  []Case
 	Hits   []nethost.Hit
 	// DenyAll: the target offers no proxy; requests through one are not applicable.
 	DenyAll bool
@@ -67,8 +70,8 @@ type BypassInput struct {
 	Injected string
 }
 
-// BypassCaseResult is the verdict of one case.
-type BypassCaseResult struct {
+// CaseResult is the verdict of one case.
+type CaseResult struct {
 	Name    string        `json:"name"`
 	Outcome model.Outcome `json:"outcome"`
 	Hint    string        `json:"hint,omitempty"`
@@ -77,18 +80,18 @@ type BypassCaseResult struct {
 	Server  string `json:"server,omitempty"` // what the fixture logged of it
 }
 
-// BypassResult is the verdict of a bypass trial: per case, and overall.
-type BypassResult struct {
-	Outcome model.Outcome               `json:"outcome"`
-	Hint    string                      `json:"hint"`
-	Cases   map[string]BypassCaseResult `json:"cases"`
-	Egress  []string                    `json:"egress,omitempty"`
+// Result is the verdict of a bypass trial: per case, and overall.
+type Result struct {
+	Outcome model.Outcome         `json:"outcome"`
+	Hint    string                `json:"hint"`
+	Cases   map[string]CaseResult `json:"cases"`
+	Egress  []string              `json:"egress,omitempty"`
 }
 
-// ClassifyBypass judges every case of a bypass trial.
-func ClassifyBypass(in BypassInput) BypassResult {
-	r := BypassResult{Cases: map[string]BypassCaseResult{}}
-	byID := map[string]BypassCase{}
+// Classify judges every case of a bypass trial.
+func Classify(in Input) Result {
+	r := Result{Cases: map[string]CaseResult{}}
+	byID := map[string]Case{}
 	for _, c := range in.Cases {
 		byID[c.Raw.ID] = c
 	}
@@ -104,7 +107,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 			results[x.ID] = x
 		}
 	}
-	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := classify.Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 	controls := judgeControls(in, results, attributed)
 	var outs []model.Outcome
 	for _, c := range in.Cases {
@@ -120,7 +123,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 	}
 	r.Outcome = model.Worst(outs...)
 	var hints []string
-	for _, name := range sortedCaseNames(r.Cases) {
+	for _, name := range slices.Sorted(maps.Keys(r.Cases)) {
 		if c := r.Cases[name]; c.Outcome == r.Outcome && c.Outcome != model.Correct && c.Hint != "" {
 			hints = append(hints, name+": "+c.Hint)
 		}
@@ -137,7 +140,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 
 // attribute sorts the fixture's hits: those a case's request names (its path, its payload, its
 // name asked of the resolver, or the connection that carried such a request), and the rest.
-func attribute(hits []nethost.Hit, nonce string, cases []BypassCase) (map[string][]nethost.Hit, []nethost.Hit) {
+func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]nethost.Hit, []nethost.Hit) {
 	by := map[string][]nethost.Hit{}
 	conn := map[string]string{}
 	owner := func(h nethost.Hit) string {
@@ -189,7 +192,7 @@ func askedFor(q, host string) bool {
 }
 
 // couldCause says whether a hit no case names could have come from a case's request.
-func couldCause(c BypassCase, h nethost.Hit) bool {
+func couldCause(c Case, h nethost.Hit) bool {
 	switch h.Proto {
 	case nethost.ProtoUnix:
 		return c.Raw.Via == probe.ViaUnix || c.Raw.Via == probe.ViaUringUnix
@@ -215,7 +218,7 @@ type control struct {
 
 // judgeControls checks each proxy channel's control: the allowed host's token came back and the
 // allowed host logged the request.
-func judgeControls(in BypassInput, results map[string]probe.RawResult, attributed map[string][]nethost.Hit) map[string]control {
+func judgeControls(in Input, results map[string]probe.RawResult, attributed map[string][]nethost.Hit) map[string]control {
 	out := map[string]control{}
 	for _, c := range in.Cases {
 		if !c.Control {
@@ -252,8 +255,8 @@ func proxyFailure(res probe.RawResult) (model.Outcome, string) {
 }
 
 // judgeCase decides one case.
-func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) BypassCaseResult {
-	cr := BypassCaseResult{Name: c.Name}
+func judgeCase(in Input, c Case, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) CaseResult {
+	cr := CaseResult{Name: c.Name}
 	if c.NotApplicable != "" {
 		cr.Outcome, cr.Hint = model.NotApplicable, c.NotApplicable
 		return cr
@@ -268,8 +271,8 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if len(breach) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, breach[0].Role
-		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, describeHits(requestHits(breach)))
-		cr.Server = describeHits(breach)
+		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, classify.DescribeHits(classify.RequestHits(breach)))
+		cr.Server = classify.DescribeHits(breach)
 		return cr
 	}
 	var blame []nethost.Hit
@@ -280,8 +283,8 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if len(blame) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, blame[0].Role
-		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", describeHits(blame))
-		cr.Server = describeHits(blame)
+		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", classify.DescribeHits(blame))
+		cr.Server = classify.DescribeHits(blame)
 		return cr
 	}
 	if c.Raw.Via == probe.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, probe.RawPayload(in.Nonce, c.Raw.ID)) {
@@ -356,7 +359,7 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if !controlReached(c, u, in) {
 		cr.Outcome = model.NotApplicable
-		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", firstNonEmpty(u.Errno, u.Err, u.Skipped, "nothing logged"))
+		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", cmp.Or(u.Errno, u.Err, u.Skipped, "nothing logged"))
 		return cr
 	}
 	if c.Raw.Via == probe.ViaTIOCSTI && res.Connected {
@@ -369,7 +372,7 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 
 // controlReached says whether an unsandboxed request reached its fixture: the client got its
 // answer and the fixture logged the request (for TIOCSTI: the terminal holds the input).
-func controlReached(c BypassCase, u probe.RawResult, in BypassInput) bool {
+func controlReached(c Case, u probe.RawResult, in Input) bool {
 	if !u.Connected {
 		return false
 	}
@@ -446,13 +449,4 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-func sortedCaseNames(m map[string]BypassCaseResult) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

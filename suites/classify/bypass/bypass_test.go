@@ -1,4 +1,4 @@
-package classify
+package bypass
 
 import (
 	"strings"
@@ -13,12 +13,12 @@ const bn = "n0nce"
 
 var bTokens = map[string]string{nethost.RoleAllowed: "tokA", nethost.RoleDenied: "tokD", nethost.RoleLoopback: "tokL"}
 
-func bcase(name, id, via string) BypassCase {
-	return BypassCase{Name: name, Raw: probe.Raw{ID: id, Via: via, Host: "x", Port: 80}}
+func bcase(name, id, via string) Case {
+	return Case{Name: name, Raw: probe.Raw{ID: id, Via: via, Host: "x", Port: 80}}
 }
 
-func ctl(via string) BypassCase {
-	return BypassCase{Raw: probe.Raw{ID: "control-" + via, Via: via, Host: "allowed.sandcheck.test", Port: 80}, Control: true, AllowedOK: true}
+func ctl(via string) Case {
+	return Case{Raw: probe.Raw{ID: "control-" + via, Via: via, Host: "allowed.sandcheck.test", Port: 80}, Control: true, AllowedOK: true}
 }
 
 // reached is a probe result whose body carries a fixture's answer.
@@ -34,83 +34,83 @@ func logged(role, id string) nethost.Hit {
 	return nethost.Hit{Role: role, Proto: nethost.ProtoHTTP, Path: probe.BypassPath(bn, id), From: "198.18.0.1:1000"}
 }
 
-func bin(cases []BypassCase, res []probe.RawResult, hits ...nethost.Hit) BypassInput {
-	return BypassInput{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
+func bin(cases []Case, res []probe.RawResult, hits ...nethost.Hit) Input {
+	return Input{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
 }
 
-func TestClassifyBypass(t *testing.T) {
+func TestClassify(t *testing.T) {
 	sock := bcase("bypass/m/nul", "nul", probe.ViaSOCKS)
 	okCtl := []probe.RawResult{reached("control-socks", probe.ViaSOCKS, "tokA")}
 	okHit := logged(nethost.RoleAllowed, "control-socks")
 	cases := []struct {
 		name string
-		in   BypassInput
+		in   Input
 		want model.Outcome
 		hint string
 	}{
 		{"refused with a working control",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, probe.RawResult{ID: "nul", Via: probe.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, probe.RawResult{ID: "nul", Via: probe.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
 			model.Correct, "SOCKS5 reply 2"},
 		{"the denied host logged the case's path: non-enforcing even if the client saw a refusal",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
 			model.NonEnforcing, "denied reached"},
 		{"egress no request names blames the cases that could have caused it",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit,
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit,
 				nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
 			model.NonEnforcing, "no request names"},
 		{"a forbidden token seen by the client is egress",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, reached("nul", probe.ViaSOCKS, "tokL")), okHit),
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, reached("nul", probe.ViaSOCKS, "tokL")), okHit),
 			model.NonEnforcing, "loopback host's token"},
 		{"a refusal proves nothing when the control did not get through (proxy dead)",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, []probe.RawResult{
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, []probe.RawResult{
 				{ID: "control-socks", Via: probe.ViaSOCKS, Reply: -1, Stage: "proxy", Errno: "ECONNREFUSED", Err: "connection refused"},
 				refused("nul", probe.ViaSOCKS)}),
 			model.ProxyDead, "control"},
 		{"the control's token without the allowed host's log is no proof",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS))),
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS))),
 			model.AllowedBlocked, "control"},
 		{"a case the probe did not report is never a pass",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, okCtl, okHit),
+			bin([]Case{ctl(probe.ViaSOCKS), sock}, okCtl, okHit),
 			model.HarnessError, "not reported"},
 		{"a trial that timed out keeps only evidence",
-			func() BypassInput {
-				in := bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit)
+			func() Input {
+				in := bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit)
 				in.TimedOut = true
 				return in
 			}(),
 			model.Timeout, ""},
 		{"a timed-out trial with the case's egress is non-enforcing",
-			func() BypassInput {
-				in := bin([]BypassCase{ctl(probe.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
+			func() Input {
+				in := bin([]Case{ctl(probe.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
 				in.Obs, in.TimedOut = nil, true
 				return in
 			}(),
 			model.NonEnforcing, "denied reached"},
 		{"the allowed host reached by a case that must not reach it (another port)",
-			bin([]BypassCase{ctl(probe.ViaSOCKS), bcase("bypass/p/x", "x", probe.ViaSOCKS)}, append(okCtl, reached("x", probe.ViaSOCKS, "tokA")), okHit,
+			bin([]Case{ctl(probe.ViaSOCKS), bcase("bypass/p/x", "x", probe.ViaSOCKS)}, append(okCtl, reached("x", probe.ViaSOCKS, "tokA")), okHit,
 				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: probe.BypassPath(bn, "x"), Port: 8080}),
 			model.NonEnforcing, "allowed reached"},
 		{"policy refusal stands in for a control where none can exist",
-			bin([]BypassCase{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}}, []probe.RawResult{refused("e", probe.ViaHTTP)}),
+			bin([]Case{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}}, []probe.RawResult{refused("e", probe.ViaHTTP)}),
 			model.Correct, "refused by policy"},
 		{"a policy that should deny everything let the allowed host answer",
-			bin([]BypassCase{{Name: "bypass/p/a", Raw: probe.Raw{ID: "a", Via: probe.ViaHTTP}, PolicyRefusal: true}},
+			bin([]Case{{Name: "bypass/p/a", Raw: probe.Raw{ID: "a", Via: probe.ViaHTTP}, PolicyRefusal: true}},
 				[]probe.RawResult{reached("a", probe.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
 			model.NonEnforcing, "allowed reached"},
 		{"an empty reply is not a policy refusal",
-			bin([]BypassCase{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}},
+			bin([]Case{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}},
 				[]probe.RawResult{{ID: "e", Via: probe.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}}),
 			model.ProxyDead, "replied nothing"},
 		{"deny-all target: a proxy case is not applicable",
-			func() BypassInput {
-				in := bin([]BypassCase{sock}, nil)
+			func() Input {
+				in := bin([]Case{sock}, nil)
 				in.DenyAll = true
 				return in
 			}(),
 			model.NotApplicable, "no proxy"},
 	}
 	for _, c := range cases {
-		r := ClassifyBypass(c.in)
+		r := Classify(c.in)
 		got := r.Cases[c.in.Cases[len(c.in.Cases)-1].Name]
 		if got.Outcome != c.want || !strings.Contains(got.Hint, c.hint) {
 			t.Errorf("%s: %s (%s), want %s with %q", c.name, got.Outcome, got.Hint, c.want, c.hint)
@@ -118,12 +118,12 @@ func TestClassifyBypass(t *testing.T) {
 	}
 }
 
-// TestClassifyBypassNoProxy: a request that uses no proxy is judged against its unsandboxed
+// TestClassifyNoProxy: a request that uses no proxy is judged against its unsandboxed
 // control: no control that got through, no judgement.
-func TestClassifyBypassNoProxy(t *testing.T) {
-	udp := BypassCase{Name: "bypass/o/udp", Raw: probe.Raw{ID: "udp", Via: probe.ViaUDP, Addr: "198.18.0.3:7"}}
-	in := func(u map[string]probe.RawResult, uh []nethost.Hit, res probe.RawResult, hits ...nethost.Hit) BypassInput {
-		x := bin([]BypassCase{udp}, []probe.RawResult{res}, hits...)
+func TestClassifyNoProxy(t *testing.T) {
+	udp := Case{Name: "bypass/o/udp", Raw: probe.Raw{ID: "udp", Via: probe.ViaUDP, Addr: "198.18.0.3:7"}}
+	in := func(u map[string]probe.RawResult, uh []nethost.Hit, res probe.RawResult, hits ...nethost.Hit) Input {
+		x := bin([]Case{udp}, []probe.RawResult{res}, hits...)
 		x.Unsandboxed, x.UnsandboxedHits = u, uh
 		return x
 	}
@@ -132,7 +132,7 @@ func TestClassifyBypassNoProxy(t *testing.T) {
 	blocked := probe.RawResult{ID: "udp", Via: probe.ViaUDP, Reply: -1, Stage: "send", Errno: "ENETUNREACH"}
 	for _, c := range []struct {
 		name string
-		in   BypassInput
+		in   Input
 		want model.Outcome
 	}{
 		{"refused, control got through", in(through, seen, blocked), model.Correct},
@@ -142,19 +142,19 @@ func TestClassifyBypassNoProxy(t *testing.T) {
 		{"the datagram reached the denied host", in(through, seen, blocked,
 			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: probe.RawPayload(bn, "udp")}), model.NonEnforcing},
 	} {
-		if got := ClassifyBypass(c.in).Cases[udp.Name]; got.Outcome != c.want {
+		if got := Classify(c.in).Cases[udp.Name]; got.Outcome != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
 		}
 	}
 	// Terminal input: only what reached the caller's terminal is an escape.
-	tio := BypassCase{Name: "bypass/t/tiocsti", Raw: probe.Raw{ID: "tiocsti", Via: probe.ViaTIOCSTI}}
-	x := bin([]BypassCase{tio}, []probe.RawResult{{ID: "tiocsti", Via: probe.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
+	tio := Case{Name: "bypass/t/tiocsti", Raw: probe.Raw{ID: "tiocsti", Via: probe.ViaTIOCSTI}}
+	x := bin([]Case{tio}, []probe.RawResult{{ID: "tiocsti", Via: probe.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
 	x.Unsandboxed = map[string]probe.RawResult{"tiocsti": {ID: "tiocsti", Connected: true}}
-	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != model.Correct || !strings.Contains(got.Hint, "contained") {
+	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.Correct || !strings.Contains(got.Hint, "contained") {
 		t.Errorf("input into a terminal of the sandbox's own: %s (%s)", got.Outcome, got.Hint)
 	}
 	x.Injected = "xx" + probe.RawPayload(bn, "tiocsti")
-	if got := ClassifyBypass(x).Cases[tio.Name]; got.Outcome != model.NonEnforcing || got.Reached != "terminal" {
+	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.NonEnforcing || got.Reached != "terminal" {
 		t.Errorf("input in the caller's terminal: %s (%s)", got.Outcome, got.Hint)
 	}
 }
