@@ -13,13 +13,13 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Bypass scenarios (issue 12): the ways allow-list sandboxes have actually been escaped, each a
-// crafted request (probe.Raw) sent through the real sandbox and judged by what the fixture
+// crafted request (crafted.Request) sent through the real sandbox and judged by what the fixture
 // servers logged. Each case is a spec of its own, bypass/CLASS/CASE, labelled bypass,
 // bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a sandboxed session (a
 // sandbox's start costs more than all its requests): one session sends every selected case of
@@ -29,7 +29,7 @@ import (
 // first); req builds the request once the fixture's addresses are known.
 type bypassCase struct {
 	id, what string
-	req      func(f *nethost.Hosts) probe.Raw
+	req      func(f *nethost.Hosts) crafted.Request
 	// allowedOK and policyRefusal: see bypass.Case.
 	allowedOK, policyRefusal bool
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
@@ -62,9 +62,11 @@ type bypassSession struct {
 // controls are the requests proving each proxy channel works: the allowed host through it.
 func controls() []bypassCase {
 	var out []bypassCase
-	for _, via := range []string{probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS} {
+	for _, via := range []string{crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS} {
 		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
-			req: func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: f.Allowed.Name, Port: 80} }})
+			req: func(f *nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
+			}})
 	}
 	return out
 }

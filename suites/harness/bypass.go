@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/pty"
 	"github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -81,7 +82,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 		t.setup.tty = term.Slave
 	}
 	denyAll := targets.DenyAll(t.target)
-	var send, direct []probe.Raw
+	var send, direct []crafted.Request
 	for _, c := range cases {
 		if c.NotApplicable != "" || denyAll && bypass.ViaProxy(c.Raw.Via) {
 			continue
@@ -91,7 +92,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 			direct = append(direct, c.Raw)
 		}
 	}
-	var unsandboxed map[string]probe.RawResult
+	var unsandboxed map[string]crafted.Result
 	if len(direct) > 0 {
 		if unsandboxed, err = t.unsandboxedRaw(ctx, bt, direct, term); err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func RunBypass(ctx context.Context, cfg Config, b Bypass) (*BypassTrial, error) 
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
 // from the same host namespace: what gets through here proves the fixture sees it, so a refusal
 // inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
-func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
+func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []crafted.Request, term *pty.PTY) (map[string]crafted.Result, error) {
 	spec := probe.Spec{Nonce: t.nonce, Raw: raws, Timeout: t.cfg.RequestTimeout()}
 	specFile, err := t.writeSpec(spec, "probe-unsandboxed-")
 	if err != nil {
@@ -174,12 +175,12 @@ func (t *trial) unsandboxedRaw(ctx context.Context, bt *BypassTrial, raws []prob
 		return nil, fmt.Errorf("unsandboxed control as %s (exit %d, %s): %w", t.acct, run.Exit, strings.TrimSpace(run.Stderr), err)
 	}
 	bt.Unsandboxed, bt.UnsandboxedHits = out.Obs, hits
-	res := map[string]probe.RawResult{}
+	res := map[string]crafted.Result{}
 	for _, r := range out.Obs.Raw {
-		if r.Via == probe.ViaTIOCSTI && term != nil {
+		if r.Via == crafted.ViaTIOCSTI && term != nil {
 			// Only what reached this terminal counts; then the queue is emptied for the real run.
 			in, _ := term.Injected()
-			if !strings.Contains(string(in), probe.RawPayload(t.nonce, r.ID)) {
+			if !strings.Contains(string(in), crafted.Payload(t.nonce, r.ID)) {
 				r.Connected = false
 				r.Err = firstNonEmpty(r.Err, "the input did not reach the caller's terminal")
 			}

@@ -1,4 +1,4 @@
-// Package bypass judges bypass trials: crafted requests (probe.Raw), each a case of a bypass class, judged one by one.
+// Package bypass judges bypass trials: crafted requests (crafted.Request), each a case of a bypass class, judged one by one.
 // The rules are the network scenario's, case by case. What the fixture servers logged comes
 // first: a hit on anything but the allowed host (or on the allowed host, for a case that must
 // not reach it) that names the case makes it non-enforcing, whatever else happened; a hit that
@@ -22,12 +22,13 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
 // Case is one crafted request and what it may reach.
 type Case struct {
-	Name string    `json:"name"` // bypass/CLASS/CASE; "" for a control
-	Raw  probe.Raw `json:"raw"`
+	Name string          `json:"name"` // bypass/CLASS/CASE; "" for a control
+	Raw  crafted.Request `json:"raw"`
 	// AllowedOK: this request may reach the allowed host (a control, or a name the policy
 	// allows); otherwise reaching it is a breach (a port not allowed, an empty allow list).
 	AllowedOK bool `json:"allowed_ok,omitempty"`
@@ -43,7 +44,7 @@ type Case struct {
 
 // ViaProxy says whether a request goes through the sandbox's proxy.
 func ViaProxy(via string) bool {
-	return via == probe.ViaHTTP || via == probe.ViaConnect || via == probe.ViaSOCKS
+	return via == crafted.ViaHTTP || via == crafted.ViaConnect || via == crafted.ViaSOCKS
 }
 
 // Input is what one bypass trial saw.
@@ -64,7 +65,7 @@ type Input struct {
 	DenyAll bool
 	// Unsandboxed are the results of the requests that use no proxy, made first without the
 	// sandbox (nil: not made), and what the fixture logged of them.
-	Unsandboxed     map[string]probe.RawResult
+	Unsandboxed     map[string]crafted.Result
 	UnsandboxedHits []nethost.Hit
 	// Injected is what the caller's terminal held in its input queue after the run (tty).
 	Injected string
@@ -101,7 +102,7 @@ func Classify(in Input) Result {
 			r.Egress = append(r.Egress, h.String())
 		}
 	}
-	results := map[string]probe.RawResult{}
+	results := map[string]crafted.Result{}
 	if in.Obs != nil {
 		for _, x := range in.Obs.Raw {
 			results[x.ID] = x
@@ -148,11 +149,11 @@ func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]net
 			id := c.Raw.ID
 			switch h.Proto {
 			case nethost.ProtoHTTP, nethost.ProtoHTTPS:
-				if h.Path == probe.BypassPath(nonce, id) {
+				if h.Path == crafted.BypassPath(nonce, id) {
 					return id
 				}
 			case nethost.ProtoUDP, nethost.ProtoICMP, nethost.ProtoUnix:
-				if h.Path == probe.RawPayload(nonce, id) {
+				if h.Path == crafted.Payload(nonce, id) {
 					return id
 				}
 			case nethost.ProtoDNS:
@@ -195,16 +196,16 @@ func askedFor(q, host string) bool {
 func couldCause(c Case, h nethost.Hit) bool {
 	switch h.Proto {
 	case nethost.ProtoUnix:
-		return c.Raw.Via == probe.ViaUnix || c.Raw.Via == probe.ViaUringUnix
+		return c.Raw.Via == crafted.ViaUnix || c.Raw.Via == crafted.ViaUringUnix
 	case nethost.ProtoUDP:
-		return c.Raw.Via == probe.ViaUDP
+		return c.Raw.Via == crafted.ViaUDP
 	case nethost.ProtoICMP:
-		return c.Raw.Via == probe.ViaICMP
+		return c.Raw.Via == crafted.ViaICMP
 	case nethost.ProtoDNS:
 		return ViaProxy(c.Raw.Via)
 	}
 	switch c.Raw.Via {
-	case probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS, probe.ViaDirect, probe.ViaUringTCP:
+	case crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS, crafted.ViaDirect, crafted.ViaUringTCP:
 		return true
 	}
 	return false
@@ -218,7 +219,7 @@ type control struct {
 
 // judgeControls checks each proxy channel's control: the allowed host's token came back and the
 // allowed host logged the request.
-func judgeControls(in Input, results map[string]probe.RawResult, attributed map[string][]nethost.Hit) map[string]control {
+func judgeControls(in Input, results map[string]crafted.Result, attributed map[string][]nethost.Hit) map[string]control {
 	out := map[string]control{}
 	for _, c := range in.Cases {
 		if !c.Control {
@@ -240,7 +241,7 @@ func judgeControls(in Input, results map[string]probe.RawResult, attributed map[
 
 // proxyFailure names why a request through the proxy did not reach its destination, as the
 // network scenario would: the proxy dead, the policy refusing, or something else.
-func proxyFailure(res probe.RawResult) (model.Outcome, string) {
+func proxyFailure(res crafted.Result) (model.Outcome, string) {
 	switch {
 	case res.Skipped != "":
 		return model.HarnessError, res.Skipped
@@ -255,7 +256,7 @@ func proxyFailure(res probe.RawResult) (model.Outcome, string) {
 }
 
 // judgeCase decides one case.
-func judgeCase(in Input, c Case, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) CaseResult {
+func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattributed []nethost.Hit, controls map[string]control) CaseResult {
 	cr := CaseResult{Name: c.Name}
 	if c.NotApplicable != "" {
 		cr.Outcome, cr.Hint = model.NotApplicable, c.NotApplicable
@@ -287,7 +288,7 @@ func judgeCase(in Input, c Case, results map[string]probe.RawResult, mine, unatt
 		cr.Server = classify.DescribeHits(blame)
 		return cr
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, probe.RawPayload(in.Nonce, c.Raw.ID)) {
+	if c.Raw.Via == crafted.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, crafted.Payload(in.Nonce, c.Raw.ID)) {
 		cr.Outcome, cr.Reached = model.NonEnforcing, "terminal"
 		cr.Hint = fmt.Sprintf("the caller's terminal holds injected input %q", clip(in.Injected, 80))
 		return cr
@@ -362,7 +363,7 @@ func judgeCase(in Input, c Case, results map[string]probe.RawResult, mine, unatt
 		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", cmp.Or(u.Errno, u.Err, u.Skipped, "nothing logged"))
 		return cr
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI && res.Connected {
+	if c.Raw.Via == crafted.ViaTIOCSTI && res.Connected {
 		cr.Outcome, cr.Hint = model.Correct, "contained: the input went to a terminal of the sandbox's own ("+res.Body+"), the caller's terminal holds none of it"
 		return cr
 	}
@@ -372,15 +373,15 @@ func judgeCase(in Input, c Case, results map[string]probe.RawResult, mine, unatt
 
 // controlReached says whether an unsandboxed request reached its fixture: the client got its
 // answer and the fixture logged the request (for TIOCSTI: the terminal holds the input).
-func controlReached(c Case, u probe.RawResult, in Input) bool {
+func controlReached(c Case, u crafted.Result, in Input) bool {
 	if !u.Connected {
 		return false
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI {
+	if c.Raw.Via == crafted.ViaTIOCSTI {
 		return true // the harness checked the terminal after the control run
 	}
 	for _, h := range in.UnsandboxedHits {
-		if h.Path == probe.BypassPath(in.Nonce, c.Raw.ID) || h.Path == probe.RawPayload(in.Nonce, c.Raw.ID) {
+		if h.Path == crafted.BypassPath(in.Nonce, c.Raw.ID) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) {
 			return true
 		}
 	}
@@ -389,7 +390,7 @@ func controlReached(c Case, u probe.RawResult, in Input) bool {
 
 // tokenOf is the role whose token the response carries ("" none); any but the allowed host's
 // wins.
-func tokenOf(res probe.RawResult, tokens map[string]string) string {
+func tokenOf(res crafted.Result, tokens map[string]string) string {
 	var roles []string
 	for role, tok := range tokens {
 		if tok != "" && strings.Contains(res.Body, tok) {
@@ -418,7 +419,7 @@ func loggedRequest(hits []nethost.Hit, role string) bool {
 }
 
 // refusal says how a request was refused, in the client's words.
-func refusal(res probe.RawResult) string {
+func refusal(res crafted.Result) string {
 	var parts []string
 	if res.Status != 0 {
 		s := fmt.Sprintf("HTTP %d", res.Status)

@@ -7,6 +7,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
 const bn = "n0nce"
@@ -14,33 +15,33 @@ const bn = "n0nce"
 var bTokens = map[string]string{nethost.RoleAllowed: "tokA", nethost.RoleDenied: "tokD", nethost.RoleLoopback: "tokL"}
 
 func bcase(name, id, via string) Case {
-	return Case{Name: name, Raw: probe.Raw{ID: id, Via: via, Host: "x", Port: 80}}
+	return Case{Name: name, Raw: crafted.Request{ID: id, Via: via, Host: "x", Port: 80}}
 }
 
 func ctl(via string) Case {
-	return Case{Raw: probe.Raw{ID: "control-" + via, Via: via, Host: "allowed.sandcheck.test", Port: 80}, Control: true, AllowedOK: true}
+	return Case{Raw: crafted.Request{ID: "control-" + via, Via: via, Host: "allowed.sandcheck.test", Port: 80}, Control: true, AllowedOK: true}
 }
 
 // reached is a probe result whose body carries a fixture's answer.
-func reached(id, via, token string) probe.RawResult {
-	return probe.RawResult{ID: id, Via: via, Reply: -1, Status: 200, Connected: true, Body: nethost.Body("x", token)}
+func reached(id, via, token string) crafted.Result {
+	return crafted.Result{ID: id, Via: via, Reply: -1, Status: 200, Connected: true, Body: nethost.Body("x", token)}
 }
 
-func refused(id, via string) probe.RawResult {
-	return probe.RawResult{ID: id, Via: via, Reply: -1, Status: 403, ProxyError: "blocked-by-allowlist", Stage: "reply"}
+func refused(id, via string) crafted.Result {
+	return crafted.Result{ID: id, Via: via, Reply: -1, Status: 403, ProxyError: "blocked-by-allowlist", Stage: "reply"}
 }
 
 func logged(role, id string) nethost.Hit {
-	return nethost.Hit{Role: role, Proto: nethost.ProtoHTTP, Path: probe.BypassPath(bn, id), From: "198.18.0.1:1000"}
+	return nethost.Hit{Role: role, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, id), From: "198.18.0.1:1000"}
 }
 
-func bin(cases []Case, res []probe.RawResult, hits ...nethost.Hit) Input {
+func bin(cases []Case, res []crafted.Result, hits ...nethost.Hit) Input {
 	return Input{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
 }
 
 func TestClassify(t *testing.T) {
-	sock := bcase("bypass/m/nul", "nul", probe.ViaSOCKS)
-	okCtl := []probe.RawResult{reached("control-socks", probe.ViaSOCKS, "tokA")}
+	sock := bcase("bypass/m/nul", "nul", crafted.ViaSOCKS)
+	okCtl := []crafted.Result{reached("control-socks", crafted.ViaSOCKS, "tokA")}
 	okHit := logged(nethost.RoleAllowed, "control-socks")
 	cases := []struct {
 		name string
@@ -49,57 +50,57 @@ func TestClassify(t *testing.T) {
 		hint string
 	}{
 		{"refused with a working control",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, probe.RawResult{ID: "nul", Via: probe.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, crafted.Result{ID: "nul", Via: crafted.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
 			model.Correct, "SOCKS5 reply 2"},
 		{"the denied host logged the case's path: non-enforcing even if the client saw a refusal",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
 			model.NonEnforcing, "denied reached"},
 		{"egress no request names blames the cases that could have caused it",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit,
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit,
 				nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
 			model.NonEnforcing, "no request names"},
 		{"a forbidden token seen by the client is egress",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, reached("nul", probe.ViaSOCKS, "tokL")), okHit),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, reached("nul", crafted.ViaSOCKS, "tokL")), okHit),
 			model.NonEnforcing, "loopback host's token"},
 		{"a refusal proves nothing when the control did not get through (proxy dead)",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, []probe.RawResult{
-				{ID: "control-socks", Via: probe.ViaSOCKS, Reply: -1, Stage: "proxy", Errno: "ECONNREFUSED", Err: "connection refused"},
-				refused("nul", probe.ViaSOCKS)}),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, []crafted.Result{
+				{ID: "control-socks", Via: crafted.ViaSOCKS, Reply: -1, Stage: "proxy", Errno: "ECONNREFUSED", Err: "connection refused"},
+				refused("nul", crafted.ViaSOCKS)}),
 			model.ProxyDead, "control"},
 		{"the control's token without the allowed host's log is no proof",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS))),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS))),
 			model.AllowedBlocked, "control"},
 		{"a case the probe did not report is never a pass",
-			bin([]Case{ctl(probe.ViaSOCKS), sock}, okCtl, okHit),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, okCtl, okHit),
 			model.HarnessError, "not reported"},
 		{"a trial that timed out keeps only evidence",
 			func() Input {
-				in := bin([]Case{ctl(probe.ViaSOCKS), sock}, append(okCtl, refused("nul", probe.ViaSOCKS)), okHit)
+				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit)
 				in.TimedOut = true
 				return in
 			}(),
 			model.Timeout, ""},
 		{"a timed-out trial with the case's egress is non-enforcing",
 			func() Input {
-				in := bin([]Case{ctl(probe.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
+				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
 				in.Obs, in.TimedOut = nil, true
 				return in
 			}(),
 			model.NonEnforcing, "denied reached"},
 		{"the allowed host reached by a case that must not reach it (another port)",
-			bin([]Case{ctl(probe.ViaSOCKS), bcase("bypass/p/x", "x", probe.ViaSOCKS)}, append(okCtl, reached("x", probe.ViaSOCKS, "tokA")), okHit,
-				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: probe.BypassPath(bn, "x"), Port: 8080}),
+			bin([]Case{ctl(crafted.ViaSOCKS), bcase("bypass/p/x", "x", crafted.ViaSOCKS)}, append(okCtl, reached("x", crafted.ViaSOCKS, "tokA")), okHit,
+				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, "x"), Port: 8080}),
 			model.NonEnforcing, "allowed reached"},
 		{"policy refusal stands in for a control where none can exist",
-			bin([]Case{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}}, []probe.RawResult{refused("e", probe.ViaHTTP)}),
+			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}}, []crafted.Result{refused("e", crafted.ViaHTTP)}),
 			model.Correct, "refused by policy"},
 		{"a policy that should deny everything let the allowed host answer",
-			bin([]Case{{Name: "bypass/p/a", Raw: probe.Raw{ID: "a", Via: probe.ViaHTTP}, PolicyRefusal: true}},
-				[]probe.RawResult{reached("a", probe.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
+			bin([]Case{{Name: "bypass/p/a", Raw: crafted.Request{ID: "a", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
+				[]crafted.Result{reached("a", crafted.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
 			model.NonEnforcing, "allowed reached"},
 		{"an empty reply is not a policy refusal",
-			bin([]Case{{Name: "bypass/p/e", Raw: probe.Raw{ID: "e", Via: probe.ViaHTTP}, PolicyRefusal: true}},
-				[]probe.RawResult{{ID: "e", Via: probe.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}}),
+			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
+				[]crafted.Result{{ID: "e", Via: crafted.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}}),
 			model.ProxyDead, "replied nothing"},
 		{"deny-all target: a proxy case is not applicable",
 			func() Input {
@@ -121,15 +122,15 @@ func TestClassify(t *testing.T) {
 // TestClassifyNoProxy: a request that uses no proxy is judged against its unsandboxed
 // control: no control that got through, no judgement.
 func TestClassifyNoProxy(t *testing.T) {
-	udp := Case{Name: "bypass/o/udp", Raw: probe.Raw{ID: "udp", Via: probe.ViaUDP, Addr: "198.18.0.3:7"}}
-	in := func(u map[string]probe.RawResult, uh []nethost.Hit, res probe.RawResult, hits ...nethost.Hit) Input {
-		x := bin([]Case{udp}, []probe.RawResult{res}, hits...)
+	udp := Case{Name: "bypass/o/udp", Raw: crafted.Request{ID: "udp", Via: crafted.ViaUDP, Addr: "198.18.0.3:7"}}
+	in := func(u map[string]crafted.Result, uh []nethost.Hit, res crafted.Result, hits ...nethost.Hit) Input {
+		x := bin([]Case{udp}, []crafted.Result{res}, hits...)
 		x.Unsandboxed, x.UnsandboxedHits = u, uh
 		return x
 	}
-	through := map[string]probe.RawResult{"udp": {ID: "udp", Connected: true}}
-	seen := []nethost.Hit{{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: probe.RawPayload(bn, "udp")}}
-	blocked := probe.RawResult{ID: "udp", Via: probe.ViaUDP, Reply: -1, Stage: "send", Errno: "ENETUNREACH"}
+	through := map[string]crafted.Result{"udp": {ID: "udp", Connected: true}}
+	seen := []nethost.Hit{{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}}
+	blocked := crafted.Result{ID: "udp", Via: crafted.ViaUDP, Reply: -1, Stage: "send", Errno: "ENETUNREACH"}
 	for _, c := range []struct {
 		name string
 		in   Input
@@ -137,23 +138,23 @@ func TestClassifyNoProxy(t *testing.T) {
 	}{
 		{"refused, control got through", in(through, seen, blocked), model.Correct},
 		{"control never ran", in(nil, nil, blocked), model.HarnessError},
-		{"control did not get through either", in(map[string]probe.RawResult{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), model.NotApplicable},
+		{"control did not get through either", in(map[string]crafted.Result{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), model.NotApplicable},
 		{"control's client saw an answer the fixture never logged", in(through, nil, blocked), model.NotApplicable},
 		{"the datagram reached the denied host", in(through, seen, blocked,
-			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: probe.RawPayload(bn, "udp")}), model.NonEnforcing},
+			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}), model.NonEnforcing},
 	} {
 		if got := Classify(c.in).Cases[udp.Name]; got.Outcome != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
 		}
 	}
 	// Terminal input: only what reached the caller's terminal is an escape.
-	tio := Case{Name: "bypass/t/tiocsti", Raw: probe.Raw{ID: "tiocsti", Via: probe.ViaTIOCSTI}}
-	x := bin([]Case{tio}, []probe.RawResult{{ID: "tiocsti", Via: probe.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
-	x.Unsandboxed = map[string]probe.RawResult{"tiocsti": {ID: "tiocsti", Connected: true}}
+	tio := Case{Name: "bypass/t/tiocsti", Raw: crafted.Request{ID: "tiocsti", Via: crafted.ViaTIOCSTI}}
+	x := bin([]Case{tio}, []crafted.Result{{ID: "tiocsti", Via: crafted.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
+	x.Unsandboxed = map[string]crafted.Result{"tiocsti": {ID: "tiocsti", Connected: true}}
 	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.Correct || !strings.Contains(got.Hint, "contained") {
 		t.Errorf("input into a terminal of the sandbox's own: %s (%s)", got.Outcome, got.Hint)
 	}
-	x.Injected = "xx" + probe.RawPayload(bn, "tiocsti")
+	x.Injected = "xx" + crafted.Payload(bn, "tiocsti")
 	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.NonEnforcing || got.Reached != "terminal" {
 		t.Errorf("input in the caller's terminal: %s (%s)", got.Outcome, got.Hint)
 	}
