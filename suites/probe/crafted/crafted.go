@@ -116,25 +116,17 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 		}
 		socksConnect(s, r, p, &res)
 	case ViaDirect:
-		c, err := net.DialTimeout("tcp", r.Addr, s.Timeout)
-		if err != nil {
-			fail(&res, "connect", err)
-			break
+		if c := dialDestination(s, "tcp", r.Addr, &res); c != nil {
+			tunnelGet(s, r, c, &res)
 		}
-		res.Connected = true
-		tunnelGet(s, r, c, &res)
 	case ViaUDP:
 		udpSend(s, r, &res)
 	case ViaICMP:
 		icmpEcho(s, r, &res)
 	case ViaUnix:
-		c, err := net.DialTimeout("unix", r.Addr, s.Timeout)
-		if err != nil {
-			fail(&res, "connect", err)
-			break
+		if c := dialDestination(s, "unix", r.Addr, &res); c != nil {
+			lineExchange(s, r, c, &res)
 		}
-		res.Connected = true
-		lineExchange(s, r, c, &res)
 	case ViaUringUnix, ViaUringTCP:
 		uringRequest(s, r, &res)
 	case ViaTIOCSTI:
@@ -144,6 +136,18 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 	}
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	return res
+}
+
+// dialDestination connects to the destination itself, around any proxy: its accepting is what
+// Connected records.
+func dialDestination(s spec, network, addr string, res *Result) net.Conn {
+	c, err := net.DialTimeout(network, addr, s.Timeout)
+	if err != nil {
+		fail(res, "connect", err)
+		return nil
+	}
+	res.Connected = true
+	return c
 }
 
 func fail(res *Result, stage string, err error) {
