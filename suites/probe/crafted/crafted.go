@@ -1,10 +1,11 @@
-// Package crafted is the probe's crafted requests: what the bypass scenarios send. curl refuses or rewrites most of what an attacker
-// would try (a NUL or CR/LF in a host name, a 300-byte name, an IPv6 zone id), so the probe
-// speaks the proxy protocols itself, byte for byte: an absolute-URI GET and a CONNECT line to the
-// HTTP proxy, a SOCKS5 CONNECT with any address type and any bytes in the name. Every request
-// that gets through asks for /bypass/NONCE/ID, so the fixture host that answers logs which case
-// reached it; everything else (datagrams, unix socket lines, injected terminal input) carries
-// "sandcheck NONCE ID" for the same reason. As everywhere in the probe, nothing is judged here.
+// Package crafted is the probe's crafted requests: what the bypass scenarios send. curl refuses or
+// rewrites most of what an attacker would try (a NUL or CR/LF in a host name, a 300-byte name, an
+// IPv6 zone id), so the probe speaks the proxy protocols itself, byte for byte: an absolute-URI GET
+// and a CONNECT line to the HTTP proxy, a SOCKS5 CONNECT with any address type and any bytes in the
+// name. Every request that gets through asks for /bypass/NONCE/ID, so the fixture host that answers
+// logs which case reached it; everything else (datagrams, unix socket lines, injected terminal
+// input) carries "sandcheck NONCE ID" for the same reason. As everywhere in the probe, nothing is
+// judged here.
 package crafted
 
 import (
