@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
+
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -155,7 +157,7 @@ func FSPaths(results []probe.FSResult, ws, trial, home string) map[string]string
 
 // FSCheckBreach is the breach one filesystem check shows, keyed to the check's scenario; its
 // check is the path (FSPath). A check whose path is unknown has check "", which no finding has.
-func FSCheckBreach(c classify.FSCheckResult, path string) Breach {
+func FSCheckBreach(c filesystem.CheckResult, path string) Breach {
 	b := Breach{Scenario: FSScenario(c.Name), Check: path, Outcome: c.Outcome}
 	verb := "write"
 	if strings.HasPrefix(c.Name, "secret/") {
@@ -184,7 +186,7 @@ func FSCheckBreach(c classify.FSCheckResult, path string) Breach {
 
 // FSBreaches are the breaches of a filesystem verdict: every check whose outcome is breached,
 // in the given order (suites/harness/filesystem.CheckNames), then any other, sorted.
-func FSBreaches(r classify.FSResult, order []string, paths map[string]string) []Breach {
+func FSBreaches(r filesystem.Result, order []string, paths map[string]string) []Breach {
 	var out []Breach
 	done := map[string]bool{}
 	add := func(name string) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
 )
 
 func TestFSPath(t *testing.T) {
@@ -28,7 +29,7 @@ func TestFSPath(t *testing.T) {
 }
 
 func TestFSBreaches(t *testing.T) {
-	r := classify.FSResult{Outcome: model.NonEnforcing, Checks: map[string]classify.FSCheckResult{
+	r := filesystem.Result{Outcome: model.NonEnforcing, Checks: map[string]filesystem.CheckResult{
 		"workspace/write":              {Name: "workspace/write", Outcome: model.Correct},
 		"workspace/tmpdir":             {Name: "workspace/tmpdir", Outcome: model.AllowedBlocked, Errno: "ENOENT"},
 		"secret/read":                  {Name: "secret/read", Outcome: model.NonEnforcing},

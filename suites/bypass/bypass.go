@@ -1,5 +1,5 @@
 // Package bypass holds the bypass scenarios (issue 12): the ways allow-list sandboxes have
-// actually been escaped, each a crafted request (probe.Raw) sent through the real sandbox and
+// actually been escaped, each a crafted request (crafted.Request) sent through the real sandbox and
 // judged by what the fixture servers logged. Each case is a spec of its own, bypass/CLASS/CASE,
 // labelled bypass, bypass-CLASS and bypass-CLASS-CASE. Classes that share a policy share a
 // sandboxed session (a sandbox's start costs more than all its requests): one session sends every
@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"strings"
 
+	classbypass "github.com/sandcheck/sandcheck/suites/classify/bypass"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
+
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
@@ -18,11 +21,9 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	bypasstrial "github.com/sandcheck/sandcheck/suites/harness/bypass"
 	"github.com/sandcheck/sandcheck/suites/judge"
-	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -31,8 +32,8 @@ import (
 // first); req builds the request once the fixture's addresses are known.
 type bypassCase struct {
 	id, what string
-	req      func(f *nethost.Hosts) probe.Raw
-	// allowedOK and policyRefusal: see classify.BypassCase.
+	req      func(f *nethost.Hosts) crafted.Request
+	// allowedOK and policyRefusal: see classbypass.Case.
 	allowedOK, policyRefusal bool
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
@@ -64,9 +65,11 @@ type bypassSession struct {
 // controls are the requests proving each proxy channel works: the allowed host through it.
 func controls() []bypassCase {
 	var out []bypassCase
-	for _, via := range []string{probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS} {
+	for _, via := range []string{crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS} {
 		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
-			req: func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: f.Allowed.Name, Port: 80} }})
+			req: func(f *nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
+			}})
 	}
 	return out
 }
@@ -125,7 +128,7 @@ func (s bypassSession) describe() {
 				return // nothing selected can be judged: no sandbox to start
 			}
 			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
-				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classify.BypassCase) {
+				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classbypass.Case) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
 			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
@@ -166,8 +169,8 @@ func (s bypassSession) describe() {
 
 // build turns the selected cases of the classes the target can be judged on into requests for
 // the running fixture, with the proxy controls when any of them goes through the proxy.
-func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classify.BypassCase {
-	var out []classify.BypassCase
+func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classbypass.Case {
+	var out []classbypass.Case
 	proxy := false
 	for _, c := range s.classes {
 		if skips[c.class] != "" {
@@ -179,15 +182,15 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			}
 			r := bc.req(f)
 			r.ID = c.class + "." + bc.id
-			proxy = proxy || classify.ViaProxy(r.Via)
-			out = append(out, classify.BypassCase{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
+			proxy = proxy || classbypass.ViaProxy(r.Via)
+			out = append(out, classbypass.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
 		}
 	}
 	if proxy && !s.noControls {
 		for _, bc := range controls() {
 			r := bc.req(f)
 			r.ID = bc.id
-			out = append(out, classify.BypassCase{Raw: r, AllowedOK: true, Control: true})
+			out = append(out, classbypass.Case{Raw: r, AllowedOK: true, Control: true})
 		}
 	}
 	return out
@@ -196,7 +199,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 // bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
 // check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
 // VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classify.BypassCaseResult) knownfindings.Breach {
+func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classbypass.CaseResult) knownfindings.Breach {
 	via := ""
 	for _, c := range bt.Cases {
 		if c.Name == name {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -26,14 +26,14 @@ const (
 func named(name, role string) nethost.Name { return nethost.Name{Name: name, Role: role} }
 
 // raw builds a request to a fixed host (the fixture needed only for addresses elsewhere).
-func raw(via, host string) func(*nethost.Hosts) probe.Raw {
-	return func(*nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: host, Port: 80} }
+func raw(via, host string) func(*nethost.Hosts) crafted.Request {
+	return func(*nethost.Hosts) crafted.Request { return crafted.Request{Via: via, Host: host, Port: 80} }
 }
 
 // deniedIP builds a request to a spelling of the denied host's address.
-func deniedIP(via string, spell func(a [4]byte) string) func(*nethost.Hosts) probe.Raw {
-	return func(f *nethost.Hosts) probe.Raw {
-		return probe.Raw{Via: via, Host: spell(f.Denied.IP.As4()), Port: 80}
+func deniedIP(via string, spell func(a [4]byte) string) func(*nethost.Hosts) crafted.Request {
+	return func(f *nethost.Hosts) crafted.Request {
+		return crafted.Request{Via: via, Host: spell(f.Denied.IP.As4()), Port: 80}
 	}
 }
 
@@ -47,42 +47,42 @@ func overlong() string {
 var matchingAllow = bypassClass{
 	class: "matching", title: "host-name matching", proxyOnly: true,
 	cases: []bypassCase{
-		{id: "wildcard-apex", what: "a wildcard entry does not admit its apex (wild.sandcheck.test for *.wild.sandcheck.test)", req: raw(probe.ViaSOCKS, wildBase)},
-		{id: "wildcard-sibling", what: "a wildcard entry matches on a dot boundary (xwild.sandcheck.test)", req: raw(probe.ViaSOCKS, "x"+wildBase)},
-		{id: "exact-sibling", what: "an exact entry is not a suffix match (xallowed.sandcheck.test)", req: raw(probe.ViaHTTP, "x"+allowedName)},
-		{id: "exact-prefix", what: "an exact entry is not a prefix match (allowed.sandcheck.test.denied.sandcheck.test)", req: raw(probe.ViaConnect, allowedName+"."+deniedName)},
-		{id: "nul", what: "a name carrying a NUL is not cut after the check (denied...\\0.wild...)", req: raw(probe.ViaSOCKS, deniedName+"\x00."+wildBase)},
-		{id: "crlf", what: "a name carrying CR/LF is not cut after the check", req: raw(probe.ViaSOCKS, deniedName+"\r\n."+wildBase)},
+		{id: "wildcard-apex", what: "a wildcard entry does not admit its apex (wild.sandcheck.test for *.wild.sandcheck.test)", req: raw(crafted.ViaSOCKS, wildBase)},
+		{id: "wildcard-sibling", what: "a wildcard entry matches on a dot boundary (xwild.sandcheck.test)", req: raw(crafted.ViaSOCKS, "x"+wildBase)},
+		{id: "exact-sibling", what: "an exact entry is not a suffix match (xallowed.sandcheck.test)", req: raw(crafted.ViaHTTP, "x"+allowedName)},
+		{id: "exact-prefix", what: "an exact entry is not a prefix match (allowed.sandcheck.test.denied.sandcheck.test)", req: raw(crafted.ViaConnect, allowedName+"."+deniedName)},
+		{id: "nul", what: "a name carrying a NUL is not cut after the check (denied...\\0.wild...)", req: raw(crafted.ViaSOCKS, deniedName+"\x00."+wildBase)},
+		{id: "crlf", what: "a name carrying CR/LF is not cut after the check", req: raw(crafted.ViaSOCKS, deniedName+"\r\n."+wildBase)},
 		{id: "zone-id", what: "an IPv6 zone id does not carry a wildcard suffix (::ffff:DENIED%x.wild...)",
-			req: func(f *nethost.Hosts) probe.Raw {
-				return probe.Raw{Via: probe.ViaSOCKS, Host: "::ffff:" + f.Denied.IP.String() + "%x." + wildBase, Port: 80}
+			req: func(f *nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaSOCKS, Host: "::ffff:" + f.Denied.IP.String() + "%x." + wildBase, Port: 80}
 			}},
-		{id: "overlong", what: "a name over 255 bytes is not cut to a denied one after the check", req: raw(probe.ViaConnect, overlong())},
+		{id: "overlong", what: "a name over 255 bytes is not cut to a denied one after the check", req: raw(crafted.ViaConnect, overlong())},
 	},
 }
 
 var matchingDeny = bypassClass{
 	class: "matching", title: "deny-list entries", proxyOnly: true,
 	cases: []bypassCase{
-		{id: "deny-wins", what: "a deny entry wins over an allow entry that covers it", req: raw(probe.ViaHTTP, deniedName)},
-		{id: "deny-case", what: "a deny entry matches whatever the case (DENIED.sandcheck.test)", req: raw(probe.ViaHTTP, "DENIED."+nethost.Domain)},
-		{id: "deny-trailing-dot", what: "a deny entry matches the name with a trailing dot", req: raw(probe.ViaSOCKS, deniedName+".")},
-		{id: "ip-decimal", what: "a denied address is denied spelled as one decimal number", req: deniedIP(probe.ViaHTTP, func(a [4]byte) string {
+		{id: "deny-wins", what: "a deny entry wins over an allow entry that covers it", req: raw(crafted.ViaHTTP, deniedName)},
+		{id: "deny-case", what: "a deny entry matches whatever the case (DENIED.sandcheck.test)", req: raw(crafted.ViaHTTP, "DENIED."+nethost.Domain)},
+		{id: "deny-trailing-dot", what: "a deny entry matches the name with a trailing dot", req: raw(crafted.ViaSOCKS, deniedName+".")},
+		{id: "ip-decimal", what: "a denied address is denied spelled as one decimal number", req: deniedIP(crafted.ViaHTTP, func(a [4]byte) string {
 			return itoa(uint64(a[0])<<24 | uint64(a[1])<<16 | uint64(a[2])<<8 | uint64(a[3]))
 		})},
-		{id: "ip-hex", what: "a denied address is denied spelled in hex", req: deniedIP(probe.ViaHTTP, func(a [4]byte) string {
+		{id: "ip-hex", what: "a denied address is denied spelled in hex", req: deniedIP(crafted.ViaHTTP, func(a [4]byte) string {
 			return "0x" + hex2(a[0]) + hex2(a[1]) + hex2(a[2]) + hex2(a[3])
 		})},
-		{id: "ip-octal", what: "a denied address is denied spelled in octal", req: deniedIP(probe.ViaSOCKS, func(a [4]byte) string {
+		{id: "ip-octal", what: "a denied address is denied spelled in octal", req: deniedIP(crafted.ViaSOCKS, func(a [4]byte) string {
 			return "0" + oct(a[0]) + ".0" + oct(a[1]) + ".0" + oct(a[2]) + ".0" + oct(a[3])
 		})},
-		{id: "ip-short", what: "a denied address is denied in its short form (198.18.3)", req: deniedIP(probe.ViaHTTP, func(a [4]byte) string {
+		{id: "ip-short", what: "a denied address is denied in its short form (198.18.3)", req: deniedIP(crafted.ViaHTTP, func(a [4]byte) string {
 			return itoa(uint64(a[0])) + "." + itoa(uint64(a[1])) + "." + itoa(uint64(a[2])<<8|uint64(a[3]))
 		})},
-		{id: "ipv4-mapped", what: "a denied address is denied as IPv4-mapped IPv6 ([::ffff:a.b.c.d])", req: deniedIP(probe.ViaConnect, func(a [4]byte) string {
+		{id: "ipv4-mapped", what: "a denied address is denied as IPv4-mapped IPv6 ([::ffff:a.b.c.d])", req: deniedIP(crafted.ViaConnect, func(a [4]byte) string {
 			return "[::ffff:" + dotted(a) + "]"
 		})},
-		{id: "bracketed", what: "a denied address is denied in brackets ([a.b.c.d])", req: deniedIP(probe.ViaConnect, func(a [4]byte) string {
+		{id: "bracketed", what: "a denied address is denied in brackets ([a.b.c.d])", req: deniedIP(crafted.ViaConnect, func(a [4]byte) string {
 			return "[" + dotted(a) + "]"
 		})},
 	},
@@ -91,25 +91,27 @@ var matchingDeny = bypassClass{
 var resolvedAddress = bypassClass{
 	class: "resolved-address", title: "an allowed name resolving to a forbidden address", proxyOnly: true,
 	cases: []bypassCase{
-		{id: "loopback", what: "an allowed name resolving to loopback is not dialled", req: raw(probe.ViaHTTP, "loopback."+rebindBase)},
-		{id: "loopback-socks", what: "an allowed name resolving to loopback is not dialled (SOCKS5)", req: raw(probe.ViaSOCKS, "loopback."+rebindBase)},
-		{id: "metadata", what: "an allowed name resolving to the metadata address 169.254.169.254 is not dialled", req: raw(probe.ViaHTTP, "metadata."+rebindBase)},
-		{id: "metadata-connect", what: "an allowed name resolving to the metadata address is not dialled (CONNECT)", req: raw(probe.ViaConnect, "metadata."+rebindBase)},
-		{id: "host-address", what: "an allowed name resolving to the host's own address is not dialled", req: raw(probe.ViaSOCKS, "self."+rebindBase)},
+		{id: "loopback", what: "an allowed name resolving to loopback is not dialled", req: raw(crafted.ViaHTTP, "loopback."+rebindBase)},
+		{id: "loopback-socks", what: "an allowed name resolving to loopback is not dialled (SOCKS5)", req: raw(crafted.ViaSOCKS, "loopback."+rebindBase)},
+		{id: "metadata", what: "an allowed name resolving to the metadata address 169.254.169.254 is not dialled", req: raw(crafted.ViaHTTP, "metadata."+rebindBase)},
+		{id: "metadata-connect", what: "an allowed name resolving to the metadata address is not dialled (CONNECT)", req: raw(crafted.ViaConnect, "metadata."+rebindBase)},
+		{id: "host-address", what: "an allowed name resolving to the host's own address is not dialled", req: raw(crafted.ViaSOCKS, "self."+rebindBase)},
 	},
 }
 
 var ports = bypassClass{
 	class: "ports", title: "host:port entries", proxyOnly: true, needs: model.CapPortRules,
 	cases: []bypassCase{
-		{id: "other-port-http", what: "another port of a host allowed on port 80 stays closed", req: raw8080(probe.ViaHTTP)},
-		{id: "other-port-connect", what: "another port of a host allowed on port 80 stays closed (CONNECT)", req: raw8080(probe.ViaConnect)},
-		{id: "other-port-socks", what: "another port of a host allowed on port 80 stays closed (SOCKS5)", req: raw8080(probe.ViaSOCKS)},
+		{id: "other-port-http", what: "another port of a host allowed on port 80 stays closed", req: raw8080(crafted.ViaHTTP)},
+		{id: "other-port-connect", what: "another port of a host allowed on port 80 stays closed (CONNECT)", req: raw8080(crafted.ViaConnect)},
+		{id: "other-port-socks", what: "another port of a host allowed on port 80 stays closed (SOCKS5)", req: raw8080(crafted.ViaSOCKS)},
 	},
 }
 
-func raw8080(via string) func(*nethost.Hosts) probe.Raw {
-	return func(*nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Host: allowedName, Port: nethost.AltPort} }
+func raw8080(via string) func(*nethost.Hosts) crafted.Request {
+	return func(*nethost.Hosts) crafted.Request {
+		return crafted.Request{Via: via, Host: allowedName, Port: nethost.AltPort}
+	}
 }
 
 // policyEmpty: an empty allow-list is deny-all (srt's documented meaning); the allowed host must
@@ -117,11 +119,11 @@ func raw8080(via string) func(*nethost.Hosts) probe.Raw {
 var policyEmpty = bypassClass{
 	class: "policy-semantics", title: "what an empty or absent allow-list means", proxyOnly: true,
 	cases: []bypassCase{
-		{id: "empty-list-http", what: "an empty allow-list denies everything (HTTP)", req: raw(probe.ViaHTTP, allowedName), policyRefusal: true},
-		{id: "empty-list-connect", what: "an empty allow-list denies everything (CONNECT)", req: raw(probe.ViaConnect, allowedName), policyRefusal: true},
-		{id: "empty-list-socks", what: "an empty allow-list denies everything (SOCKS5)", req: raw(probe.ViaSOCKS, allowedName), policyRefusal: true},
-		{id: "empty-list-direct", what: "an empty allow-list leaves no way out around the proxy", req: func(f *nethost.Hosts) probe.Raw {
-			return probe.Raw{Via: probe.ViaDirect, Addr: port80(f.Allowed.IP)}
+		{id: "empty-list-http", what: "an empty allow-list denies everything (HTTP)", req: raw(crafted.ViaHTTP, allowedName), policyRefusal: true},
+		{id: "empty-list-connect", what: "an empty allow-list denies everything (CONNECT)", req: raw(crafted.ViaConnect, allowedName), policyRefusal: true},
+		{id: "empty-list-socks", what: "an empty allow-list denies everything (SOCKS5)", req: raw(crafted.ViaSOCKS, allowedName), policyRefusal: true},
+		{id: "empty-list-direct", what: "an empty allow-list leaves no way out around the proxy", req: func(f *nethost.Hosts) crafted.Request {
+			return crafted.Request{Via: crafted.ViaDirect, Addr: port80(f.Allowed.IP)}
 		}},
 	},
 }
@@ -131,7 +133,7 @@ var policyEmpty = bypassClass{
 var policyAbsent = bypassClass{
 	class: "policy-semantics", title: "what an empty or absent allow-list means", proxyOnly: true,
 	cases: []bypassCase{
-		{id: "absent-list", what: "an absent allow-list denies everything, or the sandbox refuses to start", req: raw(probe.ViaHTTP, allowedName), policyRefusal: true, passIfRefusedToStart: true},
+		{id: "absent-list", what: "an absent allow-list denies everything, or the sandbox refuses to start", req: raw(crafted.ViaHTTP, allowedName), policyRefusal: true, passIfRefusedToStart: true},
 	},
 }
 

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
-	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -21,8 +21,8 @@ func defaultPolicy(*nethost.Hosts, targets.Target) targets.Policy {
 }
 
 // to builds a request that uses no proxy, to an address of the running fixture.
-func to(via string, addr func(f *nethost.Hosts) string) func(*nethost.Hosts) probe.Raw {
-	return func(f *nethost.Hosts) probe.Raw { return probe.Raw{Via: via, Addr: addr(f)} }
+func to(via string, addr func(f *nethost.Hosts) string) func(*nethost.Hosts) crafted.Request {
+	return func(f *nethost.Hosts) crafted.Request { return crafted.Request{Via: via, Addr: addr(f)} }
 }
 
 func port80(a netip.Addr) string { return netip.AddrPortFrom(a, 80).String() }
@@ -30,18 +30,18 @@ func port80(a netip.Addr) string { return netip.AddrPortFrom(a, 80).String() }
 var otherEgress = bypassClass{
 	class: "other-egress", title: "ways out the proxy never sees",
 	cases: []bypassCase{
-		{id: "udp", what: "UDP (not DNS) to the denied host does not leave", req: to(probe.ViaUDP, func(f *nethost.Hosts) string {
+		{id: "udp", what: "UDP (not DNS) to the denied host does not leave", req: to(crafted.ViaUDP, func(f *nethost.Hosts) string {
 			return netip.AddrPortFrom(f.Denied.IP, nethost.UDPPort).String()
 		})},
-		{id: "ipv6", what: "IPv6 to the denied host does not leave", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.DeniedV6) })},
-		{id: "icmp", what: "an ICMP echo to the denied host does not leave", req: to(probe.ViaICMP, func(f *nethost.Hosts) string { return f.Denied.IP.String() })},
-		{id: "host-loopback", what: "the host's loopback is out of reach", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.Loopback.IP) })},
-		{id: "host-address", what: "the host's own address is out of reach", req: to(probe.ViaDirect, func(f *nethost.Hosts) string { return port80(f.HostEnd) })},
-		{id: "metadata", what: "the metadata address 169.254.169.254 is out of reach", req: to(probe.ViaDirect, func(*nethost.Hosts) string { return port80(nethost.MetadataAddr) })},
-		{id: "uring-tcp", what: "TCP through io_uring to the denied host does not leave", req: to(probe.ViaUringTCP, func(f *nethost.Hosts) string { return port80(f.Denied.IP) })},
+		{id: "ipv6", what: "IPv6 to the denied host does not leave", req: to(crafted.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.DeniedV6) })},
+		{id: "icmp", what: "an ICMP echo to the denied host does not leave", req: to(crafted.ViaICMP, func(f *nethost.Hosts) string { return f.Denied.IP.String() })},
+		{id: "host-loopback", what: "the host's loopback is out of reach", req: to(crafted.ViaDirect, func(f *nethost.Hosts) string { return port80(f.Extra.Loopback.IP) })},
+		{id: "host-address", what: "the host's own address is out of reach", req: to(crafted.ViaDirect, func(f *nethost.Hosts) string { return port80(f.HostEnd) })},
+		{id: "metadata", what: "the metadata address 169.254.169.254 is out of reach", req: to(crafted.ViaDirect, func(*nethost.Hosts) string { return port80(nethost.MetadataAddr) })},
+		{id: "uring-tcp", what: "TCP through io_uring to the denied host does not leave", req: to(crafted.ViaUringTCP, func(f *nethost.Hosts) string { return port80(f.Denied.IP) })},
 		{id: "proxy-no-credentials", what: "the proxy port serves nobody without the session's credentials",
-			req: func(*nethost.Hosts) probe.Raw {
-				return probe.Raw{Via: probe.ViaHTTP, Host: allowedName, Port: 80, NoAuth: true}
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: allowedName, Port: 80, NoAuth: true}
 			}},
 	},
 }
@@ -49,17 +49,17 @@ var otherEgress = bypassClass{
 var unixSockets = bypassClass{
 	class: "unix-sockets", title: "host unix sockets",
 	cases: []bypassCase{
-		{id: "host-socket", what: "a host unix socket in the sandbox's view cannot be connected to", req: to(probe.ViaUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
-		{id: "abstract", what: "an abstract unix socket of the host cannot be connected to", req: to(probe.ViaUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
-		{id: "uring-host-socket", what: "a host unix socket cannot be connected to through io_uring", req: to(probe.ViaUringUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
-		{id: "uring-abstract", what: "an abstract unix socket cannot be connected to through io_uring", req: to(probe.ViaUringUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
+		{id: "host-socket", what: "a host unix socket in the sandbox's view cannot be connected to", req: to(crafted.ViaUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
+		{id: "abstract", what: "an abstract unix socket of the host cannot be connected to", req: to(crafted.ViaUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
+		{id: "uring-host-socket", what: "a host unix socket cannot be connected to through io_uring", req: to(crafted.ViaUringUnix, func(f *nethost.Hosts) string { return f.Extra.UnixPath })},
+		{id: "uring-abstract", what: "an abstract unix socket cannot be connected to through io_uring", req: to(crafted.ViaUringUnix, func(f *nethost.Hosts) string { return "@" + f.Extra.Abstract })},
 	},
 }
 
 var tty = bypassClass{
 	class: "tty", title: "the caller's terminal",
 	cases: []bypassCase{
-		{id: "tiocsti", what: "the command cannot push input into the caller's terminal (TIOCSTI)", req: func(*nethost.Hosts) probe.Raw { return probe.Raw{Via: probe.ViaTIOCSTI} }},
+		{id: "tiocsti", what: "the command cannot push input into the caller's terminal (TIOCSTI)", req: func(*nethost.Hosts) crafted.Request { return crafted.Request{Via: crafted.ViaTIOCSTI} }},
 	},
 }
 

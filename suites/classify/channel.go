@@ -4,6 +4,7 @@ package classify
 // client/server cross-check (network.go, evidence.go) have found nothing to say.
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/sandcheck/sandcheck/model"
@@ -72,9 +73,9 @@ func decideDenyAll(al Verdict, ald string, de Verdict, ded string) (model.Outcom
 func deadHint(al Verdict, ald string, de Verdict, ded string) string {
 	switch {
 	case al == ProxyRefused || de == ProxyRefused:
-		return "connection refused at the proxy: " + firstNonEmpty(pick(al, ald, ProxyRefused), pick(de, ded, ProxyRefused))
+		return "connection refused at the proxy: " + cmp.Or(pick(al, ald, ProxyRefused), pick(de, ded, ProxyRefused))
 	default:
-		return "proxy accepted but replied nothing: " + firstNonEmpty(pick(al, ald, ProxyEmpty), pick(de, ded, ProxyEmpty))
+		return "proxy accepted but replied nothing: " + cmp.Or(pick(al, ald, ProxyEmpty), pick(de, ded, ProxyEmpty))
 	}
 }
 

@@ -160,11 +160,11 @@ func (l serverLog) egressHint(hits []nethost.Hit) []string {
 	var out []string
 	for _, ch := range model.AllChannels {
 		if len(by[ch]) > 0 {
-			out = append(out, ch+": fixture servers logged "+describeHits(requestHits(by[ch])))
+			out = append(out, ch+": fixture servers logged "+DescribeHits(RequestHits(by[ch])))
 		}
 	}
 	if len(rest) > 0 {
-		out = append(out, "fixture servers logged egress: "+describeHits(requestHits(rest)))
+		out = append(out, "fixture servers logged egress: "+DescribeHits(RequestHits(rest)))
 	}
 	return out
 }
@@ -173,9 +173,9 @@ func (l serverLog) egressHint(hits []nethost.Hit) []string {
 // means the sandbox's network namespace is not isolated, unless the target promises the channel.
 func offProxy(ch string) bool { return ch == model.ChanDirect || ch == model.ChanDNS }
 
-// requestHits keeps the requests (and DNS queries) of a request's hits, dropping the TCP/TLS
+// RequestHits keeps the requests (and DNS queries) of a request's hits, dropping the TCP/TLS
 // hits of their connection, so a hint names the path; a connection with no request stays.
-func requestHits(hits []nethost.Hit) []nethost.Hit {
+func RequestHits(hits []nethost.Hit) []nethost.Hit {
 	var out []nethost.Hit
 	for _, h := range hits {
 		if h.Proto != nethost.ProtoTCP && h.Proto != nethost.ProtoTLS {
@@ -188,8 +188,8 @@ func requestHits(hits []nethost.Hit) []nethost.Hit {
 	return out
 }
 
-// describeHits renders hits for a hint: host, protocol and path, at most three.
-func describeHits(hits []nethost.Hit) string {
+// DescribeHits renders hits for a hint: host, protocol and path, at most three.
+func DescribeHits(hits []nethost.Hit) string {
 	var s []string
 	for i, h := range hits {
 		if i == 3 {

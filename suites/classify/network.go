@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -91,7 +92,7 @@ func ClassifyNetwork(in Network) Result {
 	for _, h := range egress {
 		r.Egress = append(r.Egress, h.String())
 	}
-	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 
 	// Evidence first: nothing else that happened can outweigh it.
 	var hints []string
@@ -213,7 +214,7 @@ func judge(ch string, mustReach, denyAll bool, al, de side, nonce string) (model
 	case de.v == Reached:
 		return model.NonEnforcing, "denied host reached (" + reachedDetail(de) + loggedNote(de.logged) + ")"
 	case len(de.logged) > 0:
-		return model.NonEnforcing, fmt.Sprintf("denied host received %s, although the client saw %s (%s)", describeHits(requestHits(de.logged)), de.v, de.detail)
+		return model.NonEnforcing, fmt.Sprintf("denied host received %s, although the client saw %s (%s)", DescribeHits(RequestHits(de.logged)), de.v, de.detail)
 	case denyAll && (al.v == Reached || len(al.logged) > 0):
 		return model.NonEnforcing, "allowed host reached although the sandbox denies all network (" + reachNote(al) + ")"
 	case !mustReach && offProxy(ch) && (al.v == Reached || len(al.logged) > 0):
@@ -229,7 +230,7 @@ func judge(ch string, mustReach, denyAll bool, al, de side, nonce string) (model
 		return decideDenyAll(al.v, al.detail, de.v, de.detail)
 	}
 	if mustReach && (al.v == Skipped || de.v == Skipped) {
-		return model.HarnessError, "a channel the target promises was not tried: " + firstNonEmpty(pick(al.v, al.detail, Skipped), de.detail)
+		return model.HarnessError, "a channel the target promises was not tried: " + cmp.Or(pick(al.v, al.detail, Skipped), de.detail)
 	}
 	return decideChannel(ch, mustReach, al.v, al.detail, de.v, de.detail)
 }
@@ -255,7 +256,7 @@ func contradiction(ch string, al, de side, nonce string) string {
 	}
 	if len(al.logged) > 0 && (al.v == PolicyBlocked || al.v == ProxyRefused || al.v == NoRoute && ch != model.ChanDNS) {
 		// A DNS reply may be dropped on its way back in; a refusal cannot have reached the host.
-		return fmt.Sprintf("client: %s over %s (%s); server: the allowed host logged %s", al.v, ch, al.detail, describeHits(requestHits(al.logged)))
+		return fmt.Sprintf("client: %s over %s (%s); server: the allowed host logged %s", al.v, ch, al.detail, DescribeHits(RequestHits(al.logged)))
 	}
 	return ""
 }
@@ -330,7 +331,7 @@ func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, deny
 			}
 		}
 		if len(ev) > 0 {
-			out[ch] = ChannelResult{Channel: ch, Outcome: model.NonEnforcing, Hint: "fixture servers logged " + describeHits(requestHits(ev)), Server: describeHits(ev)}
+			out[ch] = ChannelResult{Channel: ch, Outcome: model.NonEnforcing, Hint: "fixture servers logged " + DescribeHits(RequestHits(ev)), Server: DescribeHits(ev)}
 			continue
 		}
 		out[ch] = ChannelResult{Channel: ch, Outcome: pre, Hint: preHint}
@@ -350,23 +351,23 @@ func reachNote(s side) string {
 	if s.v == Reached {
 		return reachedDetail(s) + loggedNote(s.logged)
 	}
-	return fmt.Sprintf("the client saw %s, the host logged %s", s.v, describeHits(requestHits(s.logged)))
+	return fmt.Sprintf("the client saw %s, the host logged %s", s.v, DescribeHits(RequestHits(s.logged)))
 }
 
 func loggedNote(hits []nethost.Hit) string {
 	if len(hits) == 0 {
 		return ""
 	}
-	return "; logged: " + describeHits(requestHits(hits))
+	return "; logged: " + DescribeHits(RequestHits(hits))
 }
 
 func serverNote(al, de []nethost.Hit) string {
 	var s []string
 	if len(al) > 0 {
-		s = append(s, "allowed host logged "+describeHits(requestHits(al)))
+		s = append(s, "allowed host logged "+DescribeHits(RequestHits(al)))
 	}
 	if len(de) > 0 {
-		s = append(s, "denied host logged "+describeHits(requestHits(de)))
+		s = append(s, "denied host logged "+DescribeHits(RequestHits(de)))
 	}
 	return strings.Join(s, "; ")
 }
@@ -390,12 +391,4 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"sort"
@@ -71,7 +72,7 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 			if a.Status != 0 {
 				return Unexplained, fmt.Sprintf("direct connection answered %d without a fixture token", a.Status)
 			}
-			return Accepted, firstNonEmpty(a.Err, "connection accepted, no reply")
+			return Accepted, cmp.Or(a.Err, "connection accepted, no reply")
 		}
 		switch a.Errno {
 		case "ENETUNREACH", "EHOSTUNREACH", "ECONNREFUSED", "ETIMEDOUT", "EADDRNOTAVAIL", "EPERM", "EACCES", "EAFNOSUPPORT":
@@ -86,10 +87,10 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 	msg := a.Err
 	switch {
 	case a.Status == 403 || strings.Contains(msg, "response 403") || strings.Contains(a.Body, "blocked by network allowlist"):
-		return PolicyBlocked, firstNonEmpty(a.ProxyError, msg, "403")
+		return PolicyBlocked, cmp.Or(a.ProxyError, msg, "403")
 	case a.Status >= 500:
 		// The proxy answered (plain HTTP, or to the CONNECT) but could not reach upstream.
-		return ProxyError, firstNonEmpty(msg, fmt.Sprintf("%d %s", a.Status, a.ProxyError))
+		return ProxyError, cmp.Or(msg, fmt.Sprintf("%d %s", a.Status, a.ProxyError))
 	case a.Exit == 97 && strings.HasSuffix(strings.TrimSpace(msg), ". (2)"):
 		// SOCKS5 reply 2: "connection not allowed by ruleset".
 		return PolicyBlocked, msg
@@ -110,13 +111,4 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 		msg = fmt.Sprintf("status %d, body %.60q", a.Status, a.Body)
 	}
 	return Unexplained, msg
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

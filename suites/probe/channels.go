@@ -11,10 +11,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe/errno"
 )
 
 const bodyLimit = 512
@@ -93,19 +93,19 @@ func directAttempt(s Spec, h Host) Attempt {
 	a := Attempt{Target: addr}
 	conn, err := net.DialTimeout("tcp", addr, s.Timeout)
 	if err != nil {
-		a.Exit, a.Err, a.Errno = 1, err.Error(), errnoName(err)
+		a.Exit, a.Err, a.Errno = 1, err.Error(), errno.Name(err)
 		return a
 	}
 	defer conn.Close()
 	a.Connected = true
 	conn.SetDeadline(time.Now().Add(s.Timeout))
 	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path(s, model.ChanDirect), h.Addr); err != nil {
-		a.Exit, a.Err, a.Errno = 1, "write request: "+err.Error(), errnoName(err)
+		a.Exit, a.Err, a.Errno = 1, "write request: "+err.Error(), errno.Name(err)
 		return a
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		a.Exit, a.Err, a.Errno = 1, "read reply: "+err.Error(), errnoName(err)
+		a.Exit, a.Err, a.Errno = 1, "read reply: "+err.Error(), errno.Name(err)
 		return a
 	}
 	defer resp.Body.Close()
@@ -131,38 +131,11 @@ func dnsAttempt(s Spec, h Host) Attempt {
 	defer cancel()
 	ips, err := r.LookupHost(ctx, name)
 	if err != nil {
-		a.Exit, a.Err, a.Errno = 1, err.Error(), errnoName(err)
+		a.Exit, a.Err, a.Errno = 1, err.Error(), errno.Name(err)
 		return a
 	}
 	a.Resolved = ips
 	return a
-}
-
-func errnoName(err error) string {
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		if n := errnoNames[en]; n != "" {
-			return n
-		}
-		return fmt.Sprintf("errno-%d", int(en))
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "ETIMEDOUT"
-	}
-	// Some wrappers (net.DNSError) keep only the text of the cause.
-	for en, name := range errnoNames {
-		if strings.Contains(err.Error(), en.Error()) {
-			return name
-		}
-	}
-	return ""
-}
-
-var errnoNames = map[syscall.Errno]string{
-	syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ENETUNREACH: "ENETUNREACH", syscall.EHOSTUNREACH: "EHOSTUNREACH",
-	syscall.ETIMEDOUT: "ETIMEDOUT", syscall.ECONNRESET: "ECONNRESET", syscall.EPERM: "EPERM", syscall.EACCES: "EACCES",
-	syscall.EROFS: "EROFS", syscall.ENOENT: "ENOENT", syscall.EADDRNOTAVAIL: "EADDRNOTAVAIL", syscall.EAFNOSUPPORT: "EAFNOSUPPORT",
 }
 
 func lastLine(s string) string {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/sandcheck/sandcheck/suites/probe/errno"
 )
 
 // Filesystem operations a check can perform inside the sandbox.
@@ -51,7 +52,7 @@ func runFS(checks []FSCheck) []FSResult {
 		r := FSResult{Name: c.Name}
 		err := fsOp(c, &r)
 		if err != nil {
-			r.Err, r.Errno = err.Error(), errnoName(err)
+			r.Err, r.Errno = err.Error(), errno.Name(err)
 		} else {
 			r.OK = true
 		}
@@ -100,15 +101,4 @@ func fsOp(c FSCheck, r *FSResult) error {
 		return os.Symlink(c.Path2, c.Path)
 	}
 	return fmt.Errorf("unknown op %q", c.Op)
-}
-
-func init() {
-	// Filesystem errnos matter as much as network ones: EROFS says "read-only bind", EACCES and
-	// EPERM say "permission", EXDEV says "crossed a mount boundary".
-	errnoNames[syscall.EXDEV] = "EXDEV"
-	errnoNames[syscall.EISDIR] = "EISDIR"
-	errnoNames[syscall.ENOTDIR] = "ENOTDIR"
-	errnoNames[syscall.ENXIO] = "ENXIO"
-	errnoNames[syscall.ELOOP] = "ELOOP"
-	errnoNames[syscall.EBUSY] = "EBUSY" // a mount point: a masked path cannot be moved or removed
 }

@@ -1,7 +1,8 @@
 // Package probe is what runs inside the sandbox. It prints a SANDBOX-RAN marker, tries the
 // allowed and the denied fixture host over every channel a program could use, and prints what it
 // saw as one JSON observation between markers. It judges nothing: tokens are checked outside, by
-// classify, so nothing inside the sandbox can fake a pass.
+// classify, so nothing inside the sandbox can fake a pass. The crafted requests of the bypass
+// scenarios are package crafted's; the errno names every report carries, package errno's.
 package probe
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/seccomp"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
 // Host is a fixture host as the probe addresses it.
@@ -45,8 +47,8 @@ type Spec struct {
 	SyncAfterFirst bool   `json:"sync_after_first,omitempty"`
 	// FS are filesystem checks, run after the network channels.
 	FS []FSCheck `json:"fs,omitempty"`
-	// Raw are crafted requests (raw.go), all at once alongside the channels.
-	Raw []Raw `json:"raw,omitempty"`
+	// Raw are crafted requests (package crafted), all at once alongside the channels.
+	Raw []crafted.Request `json:"raw,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -80,7 +82,7 @@ type Observation struct {
 	Listeners []Listener        `json:"listeners"`
 	Attempts  []Attempt         `json:"attempts"`
 	FS        []FSResult        `json:"fs,omitempty"`
-	Raw       []RawResult       `json:"raw,omitempty"`
+	Raw       []crafted.Result  `json:"raw,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
 	UID       int               `json:"uid"`
 	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
@@ -159,7 +161,7 @@ func Run(s Spec) *Observation {
 	}
 	attempts := make([]Attempt, len(pairs))
 	problems := make([][]string, len(pairs))
-	raws := make([]RawResult, len(s.Raw))
+	raws := make([]crafted.Result, len(s.Raw))
 	one := func(i int) {
 		o := &Observation{}
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
@@ -188,7 +190,7 @@ func Run(s Spec) *Observation {
 	// connection to the sandbox's proxy, and none is a channel's first request.
 	var wg sync.WaitGroup
 	for i := range s.Raw {
-		wg.Go(func() { raws[i] = runRaw(s, s.Raw[i]) })
+		wg.Go(func() { raws[i] = crafted.Send(s.Raw[i], s.Nonce, s.Timeout) })
 	}
 	wg.Wait()
 	obs.Raw = raws
@@ -217,7 +219,7 @@ func attempt(s Spec, ch string, h Host, obs *Observation) Attempt {
 		}
 		a = curlAttempt(s, obs, "https://"+h.Addr+path(s, ch), args)
 	case model.ChanSOCKS:
-		p := socksProxy()
+		p := crafted.SOCKSProxy()
 		if p == "" {
 			a = Attempt{Skipped: "no socks proxy in the environment (ALL_PROXY/FTP_PROXY)"}
 			break
@@ -276,17 +278,6 @@ func proxyEnv() map[string]string {
 		}
 	}
 	return m
-}
-
-// socksProxy returns the SOCKS proxy the environment names, if any. ALL_PROXY may be HTTP (srt
-// sets it so); srt's SOCKS endpoint is the socks5h URL in FTP_PROXY.
-func socksProxy() string {
-	for _, k := range []string{"ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"} {
-		if v := os.Getenv(k); strings.HasPrefix(v, "socks") {
-			return v
-		}
-	}
-	return ""
 }
 
 // redact hides proxy credentials (srt puts a per-session secret in the userinfo).

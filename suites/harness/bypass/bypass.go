@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"strings"
 
+	classbypass "github.com/sandcheck/sandcheck/suites/classify/bypass"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
+
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/pty"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
@@ -27,14 +29,14 @@ import (
 // client saw, what the fixture servers logged, and the unsandboxed controls.
 type Trial struct {
 	harness.Subject
-	Class    string                `json:"class"` // the session: the classes it holds
-	Policy   targets.Policy        `json:"policy"`
-	Settings json.RawMessage       `json:"settings,omitempty"`
-	Allowed  nethost.Host          `json:"allowed"`
-	Denied   nethost.Host          `json:"denied"`
-	Extra    *nethost.Extras       `json:"extra,omitempty"`
-	Names    []nethost.Name        `json:"names,omitempty"`
-	Cases    []classify.BypassCase `json:"cases"`
+	Class    string             `json:"class"` // the session: the classes it holds
+	Policy   targets.Policy     `json:"policy"`
+	Settings json.RawMessage    `json:"settings,omitempty"`
+	Allowed  nethost.Host       `json:"allowed"`
+	Denied   nethost.Host       `json:"denied"`
+	Extra    *nethost.Extras    `json:"extra,omitempty"`
+	Names    []nethost.Name     `json:"names,omitempty"`
+	Cases    []classbypass.Case `json:"cases"`
 	harness.SandboxRun
 	Nonce string        `json:"nonce"`
 	Hits  []nethost.Hit `json:"fixture_hits"`
@@ -43,8 +45,8 @@ type Trial struct {
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
 	UnsandboxedHits []nethost.Hit      `json:"unsandboxed_hits,omitempty"`
 	// Injected is what the caller's terminal held after the sandboxed run (tty class).
-	Injected string                `json:"injected,omitempty"`
-	Result   classify.BypassResult `json:"result"`
+	Injected string             `json:"injected,omitempty"`
+	Result   classbypass.Result `json:"result"`
 }
 
 // Plan describes one bypass session (one or more classes sharing a policy): its fixture
@@ -52,7 +54,7 @@ type Trial struct {
 type Plan struct {
 	Class string // names the session in the evidence
 	Names []nethost.Name
-	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classify.BypassCase)
+	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classbypass.Case)
 	// Session changes the sandboxed session further (a settings patch).
 	Session func(*targets.Session)
 	// TTY runs the sandbox (and the unsandboxed control) with a terminal of the fixture's as its
@@ -82,17 +84,17 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		t.Setup.TTY = term.Slave
 	}
 	denyAll := targets.DenyAll(t.Target)
-	var send, direct []probe.Raw
+	var send, direct []crafted.Request
 	for _, c := range cases {
-		if c.NotApplicable != "" || denyAll && classify.ViaProxy(c.Raw.Via) {
+		if c.NotApplicable != "" || denyAll && classbypass.ViaProxy(c.Raw.Via) {
 			continue
 		}
 		send = append(send, c.Raw)
-		if !classify.ViaProxy(c.Raw.Via) {
+		if !classbypass.ViaProxy(c.Raw.Via) {
 			direct = append(direct, c.Raw)
 		}
 	}
-	var unsandboxed map[string]probe.RawResult
+	var unsandboxed map[string]crafted.Result
 	if len(direct) > 0 {
 		if unsandboxed, err = unsandboxedRaw(ctx, t, bt, direct, term); err != nil {
 			return nil, err
@@ -134,7 +136,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		}
 	}
 	done := phases.Time(phases.Classify)
-	bt.Result = classify.ClassifyBypass(classify.BypassInput{
+	bt.Result = classbypass.Classify(classbypass.Input{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
 		Nonce: t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
 		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,
@@ -146,7 +148,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
 // from the same host namespace: what gets through here proves the fixture sees it, so a refusal
 // inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
-func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []probe.Raw, term *pty.PTY) (map[string]probe.RawResult, error) {
+func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []crafted.Request, term *pty.PTY) (map[string]crafted.Result, error) {
 	spec := probe.Spec{Nonce: t.Nonce, Raw: raws, Timeout: t.Config.RequestTimeout()}
 	specFile, err := t.WriteSpec(spec, "probe-unsandboxed-")
 	if err != nil {
@@ -172,12 +174,12 @@ func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []pro
 		return nil, fmt.Errorf("unsandboxed control as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
 	}
 	bt.Unsandboxed, bt.UnsandboxedHits = out.Obs, hits
-	res := map[string]probe.RawResult{}
+	res := map[string]crafted.Result{}
 	for _, r := range out.Obs.Raw {
-		if r.Via == probe.ViaTIOCSTI && term != nil {
+		if r.Via == crafted.ViaTIOCSTI && term != nil {
 			// Only what reached this terminal counts; then the queue is emptied for the real run.
 			in, _ := term.Injected()
-			if !strings.Contains(string(in), probe.RawPayload(t.Nonce, r.ID)) {
+			if !strings.Contains(string(in), crafted.Payload(t.Nonce, r.ID)) {
 				r.Connected = false
 				r.Err = cmp.Or(r.Err, "the input did not reach the caller's terminal")
 			}

@@ -17,9 +17,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	fsverdict "github.com/sandcheck/sandcheck/suites/classify/filesystem"
+
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
@@ -37,9 +38,9 @@ type Trial struct {
 	// User is who the sandbox ran as; Unsandboxed what that user could do without it (each
 	// denied check tried first outside any sandbox: one the user cannot do anyway proves
 	// nothing about the sandbox, and is not-applicable).
-	User        *users.Account    `json:"user,omitempty"`
-	Unsandboxed []probe.FSResult  `json:"unsandboxed,omitempty"`
-	Result      classify.FSResult `json:"result"`
+	User        *users.Account   `json:"user,omitempty"`
+	Unsandboxed []probe.FSResult `json:"unsandboxed,omitempty"`
+	Result      fsverdict.Result `json:"result"`
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
@@ -272,9 +273,9 @@ func applicable(plans []fsPlan, na map[string]string) probe.Spec {
 func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
-	in := classify.FSInput{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	in := fsverdict.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := classify.FSExpect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict, NotApplicable: na[p.check.Name]}
+		e := fsverdict.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict, NotApplicable: na[p.check.Name]}
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -284,7 +285,7 @@ func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, tok
 		in.Expect = append(in.Expect, e)
 	}
 	done := phases.Time(phases.Classify)
-	ft.Result = classify.ClassifyFS(in)
+	ft.Result = fsverdict.Classify(in)
 	done()
 }
 

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	fsverdict "github.com/sandcheck/sandcheck/suites/classify/filesystem"
+
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
@@ -153,9 +154,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if len(na) == len(checks) {
 		// Nothing the target can be judged on: no sandbox to start.
 		ft := &Trial{Subject: t.Subject(), User: t.Account,
-			Result: classify.FSResult{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]classify.FSCheckResult{}}}
+			Result: fsverdict.Result{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]fsverdict.CheckResult{}}}
 		for _, c := range checks {
-			ft.Result.Checks[c.Name] = classify.FSCheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
+			ft.Result.Checks[c.Name] = fsverdict.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
 		}
 		return ft, nil
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package probe
+package crafted
 
 import (
 	"bufio"
@@ -38,10 +38,10 @@ func lineServer(t *testing.T, ln net.Listener) {
 	}()
 }
 
-// TestRawThroughIOURing: a socket and a connect submitted through io_uring reach a unix socket
+// TestThroughIOURing: a socket and a connect submitted through io_uring reach a unix socket
 // (path and abstract) and a TCP listener, as the plain system calls would.
-func TestRawThroughIOURing(t *testing.T) {
-	s := Spec{Nonce: "n1", Timeout: 2 * time.Second}
+func TestThroughIOURing(t *testing.T) {
+	s := spec{Nonce: "n1", Timeout: 2 * time.Second}
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -55,11 +55,11 @@ func TestRawThroughIOURing(t *testing.T) {
 	}
 	lineServer(t, aln)
 	for _, addr := range []string{sock, abs} {
-		r := runRaw(s, Raw{ID: "u", Via: ViaUringUnix, Addr: addr})
+		r := Send(Request{ID: "u", Via: ViaUringUnix, Addr: addr}, s.Nonce, s.Timeout)
 		if r.Errno == "ENOSYS" || strings.Contains(r.Err, "io_uring_setup") {
 			t.Skipf("io_uring not available here: %s", r.Err)
 		}
-		if !r.Connected || r.Body != "got "+RawPayload("n1", "u")+"\n" {
+		if !r.Connected || r.Body != "got "+Payload("n1", "u")+"\n" {
 			t.Errorf("uring-unix %s: %+v", addr, r)
 		}
 	}
@@ -69,38 +69,38 @@ func TestRawThroughIOURing(t *testing.T) {
 	}
 	t.Cleanup(func() { tcp.Close() })
 	go http.Serve(tcp, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "path="+r.URL.Path) }))
-	r := runRaw(s, Raw{ID: "t", Via: ViaUringTCP, Addr: tcp.Addr().String()})
+	r := Send(Request{ID: "t", Via: ViaUringTCP, Addr: tcp.Addr().String()}, s.Nonce, s.Timeout)
 	if !r.Connected || !strings.Contains(r.Body, "path="+BypassPath("n1", "t")) {
 		t.Errorf("uring-tcp: %+v", r)
 	}
 	// A connection refused comes back as the connect's errno.
 	addr := tcp.Addr().String()
 	tcp.Close()
-	if r := runRaw(s, Raw{ID: "t", Via: ViaUringTCP, Addr: addr}); r.Connected || r.Errno != "ECONNREFUSED" {
+	if r := Send(Request{ID: "t", Via: ViaUringTCP, Addr: addr}, s.Nonce, s.Timeout); r.Connected || r.Errno != "ECONNREFUSED" {
 		t.Errorf("uring-tcp to a closed port: %+v", r)
 	}
 }
 
-// TestRawSOCKSRequestBytes: the name goes out byte for byte, NUL and CR/LF included; IP address
+// TestSOCKSRequestBytes: the name goes out byte for byte, NUL and CR/LF included; IP address
 // types carry the address.
-func TestRawSOCKSRequestBytes(t *testing.T) {
-	b, err := socksRequest(Raw{Host: "a\x00b\r\n", Port: 80})
+func TestSOCKSRequestBytes(t *testing.T) {
+	b, err := socksRequest(Request{Host: "a\x00b\r\n", Port: 80})
 	if err != nil || !bytes.Equal(b, []byte{5, 1, 0, 3, 5, 'a', 0, 'b', '\r', '\n', 0, 80}) {
 		t.Errorf("domain request = %v, %v", b, err)
 	}
-	b, err = socksRequest(Raw{Host: "198.18.0.3", Port: 80, ATYP: 1})
+	b, err = socksRequest(Request{Host: "198.18.0.3", Port: 80, ATYP: 1})
 	if err != nil || !bytes.Equal(b, []byte{5, 1, 0, 1, 198, 18, 0, 3, 0, 80}) {
 		t.Errorf("ipv4 request = %v, %v", b, err)
 	}
-	if _, err := socksRequest(Raw{Host: strings.Repeat("a", 256), Port: 80}); err == nil {
+	if _, err := socksRequest(Request{Host: strings.Repeat("a", 256), Port: 80}); err == nil {
 		t.Error("a 256-byte SOCKS5 name was accepted")
 	}
 }
 
-// TestRawTIOCSTI: the probe's TIOCSTI lands in the input queue of its controlling terminal,
+// TestTIOCSTI: the probe's TIOCSTI lands in the input queue of its controlling terminal,
 // where the terminal's reader finds it; without one (a new session, as bwrap --new-session
 // gives) an unprivileged caller is refused.
-func TestRawTIOCSTI(t *testing.T) {
+func TestTIOCSTI(t *testing.T) {
 	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
 		t.Skip("TIOCSTI is disabled on this kernel (dev.tty.legacy_tiocsti=0)")
 	}
@@ -138,7 +138,7 @@ func TestRawTIOCSTI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read the terminal's input queue: %v", err)
 		}
-		injected := strings.Contains(string(got), RawPayload("n2", "tty"))
+		injected := strings.Contains(string(got), Payload("n2", "tty"))
 		if injected != ctty || ctty != strings.Contains(out.String(), "connected=true") {
 			t.Errorf("controlling terminal %v: queue %q, probe said %s", ctty, got, out.String())
 		}
@@ -151,7 +151,7 @@ func TestRawTIOCSTI(t *testing.T) {
 // TestMain doubles as the TIOCSTI helper: a child whose stdin is the test's terminal.
 func TestMain(m *testing.M) {
 	if os.Getenv("SANDCHECK_PROBE_TEST_TIOCSTI") == "1" {
-		r := runRaw(Spec{Nonce: "n2", Timeout: time.Second}, Raw{ID: "tty", Via: ViaTIOCSTI})
+		r := Send(Request{ID: "tty", Via: ViaTIOCSTI}, "n2", time.Second)
 		fmt.Printf("connected=%v errno=%s err=%s\n", r.Connected, r.Errno, r.Err)
 		os.Exit(0)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package probe
+package crafted
 
 // The raw requests that need system calls Go's net package does not make: an ICMP echo, a
 // socket and a connect submitted through io_uring (which a seccomp filter on socket(2) never
@@ -19,11 +19,13 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandcheck/sandcheck/suites/probe/errno"
 )
 
 // icmpEcho sends one echo request carrying the payload, through a ping socket where the kernel
 // allows one, else a raw socket, and waits for the reply.
-func icmpEcho(s Spec, r Raw, res *RawResult) {
+func icmpEcho(s spec, r Request, res *Result) {
 	dst, err := netip.ParseAddr(r.Addr)
 	if err != nil || !dst.Is4() {
 		res.Skipped = "icmp needs an IPv4 address, not " + r.Addr
@@ -36,13 +38,13 @@ func icmpEcho(s Spec, r Raw, res *RawResult) {
 		fd, rerr = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
 		if rerr != nil {
 			fail(res, "socket", fmt.Errorf("ping socket: %w; raw socket: %w", err, rerr))
-			res.Errno = errnoName(rerr)
+			res.Errno = errno.Name(rerr)
 			return
 		}
 		raw = true
 	}
 	defer unix.Close(fd)
-	payload := []byte(RawPayload(s.Nonce, r.ID))
+	payload := []byte(Payload(s.Nonce, r.ID))
 	msg := append([]byte{8, 0, 0, 0, 0x5c, 0x5c, 0, 1}, payload...)
 	binary.BigEndian.PutUint16(msg[2:], icmpChecksum(msg))
 	tv := unix.NsecToTimeval(s.Timeout.Nanoseconds())
@@ -122,9 +124,9 @@ type uring struct {
 
 func newUring() (*uring, error) {
 	u := &uring{}
-	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&u.p)), 0)
-	if errno != 0 {
-		return nil, fmt.Errorf("io_uring_setup: %w", errno)
+	fd, _, en := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&u.p)), 0)
+	if en != 0 {
+		return nil, fmt.Errorf("io_uring_setup: %w", en)
 	}
 	u.fd = int(fd)
 	mm := func(off int64, size int) ([]byte, error) {
@@ -157,7 +159,7 @@ func (u *uring) close() {
 func u32at(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
 
 // submit runs one request (opcode, fd, addr, len, off) and returns its result: a file
-// descriptor or 0 on success, -errno on failure.
+// descriptor or 0 on success, -en on failure.
 func (u *uring) submit(op byte, fd int32, addr uintptr, length uint32, off uint64) (int32, error) {
 	tail := atomic.LoadUint32(u32at(u.sq, u.p.SQOff.Tail))
 	idx := tail & atomic.LoadUint32(u32at(u.sq, u.p.SQOff.RingMask))
@@ -171,9 +173,9 @@ func (u *uring) submit(op byte, fd int32, addr uintptr, length uint32, off uint6
 	binary.NativeEndian.PutUint64(sqe[32:], 0x5c)
 	*u32at(u.sq, u.p.SQOff.Array+idx*4) = idx
 	atomic.StoreUint32(u32at(u.sq, u.p.SQOff.Tail), tail+1)
-	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(u.fd), 1, 1, ioringEnterGetEvt, 0, 0)
-	if errno != 0 {
-		return 0, fmt.Errorf("io_uring_enter: %w", errno)
+	_, _, en := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(u.fd), 1, 1, ioringEnterGetEvt, 0, 0)
+	if en != 0 {
+		return 0, fmt.Errorf("io_uring_enter: %w", en)
 	}
 	head := atomic.LoadUint32(u32at(u.cq, u.p.CQOff.Head))
 	if head == atomic.LoadUint32(u32at(u.cq, u.p.CQOff.Tail)) {
@@ -187,7 +189,7 @@ func (u *uring) submit(op byte, fd int32, addr uintptr, length uint32, off uint6
 
 // uringRequest makes the socket and the connection through io_uring, then exchanges the
 // case's payload (unix) or GET (TCP) over the descriptor with plain reads and writes.
-func uringRequest(s Spec, r Raw, res *RawResult) {
+func uringRequest(s spec, r Request, res *Result) {
 	u, err := newUring()
 	if err != nil {
 		fail(res, "setup", err)
@@ -227,7 +229,7 @@ func uringRequest(s Spec, r Raw, res *RawResult) {
 	res.Connected = true
 	f := os.NewFile(uintptr(fd), "uring-socket")
 	f.SetDeadline(time.Now().Add(s.Timeout))
-	msg := RawPayload(s.Nonce, r.ID) + "\n"
+	msg := Payload(s.Nonce, r.ID) + "\n"
 	if r.Via == ViaUringTCP {
 		msg = fmt.Sprintf("GET %s HTTP/1.0\r\nHost: sandcheck\r\n\r\n", BypassPath(s.Nonce, r.ID))
 	}
@@ -278,12 +280,12 @@ func sockaddrInet(ap netip.AddrPort) (int, []byte) {
 // tiocsti pushes the payload, byte by byte, into the input of the terminal on fd 0, else of
 // the controlling terminal (/dev/tty): what a shell reading that terminal after the sandboxed
 // command exits would run.
-func tiocsti(s Spec, r Raw, res *RawResult) {
-	payload := []byte(RawPayload(s.Nonce, r.ID))
+func tiocsti(s spec, r Request, res *Result) {
+	payload := []byte(Payload(s.Nonce, r.ID))
 	push := func(fd int) error {
 		for i := range payload {
-			if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSTI, uintptr(unsafe.Pointer(&payload[i]))); errno != 0 {
-				return errno
+			if _, _, en := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSTI, uintptr(unsafe.Pointer(&payload[i]))); en != 0 {
+				return en
 			}
 		}
 		return nil
@@ -296,7 +298,7 @@ func tiocsti(s Spec, r Raw, res *RawResult) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		fail(res, "tty", fmt.Errorf("fd 0: TIOCSTI: %w; /dev/tty: %w", err0, err))
-		res.Errno = errnoName(err0)
+		res.Errno = errno.Name(err0)
 		return
 	}
 	defer tty.Close()

@@ -1,15 +1,20 @@
-package classify
+// Package filesystem judges filesystem trials: per check, what the host saw of the operation
+// outside the sandbox (evidence first), then what the probe reported of it inside, against
+// whether the policy allows it.
+package filesystem
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
-// FSExpect says whether the policy allows a check's operation.
-type FSExpect struct {
+// Expect says whether the policy allows a check's operation.
+type Expect struct {
 	Check probe.FSCheck
 	Allow bool
 	// Secret, for read checks, is the canary token whose appearance proves the read worked.
@@ -26,45 +31,45 @@ type FSExpect struct {
 	NotApplicable string
 }
 
-// FSCheckResult is the verdict of one filesystem check.
-type FSCheckResult struct {
+// CheckResult is the verdict of one filesystem check.
+type CheckResult struct {
 	Name    string        `json:"name"`
 	Outcome model.Outcome `json:"outcome"`
 	Hint    string        `json:"hint,omitempty"`
 	Errno   string        `json:"errno,omitempty"`
 }
 
-// FSInput is what a filesystem trial saw.
-type FSInput struct {
+// Input is what a filesystem trial saw.
+type Input struct {
 	Ran      bool
 	Obs      *probe.Observation
 	ParseErr error // probe.Parse's complaint about the output
 	Exit     int
 	Stderr   string
 	TimedOut bool
-	Expect   []FSExpect
+	Expect   []Expect
 }
 
-// FSResult is the verdict of a filesystem trial: overall and per check.
-type FSResult struct {
-	Outcome model.Outcome            `json:"outcome"`
-	Hint    string                   `json:"hint"`
-	Checks  map[string]FSCheckResult `json:"checks"`
+// Result is the verdict of a filesystem trial: overall and per check.
+type Result struct {
+	Outcome model.Outcome          `json:"outcome"`
+	Hint    string                 `json:"hint"`
+	Checks  map[string]CheckResult `json:"checks"`
 }
 
-// ClassifyFS judges each check: a denied operation that took effect is non-enforcing (read:
+// Classify judges each check: a denied operation that took effect is non-enforcing (read:
 // only when the canary's token came back); an allowed one that failed is allowed-blocked. The
 // host side is evidence first: an escape the host sees is non-enforcing even when the run timed
 // out, crashed or never reported.
-func ClassifyFS(in FSInput) FSResult {
-	r := FSResult{Checks: map[string]FSCheckResult{}}
+func Classify(in Input) Result {
+	r := Result{Checks: map[string]CheckResult{}}
 	seen := map[string]probe.FSResult{}
 	if in.Obs != nil {
 		for _, res := range in.Obs.FS {
 			seen[res.Name] = res
 		}
 	}
-	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := classify.Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 	var outs []model.Outcome
 	evidence := false
 	for _, e := range in.Expect {
@@ -72,14 +77,14 @@ func ClassifyFS(in FSInput) FSResult {
 		c := judgeFS(e, res, ok)
 		if stop && c.Outcome != model.NonEnforcing && c.Outcome != model.NotApplicable {
 			// Only evidence of an escape outlives a run that cannot be judged.
-			c = FSCheckResult{Name: c.Name, Outcome: pre, Hint: preHint}
+			c = CheckResult{Name: c.Name, Outcome: pre, Hint: preHint}
 		}
 		evidence = evidence || c.Outcome == model.NonEnforcing
 		r.Checks[c.Name] = c
 		outs = append(outs, c.Outcome)
 	}
 	if stop && !evidence {
-		r.Checks = map[string]FSCheckResult{}
+		r.Checks = map[string]CheckResult{}
 		r.Outcome, r.Hint = pre, preHint
 		return r
 	}
@@ -106,8 +111,8 @@ func ClassifyFS(in FSInput) FSResult {
 }
 
 // judgeFS classifies one check from the host side and the probe's report of it.
-func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
-	c := FSCheckResult{Name: e.Check.Name, Errno: res.Errno}
+func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
+	c := CheckResult{Name: e.Check.Name, Errno: res.Errno}
 	switch {
 	case e.NotApplicable != "":
 		c.Outcome, c.Hint = model.NotApplicable, e.NotApplicable
@@ -122,7 +127,7 @@ func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
 	case e.Check.Op == probe.OpRead && res.OK && e.Secret != "" && strings.Contains(res.Data, e.Secret):
 		c.Outcome, c.Hint = model.NonEnforcing, "denied secret read: "+e.Check.Path
 	case e.Check.Op == probe.OpRead:
-		c.Outcome, c.Hint = model.Correct, firstNonEmpty(res.Errno, "secret hidden")
+		c.Outcome, c.Hint = model.Correct, cmp.Or(res.Errno, "secret hidden")
 	case res.OK && e.HostChecked:
 		c.Outcome, c.Hint = model.Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
 	case res.OK:
@@ -131,23 +136,4 @@ func judgeFS(e FSExpect, res probe.FSResult, reported bool) FSCheckResult {
 		c.Outcome, c.Hint = model.Correct, res.Errno
 	}
 	return c
-}
-
-// preconditions decides the outcomes that keep a trial's checks from being judged: a timeout,
-// output that could not be read or trusted, a sandbox that refused to start, a probe that never
-// reported. Evidence of egress or an escape is read before them and outweighs them.
-func preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, stderr string) (model.Outcome, string, bool) {
-	switch {
-	case timedOut:
-		return model.Timeout, "trial exceeded its deadline", true
-	case parseErr != nil:
-		return model.HarnessError, "probe output: " + parseErr.Error(), true
-	case !ran && exit != 0 && strings.TrimSpace(stderr) != "":
-		return model.SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastLine(stderr)), true
-	case !ran:
-		return model.HarnessError, fmt.Sprintf("SANDBOX-RAN marker missing (exit %d, no message)", exit), true
-	case !haveObs:
-		return model.HarnessError, fmt.Sprintf("probe started but never reported (exit %d)", exit), true
-	}
-	return "", "", false
 }

@@ -1,12 +1,12 @@
-package probe
-
-// Raw requests: what the bypass scenarios send. curl refuses or rewrites most of what an attacker
-// would try (a NUL or CR/LF in a host name, a 300-byte name, an IPv6 zone id), so the probe
-// speaks the proxy protocols itself, byte for byte: an absolute-URI GET and a CONNECT line to the
-// HTTP proxy, a SOCKS5 CONNECT with any address type and any bytes in the name. Every request
-// that gets through asks for /bypass/NONCE/ID, so the fixture host that answers logs which case
-// reached it; everything else (datagrams, unix socket lines, injected terminal input) carries
-// "sandcheck NONCE ID" for the same reason. As everywhere in the probe, nothing is judged here.
+// Package crafted is the probe's crafted requests: what the bypass scenarios send. curl refuses or
+// rewrites most of what an attacker would try (a NUL or CR/LF in a host name, a 300-byte name, an
+// IPv6 zone id), so the probe speaks the proxy protocols itself, byte for byte: an absolute-URI GET
+// and a CONNECT line to the HTTP proxy, a SOCKS5 CONNECT with any address type and any bytes in the
+// name. Every request that gets through asks for /bypass/NONCE/ID, so the fixture host that answers
+// logs which case reached it; everything else (datagrams, unix socket lines, injected terminal
+// input) carries "sandcheck NONCE ID" for the same reason. As everywhere in the probe, nothing is
+// judged here.
+package crafted
 
 import (
 	"bufio"
@@ -21,7 +21,10 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/sandcheck/sandcheck/suites/probe/errno"
 )
 
 // Ways a raw request travels.
@@ -38,8 +41,8 @@ const (
 	ViaTIOCSTI   = "tiocsti"    // push input into the controlling terminal (fd 0, then /dev/tty)
 )
 
-// Raw is one crafted request.
-type Raw struct {
+// Request is one crafted request.
+type Request struct {
 	ID  string `json:"id"`
 	Via string `json:"via"`
 	// Host is the destination as the proxy request names it, sent byte for byte (NUL, CR/LF,
@@ -57,8 +60,8 @@ type Raw struct {
 	NoAuth bool `json:"no_auth,omitempty"`
 }
 
-// RawResult is what one raw request saw.
-type RawResult struct {
+// Result is what one raw request saw.
+type Result struct {
 	ID         string `json:"id"`
 	Via        string `json:"via"`
 	Skipped    string `json:"skipped,omitempty"`
@@ -73,17 +76,27 @@ type RawResult struct {
 	ElapsedMS  int64  `json:"elapsed_ms"`
 }
 
+// bodyLimit is how much of an answer a result keeps, as the probe's channels do.
+const bodyLimit = 512
+
 // BypassPath is the path every raw request that gets through asks for.
 func BypassPath(nonce, id string) string { return "/bypass/" + nonce + "/" + id }
 
-// RawPayload is what a raw request that carries no HTTP sends (datagram, unix line, terminal
+// Payload is what a raw request that carries no HTTP sends (datagram, unix line, terminal
 // input): the fixture logs it, so it names the case.
-func RawPayload(nonce, id string) string { return "sandcheck " + nonce + " " + id }
+func Payload(nonce, id string) string { return "sandcheck " + nonce + " " + id }
 
-// runRaw sends one raw request.
-func runRaw(s Spec, r Raw) RawResult {
+// spec is what every crafted request of a trial shares.
+type spec struct {
+	Nonce   string        // names the trial in every request the fixture logs
+	Timeout time.Duration // per request
+}
+
+// Send sends one crafted request for the trial of nonce; timeout bounds each of its steps.
+func Send(r Request, nonce string, timeout time.Duration) Result {
+	s := spec{Nonce: nonce, Timeout: timeout}
 	start := time.Now()
-	res := RawResult{ID: r.ID, Via: r.Via, Reply: -1}
+	res := Result{ID: r.ID, Via: r.Via, Reply: -1}
 	switch r.Via {
 	case ViaHTTP, ViaConnect:
 		p := httpProxy()
@@ -97,32 +110,24 @@ func runRaw(s Spec, r Raw) RawResult {
 			proxyConnect(s, r, p, &res)
 		}
 	case ViaSOCKS:
-		p, _ := url.Parse(socksProxy())
+		p, _ := url.Parse(SOCKSProxy())
 		if p == nil || p.Host == "" {
 			res.Skipped = "no SOCKS proxy in the environment (ALL_PROXY/FTP_PROXY)"
 			break
 		}
 		socksConnect(s, r, p, &res)
 	case ViaDirect:
-		c, err := net.DialTimeout("tcp", r.Addr, s.Timeout)
-		if err != nil {
-			fail(&res, "connect", err)
-			break
+		if c := dialDestination(s, "tcp", r.Addr, &res); c != nil {
+			tunnelGet(s, r, c, &res)
 		}
-		res.Connected = true
-		tunnelGet(s, r, c, &res)
 	case ViaUDP:
 		udpSend(s, r, &res)
 	case ViaICMP:
 		icmpEcho(s, r, &res)
 	case ViaUnix:
-		c, err := net.DialTimeout("unix", r.Addr, s.Timeout)
-		if err != nil {
-			fail(&res, "connect", err)
-			break
+		if c := dialDestination(s, "unix", r.Addr, &res); c != nil {
+			lineExchange(s, r, c, &res)
 		}
-		res.Connected = true
-		lineExchange(s, r, c, &res)
 	case ViaUringUnix, ViaUringTCP:
 		uringRequest(s, r, &res)
 	case ViaTIOCSTI:
@@ -134,8 +139,20 @@ func runRaw(s Spec, r Raw) RawResult {
 	return res
 }
 
-func fail(res *RawResult, stage string, err error) {
-	res.Stage, res.Err, res.Errno = stage, err.Error(), errnoName(err)
+// dialDestination connects to the destination itself, around any proxy: its accepting is what
+// Connected records.
+func dialDestination(s spec, network, addr string, res *Result) net.Conn {
+	c, err := net.DialTimeout(network, addr, s.Timeout)
+	if err != nil {
+		fail(res, "connect", err)
+		return nil
+	}
+	res.Connected = true
+	return c
+}
+
+func fail(res *Result, stage string, err error) {
+	res.Stage, res.Err, res.Errno = stage, err.Error(), errno.Name(err)
 }
 
 // httpProxy is the HTTP proxy the environment names, credentials included.
@@ -150,8 +167,19 @@ func httpProxy() *url.URL {
 	return nil
 }
 
+// SOCKSProxy returns the SOCKS proxy the environment names, if any. ALL_PROXY may be HTTP (srt
+// sets it so); srt's SOCKS endpoint is the socks5h URL in FTP_PROXY.
+func SOCKSProxy() string {
+	for _, k := range []string{"ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"} {
+		if v := os.Getenv(k); strings.HasPrefix(v, "socks") {
+			return v
+		}
+	}
+	return ""
+}
+
 // authority is HOST[:PORT] as the request sends it.
-func (r Raw) authority() string {
+func (r Request) authority() string {
 	if r.Port == 0 {
 		return r.Host
 	}
@@ -159,7 +187,7 @@ func (r Raw) authority() string {
 }
 
 // proxyAuth is the Proxy-Authorization header line for p's credentials ("" without).
-func proxyAuth(p *url.URL, r Raw) string {
+func proxyAuth(p *url.URL, r Request) string {
 	if r.NoAuth || p.User == nil {
 		return ""
 	}
@@ -170,9 +198,9 @@ func proxyAuth(p *url.URL, r Raw) string {
 // dialProxy connects to the proxy. A refused connection is tried again once, half a second
 // later: a relay that is still starting (srt's start-up race, which the network scenario
 // measures) is not what a bypass case asks about. A second refusal stands, reported.
-func dialProxy(s Spec, p *url.URL, res *RawResult) net.Conn {
+func dialProxy(s spec, p *url.URL, res *Result) net.Conn {
 	c, err := net.DialTimeout("tcp", p.Host, s.Timeout)
-	if err != nil && errnoName(err) == "ECONNREFUSED" {
+	if err != nil && errno.Name(err) == "ECONNREFUSED" {
 		time.Sleep(500 * time.Millisecond)
 		c, err = net.DialTimeout("tcp", p.Host, s.Timeout)
 	}
@@ -185,7 +213,7 @@ func dialProxy(s Spec, p *url.URL, res *RawResult) net.Conn {
 }
 
 // proxyGet sends an absolute-URI GET to the HTTP proxy.
-func proxyGet(s Spec, r Raw, p *url.URL, res *RawResult) {
+func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	c := dialProxy(s, p, res)
 	if c == nil {
 		return
@@ -197,7 +225,7 @@ func proxyGet(s Spec, r Raw, p *url.URL, res *RawResult) {
 }
 
 // proxyConnect opens a CONNECT tunnel and asks for the case's path through it.
-func proxyConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
+func proxyConnect(s spec, r Request, p *url.URL, res *Result) {
 	c := dialProxy(s, p, res)
 	if c == nil {
 		return
@@ -222,7 +250,7 @@ func proxyConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
 }
 
 // socksConnect speaks SOCKS5 (RFC 1928, RFC 1929 for the credentials) to p.
-func socksConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
+func socksConnect(s spec, r Request, p *url.URL, res *Result) {
 	c := dialProxy(s, p, res)
 	if c == nil {
 		return
@@ -296,7 +324,7 @@ func socksConnect(s Spec, r Raw, p *url.URL, res *RawResult) {
 
 // socksRequest is the CONNECT request for r: the name's bytes as they are, whatever they hold
 // (a name over 255 bytes cannot be said in SOCKS5 and is refused here).
-func socksRequest(r Raw) ([]byte, error) {
+func socksRequest(r Request) ([]byte, error) {
 	req := []byte{5, 1, 0}
 	switch r.ATYP {
 	case 0, 3:
@@ -323,19 +351,19 @@ func socksRequest(r Raw) ([]byte, error) {
 }
 
 // tunnelGet asks for the case's path over an open connection (a tunnel, or a direct one).
-func tunnelGet(s Spec, r Raw, c net.Conn, res *RawResult) {
+func tunnelGet(s spec, r Request, c net.Conn, res *Result) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(s.Timeout))
 	tunnelGetBuffered(s, r, c, bufio.NewReader(c), res)
 }
 
-func tunnelGetBuffered(s Spec, r Raw, c net.Conn, br *bufio.Reader, res *RawResult) {
+func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Result) {
 	c.SetDeadline(time.Now().Add(s.Timeout))
 	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sandcheck\r\nConnection: close\r\n\r\n", BypassPath(s.Nonce, r.ID)); err != nil {
 		fail(res, "tunnel", err)
 		return
 	}
-	inner := &RawResult{}
+	inner := &Result{}
 	readResponse(br, nil, inner)
 	res.Body, res.Err, res.Errno = inner.Body, inner.Err, inner.Errno
 	if inner.Status != 0 {
@@ -346,7 +374,7 @@ func tunnelGetBuffered(s Spec, r Raw, c net.Conn, br *bufio.Reader, res *RawResu
 	}
 }
 
-func readResponse(br *bufio.Reader, req *http.Request, res *RawResult) {
+func readResponse(br *bufio.Reader, req *http.Request, res *Result) {
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		fail(res, "response", err)
@@ -363,10 +391,10 @@ func readBody(r io.Reader) string {
 }
 
 // lineExchange sends the case's payload as one line and reads the answer.
-func lineExchange(s Spec, r Raw, c net.Conn, res *RawResult) {
+func lineExchange(s spec, r Request, c net.Conn, res *Result) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(s.Timeout))
-	if _, err := fmt.Fprintf(c, "%s\n", RawPayload(s.Nonce, r.ID)); err != nil {
+	if _, err := fmt.Fprintf(c, "%s\n", Payload(s.Nonce, r.ID)); err != nil {
 		fail(res, "send", err)
 		return
 	}
@@ -378,7 +406,7 @@ func lineExchange(s Spec, r Raw, c net.Conn, res *RawResult) {
 }
 
 // udpSend sends the payload as one datagram and waits for an answer.
-func udpSend(s Spec, r Raw, res *RawResult) {
+func udpSend(s spec, r Request, res *Result) {
 	c, err := net.DialTimeout("udp", r.Addr, s.Timeout)
 	if err != nil {
 		fail(res, "socket", err)
@@ -386,7 +414,7 @@ func udpSend(s Spec, r Raw, res *RawResult) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(s.Timeout))
-	if _, err := c.Write([]byte(RawPayload(s.Nonce, r.ID))); err != nil {
+	if _, err := c.Write([]byte(Payload(s.Nonce, r.ID))); err != nil {
 		fail(res, "send", err)
 		return
 	}

@@ -1,4 +1,4 @@
-package classify
+package filesystem
 
 import (
 	"errors"
@@ -11,15 +11,15 @@ import (
 
 // fsHealthy is a filesystem trial where everything was confined: the workspace write worked, the
 // write outside was refused, the secret stayed hidden.
-func fsHealthy() FSInput {
-	return FSInput{
+func fsHealthy() Input {
+	return Input{
 		Ran: true,
 		Obs: &probe.Observation{FS: []probe.FSResult{
 			{Name: "workspace/write", OK: true},
 			{Name: "outside/tmp", Errno: "EROFS", Err: "read-only file system"},
 			{Name: "secret/read", Errno: "ENOENT", Err: "no such file"},
 		}},
-		Expect: []FSExpect{
+		Expect: []Expect{
 			{Check: probe.FSCheck{Name: "workspace/write", Op: probe.OpWrite, Path: "/ws/f"}, Allow: true},
 			{Check: probe.FSCheck{Name: "outside/tmp", Op: probe.OpWrite, Path: "/tmp/f"}, HostChecked: true},
 			{Check: probe.FSCheck{Name: "secret/read", Op: probe.OpRead, Path: "/home/.ssh/id_rsa"}, Secret: "S3CRET"},
@@ -28,40 +28,40 @@ func fsHealthy() FSInput {
 }
 
 func TestFSEvidenceFirst(t *testing.T) {
-	escaped := func(in *FSInput) { in.Expect[1].Escaped = true }
+	escaped := func(in *Input) { in.Expect[1].Escaped = true }
 	cases := []struct {
 		name   string
-		mutate func(in *FSInput)
+		mutate func(in *Input)
 		want   model.Outcome
 		hint   string
 		checks map[string]model.Outcome // per-check outcomes to check
 	}{
-		{"healthy", func(*FSInput) {}, model.Correct, "", map[string]model.Outcome{"outside/tmp": model.Correct, "secret/read": model.Correct}},
-		{"escape seen on the host, run timed out", func(in *FSInput) { escaped(in); in.TimedOut, in.Obs = true, nil }, model.NonEnforcing,
+		{"healthy", func(*Input) {}, model.Correct, "", map[string]model.Outcome{"outside/tmp": model.Correct, "secret/read": model.Correct}},
+		{"escape seen on the host, run timed out", func(in *Input) { escaped(in); in.TimedOut, in.Obs = true, nil }, model.NonEnforcing,
 			"outside/tmp: write /tmp/f took effect outside the sandbox; also: trial exceeded its deadline",
 			map[string]model.Outcome{"outside/tmp": model.NonEnforcing, "workspace/write": model.Timeout, "secret/read": model.Timeout}},
-		{"escape seen on the host, probe never reported", func(in *FSInput) { escaped(in); in.Obs = nil; in.Exit = 3 }, model.NonEnforcing,
+		{"escape seen on the host, probe never reported", func(in *Input) { escaped(in); in.Obs = nil; in.Exit = 3 }, model.NonEnforcing,
 			"also: probe started but never reported (exit 3)", map[string]model.Outcome{"outside/tmp": model.NonEnforcing, "secret/read": model.HarnessError}},
-		{"escape seen on the host, forged frame", func(in *FSInput) {
+		{"escape seen on the host, forged frame", func(in *Input) {
 			escaped(in)
 			in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce n that differ")
 		}, model.NonEnforcing, "also: probe output: two observations", map[string]model.Outcome{"outside/tmp": model.NonEnforcing}},
-		{"secret read, then the run hung", func(in *FSInput) {
+		{"secret read, then the run hung", func(in *Input) {
 			in.Obs.FS[2] = probe.FSResult{Name: "secret/read", OK: true, Data: "key S3CRET"}
 			in.TimedOut = true
 		}, model.NonEnforcing, "secret/read: denied secret read", map[string]model.Outcome{"secret/read": model.NonEnforcing, "outside/tmp": model.Timeout}},
 		// A run that cannot be judged reports no checks: each check's spec then reports the
 		// trial's own outcome.
-		{"timeout, no escape", func(in *FSInput) { in.TimedOut, in.Obs = true, nil }, model.Timeout, "deadline", map[string]model.Outcome{"outside/tmp": ""}},
-		{"forged frame, no escape", func(in *FSInput) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, model.HarnessError, "two observations",
+		{"timeout, no escape", func(in *Input) { in.TimedOut, in.Obs = true, nil }, model.Timeout, "deadline", map[string]model.Outcome{"outside/tmp": ""}},
+		{"forged frame, no escape", func(in *Input) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, model.HarnessError, "two observations",
 			map[string]model.Outcome{"outside/tmp": ""}},
-		{"check not reported", func(in *FSInput) { in.Obs.FS = in.Obs.FS[:2] }, model.HarnessError, "secret/read: check not reported", nil},
+		{"check not reported", func(in *Input) { in.Obs.FS = in.Obs.FS[:2] }, model.HarnessError, "secret/read: check not reported", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := fsHealthy()
 			c.mutate(&in)
-			r := ClassifyFS(in)
+			r := Classify(in)
 			if r.Outcome != c.want || !strings.Contains(r.Hint, c.hint) {
 				t.Fatalf("got %s (%s), want %s with %q", r.Outcome, r.Hint, c.want, c.hint)
 			}

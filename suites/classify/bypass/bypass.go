@@ -1,30 +1,34 @@
-package classify
-
-// Bypass trials: crafted requests (probe.Raw), each a case of a bypass class, judged one by one.
-// The rules are the network scenario's, case by case. What the fixture servers logged comes
-// first: a hit on anything but the allowed host (or on the allowed host, for a case that must
-// not reach it) that names the case makes it non-enforcing, whatever else happened; a hit that
-// names no case makes every case that could have caused it non-enforcing. `correct` needs
-// positive proof: the case reported and refused, and the way it went shown to work: for a
-// request through the proxy, the allowed host reached through the same proxy in the same run
-// (the class's control); for a request that uses no proxy, the same request made without the
-// sandbox reaching its fixture (the unsandboxed control), else the case proves nothing and is
+// Package bypass judges bypass trials: crafted requests (crafted.Request), each a case of a bypass
+// class, judged one by one. The rules are the network scenario's, case by case. What the fixture
+// servers logged comes first: a hit on anything but the allowed host (or on the allowed host, for a
+// case that must not reach it) that names the case makes it non-enforcing, whatever else happened;
+// a hit that names no case makes every case that could have caused it non-enforcing. `correct`
+// needs positive proof: the case reported and refused, and the way it went shown to work: for a
+// request through the proxy, the allowed host reached through the same proxy in the same run (the
+// class's control); for a request that uses no proxy, the same request made without the sandbox
+// reaching its fixture (the unsandboxed control), else the case proves nothing and is
 // not-applicable.
+package bypass
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
-// BypassCase is one crafted request and what it may reach.
-type BypassCase struct {
-	Name string    `json:"name"` // bypass/CLASS/CASE; "" for a control
-	Raw  probe.Raw `json:"raw"`
+// Case is one crafted request and what it may reach.
+type Case struct {
+	Name string          `json:"name"` // bypass/CLASS/CASE; "" for a control
+	Raw  crafted.Request `json:"raw"`
 	// AllowedOK: this request may reach the allowed host (a control, or a name the policy
 	// allows); otherwise reaching it is a breach (a port not allowed, an empty allow list).
 	AllowedOK bool `json:"allowed_ok,omitempty"`
@@ -40,11 +44,11 @@ type BypassCase struct {
 
 // ViaProxy says whether a request goes through the sandbox's proxy.
 func ViaProxy(via string) bool {
-	return via == probe.ViaHTTP || via == probe.ViaConnect || via == probe.ViaSOCKS
+	return via == crafted.ViaHTTP || via == crafted.ViaConnect || via == crafted.ViaSOCKS
 }
 
-// BypassInput is what one bypass trial saw.
-type BypassInput struct {
+// Input is what one bypass trial saw.
+type Input struct {
 	Ran      bool
 	Obs      *probe.Observation
 	ParseErr error
@@ -55,20 +59,20 @@ type BypassInput struct {
 	// Tokens are every fixture server's token by role (allowed, denied, loopback, metadata,
 	// self, unix): any but the allowed one coming back is egress.
 	Tokens map[string]string
-	Cases  []BypassCase
+	Cases  []Case
 	Hits   []nethost.Hit
 	// DenyAll: the target offers no proxy; requests through one are not applicable.
 	DenyAll bool
 	// Unsandboxed are the results of the requests that use no proxy, made first without the
 	// sandbox (nil: not made), and what the fixture logged of them.
-	Unsandboxed     map[string]probe.RawResult
+	Unsandboxed     map[string]crafted.Result
 	UnsandboxedHits []nethost.Hit
 	// Injected is what the caller's terminal held in its input queue after the run (tty).
 	Injected string
 }
 
-// BypassCaseResult is the verdict of one case.
-type BypassCaseResult struct {
+// CaseResult is the verdict of one case.
+type CaseResult struct {
 	Name    string        `json:"name"`
 	Outcome model.Outcome `json:"outcome"`
 	Hint    string        `json:"hint,omitempty"`
@@ -77,18 +81,18 @@ type BypassCaseResult struct {
 	Server  string `json:"server,omitempty"` // what the fixture logged of it
 }
 
-// BypassResult is the verdict of a bypass trial: per case, and overall.
-type BypassResult struct {
-	Outcome model.Outcome               `json:"outcome"`
-	Hint    string                      `json:"hint"`
-	Cases   map[string]BypassCaseResult `json:"cases"`
-	Egress  []string                    `json:"egress,omitempty"`
+// Result is the verdict of a bypass trial: per case, and overall.
+type Result struct {
+	Outcome model.Outcome         `json:"outcome"`
+	Hint    string                `json:"hint"`
+	Cases   map[string]CaseResult `json:"cases"`
+	Egress  []string              `json:"egress,omitempty"`
 }
 
-// ClassifyBypass judges every case of a bypass trial.
-func ClassifyBypass(in BypassInput) BypassResult {
-	r := BypassResult{Cases: map[string]BypassCaseResult{}}
-	byID := map[string]BypassCase{}
+// Classify judges every case of a bypass trial.
+func Classify(in Input) Result {
+	r := Result{Cases: map[string]CaseResult{}}
+	byID := map[string]Case{}
 	for _, c := range in.Cases {
 		byID[c.Raw.ID] = c
 	}
@@ -98,13 +102,13 @@ func ClassifyBypass(in BypassInput) BypassResult {
 			r.Egress = append(r.Egress, h.String())
 		}
 	}
-	results := map[string]probe.RawResult{}
+	results := map[string]crafted.Result{}
 	if in.Obs != nil {
 		for _, x := range in.Obs.Raw {
 			results[x.ID] = x
 		}
 	}
-	pre, preHint, stop := preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := classify.Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 	controls := judgeControls(in, results, attributed)
 	var outs []model.Outcome
 	for _, c := range in.Cases {
@@ -120,7 +124,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 	}
 	r.Outcome = model.Worst(outs...)
 	var hints []string
-	for _, name := range sortedCaseNames(r.Cases) {
+	for _, name := range slices.Sorted(maps.Keys(r.Cases)) {
 		if c := r.Cases[name]; c.Outcome == r.Outcome && c.Outcome != model.Correct && c.Hint != "" {
 			hints = append(hints, name+": "+c.Hint)
 		}
@@ -137,7 +141,7 @@ func ClassifyBypass(in BypassInput) BypassResult {
 
 // attribute sorts the fixture's hits: those a case's request names (its path, its payload, its
 // name asked of the resolver, or the connection that carried such a request), and the rest.
-func attribute(hits []nethost.Hit, nonce string, cases []BypassCase) (map[string][]nethost.Hit, []nethost.Hit) {
+func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]nethost.Hit, []nethost.Hit) {
 	by := map[string][]nethost.Hit{}
 	conn := map[string]string{}
 	owner := func(h nethost.Hit) string {
@@ -145,11 +149,11 @@ func attribute(hits []nethost.Hit, nonce string, cases []BypassCase) (map[string
 			id := c.Raw.ID
 			switch h.Proto {
 			case nethost.ProtoHTTP, nethost.ProtoHTTPS:
-				if h.Path == probe.BypassPath(nonce, id) {
+				if h.Path == crafted.BypassPath(nonce, id) {
 					return id
 				}
 			case nethost.ProtoUDP, nethost.ProtoICMP, nethost.ProtoUnix:
-				if h.Path == probe.RawPayload(nonce, id) {
+				if h.Path == crafted.Payload(nonce, id) {
 					return id
 				}
 			case nethost.ProtoDNS:
@@ -189,19 +193,19 @@ func askedFor(q, host string) bool {
 }
 
 // couldCause says whether a hit no case names could have come from a case's request.
-func couldCause(c BypassCase, h nethost.Hit) bool {
+func couldCause(c Case, h nethost.Hit) bool {
 	switch h.Proto {
 	case nethost.ProtoUnix:
-		return c.Raw.Via == probe.ViaUnix || c.Raw.Via == probe.ViaUringUnix
+		return c.Raw.Via == crafted.ViaUnix || c.Raw.Via == crafted.ViaUringUnix
 	case nethost.ProtoUDP:
-		return c.Raw.Via == probe.ViaUDP
+		return c.Raw.Via == crafted.ViaUDP
 	case nethost.ProtoICMP:
-		return c.Raw.Via == probe.ViaICMP
+		return c.Raw.Via == crafted.ViaICMP
 	case nethost.ProtoDNS:
 		return ViaProxy(c.Raw.Via)
 	}
 	switch c.Raw.Via {
-	case probe.ViaHTTP, probe.ViaConnect, probe.ViaSOCKS, probe.ViaDirect, probe.ViaUringTCP:
+	case crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS, crafted.ViaDirect, crafted.ViaUringTCP:
 		return true
 	}
 	return false
@@ -215,7 +219,7 @@ type control struct {
 
 // judgeControls checks each proxy channel's control: the allowed host's token came back and the
 // allowed host logged the request.
-func judgeControls(in BypassInput, results map[string]probe.RawResult, attributed map[string][]nethost.Hit) map[string]control {
+func judgeControls(in Input, results map[string]crafted.Result, attributed map[string][]nethost.Hit) map[string]control {
 	out := map[string]control{}
 	for _, c := range in.Cases {
 		if !c.Control {
@@ -237,7 +241,7 @@ func judgeControls(in BypassInput, results map[string]probe.RawResult, attribute
 
 // proxyFailure names why a request through the proxy did not reach its destination, as the
 // network scenario would: the proxy dead, the policy refusing, or something else.
-func proxyFailure(res probe.RawResult) (model.Outcome, string) {
+func proxyFailure(res crafted.Result) (model.Outcome, string) {
 	switch {
 	case res.Skipped != "":
 		return model.HarnessError, res.Skipped
@@ -252,8 +256,8 @@ func proxyFailure(res probe.RawResult) (model.Outcome, string) {
 }
 
 // judgeCase decides one case.
-func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult, mine, unattributed []nethost.Hit, controls map[string]control) BypassCaseResult {
-	cr := BypassCaseResult{Name: c.Name}
+func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattributed []nethost.Hit, controls map[string]control) CaseResult {
+	cr := CaseResult{Name: c.Name}
 	if c.NotApplicable != "" {
 		cr.Outcome, cr.Hint = model.NotApplicable, c.NotApplicable
 		return cr
@@ -268,8 +272,8 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if len(breach) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, breach[0].Role
-		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, describeHits(requestHits(breach)))
-		cr.Server = describeHits(breach)
+		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, classify.DescribeHits(classify.RequestHits(breach)))
+		cr.Server = classify.DescribeHits(breach)
 		return cr
 	}
 	var blame []nethost.Hit
@@ -280,11 +284,11 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if len(blame) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, blame[0].Role
-		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", describeHits(blame))
-		cr.Server = describeHits(blame)
+		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", classify.DescribeHits(blame))
+		cr.Server = classify.DescribeHits(blame)
 		return cr
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, probe.RawPayload(in.Nonce, c.Raw.ID)) {
+	if c.Raw.Via == crafted.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, crafted.Payload(in.Nonce, c.Raw.ID)) {
 		cr.Outcome, cr.Reached = model.NonEnforcing, "terminal"
 		cr.Hint = fmt.Sprintf("the caller's terminal holds injected input %q", clip(in.Injected, 80))
 		return cr
@@ -356,10 +360,10 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 	}
 	if !controlReached(c, u, in) {
 		cr.Outcome = model.NotApplicable
-		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", firstNonEmpty(u.Errno, u.Err, u.Skipped, "nothing logged"))
+		cr.Hint = fmt.Sprintf("without any sandbox this request does not get through either (%s): a refusal inside would prove nothing", cmp.Or(u.Errno, u.Err, u.Skipped, "nothing logged"))
 		return cr
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI && res.Connected {
+	if c.Raw.Via == crafted.ViaTIOCSTI && res.Connected {
 		cr.Outcome, cr.Hint = model.Correct, "contained: the input went to a terminal of the sandbox's own ("+res.Body+"), the caller's terminal holds none of it"
 		return cr
 	}
@@ -369,15 +373,15 @@ func judgeCase(in BypassInput, c BypassCase, results map[string]probe.RawResult,
 
 // controlReached says whether an unsandboxed request reached its fixture: the client got its
 // answer and the fixture logged the request (for TIOCSTI: the terminal holds the input).
-func controlReached(c BypassCase, u probe.RawResult, in BypassInput) bool {
+func controlReached(c Case, u crafted.Result, in Input) bool {
 	if !u.Connected {
 		return false
 	}
-	if c.Raw.Via == probe.ViaTIOCSTI {
+	if c.Raw.Via == crafted.ViaTIOCSTI {
 		return true // the harness checked the terminal after the control run
 	}
 	for _, h := range in.UnsandboxedHits {
-		if h.Path == probe.BypassPath(in.Nonce, c.Raw.ID) || h.Path == probe.RawPayload(in.Nonce, c.Raw.ID) {
+		if h.Path == crafted.BypassPath(in.Nonce, c.Raw.ID) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) {
 			return true
 		}
 	}
@@ -386,7 +390,7 @@ func controlReached(c BypassCase, u probe.RawResult, in BypassInput) bool {
 
 // tokenOf is the role whose token the response carries ("" none); any but the allowed host's
 // wins.
-func tokenOf(res probe.RawResult, tokens map[string]string) string {
+func tokenOf(res crafted.Result, tokens map[string]string) string {
 	var roles []string
 	for role, tok := range tokens {
 		if tok != "" && strings.Contains(res.Body, tok) {
@@ -415,7 +419,7 @@ func loggedRequest(hits []nethost.Hit, role string) bool {
 }
 
 // refusal says how a request was refused, in the client's words.
-func refusal(res probe.RawResult) string {
+func refusal(res crafted.Result) string {
 	var parts []string
 	if res.Status != 0 {
 		s := fmt.Sprintf("HTTP %d", res.Status)
@@ -446,13 +450,4 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-func sortedCaseNames(m map[string]BypassCaseResult) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,0 +1,161 @@
+package bypass
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
+)
+
+const bn = "n0nce"
+
+var bTokens = map[string]string{nethost.RoleAllowed: "tokA", nethost.RoleDenied: "tokD", nethost.RoleLoopback: "tokL"}
+
+func bcase(name, id, via string) Case {
+	return Case{Name: name, Raw: crafted.Request{ID: id, Via: via, Host: "x", Port: 80}}
+}
+
+func ctl(via string) Case {
+	return Case{Raw: crafted.Request{ID: "control-" + via, Via: via, Host: "allowed.sandcheck.test", Port: 80}, Control: true, AllowedOK: true}
+}
+
+// reached is a probe result whose body carries a fixture's answer.
+func reached(id, via, token string) crafted.Result {
+	return crafted.Result{ID: id, Via: via, Reply: -1, Status: 200, Connected: true, Body: nethost.Body("x", token)}
+}
+
+func refused(id, via string) crafted.Result {
+	return crafted.Result{ID: id, Via: via, Reply: -1, Status: 403, ProxyError: "blocked-by-allowlist", Stage: "reply"}
+}
+
+func logged(role, id string) nethost.Hit {
+	return nethost.Hit{Role: role, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, id), From: "198.18.0.1:1000"}
+}
+
+func bin(cases []Case, res []crafted.Result, hits ...nethost.Hit) Input {
+	return Input{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
+}
+
+func TestClassify(t *testing.T) {
+	sock := bcase("bypass/m/nul", "nul", crafted.ViaSOCKS)
+	okCtl := []crafted.Result{reached("control-socks", crafted.ViaSOCKS, "tokA")}
+	okHit := logged(nethost.RoleAllowed, "control-socks")
+	cases := []struct {
+		name string
+		in   Input
+		want model.Outcome
+		hint string
+	}{
+		{"refused with a working control",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, crafted.Result{ID: "nul", Via: crafted.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
+			model.Correct, "SOCKS5 reply 2"},
+		{"the denied host logged the case's path: non-enforcing even if the client saw a refusal",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
+			model.NonEnforcing, "denied reached"},
+		{"egress no request names blames the cases that could have caused it",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit,
+				nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
+			model.NonEnforcing, "no request names"},
+		{"a forbidden token seen by the client is egress",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, reached("nul", crafted.ViaSOCKS, "tokL")), okHit),
+			model.NonEnforcing, "loopback host's token"},
+		{"a refusal proves nothing when the control did not get through (proxy dead)",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, []crafted.Result{
+				{ID: "control-socks", Via: crafted.ViaSOCKS, Reply: -1, Stage: "proxy", Errno: "ECONNREFUSED", Err: "connection refused"},
+				refused("nul", crafted.ViaSOCKS)}),
+			model.ProxyDead, "control"},
+		{"the control's token without the allowed host's log is no proof",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS))),
+			model.AllowedBlocked, "control"},
+		{"a case the probe did not report is never a pass",
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, okCtl, okHit),
+			model.HarnessError, "not reported"},
+		{"a trial that timed out keeps only evidence",
+			func() Input {
+				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit)
+				in.TimedOut = true
+				return in
+			}(),
+			model.Timeout, ""},
+		{"a timed-out trial with the case's egress is non-enforcing",
+			func() Input {
+				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
+				in.Obs, in.TimedOut = nil, true
+				return in
+			}(),
+			model.NonEnforcing, "denied reached"},
+		{"the allowed host reached by a case that must not reach it (another port)",
+			bin([]Case{ctl(crafted.ViaSOCKS), bcase("bypass/p/x", "x", crafted.ViaSOCKS)}, append(okCtl, reached("x", crafted.ViaSOCKS, "tokA")), okHit,
+				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, "x"), Port: 8080}),
+			model.NonEnforcing, "allowed reached"},
+		{"policy refusal stands in for a control where none can exist",
+			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}}, []crafted.Result{refused("e", crafted.ViaHTTP)}),
+			model.Correct, "refused by policy"},
+		{"a policy that should deny everything let the allowed host answer",
+			bin([]Case{{Name: "bypass/p/a", Raw: crafted.Request{ID: "a", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
+				[]crafted.Result{reached("a", crafted.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
+			model.NonEnforcing, "allowed reached"},
+		{"an empty reply is not a policy refusal",
+			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
+				[]crafted.Result{{ID: "e", Via: crafted.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}}),
+			model.ProxyDead, "replied nothing"},
+		{"deny-all target: a proxy case is not applicable",
+			func() Input {
+				in := bin([]Case{sock}, nil)
+				in.DenyAll = true
+				return in
+			}(),
+			model.NotApplicable, "no proxy"},
+	}
+	for _, c := range cases {
+		r := Classify(c.in)
+		got := r.Cases[c.in.Cases[len(c.in.Cases)-1].Name]
+		if got.Outcome != c.want || !strings.Contains(got.Hint, c.hint) {
+			t.Errorf("%s: %s (%s), want %s with %q", c.name, got.Outcome, got.Hint, c.want, c.hint)
+		}
+	}
+}
+
+// TestClassifyNoProxy: a request that uses no proxy is judged against its unsandboxed
+// control: no control that got through, no judgement.
+func TestClassifyNoProxy(t *testing.T) {
+	udp := Case{Name: "bypass/o/udp", Raw: crafted.Request{ID: "udp", Via: crafted.ViaUDP, Addr: "198.18.0.3:7"}}
+	in := func(u map[string]crafted.Result, uh []nethost.Hit, res crafted.Result, hits ...nethost.Hit) Input {
+		x := bin([]Case{udp}, []crafted.Result{res}, hits...)
+		x.Unsandboxed, x.UnsandboxedHits = u, uh
+		return x
+	}
+	through := map[string]crafted.Result{"udp": {ID: "udp", Connected: true}}
+	seen := []nethost.Hit{{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}}
+	blocked := crafted.Result{ID: "udp", Via: crafted.ViaUDP, Reply: -1, Stage: "send", Errno: "ENETUNREACH"}
+	for _, c := range []struct {
+		name string
+		in   Input
+		want model.Outcome
+	}{
+		{"refused, control got through", in(through, seen, blocked), model.Correct},
+		{"control never ran", in(nil, nil, blocked), model.HarnessError},
+		{"control did not get through either", in(map[string]crafted.Result{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), model.NotApplicable},
+		{"control's client saw an answer the fixture never logged", in(through, nil, blocked), model.NotApplicable},
+		{"the datagram reached the denied host", in(through, seen, blocked,
+			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}), model.NonEnforcing},
+	} {
+		if got := Classify(c.in).Cases[udp.Name]; got.Outcome != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
+		}
+	}
+	// Terminal input: only what reached the caller's terminal is an escape.
+	tio := Case{Name: "bypass/t/tiocsti", Raw: crafted.Request{ID: "tiocsti", Via: crafted.ViaTIOCSTI}}
+	x := bin([]Case{tio}, []crafted.Result{{ID: "tiocsti", Via: crafted.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})
+	x.Unsandboxed = map[string]crafted.Result{"tiocsti": {ID: "tiocsti", Connected: true}}
+	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.Correct || !strings.Contains(got.Hint, "contained") {
+		t.Errorf("input into a terminal of the sandbox's own: %s (%s)", got.Outcome, got.Hint)
+	}
+	x.Injected = "xx" + crafted.Payload(bn, "tiocsti")
+	if got := Classify(x).Cases[tio.Name]; got.Outcome != model.NonEnforcing || got.Reached != "terminal" {
+		t.Errorf("input in the caller's terminal: %s (%s)", got.Outcome, got.Hint)
+	}
+}
