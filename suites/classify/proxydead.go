@@ -25,18 +25,20 @@ func proxyDeadCause(obs *probe.Observation) string {
 			missing = append(missing, fmt.Sprint(p))
 		}
 	}
-	var refusedFirst, reachedLater, emptyAfterOK bool
-	sawOK := false
-	for i, a := range obs.Attempts {
+	// The first request through the proxy decides whether it came up late: refused (nothing
+	// listening yet) or no reply within its timeout (the relay accepted, the bridge or proxy
+	// behind it was not ready), then a later request reached the proxy.
+	var refusedFirst, emptyFirst, reachedLater, emptyAfterOK bool
+	sawOK, first := false, true
+	for _, a := range obs.Attempts {
 		if a.Channel == model.ChanDirect || a.Channel == model.ChanDNS || a.Skipped != "" {
 			continue
 		}
 		v, _ := VerdictOf(a, nil)
 		ok := a.Status != 0 && v != ProxyRefused && v != ProxyEmpty
-		if i == 0 && v == ProxyRefused {
-			refusedFirst = true
-		}
-		if i > 0 && ok && refusedFirst {
+		if first {
+			refusedFirst, emptyFirst, first = v == ProxyRefused, v == ProxyEmpty, false
+		} else if ok && (refusedFirst || emptyFirst) {
 			reachedLater = true
 		}
 		if sawOK && v == ProxyEmpty {
@@ -51,6 +53,8 @@ func proxyDeadCause(obs *probe.Observation) string {
 		return "no proxy in the environment, yet requests failed at a proxy"
 	case refusedFirst && reachedLater:
 		return "proxy came up late: the first request was refused, later ones reached the proxy"
+	case emptyFirst && reachedLater:
+		return "proxy answered late: the relay accepted the first request but no reply came within its timeout; later ones reached the proxy"
 	case len(missing) > 0 && len(present) == 0:
 		return fmt.Sprintf("in-sandbox bridge not listening on 127.0.0.1:%s; proxy env set but nothing behind it", strings.Join(missing, ","))
 	case emptyAfterOK:
