@@ -14,9 +14,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner/journal"
@@ -58,7 +60,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	// TestNothingLeftBehind, after every test whatever -run selected: each test that starts
 	// trials checks after itself too (noLeftoversAfter), this catches the rest.
-	if left := newLeftovers(); len(left) > 0 {
+	if left := settledLeftovers(); len(left) > 0 {
 		fmt.Fprintln(os.Stderr, "--- FAIL: TestNothingLeftBehind (after the e2e tests): trials left things behind:\n  "+strings.Join(left, "\n  "))
 		code = 1
 	}
@@ -79,7 +81,7 @@ func requireSandbox(t *testing.T) {
 // machine (see leftovers).
 func noLeftoversAfter(t *testing.T) {
 	t.Cleanup(func() {
-		for _, l := range newLeftovers() {
+		for _, l := range settledLeftovers() {
 			t.Errorf("TestNothingLeftBehind: %s", l)
 		}
 	})
@@ -226,6 +228,15 @@ func TestFlakyRateTracksP(t *testing.T) {
 	if p < ci.Low || p > ci.High {
 		t.Fatalf("p=%g outside the measured interval [%.3f, %.3f]", p, ci.Low, ci.High)
 	}
+}
+
+// settledLeftovers is newLeftovers once the kernel has had time to finish what it does in the
+// background: a fixture's namespace, and with it both ends of its veth, is removed by a kernel
+// work queue after the last reference goes, which on a loaded machine takes a moment after the
+// trial process exited. What is still there after 10 s was left.
+func settledLeftovers() []string {
+	testwait.Eventually(10*time.Second, func() bool { return len(newLeftovers()) == 0 })
+	return newLeftovers()
 }
 
 // newLeftovers lists what trials left on this machine since these tests began (see leftovers).

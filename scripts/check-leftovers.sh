@@ -42,10 +42,21 @@ if [ "$mode" = snapshot ]; then
   [ -z "$now" ] || { echo "check-leftovers: already here before the tests (not blamed on them):"; printf '  %s\n' "$now"; }
   exit 0
 fi
-new=$now
-if [ -n "$snap" ] && [ -s "$snap" ]; then
-  new=$(comm -23 <(printf '%s\n' "$now") <(sort -u "$snap") | sed '/^$/d')
-fi
+# fresh: what is here now and was not in the snapshot. The kernel removes a fixture's namespace,
+# and both ends of its veth, in the background after its last user exits: give it 10 s.
+fresh() {
+  if [ -n "$snap" ] && [ -s "$snap" ]; then
+    comm -23 <(items | sort -u) <(sort -u "$snap") | sed '/^$/d'
+  else
+    items | sort -u
+  fi
+}
+new=$(fresh)
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  [ -n "$new" ] || break
+  sleep 1
+  new=$(fresh)
+done
 if [ -n "$new" ]; then
   echo "check-leftovers: the tests left things behind:"
   printf '  %s\n' "$new" | head -20
