@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,27 +115,24 @@ func sandcheckRun(t *testing.T, args ...string) runJSON {
 	return r
 }
 
+// records calls fn for each record of the run's journal whose cell has this fault.
+func (r runJSON) records(fault string, fn func(model.Record)) error {
+	_, err := journal.Scan(filepath.Join(r.out, "journal.jsonl"), func(rec model.Record) error {
+		if rec.Cell.Fault == fault {
+			fn(rec)
+		}
+		return nil
+	})
+	return err
+}
+
 // deviating describes, from the run's journal, each trial of the cell with this fault whose
 // outcome is not want: what a failure of a detector test needs to be diagnosed from CI's log.
-func (r runJSON) deviating(t *testing.T, fault string, want model.Outcome) string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(r.out, "journal.jsonl"))
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
+func (r runJSON) deviating(fault string, want model.Outcome) string {
 	var b strings.Builder
-	jr := journal.NewReader(f, f.Name())
-	for {
-		rec, err := jr.Next()
-		if err != nil {
-			if err != io.EOF {
-				fmt.Fprintf(&b, "\n  %v", err)
-			}
-			break
-		}
-		if rec.Cell.Fault != fault || rec.Outcome == want {
-			continue
+	err := r.records(fault, func(rec model.Record) {
+		if rec.Outcome == want {
+			return
 		}
 		fmt.Fprintf(&b, "\n  trial %d: %s (%d ms) %s %s", rec.Trial, rec.Outcome, rec.DurationMS, rec.Hint, rec.Error)
 		for _, sc := range rec.Scenarios {
@@ -151,6 +147,9 @@ func (r runJSON) deviating(t *testing.T, fault string, want model.Outcome) strin
 			}
 			fmt.Fprintf(&b, "\n    evidence: %s", ev)
 		}
+	})
+	if err != nil {
+		fmt.Fprintf(&b, "\n  %v", err)
 	}
 	return b.String()
 }
@@ -163,7 +162,7 @@ const trials = 20
 // those two add over 20 minutes). 5/5 still flags every deterministic known-bad and pins every
 // finding both ways; the rates' intervals are the long tier's job.
 func tierTrials() int {
-	if os.Getenv("SANDCHECK_LONG") == "1" {
+	if isLong() {
 		return trials
 	}
 	return 5
@@ -206,11 +205,11 @@ func TestDetector(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := cell.Outcomes[c.want]
 			if c.want == model.Correct && got < trials {
-				n, hint := r.starved(t, c.fault)
+				n, hint := r.starved(c.fault)
 				got += starvedAllowance(t, name, hint, n)
 			}
 			if cell.Trials != trials || got != trials {
-				t.Errorf("fault %q: outcomes %v over %d trials, want %s in all %d:%s", c.fault, cell.Outcomes, cell.Trials, c.want, trials, r.deviating(t, c.fault, c.want))
+				t.Errorf("fault %q: outcomes %v over %d trials, want %s in all %d:%s", c.fault, cell.Outcomes, cell.Trials, c.want, trials, r.deviating(c.fault, c.want))
 			}
 		})
 	}
@@ -240,8 +239,9 @@ func TestFlakyRateTracksP(t *testing.T) {
 // work queue after the last reference goes, which on a loaded machine takes a moment after the
 // trial process exited. What is still there after 10 s was left.
 func settledLeftovers() []string {
-	testwait.Eventually(10*time.Second, func() bool { return len(newLeftovers()) == 0 })
-	return newLeftovers()
+	var left []string
+	testwait.Eventually(10*time.Second, func() bool { left = newLeftovers(); return len(left) == 0 })
+	return left
 }
 
 // newLeftovers lists what trials left on this machine since these tests began (see leftovers).

@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
 // srtStarved matches the messages with which srt 0.0.83 refuses to start when its own start-up
@@ -35,24 +33,14 @@ func isLong() bool { return os.Getenv("SANDCHECK_LONG") == "1" }
 
 // starved counts, from the run's journal, the trials of the cell with this fault that srt refused
 // to start on a starved machine (srtStarved), with the first such hint.
-func (r runJSON) starved(t *testing.T, fault string) (int, string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(r.out, "journal.jsonl"))
-	if err != nil {
-		return 0, ""
-	}
-	defer f.Close()
+func (r runJSON) starved(fault string) (int, string) {
 	n, first := 0, ""
-	jr := journal.NewReader(f, f.Name())
-	for {
-		rec, err := jr.Next()
-		if err != nil {
-			return n, first
-		}
-		if rec.Cell.Fault == fault && rec.Outcome == model.SandboxFailed && srtStarved.MatchString(rec.Hint) {
+	_ = r.records(fault, func(rec model.Record) {
+		if rec.Outcome == model.SandboxFailed && srtStarved.MatchString(rec.Hint) {
 			if n++; first == "" {
 				first = rec.Hint
 			}
 		}
-	}
+	})
+	return n, first
 }

@@ -36,8 +36,8 @@ items() {
   return 0
 }
 
-now=$(items | sort -u)
 if [ "$mode" = snapshot ]; then
+  now=$(items | sort -u)
   printf '%s\n' "$now" > "$snap"
   [ -z "$now" ] || { echo "check-leftovers: already here before the tests (not blamed on them):"; printf '  %s\n' "$now"; }
   exit 0
