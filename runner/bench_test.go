@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 )
 
 // BenchmarkJournal runs the in-process fake through the whole runner (scheduling, record
@@ -29,7 +30,7 @@ func BenchmarkJournal(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
 			fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.1, model.NonEnforcing: 0.01}}
-			cells := testCells(100)
+			cells := runtest.Cells(100)
 			for b.Loop() {
 				dir := b.TempDir()
 				runtime.GC()
@@ -139,7 +140,7 @@ func BenchmarkLeanJournal(b *testing.B) {
 				dir := b.TempDir()
 				runtime.GC()
 				stop := samplePeakHeap()
-				sum, err := Run(context.Background(), fake, Options{Cells: testCells(10), Trials: n / 10, Parallel: 2, Dir: dir, FullJournal: full})
+				sum, err := Run(context.Background(), fake, Options{Cells: runtest.Cells(10), Trials: n / 10, Parallel: 2, Dir: dir, FullJournal: full})
 				peak := stop()
 				if err != nil || sum.Ran != n {
 					b.Fatalf("ran %d: %v", sum.Ran, err)

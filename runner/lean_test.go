@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 	"github.com/sandcheck/sandcheck/runner/journal"
 )
 
@@ -33,7 +34,7 @@ func TestLeanJournal(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		dir := t.TempDir()
 		fake := leanFake()
-		cells := testCells(2)
+		cells := runtest.Cells(2)
 		sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 30, Parallel: 2, Dir: dir, FullJournal: full})
 		if err != nil || sum.Ran != 60 {
 			t.Fatalf("ran %d: %v", sum.Ran, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/rundir"
 )
@@ -29,17 +30,17 @@ import (
 func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {
 	dir := t.TempDir()
 	fake := &Fake{Seed: 7, P: map[model.Outcome]float64{model.ProxyDead: 0.25, model.NonEnforcing: 0.05}}
-	cells := testCells(4)
+	cells := runtest.Cells(4)
 	sum, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 25, Parallel: 4, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := journalKeys(t, filepath.Join(dir, JournalFile))
+	got, _ := runtest.JournalKeys(t, filepath.Join(dir, JournalFile))
 	if len(got) != 100 || sum.Ran != 100 || sum.Resumed != 0 {
 		t.Fatalf("%d journaled, ran %d", len(got), sum.Ran)
 	}
 	for k, r := range got {
-		if want := fake.Outcome(k.cell, k.trial); r.Outcome != want {
+		if want := fake.Outcome(k.Cell, k.Trial); r.Outcome != want {
 			t.Fatalf("%v: outcome %s, want %s", k, r.Outcome, want)
 		}
 		if r.RunID != sum.RunID || r.V != journal.SchemaVersion || r.Cell.Target != "fake" {
@@ -91,13 +92,13 @@ func TestBoundedParallelism(t *testing.T) {
 				return model.Record{Outcome: model.Correct}
 			})
 			dir := t.TempDir()
-			if _, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 8, Parallel: j, Dir: dir}); err != nil {
+			if _, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(3), Trials: 8, Parallel: j, Dir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			if p := peak.Load(); int(p) != j {
 				t.Fatalf("peak concurrency %d, want %d", p, j)
 			}
-			if got, _ := journalKeys(t, filepath.Join(dir, JournalFile)); len(got) != 24 {
+			if got, _ := runtest.JournalKeys(t, filepath.Join(dir, JournalFile)); len(got) != 24 {
 				t.Fatalf("%d journaled", len(got))
 			}
 		})
@@ -113,7 +114,7 @@ func TestInterleavedOrder(t *testing.T) {
 		mu.Unlock()
 		return model.Record{Outcome: model.Correct}
 	})
-	if _, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 2, Dir: t.TempDir()}); err != nil {
+	if _, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(2), Trials: 2, Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "fault0/0 fault1/0 fault0/1 fault1/1"; strings.Join(order, " ") != want {
@@ -173,21 +174,21 @@ func TestResumeAfterKill9(t *testing.T) {
 	testwait.Until(t, "10 journaled trials", 20*time.Second, func() bool { return countLines(jpath) >= 10 })
 	cmd.Process.Kill() // SIGKILL: no chance to clean up
 	cmd.Wait()
-	before, _ := journalKeys(t, jpath)
+	before, _ := runtest.JournalKeys(t, jpath)
 	if len(before) < 10 || len(before) >= 2*n {
 		t.Fatalf("%d trials before the kill (stderr %s)", len(before), stderr.String())
 	}
 
 	var mu sync.Mutex
-	var rerun []key
+	var rerun []runtest.Key
 	fake := &Fake{Seed: 1, P: map[model.Outcome]float64{model.ProxyDead: 0.2}}
 	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
 		mu.Lock()
-		rerun = append(rerun, key{tr.Cell.ID, tr.Index})
+		rerun = append(rerun, runtest.Key{Cell: tr.Cell.ID, Trial: tr.Index})
 		mu.Unlock()
 		return fake.Run(ctx, tr)
 	})
-	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true})
+	sum, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestResumeAfterKill9(t *testing.T) {
 			t.Fatalf("trial %v ran again after resume", k)
 		}
 	}
-	after, _ := journalKeys(t, jpath) // fails on duplicates
+	after, _ := runtest.JournalKeys(t, jpath) // fails on duplicates
 	if len(after) != 2*n || sum.Resumed != len(before) || sum.Ran != 2*n-len(before) {
 		t.Fatalf("after resume %d trials (want %d), resumed %d, ran %d", len(after), 2*n, sum.Resumed, sum.Ran)
 	}
@@ -205,7 +206,7 @@ func TestResumeAfterKill9(t *testing.T) {
 			t.Fatalf("trial %v changed", k)
 		}
 	}
-	if after[key{testCells(1)[0].ID, 0}].RunID != sum.RunID {
+	if after[runtest.Key{Cell: runtest.Cells(1)[0].ID, Trial: 0}].RunID != sum.RunID {
 		t.Fatal("resume did not keep the run id")
 	}
 	t.Logf("killed after %d of %d trials; resume ran %d", len(before), 2*n, sum.Ran)
@@ -213,7 +214,7 @@ func TestResumeAfterKill9(t *testing.T) {
 
 func TestTornLastLineIgnoredOnResume(t *testing.T) {
 	dir := t.TempDir()
-	cell := testCells(1)[0]
+	cell := runtest.Cells(1)[0]
 	jpath := filepath.Join(dir, JournalFile)
 	w, _ := journal.OpenWriter(jpath)
 	for i := range 3 {
@@ -231,28 +232,28 @@ func TestTornLastLineIgnoredOnResume(t *testing.T) {
 	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], "dropped a torn last line") {
 		t.Fatalf("warnings %q", sum.Warnings)
 	}
-	got, warn := journalKeys(t, jpath)
+	got, warn := runtest.JournalKeys(t, jpath)
 	if len(got) != 5 || len(warn) != 0 || sum.Resumed != 3 || sum.Ran != 2 || sum.RunID != "old" {
 		t.Fatalf("%d trials, warn %v, resumed %d, ran %d, run id %s", len(got), warn, sum.Resumed, sum.Ran, sum.RunID)
 	}
 }
 
 func TestShardUnionIsWhole(t *testing.T) {
-	cells := testCells(7)
+	cells := runtest.Cells(7)
 	fake := &Fake{Seed: 9, P: map[model.Outcome]float64{model.ProxyDead: 0.4}}
 	whole := t.TempDir()
 	if _, err := Run(context.Background(), fake, Options{Cells: cells, Trials: 3, Dir: whole, Parallel: 2}); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := journalKeys(t, filepath.Join(whole, JournalFile))
-	union := map[key]model.Record{}
+	want, _ := runtest.JournalKeys(t, filepath.Join(whole, JournalFile))
+	union := map[runtest.Key]model.Record{}
 	for i := 1; i <= 3; i++ {
 		sh, _ := matrix.ParseShard(fmt.Sprintf("%d/3", i))
 		dir := t.TempDir()
 		if _, err := Run(context.Background(), fake, Options{Cells: cells, Shard: sh, Trials: 3, Dir: dir}); err != nil {
 			t.Fatal(err)
 		}
-		part, _ := journalKeys(t, filepath.Join(dir, JournalFile))
+		part, _ := runtest.JournalKeys(t, filepath.Join(dir, JournalFile))
 		for k, r := range part {
 			if _, dup := union[k]; dup {
 				t.Fatalf("%v in two shards", k)
@@ -284,7 +285,7 @@ func TestStopperEndsCellEarly(t *testing.T) {
 	})
 	dir := t.TempDir()
 	var out bytes.Buffer
-	sum, err := Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Progress: &out,
+	sum, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(2), Trials: 100, Dir: dir, Progress: &out,
 		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +299,7 @@ func TestStopperEndsCellEarly(t *testing.T) {
 		t.Fatalf("progress total not shrunk: %s", out.String())
 	}
 	// Resuming feeds the journal to fresh stoppers: nothing more runs.
-	sum, err = Run(context.Background(), exec, Options{Cells: testCells(2), Trials: 100, Dir: dir, Resume: true,
+	sum, err = Run(context.Background(), exec, Options{Cells: runtest.Cells(2), Trials: 100, Dir: dir, Resume: true,
 		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 7} }})
 	if err != nil || sum.Ran != 0 || sum.Resumed != 28 {
 		t.Fatalf("resume ran %d, resumed %d, err %v", sum.Ran, sum.Resumed, err)
@@ -331,7 +332,7 @@ func TestPassed(t *testing.T) {
 }
 
 func TestRunRefusals(t *testing.T) {
-	cells := testCells(1)
+	cells := runtest.Cells(1)
 	dir := t.TempDir()
 	if _, err := Run(context.Background(), &Fake{}, Options{Cells: cells, Trials: 2, Dir: dir}); err != nil {
 		t.Fatal(err)
@@ -366,11 +367,11 @@ func TestRunDirLocked(t *testing.T) {
 	})
 	done := make(chan error)
 	go func() {
-		_, err := Run(context.Background(), exec, Options{Cells: testCells(1), Trials: 1, Dir: dir})
+		_, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(1), Trials: 1, Dir: dir})
 		done <- err
 	}()
 	<-started
-	_, err := Run(context.Background(), &Fake{}, Options{Cells: testCells(1), Trials: 1, Dir: dir, Resume: true})
+	_, err := Run(context.Background(), &Fake{}, Options{Cells: runtest.Cells(1), Trials: 1, Dir: dir, Resume: true})
 	close(release)
 	if err == nil || !strings.Contains(err.Error(), "in use by another sandcheck run") || !errors.Is(err, syscall.EWOULDBLOCK) {
 		t.Fatalf("err = %v", err)
@@ -383,7 +384,7 @@ func TestRunDirLocked(t *testing.T) {
 func TestPlainProgressLines(t *testing.T) {
 	var out syncBuffer
 	_, err := Run(context.Background(), &Fake{Seed: 1, Delay: 5 * time.Millisecond, P: map[model.Outcome]float64{model.ProxyDead: 0.5}},
-		Options{Cells: testCells(2), Trials: 20, Parallel: 2, Dir: t.TempDir(), Progress: &out, ProgressEvery: 20 * time.Millisecond})
+		Options{Cells: runtest.Cells(2), Trials: 20, Parallel: 2, Dir: t.TempDir(), Progress: &out, ProgressEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,14 +446,14 @@ func TestStopperOvershootBoundedByParallelism(t *testing.T) {
 		return model.Record{Outcome: model.Correct}
 	})
 	var mu sync.Mutex
-	sum, err := Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
+	sum, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
 		NewStopper: func(model.Cell) Stopper {
 			return StopperFunc(func(bool) bool { mu.Lock(); defer mu.Unlock(); return false })
 		}})
 	if err != nil || sum.Ran != 600 {
 		t.Fatalf("never-stopping rule: ran %d, %v", sum.Ran, err)
 	}
-	sum, err = Run(context.Background(), exec, Options{Cells: testCells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
+	sum, err = Run(context.Background(), exec, Options{Cells: runtest.Cells(3), Trials: 200, Parallel: 3, Dir: t.TempDir(),
 		NewStopper: func(model.Cell) Stopper { return &countStopper{after: 5} }})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 )
 
 // BenchmarkParallel compares -j1 and -j2 wall time on 8 trials of a fake process target that
@@ -24,7 +25,7 @@ func BenchmarkParallel(b *testing.B) {
 			pe := fakeProcess(env)
 			wall := func(j int) time.Duration {
 				start := time.Now()
-				sum, err := runner.Run(context.Background(), pe, runner.Options{Cells: testCells(1), Trials: 8, Parallel: j, Dir: b.TempDir()})
+				sum, err := runner.Run(context.Background(), pe, runner.Options{Cells: runtest.Cells(1), Trials: 8, Parallel: j, Dir: b.TempDir()})
 				if err != nil || sum.Ran != 8 {
 					b.Fatalf("ran %d: %v", sum.Ran, err)
 				}
@@ -65,7 +66,7 @@ func BenchmarkOverhead(b *testing.B) {
 				}
 				loop += time.Since(start)
 				start = time.Now()
-				if _, err := runner.Run(context.Background(), pe, runner.Options{Cells: testCells(1), Trials: n, Dir: b.TempDir()}); err != nil {
+				if _, err := runner.Run(context.Background(), pe, runner.Options{Cells: runtest.Cells(1), Trials: n, Dir: b.TempDir()}); err != nil {
 					b.Fatal(err)
 				}
 				run += time.Since(start)

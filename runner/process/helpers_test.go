@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 )
 
 // The test binary doubles as a fake trial process and as a runner process to kill -9.
@@ -97,45 +96,13 @@ func testRunnerMain() int {
 	n, _ := strconv.Atoi(os.Getenv("RUNNER_N"))
 	exec := shell(`sleep 1000 & echo $! >> "$OUT/sleeps"; wait`, dir)
 	_, err := runner.Run(context.Background(), exec, runner.Options{
-		Cells: testCells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true, Timeout: time.Hour,
+		Cells: runtest.Cells(2), Trials: n, Parallel: 2, Dir: filepath.Join(dir, "run"), Resume: true, Timeout: time.Hour,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
-}
-
-func testCells(n int) []model.Cell {
-	var cells []model.Cell
-	for i := range n {
-		f := fmt.Sprintf("fault%d", i)
-		cells = append(cells, model.Cell{ID: matrix.CellID("fake", "local", f, ""), Target: "fake", Host: "local", Fault: f})
-	}
-	return cells
-}
-
-type key struct {
-	cell  string
-	trial int
-}
-
-// journalKeys reads a journal and fails on any duplicate (cell, trial).
-func journalKeys(t *testing.T, path string) (map[key]model.Record, []string) {
-	t.Helper()
-	got := map[key]model.Record{}
-	warn, err := journal.Scan(path, func(r model.Record) error {
-		k := key{r.Cell.ID, r.Trial}
-		if _, dup := got[k]; dup {
-			return fmt.Errorf("trial %v journaled twice", k)
-		}
-		got[k] = r
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got, warn
 }
 
 // gone reports whether pid no longer runs (absent, or a zombie nobody reaped yet).

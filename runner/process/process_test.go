@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 	"github.com/sandcheck/sandcheck/runner/rundir"
 )
 
@@ -32,7 +33,7 @@ func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			rec := pe.Run(ctx, runner.Trial{Cell: testCells(1)[0], Timeout: 300 * time.Millisecond})
+			rec := pe.Run(ctx, runner.Trial{Cell: runtest.Cells(1)[0], Timeout: 300 * time.Millisecond})
 			if rec.Outcome != model.Timeout || !strings.Contains(rec.Error, "deadline 300ms exceeded; process group killed") {
 				t.Fatalf("record %+v", rec)
 			}
@@ -119,14 +120,14 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 	// A scratch dir left by a killed run is cleared at start.
 	os.MkdirAll(filepath.Join(dir, runner.ScratchDir, "trial-123"), 0o755)
 	pe := fakeProcess("FAKE_P=0.5", "FAKE_SEED=3")
-	if _, err := runner.Run(context.Background(), pe, runner.Options{Cells: testCells(2), Trials: 5, Parallel: 2, Dir: dir}); err != nil {
+	if _, err := runner.Run(context.Background(), pe, runner.Options{Cells: runtest.Cells(2), Trials: 5, Parallel: 2, Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := journalKeys(t, filepath.Join(dir, runner.JournalFile))
+	got, _ := runtest.JournalKeys(t, filepath.Join(dir, runner.JournalFile))
 	fake := &runner.Fake{Seed: 3, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}
 	for k, r := range got {
-		if r.Outcome != fake.Outcome(k.cell, k.trial) {
-			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.cell, k.trial))
+		if r.Outcome != fake.Outcome(k.Cell, k.Trial) {
+			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.Cell, k.Trial))
 		}
 	}
 	if len(got) != 10 {
@@ -170,7 +171,7 @@ func TestLeftoversOfKilledRunAreKilled(t *testing.T) {
 		}
 	}
 	exec := runner.ExecutorFunc(func(ctx context.Context, tr runner.Trial) model.Record { return model.Record{Outcome: model.Correct} })
-	sum, err := runner.Run(context.Background(), exec, runner.Options{Cells: testCells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
+	sum, err := runner.Run(context.Background(), exec, runner.Options{Cells: runtest.Cells(2), Trials: 5, Dir: filepath.Join(dir, "run"), Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := runner.Run(ctx, pe, runner.Options{Cells: testCells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
+		_, err := runner.Run(ctx, pe, runner.Options{Cells: runtest.Cells(1), Trials: 10, Parallel: 2, Dir: dir, Timeout: time.Hour})
 		errc <- err
 	}()
 	testwait.Until(t, "two sleeping trials", 10*time.Second, func() bool { return len(readPids(t, filepath.Join(out, "pids"))) == 2 })
@@ -204,16 +205,16 @@ func TestCtrlCStopsKillsAndKeepsJournalConsistent(t *testing.T) {
 	for _, p := range readPids(t, filepath.Join(out, "pids")) {
 		testwait.Gone(t, 2*time.Second, p)
 	}
-	got, warn := journalKeys(t, filepath.Join(dir, runner.JournalFile))
+	got, warn := runtest.JournalKeys(t, filepath.Join(dir, runner.JournalFile))
 	if len(got) != 3 || len(warn) != 0 {
 		t.Fatalf("journal holds %d trials (%v), want the 3 finished ones", len(got), warn)
 	}
 	// Resume finishes the rest, each once.
-	sum, err := runner.Run(context.Background(), shell("exit 0", out), runner.Options{Cells: testCells(1), Trials: 10, Dir: dir, Resume: true})
+	sum, err := runner.Run(context.Background(), shell("exit 0", out), runner.Options{Cells: runtest.Cells(1), Trials: 10, Dir: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := journalKeys(t, filepath.Join(dir, runner.JournalFile)); len(got) != 10 || sum.Ran != 7 {
+	if got, _ := runtest.JournalKeys(t, filepath.Join(dir, runner.JournalFile)); len(got) != 10 || sum.Ran != 7 {
 		t.Fatalf("after resume %d trials, ran %d", len(got), sum.Ran)
 	}
 }

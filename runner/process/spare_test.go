@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 )
 
 // spareTrialMain is a spare: it waits for its trial on stdin, then reports how it ran: its pid,
@@ -69,7 +70,7 @@ func TestSparesServeTrials(t *testing.T) {
 			return model.Record{Outcome: model.Correct}, nil
 		},
 	}
-	sum, err := runner.Run(context.Background(), pe, runner.Options{Cells: testCells(1), Trials: 6, Dir: t.TempDir()})
+	sum, err := runner.Run(context.Background(), pe, runner.Options{Cells: runtest.Cells(1), Trials: 6, Dir: t.TempDir()})
 	if err != nil || sum.Cells[0].Counts[model.Correct] != 6 {
 		t.Fatalf("ran %+v: %v", sum.Cells[0].Counts, err)
 	}
