@@ -37,14 +37,17 @@ const (
 	Hostname    = "SANDCHECK-PC"                    // WSL names the distribution's host after Windows'
 )
 
-// The drive's 9p protocol. WSL 2's drvfs answers statfs(2) with 9p's own type (V9FS_MAGIC), and
-// srt reads that to take its Windows-drive branch for mount points. Over 9p2000.L a virtio share
-// passes the host's type through (ext4 here), so the default is 9p2000.u, whose statfs the
-// guest's kernel answers with 9p's type, as on WSL 2. 9p2000.L keeps Linux semantics
-// (client-side permission checks) at the price of that difference.
+// The drive's 9p protocol. WSL 2's drvfs is 9P2000.L whose server (Windows') answers statfs(2)
+// with 9p's own type (V9FS_MAGIC); srt reads that type to take its Windows-drive branch for mount
+// points. QEMU's server answers the host directory's type instead (ext4 here), so no virtio share
+// gives both: 9p2000.L (default) keeps drvfs's semantics, fsync and renames included; 9p2000.u
+// makes the guest's kernel answer 9p itself, but QEMU 7.2 never answers the blank Twstat that
+// Linux sends for fsync over 9P2000.u, so every fsync on that drive hangs the caller in
+// p9_client_rpc (unkillable): Claude Code (atomic writes of ~/.claude.json), git and dd
+// conv=fsync never finish there. Use it for srt's filesystem scenarios only.
 const (
-	Drive9P2000U = "9p2000.u" // default: statfs says 9p, as on WSL 2
-	Drive9P2000L = "9p2000.L"
+	Drive9P2000L = "9p2000.L" // default: drvfs's semantics; statfs says the host's type
+	Drive9P2000U = "9p2000.u" // statfs says 9p, as on WSL 2; fsync hangs
 )
 
 // DriveOptions are the v9fs options of the drive, as close to WSL's drvfs mount as a virtio

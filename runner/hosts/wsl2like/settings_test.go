@@ -16,12 +16,12 @@ func TestSettings(t *testing.T) {
 	parse := func(entry string) (*matrix.Matrix, error) {
 		return matrix.Parse("m.yaml", []byte("targets: [{name: srt}]\nhosts:\n  - "+entry+"\n"), matrix.Registry{HostKinds: hosts.Matrix()})
 	}
-	m, err := parse("{name: w, kind: wsl2-like, image: bookworm, trials_per_boot: 50, variant: wsl1, cpu_percent: 25, distro: Ubuntu, home_on_drive: true, drive_protocol: 9p2000.L}")
+	m, err := parse("{name: w, kind: wsl2-like, image: bookworm, trials_per_boot: 50, variant: wsl1, cpu_percent: 25, distro: Ubuntu, home_on_drive: true, drive_protocol: 9p2000.u}")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := m.Hosts[0].Settings.(Config)
-	if got.VM.Kernel != "bookworm" || got.VM.TrialsPerBoot != 50 || got.Variant != WSL1 || got.CPUPercent != 25 || got.Distro != "Ubuntu" || !got.HomeOnDrive || got.DriveProtocol != Drive9P2000L {
+	if got.VM.Kernel != "bookworm" || got.VM.TrialsPerBoot != 50 || got.Variant != WSL1 || got.CPUPercent != 25 || got.Distro != "Ubuntu" || !got.HomeOnDrive || got.DriveProtocol != Drive9P2000U {
 		t.Fatalf("settings = %+v", got)
 	}
 	for entry, want := range map[string]string{
@@ -30,7 +30,7 @@ func TestSettings(t *testing.T) {
 		"{name: w, kind: wsl2-like, image: bookworm, cpu_percent: 0}":         "m.yaml:3: hosts[0].cpu_percent: must be at least 1",
 		"{name: w, kind: wsl2-like, image: bookworm, user: ci}":               `m.yaml:3: hosts[0].user: "ci": a vm guest has only`,
 		"{name: w, kind: wsl2-like, image: bookworm, distro: 1.5}":            "",
-		"{name: w, kind: wsl2-like, image: bookworm, drive_protocol: 9p2000}": `m.yaml:3: hosts[0].drive_protocol: unknown value "9p2000" (expected one of: 9p2000.u, 9p2000.L)`,
+		"{name: w, kind: wsl2-like, image: bookworm, drive_protocol: 9p2000}": `m.yaml:3: hosts[0].drive_protocol: unknown value "9p2000" (expected one of: 9p2000.L, 9p2000.u)`,
 	} {
 		_, err := parse(entry)
 		if want == "" {

@@ -43,8 +43,8 @@ type Config struct {
 	CPUPercent  int     // the guest's trials get this share of one CPU (0: no limit)
 	Distro      string  // WSL_DISTRO_NAME
 	HomeOnDrive bool    // accounts' HOME on the drive too (/home bound to C:\Users\home)
-	// DriveProtocol is the drive's 9p protocol: Drive9P2000U (default: statfs says 9p, as on
-	// WSL 2) or Drive9P2000L.
+	// DriveProtocol is the drive's 9p protocol: Drive9P2000L (default: drvfs's semantics) or
+	// Drive9P2000U (statfs says 9p, as on WSL 2, but fsync hangs: see Drive9P2000U).
 	DriveProtocol string
 }
 
@@ -55,7 +55,7 @@ func settings(s *matrix.HostSettings) Config {
 		CPUPercent:    s.PositiveInt("cpu_percent", "the percent of one CPU the guest's trials get"),
 		Distro:        s.Optional("distro", "the WSL distribution's name (WSL_DISTRO_NAME)"),
 		HomeOnDrive:   s.Bool("home_on_drive"),
-		DriveProtocol: s.OneOf("drive_protocol", Drive9P2000U, Drive9P2000L),
+		DriveProtocol: s.OneOf("drive_protocol", Drive9P2000L, Drive9P2000U),
 	}
 	if c.CPUPercent > 100*64 {
 		s.Errorf("cpu_percent", "%d%%: more than the guest could use", c.CPUPercent)
@@ -94,10 +94,10 @@ func New(c Config) (*Host, error) {
 	}
 	switch c.DriveProtocol {
 	case "":
-		c.DriveProtocol = Drive9P2000U
+		c.DriveProtocol = Drive9P2000L
 	case Drive9P2000U, Drive9P2000L:
 	default:
-		return nil, fmt.Errorf("wsl2-like host %s: drive_protocol %q: want %s or %s", c.VM.Name, c.DriveProtocol, Drive9P2000U, Drive9P2000L)
+		return nil, fmt.Errorf("wsl2-like host %s: drive_protocol %q: want %s or %s", c.VM.Name, c.DriveProtocol, Drive9P2000L, Drive9P2000U)
 	}
 	if c.CPUPercent < 0 {
 		return nil, fmt.Errorf("wsl2-like host %s: cpu_percent %d: want 1 or more", c.VM.Name, c.CPUPercent)
@@ -122,6 +122,9 @@ func (h *Host) Isolation() string {
 func (h *Host) describe() string {
 	d := fmt.Sprintf("%s-like (Debian %s kernel, release suffix %q; trials' workspaces on a %s drive at %s", map[Variant]string{WSL2: "WSL2", WSL1: "WSL1"}[h.cfg.Variant],
 		h.cfg.VM.Kernel, h.cfg.Variant.ReleaseSuffix(), h.cfg.DriveProtocol, DriveDir)
+	if h.cfg.DriveProtocol == Drive9P2000U {
+		d += "; fsync on the drive hangs"
+	}
 	if h.cfg.CPUPercent > 0 {
 		d += fmt.Sprintf("; CPU budget %d%% of one CPU", h.cfg.CPUPercent)
 	}
