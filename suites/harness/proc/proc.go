@@ -102,13 +102,15 @@ func RunCommandIn(ctx context.Context, setup Setup, argv, env []string, dir, coo
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
+	ended := make(chan struct{})
+	defer close(ended)
 	var err error
 	if setup.Start != nil {
 		// Started from an isolated fixture's namespace thread: the binds come from a wrapper
 		// process there (that thread must not change its own mount namespace).
 		err = setup.Start(cmd)
 	} else {
-		err = startUnder(cmd, binds)
+		err = startUnder(cmd, binds, ended)
 	}
 	if err != nil {
 		r.Exit, r.Stderr = -1, err.Error()
@@ -160,14 +162,19 @@ func RunCommandIn(ctx context.Context, setup Setup, argv, env []string, dir, coo
 // (it exits with its goroutine), and nothing else of this process sees the mounts; when the
 // command's last process ends the namespace goes. No unshare, shell or mount processes: they
 // cost ~13 ms a trial here, and far more under emulation.
-func startUnder(cmd *exec.Cmd, binds []Bind) error {
+//
+// The thread lives until ended is closed (the command has ended). For PR_SET_PDEATHSIG the
+// forking thread is the command's parent: bwrap --die-with-parent, exec'd in place as the
+// command, was SIGKILLed when the thread exited after bwrap had armed it, a race won about
+// once in 20 trials ("SANDBOX-RAN marker missing (exit -1, no message)").
+func startUnder(cmd *exec.Cmd, binds []Bind, ended <-chan struct{}) error {
 	if len(binds) == 0 {
 		return cmd.Start()
 	}
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		done <- func() error {
+		err := func() error {
 			if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
 				return fmt.Errorf("private mount namespace: %w", err)
 			}
@@ -192,6 +199,10 @@ func startUnder(cmd *exec.Cmd, binds []Bind) error {
 			}
 			return cmd.Start()
 		}()
+		done <- err
+		if err == nil {
+			<-ended
+		}
 	}()
 	return <-done
 }

@@ -4,10 +4,15 @@ package proc
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
+
+// The main goroutine keeps the main thread, so startUnder's thread is another one: Go never ends
+// the main thread (it parks it), which would hide a thread that ends too early.
+func init() { runtime.LockOSThread() }
 
 // A command run under binds sees them, read-only where asked, and nothing else of this process
 // does: the mount namespace is the command's alone.
@@ -32,5 +37,24 @@ func TestRunUnderBinds(t *testing.T) {
 	}
 	if r := RunCommand(t.Context(), []string{"cat", "/etc/hosts"}, nil, "", "", 10*time.Second, time.Second); string(r.Stdout) != string(before) {
 		t.Fatalf("a later command without binds sees %q", r.Stdout)
+	}
+}
+
+// The thread that forked a command under binds lives as long as the command: for
+// PR_SET_PDEATHSIG it is the command's parent, and bwrap --die-with-parent exec'd as the command
+// died with it. The thread is the one task of this process in the command's mount namespace.
+func TestForkingThreadOutlivesTheCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: mount namespaces need root")
+	}
+	dir := t.TempDir()
+	os.WriteFile(dir+"/a", nil, 0o644)
+	os.WriteFile(dir+"/b", nil, 0o644)
+	script := `sleep 0.3; me=$(readlink /proc/self/ns/mnt)
+for ns in /proc/$PPID/task/*/ns/mnt; do [ "$(readlink "$ns")" = "$me" ] && echo parent-thread-alive; done; exit 0`
+	r := RunCommand(t.Context(), []string{"sh", "-c", script}, nil, "", "", 10*time.Second, time.Second,
+		Bind{Src: dir + "/a", Dst: dir + "/b"})
+	if r.Exit != 0 || !strings.Contains(string(r.Stdout), "parent-thread-alive") {
+		t.Fatalf("the forking thread was gone while the command ran: exit %d stdout %q stderr %q", r.Exit, r.Stdout, r.Stderr)
 	}
 }
