@@ -79,7 +79,7 @@ func TestBypassHealthy(t *testing.T) {
 			if !strings.HasPrefix(f.Scenario, "bypass/") || f.Intermittent || f.Fault != "" || f.User != "" {
 				continue
 			}
-			if shown[f.ID] != n && shown[f.ID] < n-starvedTrials {
+			if shown[f.ID] > n || shown[f.ID] < n-starvedTrials {
 				t.Errorf("known finding %s (%s) showed in %d/%d trials, pinned in every trial", f.ID, f.Pos, shown[f.ID], n)
 			}
 		}
