@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sandcheck/sandcheck/internal/shortlived"
 	"io"
 	"os"
 	"strings"
@@ -66,6 +67,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	// sandbox, the command inside it) inherits it and could frame a result of its own.
 	key := os.Getenv(runner.EnvResultKey)
 	os.Unsetenv(runner.EnvResultKey)
+	shortlived.NoGCBelow(256 << 20) // a process per trial: a network trial allocates ~9 MB in all
 
 	fs := cli.NewFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
   sandcheck trial --fault bridge-absent --report out/ginkgo.json

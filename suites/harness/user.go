@@ -25,18 +25,23 @@ func (t *Trial) asUser() error {
 		return nil
 	}
 	t.Env = t.Account.Env(t.Env)
-	// A TMPDIR the account cannot write (a runner's private one) is not its TMPDIR: its session
-	// would not have it, and a sandbox putting its sockets there would fail for our reasons.
-	if tmp := os.Getenv("TMPDIR"); tmp != "" && t.Account.Can(users.Write, tmp) != nil {
-		t.Env = withoutVar(t.Env, "TMPDIR")
-	}
 	if err := os.Chmod(t.Dir, 0o755); err != nil {
 		return err
 	}
-	if err := t.Account.Can(users.Exec, t.Dir); err != nil {
+	// Asked together: each check is a process run as the account, and they come first in
+	// every trial.
+	tmp := os.Getenv("TMPDIR")
+	can := t.Account.CanAll(users.Need{Access: users.Exec, Path: t.Dir}, users.Need{Access: users.Exec, Path: self},
+		users.Need{Access: users.Write, Path: tmp})
+	// A TMPDIR the account cannot write (a runner's private one) is not its TMPDIR: its session
+	// would not have it, and a sandbox putting its sockets there would fail for our reasons.
+	if tmp != "" && can[2] != nil {
+		t.Env = withoutVar(t.Env, "TMPDIR")
+	}
+	if err := can[0]; err != nil {
 		return fmt.Errorf("the trial directory is out of reach of the sandbox's user: %w; set %s to a directory it can enter (e.g. /tmp)", err, EnvWorkDir)
 	}
-	if t.Account.Can(users.Exec, self) != nil {
+	if can[1] != nil {
 		// A test binary under go's private build directory, or a binary in root's HOME: the
 		// account gets its own copy, root's and read-only, inside the trial directory.
 		t.ProbeBin = filepath.Join(t.Dir, probeBinDir, "sandcheck")

@@ -132,14 +132,15 @@ func Main(specFile string, w io.Writer) int {
 	return 0
 }
 
-// Run tries every channel against every host: channel after channel, in Spec order, and the
-// hosts of a channel at once (waiting for one host's answer before asking the next only adds
-// their times up; six curls in a row were a third of a network trial). The channels keep their
-// order because the sandbox's own start-up is part of what is measured: a relay that comes up
-// slowly fails the requests made before it listens, and the first channel's requests are the
-// seed's first command, the later ones come as they did. When a fault must act between two
-// requests (SyncAfterFirst), the very first pair (the allowed host over the first channel) goes
-// alone and the rest wait for the fault's ack. Attempts are listed in channel x host order.
+// Run tries every channel against every host in two rounds: the first channel's requests (both
+// hosts at once), then every other request at once. The first round goes alone because the
+// sandbox's own start-up is part of what is measured: a relay that comes up slowly fails the
+// requests made before it listens, and the first channel's requests are the seed's first command.
+// After it, nothing is gained by waiting for one request's answer before asking the next: that
+// only adds their times up (the https and socks rounds that once followed were a sixth of a
+// network trial). When a fault must act between two requests (SyncAfterFirst), the very first
+// request (the allowed host over the first channel) goes alone and the rest wait for the fault's
+// ack. Attempts are listed in channel x host order.
 func Run(s Spec) *Observation {
 	if s.Timeout <= 0 {
 		s.Timeout = 4 * time.Second
@@ -167,15 +168,16 @@ func Run(s Spec) *Observation {
 		attempts[i] = attempt(s, pairs[i].ch, pairs[i].h, o)
 		problems[i] = o.Problems
 	}
+	first := 0 // the first round: the first channel's requests
+	for first < len(pairs) && pairs[first].ch == pairs[0].ch {
+		first++
+	}
+	if s.SyncAfterFirst {
+		first = min(1, len(pairs)) // the first request alone, then the fault's ack
+	}
 	step := 0
-	for i := 0; i < len(pairs); {
-		j := i + 1
-		for j < len(pairs) && pairs[j].ch == pairs[i].ch {
-			j++
-		}
-		if s.SyncAfterFirst && i == 0 {
-			j = 1 // the first request alone, then the fault's ack
-		}
+	for _, round := range [][2]int{{0, first}, {first, len(pairs)}} {
+		i, j := round[0], round[1]
 		var wg sync.WaitGroup
 		for k := i; k < j; k++ {
 			wg.Go(func() { one(k) })
@@ -184,7 +186,6 @@ func Run(s Spec) *Observation {
 		for ; step < j; step++ {
 			mark(s, step+1)
 		}
-		i = j
 	}
 	// Raw requests (crafted proxy and SOCKS lines) after the channels, all at once: each is its own
 	// connection to the sandbox's proxy, and none is a channel's first request.
@@ -290,21 +291,26 @@ func redact(v string) string {
 	return u.String()
 }
 
-// listeners reads /proc/net/tcp{,6} for sockets in LISTEN state, so a report can say whether
-// anything listened on the proxy port inside the sandbox.
+// listeners lists the TCP sockets in LISTEN state inside the sandbox, so a report can say
+// whether anything listened on the proxy port: from sock_diag netlink, or from /proc/net/tcp{,6}
+// where a sandbox denies netlink sockets.
 func listeners() ([]Listener, error) {
-	var out []Listener
-	var errs []error
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	out, err := listenersDiag()
+	if err != nil {
+		var errs []error
+		out = nil
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out = append(out, ParseProcNetTCP(b)...)
 		}
-		out = append(out, ParseProcNetTCP(b)...)
+		err = errors.Join(errs...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
-	return out, errors.Join(errs...)
+	return out, err
 }
 
 // ParseProcNetTCP extracts LISTEN sockets from the text of /proc/net/tcp or /proc/net/tcp6.

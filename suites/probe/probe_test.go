@@ -168,22 +168,25 @@ func TestDirectRecordsConnectApartFromRead(t *testing.T) {
 	}
 }
 
-// Channels go in order and a channel's hosts at once: a stand-in curl logs each request's start
-// and end, and the https requests wait for each other (they can meet only if they run at once).
-// No request of a channel starts before the channel before it is done. With SyncAfterFirst the
-// first request goes alone.
-func TestChannelsInOrderHostsAtOnce(t *testing.T) {
+// The first channel's requests go first, both hosts at once; every other request goes after
+// them, all at once: a stand-in curl logs each request's start and end, and the requests of the
+// second round wait until all four have started (they can meet only if they run at once). With
+// SyncAfterFirst the first request goes alone, and the second round waits for the fault's ack.
+func TestFirstChannelFirstThenTheRestAtOnce(t *testing.T) {
+	t.Setenv("ALL_PROXY", "socks5h://127.0.0.1:9") // the socks channel's proxy (never reached)
 	for _, sync := range []bool{false, true} {
 		dir := t.TempDir()
 		log := filepath.Join(dir, "log")
 		curl := filepath.Join(dir, "curl")
+		// The channel is the request path's first segment (RequestPath), the host the URL's.
 		script := `#!/bin/sh
 for a; do u=$a; done
-ch=${u%%:*}; h=${u#*://}; h=${h%%/*}
+h=${u#*://}; p=${h#*/}; h=${h%%/*}; ch=${p%%/*}
 echo "start $ch $h" >> ` + log + `
 touch ` + dir + `/started-$ch-$h
-if [ "$ch" = https ]; then
-  i=0; while [ $i -lt 1000 ] && [ $(ls ` + dir + `/started-https-* | wc -l) -lt 2 ]; do sleep 0.01; i=$((i+1)); done
+[ -e ` + dir + `/acked ] || touch ` + dir + `/early-$ch-$h
+if [ "$ch" != http ]; then
+  i=0; while [ $i -lt 1000 ] && [ $(ls ` + dir + ` | grep -c '^started-[hs][to]' ) -lt 6 ]; do sleep 0.01; i=$((i+1)); done
 fi
 echo "end $ch $h" >> ` + log + "\n"
 		if err := os.WriteFile(curl, []byte(script), 0o755); err != nil {
@@ -191,14 +194,27 @@ echo "end $ch $h" >> ` + log + "\n"
 		}
 		marks := filepath.Join(dir, "marks")
 		os.MkdirAll(marks, 0o755)
-		if sync {
-			os.WriteFile(filepath.Join(marks, "step-1.ack"), nil, 0o644) // the fault's ack, already there
-		}
+		acked := filepath.Join(marks, "step-1.ack")
 		s := Spec{Nonce: "n", Curl: curl, Timeout: 30 * time.Second, MarkDir: marks, SyncAfterFirst: sync,
 			Hosts:    []Host{{Role: "allowed", Addr: "a.test"}, {Role: "denied", Addr: "d.test"}},
-			Channels: []string{model.ChanHTTP, model.ChanHTTPS}}
+			Channels: []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS}}
+		if sync {
+			// The fault's ack comes a moment after the first request's mark: nothing of the
+			// second round may start before it.
+			go func() {
+				for {
+					if _, err := os.Stat(filepath.Join(marks, "step-1")); err == nil {
+						time.Sleep(50 * time.Millisecond)
+						os.WriteFile(filepath.Join(dir, "acked"), nil, 0o644)
+						os.WriteFile(acked, nil, 0o644)
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+		}
 		obs := Run(s)
-		if len(obs.Attempts) != 4 || obs.Attempts[0].Role != "allowed" || obs.Attempts[3].Channel != model.ChanHTTPS {
+		if len(obs.Attempts) != 6 || obs.Attempts[0].Role != "allowed" || obs.Attempts[5].Channel != model.ChanSOCKS {
 			t.Fatalf("attempts out of order: %+v", obs.Attempts)
 		}
 		b, _ := os.ReadFile(log)
@@ -207,25 +223,86 @@ echo "end $ch $h" >> ` + log + "\n"
 		for i, l := range lines {
 			pos[l] = i
 		}
-		if len(pos) != 8 {
+		if len(pos) != 12 {
 			t.Fatalf("sync=%v: log %q", sync, lines)
 		}
-		for _, h := range []string{"a.test", "d.test"} {
-			for _, h2 := range []string{"a.test", "d.test"} {
-				if pos["end http "+h] > pos["start https "+h2] {
-					t.Errorf("sync=%v: https started before http was done: %q", sync, lines)
+		later := []string{"https a.test", "https d.test", "socks a.test", "socks d.test"}
+		for _, r := range later {
+			if !sync {
+				for _, h := range []string{"a.test", "d.test"} {
+					if pos["end http "+h] > pos["start "+r] {
+						t.Errorf("%s started before the first channel was done: %q", r, lines)
+					}
 				}
-				if pos["start https "+h] > pos["end https "+h2] {
-					t.Errorf("sync=%v: the https requests did not run at once: %q", sync, lines)
+			}
+			for _, r2 := range later {
+				if pos["start "+r] > pos["end "+r2] {
+					t.Errorf("sync=%v: the second round's requests did not run at once: %q", sync, lines)
 				}
 			}
 		}
-		if sync && (lines[0] != "start http a.test" || lines[1] != "end http a.test") {
-			t.Errorf("sync: the first request did not go alone: %q", lines)
+		if sync {
+			if lines[0] != "start http a.test" || lines[1] != "end http a.test" {
+				t.Errorf("sync: the first request did not go alone: %q", lines)
+			}
+			early, _ := filepath.Glob(filepath.Join(dir, "early-*"))
+			if len(early) != 1 || filepath.Base(early[0]) != "early-http-a.test" {
+				t.Errorf("sync: requests started before the fault's ack: %q", early)
+			}
 		}
-		for i := 1; i <= 4; i++ {
+		for i := 1; i <= 6; i++ {
 			if _, err := os.Stat(filepath.Join(marks, "step-"+strconv.Itoa(i))); err != nil {
 				t.Errorf("sync=%v: no mark for step %d", sync, i)
+			}
+		}
+	}
+}
+
+// listeners finds a socket listening here, over sock_diag and over /proc/net/tcp alike (the
+// fallback where a sandbox denies netlink), with its address as the kernel has it.
+func TestListenersSeeAListeningSocket(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ln6, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	defer ln6.Close()
+	port, port6 := ln.Addr().(*net.TCPAddr).Port, ln6.Addr().(*net.TCPAddr).Port
+	conn, err := net.Dial("tcp4", ln.Addr().String()) // an established socket must not count
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	local := conn.LocalAddr().(*net.TCPAddr).Port
+	diag, err := listenersDiag()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proc []Listener
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc = append(proc, ParseProcNetTCP(b)...)
+	}
+	for name, ls := range map[string][]Listener{"sock_diag": diag, "/proc/net/tcp": proc} {
+		want := map[Listener]bool{{Addr: "127.0.0.1", Port: port}: false, {Addr: "::1", Port: port6}: false}
+		for _, l := range ls {
+			if _, ok := want[l]; ok {
+				want[l] = true
+			}
+			if l.Port == local {
+				t.Errorf("%s: the client socket's port %d is listed as listening: %+v", name, local, l)
+			}
+		}
+		for l, seen := range want {
+			if !seen {
+				t.Errorf("%s: %+v not listed: %+v", name, l, ls)
 			}
 		}
 	}
