@@ -182,6 +182,8 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 		// together, and the CPU time the processes used (steal is not charged to them).
 		b.ReportMetric(float64(j1Sum.wall)/float64(bareSum.wall), "trial-vs-bare-all-rounds-x")
 		b.ReportMetric(float64(j1Sum.cpu)/float64(bareSum.cpu), "cpu-trial-vs-bare-x")
+		b.ReportMetric(ms(bareSum.cpu, n*rounds), "bare-cpu-ms/trial")
+		b.ReportMetric(ms(j1Sum.cpu, n*rounds), "run-j1-cpu-ms/trial")
 		b.ReportMetric(median(j2MS), "run-j2-ms/trial")
 		b.ReportMetric(median(speedups), "j2-speedup-x")
 		b.ReportMetric(float64(notCorrect), "runs-with-a-failed-trial")
