@@ -34,8 +34,8 @@ func awaitTrial() []string {
 	return req.Args
 }
 
-// warm does, while the spare waits, the work every trial does first and that no trial's
-// arguments change: parsing the known findings (embedded YAML, ~4 ms in a fresh process here). A trial that
+// warm does, while the spare waits, the work every trial does and that no trial's arguments
+// change: parsing the known findings (embedded YAML, ~4 ms in a fresh process here). A trial that
 // comes first waits for it (sync.Once), as it would have done it itself.
 func warm() {
 	go knownfindings.Load()

@@ -137,8 +137,8 @@ func Main(specFile string, w io.Writer) int {
 // sandbox's own start-up is part of what is measured: a relay that comes up slowly fails the
 // requests made before it listens, and the first channel's requests are the seed's first command.
 // After it, nothing is gained by waiting for one request's answer before asking the next: that
-// only adds their times up (the https and socks rounds that once followed were a sixth of a
-// network trial). When a fault must act between two requests (SyncAfterFirst), the very first
+// only adds their times up (four rounds after the first, channel after channel, took the probe
+// from ~126 to ~138 ms here, median of 20). When a fault must act between two requests (SyncAfterFirst), the very first
 // request (the allowed host over the first channel) goes alone and the rest wait for the fault's
 // ack. Attempts are listed in channel x host order.
 func Run(s Spec) *Observation {
