@@ -113,6 +113,7 @@ var Vars = []Var{
 
 	{"SANDCHECK_LONG", Test, "", "1: the long tier of the tests"},
 	{"SANDCHECK_BENCH_N", Test, "", "trials per benchmark round"},
+	{"SANDCHECK_BENCH_ROUNDS", Test, "7", "rounds of the trial-vs-bare benchmark (TrialVsBareSRT)"},
 	{"SANDCHECK_NODE_MODULES", Test, "", "node modules for the report consumer tests"},
 	{"SANDCHECK_RECORD", Test, "", "1: re-record the classifier's test runs"},
 	{"SANDCHECK_USERS_TRIALS", Test, "", "trials per user in the users e2e test"},
