@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -149,12 +151,18 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, set knownfindings.Set, n 
 	t.Helper()
 	shown := map[string]int{} // version|finding id -> trials it covered
 	ran := map[string]bool{}  // version|scenario
+	raced := map[string]int{} // version|scenario -> trials the runtime's start-up race took (raceAllowance)
 	for _, c := range rep.Cells {
 		ran[c.Version+"|"+c.Scenario] = true
 		if c.Trials != n {
 			t.Errorf("%s: %d trials, want %d", c.Name(), c.Trials, n)
 		}
-		if unknown := c.Failures - c.KnownFailures(); unknown != 0 {
+		unknown := c.Failures - c.KnownFailures()
+		if r := raceAllowance(t, c, unknown); r > 0 {
+			unknown -= r
+			raced[c.Version+"|"+c.Scenario] += r
+		}
+		if unknown != 0 {
 			t.Errorf("%s: %d/%d failed outside the known findings: %v%s", c.Name(), unknown, c.Trials, c.Outcomes, why(c))
 		}
 		for key, k := range c.Known {
@@ -170,7 +178,7 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, set knownfindings.Set, n 
 			if f.Intermittent || f.Fault != "" || !ran[v+"|"+f.Scenario] || !f.Versions.Contains(v) {
 				continue
 			}
-			if shown[v+"|"+f.ID] != n {
+			if shown[v+"|"+f.ID]+raced[v+"|"+f.Scenario] != n {
 				t.Errorf("known finding %s (%s) showed in %d/%d trials of %s, pinned in every trial", f.ID, f.Pos, shown[v+"|"+f.ID], n, v)
 			}
 		}
@@ -359,4 +367,25 @@ func shortWhy(hint string) string {
 		return cut(hint[i:], 70)
 	}
 	return cut(hint, 70)
+}
+
+// claudeRace matches the bundled runtime's start-up race, a known intermittent finding of both
+// versions (targets/claudecode/knownfindings.yaml, network/channel/*): the command ran before its
+// relays listened, so the first request was refused and later ones reached the proxy.
+var claudeRace = regexp.MustCompile(`proxy came up late: the first request was refused`)
+
+// raceAllowance is how many of a cell's failures outside the known findings `make test` lets the
+// runtime's start-up race take: one, logged, and only when every such failure is proxy-dead with
+// the race's hint. A scenario other than the network channels meets the race too when Claude Code
+// starts two at a time (-j 2) on two cores; the probe makes its first request as soon as it runs,
+// as the seed's own command does. Any other outcome still fails, and the long tier allows none.
+func raceAllowance(t *testing.T, c schema.Cell, unknown int) int {
+	t.Helper()
+	ex, ok := c.Examples[string(model.ProxyDead)]
+	if unknown == 0 || isLong() || c.Outcomes[string(model.ProxyDead)] < unknown || !ok || !claudeRace.MatchString(ex.Hint) {
+		return 0
+	}
+	allowed := min(unknown, 1)
+	t.Logf("%s: %d trial(s) the runtime's start-up race took, allowed %d: %s", c.Name(), unknown, allowed, ex.Hint)
+	return allowed
 }
