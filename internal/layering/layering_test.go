@@ -29,7 +29,7 @@ var layers = []struct {
 	// fixtures, the matrix, container images.
 	{"targets", 2}, {"fixtures/", 2}, {"matrix", 2}, {"images", 2},
 	// 3: leaves that know nothing of sandcheck: versions, the environment, /proc, file locks.
-	{"versions", 3}, {"config", 3}, {"internal/procfs", 3}, {"internal/flock", 3}, {"internal/shortlived", 3},
+	{"versions", 3}, {"config", 3}, {"internal/procfs", 3}, {"internal/flock", 3}, {"internal/shortlived", 3}, {"internal/netlink", 3},
 	// 4: the vocabulary every layer shares.
 	{"model", 4},
 }

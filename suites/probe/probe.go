@@ -297,20 +297,25 @@ func redact(v string) string {
 func listeners() ([]Listener, error) {
 	out, err := listenersDiag()
 	if err != nil {
-		var errs []error
-		out = nil
-		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out = append(out, ParseProcNetTCP(b)...)
-		}
-		err = errors.Join(errs...)
+		out, err = listenersProc()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
 	return out, err
+}
+
+// listenersProc reads the LISTEN sockets from /proc/net/tcp and /proc/net/tcp6.
+func listenersProc() ([]Listener, error) {
+	var out []Listener
+	var errs []error
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, ParseProcNetTCP(b)...)
+	}
+	return out, errors.Join(errs...)
 }
 
 // ParseProcNetTCP extracts LISTEN sockets from the text of /proc/net/tcp or /proc/net/tcp6.

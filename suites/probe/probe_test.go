@@ -282,13 +282,9 @@ func TestListenersSeeAListeningSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var proc []Listener
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proc = append(proc, ParseProcNetTCP(b)...)
+	proc, err := listenersProc()
+	if err != nil {
+		t.Fatal(err)
 	}
 	for name, ls := range map[string][]Listener{"sock_diag": diag, "/proc/net/tcp": proc} {
 		want := map[Listener]bool{{Addr: "127.0.0.1", Port: port}: false, {Addr: "::1", Port: port6}: false}
