@@ -21,8 +21,11 @@ import (
 )
 
 // benchN is the number of srt probes per measurement (SANDCHECK_BENCH_N, default def).
-func benchN(def int) int {
-	if n, err := strconv.Atoi(os.Getenv("SANDCHECK_BENCH_N")); err == nil && n > 0 {
+func benchN(def int) int { return benchInt("SANDCHECK_BENCH_N", def) }
+
+// benchInt is the positive number in the environment variable name, or def.
+func benchInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
 	return def
@@ -136,10 +139,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 		}
 		return d, filepath.Join(out, "journal.jsonl")
 	}
-	rounds := 7
-	if r, err := strconv.Atoi(os.Getenv("SANDCHECK_BENCH_ROUNDS")); err == nil && r > 0 {
-		rounds = r
-	}
+	rounds := benchInt("SANDCHECK_BENCH_ROUNDS", 7)
 	for b.Loop() {
 		steal := stealMeter()
 		var ratios, rootRatios, speedups, bareMS, bareRootMS, j1MS, j1RootMS, j2MS []float64
