@@ -1,22 +1,25 @@
 package doctor
 
-import "github.com/sandcheck/sandcheck/fixtures/users"
+import (
+	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
+)
 
 // UserOf is the user part of a fingerprint: who the sandbox runs as for spec. A trial has
 // resolved its user (and created the dedicated account) before it fingerprints; doctor only
 // looks (create false).
 func UserOf(spec string, create bool) *User {
-	spec = users.Normalize(spec)
+	spec = model.NormalizeUser(spec)
 	u := &User{Spec: spec}
 	var a *users.Account
 	var err error
 	switch {
-	case create || spec == users.Root:
+	case create || spec == model.UserRoot:
 		a, err = users.Resolve(spec)
-	case spec == users.Unprivileged:
-		a, err = users.Lookup(users.DedicatedName)
+	case spec == model.UserUnprivileged:
+		a, err = users.Lookup(model.DedicatedUser)
 		if err != nil {
-			u.Note = users.DedicatedName + " does not exist yet: the first trial creates it (or `sandcheck user`)"
+			u.Note = model.DedicatedUser + " does not exist yet: the first trial creates it (or `sandcheck user`)"
 			return u
 		}
 	default:

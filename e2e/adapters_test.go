@@ -95,7 +95,7 @@ func TestAdapters(t *testing.T) {
 					t.Errorf("%s: %d trials, want %d", row.Scenario, row.Trials, adapterTrials)
 				}
 				if id, ok := c.known[row.Scenario]; ok {
-					if k := row.Known[id]; k.Trials != adapterTrials {
+					if k := row.Known()[id]; k.Trials != adapterTrials {
 						t.Errorf("healthy %s %s: known finding %s in %d/%d trials (%v), want all%s", c.target, row.Scenario, id, k.Trials, adapterTrials, row.Outcomes, why(row))
 					}
 				} else if row.Failures != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	if err != nil {
 		skip.Loudly(b, "%v", err)
 	}
-	acct, err := users.Resolve(users.Unprivileged)
+	acct, err := users.Resolve(model.UserUnprivileged)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 			return costOf(cmd, start)
 		}
 	}
-	root, _ := users.Resolve(users.Root)
+	root, _ := users.Resolve(model.UserRoot)
 	bareRoot, bareUser := loop(root), loop(acct)
 	// A run whose srt failed a trial (exit 1: its relay start-up race under load shows as
 	// proxy-dead) still measured the trials' time: it is counted and said, not fatal.
@@ -147,10 +148,10 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 		phases := map[string][]float64{}
 		for range rounds {
 			br := bareRoot()
-			jr, _ := run(1, users.Root)
+			jr, _ := run(1, model.UserRoot)
 			bu := bareUser()
-			j1, journal := run(1, users.Unprivileged)
-			j2, _ := run(2, users.Unprivileged)
+			j1, journal := run(1, model.UserUnprivileged)
+			j2, _ := run(2, model.UserUnprivileged)
 			rootRatios = append(rootRatios, float64(jr.wall)/float64(br.wall))
 			ratios = append(ratios, float64(j1.wall)/float64(bu.wall))
 			speedups = append(speedups, float64(j1.wall)/float64(j2.wall))

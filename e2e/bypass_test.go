@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
@@ -59,8 +60,8 @@ func TestBypassHealthy(t *testing.T) {
 			if c.Outcomes["not-applicable"] != n {
 				classes[strings.Split(c.Scenario, "/")[1]] = true
 			}
-			for key, k := range c.Known {
-				for _, id := range schema.SplitIDs(key) {
+			for key, k := range c.Known() {
+				for _, id := range model.SplitIDs(key) {
 					shown[id] += k.Trials
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -30,7 +31,7 @@ func BenchmarkClaudeCodeTrialVsBareClaude(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	acct, err := users.Resolve(users.Unprivileged)
+	acct, err := users.Resolve(model.UserUnprivileged)
 	if err != nil {
 		b.Fatal(err)
 	}

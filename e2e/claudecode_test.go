@@ -165,8 +165,8 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, set knownfindings.Set, n 
 		if unknown != 0 {
 			t.Errorf("%s: %d/%d failed outside the known findings: %v%s", c.Name(), unknown, c.Trials, c.Outcomes, why(c))
 		}
-		for key, k := range c.Known {
-			for _, id := range schema.SplitIDs(key) {
+		for key, k := range c.Known() {
+			for _, id := range model.SplitIDs(key) {
 				if strings.HasPrefix(id, claudecode.Name+":"+c.Scenario+"#") {
 					shown[c.Version+"|"+id] += k.Trials
 				}
@@ -280,7 +280,7 @@ func claudeTables(row map[string]schema.Cell, n int) string {
 			parts = append(parts, p)
 		}
 		slices.Sort(parts)
-		if len(c.Known) > 0 {
+		if len(c.Known()) > 0 {
 			parts = append(parts, "(known)")
 		}
 		return strings.Join(parts, "; ")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
 	_ "github.com/sandcheck/sandcheck/targets/srt"
@@ -55,8 +56,8 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 			t.Errorf("%s: %d trials, want %d", c.Scenario, c.Trials, trials)
 			continue
 		}
-		for key, k := range c.Known {
-			for _, id := range schema.SplitIDs(key) {
+		for key, k := range c.Known() {
+			for _, id := range model.SplitIDs(key) {
 				if !strings.HasPrefix(id, "srt:"+c.Scenario+"#") && !knownfindings.IsAggregate(c.Scenario) {
 					t.Errorf("%s: covered by %s, a finding of another scenario", c.Scenario, id)
 				}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // The detector's one rule, end to end: nothing a sandbox does can turn a fail-open into a pass,

@@ -31,62 +31,34 @@ func (s Subject) String() string {
 	return out
 }
 
-// CheckTrial is the check of a breach that no finer check explains: the trial as a whole
-// (it timed out, the sandbox refused to start, or evidence beyond the per-check results).
-const CheckTrial = "trial"
-
-// Breach is one thing a verdict shows breached, in the breach's own terms.
-type Breach struct {
-	// Scenario is the per-check scenario a finding for this breach is keyed to (for a breach
-	// inside an aggregate verdict, the check's own scenario, e.g. filesystem/secret/read).
-	Scenario string `json:"scenario"`
-	// Check is the concrete thing breached: a path for filesystem checks ($WORKSPACE/...),
-	// CHANNEL:ROLE for network channels, the condition for fail-closed and untrusted scenarios.
-	Check   string        `json:"check"`
-	Outcome model.Outcome `json:"outcome"`
-	// What says it in words: "write $WORKSPACE/newrepo/.git/hooks/pre-commit",
-	// "http: denied.sandcheck.test reached", "condition socat-missing: ran unconfined".
-	What string `json:"what"`
-}
-
-// Verdict is what the decision needs of one spec's verdict.
-type Verdict struct {
-	Scenario string
-	Outcome  model.Outcome
-	Pass     bool
-	Hint     string
-	Breaches []Breach
-}
-
 // Match is a breach and the finding that covers it.
 type Match struct {
-	Breach  Breach
+	Breach  model.Breach
 	Finding Finding
 }
 
 // Decision is how a verdict stands against the known findings.
 type Decision struct {
-	// Breaches are the verdict's breaches, plus, for a failing verdict whose outcome none of
-	// them shows, one for the trial as a whole (what the journal records).
-	Breaches []Breach
-	// Known lists the ids (", "-separated) of the findings covering every breach of a failing
-	// verdict; "" when the verdict passed or any breach is new.
-	Known string
+	// Verdict is the verdict decided: its breaches, plus, for a failing verdict whose outcome
+	// none of them shows, one for the verdict as a whole (model.CheckTrial), each with the id of
+	// the finding that covers it, if one does; and Unreproduced. What the journal records.
+	Verdict model.Scenario
 	// Matched are the breaches a finding covers, New the ones none does.
 	Matched []Match
-	New     []Breach
-	// Unreproduced lists the ids of findings keyed to this very scenario (for this subject) that
-	// did not show although the scenario was judged: fixed, or intermittent.
-	Unreproduced string
+	New     []model.Breach
 }
 
-// Decide judges a verdict of sub against the findings: a failure is known only when every one of
-// its breaches is covered by a finding of the same target, version, fault, scenario, check and
-// outcome. A breach keyed to an aggregate scenario is never covered, so an aggregate is known
-// only through its checks' findings. A failing verdict whose outcome no breach shows is not
-// known either: the outcome stands unexplained.
-func (l List) Decide(sub Subject, v Verdict) Decision {
-	var d Decision
+// Known is the ids of the findings that cover the verdict's failure in full, ", "-joined; "" when
+// it did not fail or any breach is new.
+func (d Decision) Known() string { return strings.Join(d.Verdict.KnownIDs(), ", ") }
+
+// Decide judges a verdict of sub against the findings: a breach is covered when a finding of the
+// same target, version, fault, user, scenario, check and outcome exists. A breach keyed to an
+// aggregate scenario, or to the verdict as a whole, is never covered, so an aggregate is known
+// only through its checks' findings, and an outcome no breach shows stands unexplained. Whether
+// a covered failure is let through is not decided here: model.Accept decides, per tool.
+func (l List) Decide(sub Subject, v model.Scenario) Decision {
+	d := Decision{Verdict: v}
 	var applicable []Finding
 	if sub.Target == l.Target {
 		for _, f := range l.Findings {
@@ -96,61 +68,63 @@ func (l List) Decide(sub Subject, v Verdict) Decision {
 		}
 	}
 	shown := map[string]bool{}
+	d.Verdict.Breaches = nil
 	if !v.Pass {
-		d.Breaches = v.Breaches
-		if !showsOutcome(d.Breaches, v.Outcome) {
+		bs := append([]model.Breach(nil), v.Breaches...)
+		if !showsOutcome(bs, v.Outcome) {
 			what := string(v.Outcome)
 			if v.Hint != "" {
 				what += ": " + v.Hint
 			}
-			d.Breaches = append(d.Breaches[:len(d.Breaches):len(d.Breaches)], Breach{Scenario: v.Scenario, Check: CheckTrial, Outcome: v.Outcome, What: what})
+			bs = append(bs, model.Breach{Scenario: v.Name, Check: model.CheckTrial, Outcome: v.Outcome, What: what})
 		}
-		for _, b := range d.Breaches {
-			f, ok := cover(applicable, b)
-			if !ok {
+		for _, b := range bs {
+			b.Known = ""
+			f, ok := cover(applicable, b, v.Aggregate && b.Scenario == v.Name)
+			if ok {
+				b.Known = f.ID
+				d.Matched = append(d.Matched, Match{b, f})
+				shown[f.ID] = true
+			} else {
 				d.New = append(d.New, b)
-				continue
 			}
-			d.Matched = append(d.Matched, Match{b, f})
-			shown[f.ID] = true
-		}
-		if len(d.New) == 0 {
-			d.Known = joinIDs(d.Matched)
+			d.Verdict.Breaches = append(d.Verdict.Breaches, b)
 		}
 	}
-	if judged(v.Outcome, d.Breaches) {
+	d.Verdict.Unreproduced = ""
+	if judged(v.Outcome, d.Verdict.Breaches) {
 		var missing []string
 		for _, f := range applicable {
-			if f.Scenario == v.Scenario && !shown[f.ID] {
+			if f.Scenario == v.Name && !shown[f.ID] {
 				missing = append(missing, f.ID)
 			}
 		}
-		d.Unreproduced = strings.Join(missing, ", ")
+		d.Verdict.Unreproduced = strings.Join(missing, ", ")
 	}
 	return d
 }
 
 // Decide judges a verdict against the list of sub's target (none: nothing is known).
-func (s Set) Decide(sub Subject, v Verdict) Decision {
+func (s Set) Decide(sub Subject, v model.Scenario) Decision {
 	return s.For(sub.Target).Decide(sub, v)
 }
 
 // judged says whether a verdict's evidence can tell a finding is gone: not when nothing could be
 // judged (harness trouble, a timeout, not applicable) or the trial failed as a whole.
-func judged(o model.Outcome, bs []Breach) bool {
+func judged(o model.Outcome, bs []model.Breach) bool {
 	switch o {
 	case model.HarnessError, model.Timeout, model.NotApplicable:
 		return false
 	}
 	for _, b := range bs {
-		if b.Check == CheckTrial {
+		if b.Check == model.CheckTrial {
 			return false
 		}
 	}
 	return true
 }
 
-func showsOutcome(bs []Breach, o model.Outcome) bool {
+func showsOutcome(bs []model.Breach, o model.Outcome) bool {
 	for _, b := range bs {
 		if b.Outcome == o {
 			return true
@@ -159,8 +133,10 @@ func showsOutcome(bs []Breach, o model.Outcome) bool {
 	return false
 }
 
-func cover(fs []Finding, b Breach) (Finding, bool) {
-	if IsAggregate(b.Scenario) {
+// cover finds the finding that covers b. A breach of an aggregate (own marks one keyed to the
+// aggregate verdict itself) or of a verdict as a whole is never covered.
+func cover(fs []Finding, b model.Breach, own bool) (Finding, bool) {
+	if own || IsAggregate(b.Scenario) || b.Check == model.CheckTrial {
 		return Finding{}, false
 	}
 	for _, f := range fs {
@@ -169,18 +145,6 @@ func cover(fs []Finding, b Breach) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
-}
-
-func joinIDs(ms []Match) string {
-	var ids []string
-	seen := map[string]bool{}
-	for _, m := range ms {
-		if !seen[m.Finding.ID] {
-			seen[m.Finding.ID] = true
-			ids = append(ids, m.Finding.ID)
-		}
-	}
-	return strings.Join(ids, ", ")
 }
 
 // aggregates are the scenarios whose verdict sums up other scenarios' checks. A finding is never
@@ -211,9 +175,3 @@ func Aggregates() []string {
 	}
 	return out
 }
-
-// ChannelScenario is the per-check scenario of a network channel.
-func ChannelScenario(channel string) string { return "network/channel/" + channel }
-
-// FSScenario is the per-check scenario of a filesystem check.
-func FSScenario(check string) string { return "filesystem/" + check }

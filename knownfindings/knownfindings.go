@@ -15,7 +15,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -67,8 +66,8 @@ func (f Finding) appliesTo(s Subject) bool {
 }
 
 // Covers reports whether the finding covers a breach observed on sub.
-func (f Finding) Covers(sub Subject, b Breach) bool {
-	_, ok := cover([]Finding{f}, b)
+func (f Finding) Covers(sub Subject, b model.Breach) bool {
+	_, ok := cover([]Finding{f}, b, false)
 	return ok && f.appliesTo(sub)
 }
 
@@ -131,30 +130,6 @@ func loadFS() (Set, error) {
 		s[l.Target] = l
 	}
 	return s, nil
-}
-
-// SRT returns the known findings of srt.
-//
-// Deprecated: use Load and Set.For("srt"); kept while callers move over.
-func SRT() (List, error) {
-	s, err := Load()
-	if err != nil {
-		return List{}, err
-	}
-	return s.For("srt"), nil
-}
-
-// Lookup returns the first finding keyed to a scenario, if any. It ignores check, version and
-// fault, so it must not decide whether a failure is known (use Decide).
-//
-// Deprecated: kept while callers move to Scenario.Known in the journal.
-func (l List) Lookup(scenario string) (Finding, bool) {
-	for _, f := range l.Findings {
-		if f.Scenario == scenario {
-			return f, true
-		}
-	}
-	return Finding{}, false
 }
 
 // ByScenario returns every finding keyed to a scenario.
@@ -339,7 +314,7 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 			if err := p.str(v, pre+"user", &f.User); err != nil {
 				return err
 			}
-			if err := users.Check(f.User); err != nil {
+			if err := model.CheckUser(f.User); err != nil {
 				return p.errf(v, pre+"user", "%v", err)
 			}
 			return nil
@@ -369,6 +344,14 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 	}
 	if len(f.Also) > 0 && !f.Intermittent {
 		return f, p.errf(n, pre+"also", "only an intermittent finding shows more than one outcome (set intermittent: true)")
+	}
+	for i, o := range f.Also {
+		// Accepting a finding by id accepts every outcome it names: one that fails open under a
+		// fail-closed id would be let through by whoever accepts the fail-closed one.
+		if o.Severity() != f.Outcome.Severity() {
+			return f, p.errf(n, fmt.Sprintf("%salso[%d]", pre, i), "%s is %s, the finding's outcome %s is %s: one finding, one severity (make a finding of its own for the %s face)",
+				o, o.Severity(), f.Outcome, f.Outcome.Severity(), o)
+		}
 	}
 	f.ID = UserID(f.Target, f.Fault, f.User, f.Scenario, f.Check)
 	return f, nil

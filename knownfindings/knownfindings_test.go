@@ -1,6 +1,7 @@
 package knownfindings
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,7 +150,7 @@ func testList(t *testing.T) List {
 
 var healthy = Subject{Target: "srt", Version: "@anthropic-ai/sandbox-runtime@0.0.83"}
 
-var hooks = Breach{Scenario: "filesystem/protected/git-hooks-new-repo", Check: "$WORKSPACE/newrepo/.git/hooks/pre-commit",
+var hooks = model.Breach{Scenario: "filesystem/protected/git-hooks-new-repo", Check: "$WORKSPACE/newrepo/.git/hooks/pre-commit",
 	Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"}
 
 func TestParseIDsAndPositions(t *testing.T) {
@@ -180,30 +181,30 @@ func TestKeyMismatchOnEachFieldIsNotKnown(t *testing.T) {
 	type variant struct {
 		name string
 		sub  Subject
-		b    Breach
+		b    model.Breach
 	}
 	sub := func(m func(*Subject)) Subject { s := healthy; m(&s); return s }
-	br := func(m func(*Breach)) Breach { b := hooks; m(&b); return b }
+	br := func(m func(*model.Breach)) model.Breach { b := hooks; m(&b); return b }
 	for _, v := range []variant{
 		{"target", sub(func(s *Subject) { s.Target = "bwrap" }), hooks},
 		{"version above the range", sub(func(s *Subject) { s.Version = "@anthropic-ai/sandbox-runtime@0.0.84" }), hooks},
 		{"version below the range", sub(func(s *Subject) { s.Version = "@anthropic-ai/sandbox-runtime@0.0.79" }), hooks},
 		{"version unknown", sub(func(s *Subject) { s.Version = "unknown" }), hooks},
 		{"fault", sub(func(s *Subject) { s.Fault = "fs-drop-deny-read" }), hooks},
-		{"scenario", healthy, br(func(b *Breach) { b.Scenario = "filesystem/protected/git-hooks" })},
-		{"check", healthy, br(func(b *Breach) { b.Check = "$WORKSPACE/.git/hooks/pre-commit" })},
-		{"outcome", healthy, br(func(b *Breach) { b.Outcome = model.AllowedBlocked })},
+		{"scenario", healthy, br(func(b *model.Breach) { b.Scenario = "filesystem/protected/git-hooks" })},
+		{"check", healthy, br(func(b *model.Breach) { b.Check = "$WORKSPACE/.git/hooks/pre-commit" })},
+		{"outcome", healthy, br(func(b *model.Breach) { b.Outcome = model.AllowedBlocked })},
 	} {
 		if f.Covers(v.sub, v.b) {
 			t.Errorf("%s differs, yet the finding covers it", v.name)
 		}
-		d := l.Decide(v.sub, Verdict{Scenario: v.b.Scenario, Outcome: v.b.Outcome, Breaches: []Breach{v.b}})
-		if d.Known != "" || len(d.New) != 1 {
+		d := l.Decide(v.sub, model.Scenario{Name: v.b.Scenario, Outcome: v.b.Outcome, Breaches: []model.Breach{v.b}})
+		if d.Known() != "" || len(d.New) != 1 {
 			t.Errorf("%s differs, yet decided %+v", v.name, d)
 		}
 	}
 	// The fault: a finding under a fault holds under that fault (any parameters), never healthy.
-	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing}
+	secret := model.Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing}
 	fault := l.Findings[2]
 	for s, want := range map[Subject]bool{
 		healthy: false,
@@ -233,9 +234,9 @@ findings:
 		t.Fatalf("aggregate finding: %v", err)
 	}
 	l := List{Target: "srt", Findings: []Finding{{ID: "srt:filesystem/isolation#trial", Target: "srt", Versions: mustRange(t, "*"),
-		Scenario: "filesystem/isolation", Check: CheckTrial, Outcome: model.NonEnforcing, Note: "x"}}}
-	d := l.Decide(healthy, Verdict{Scenario: "filesystem/isolation", Outcome: model.NonEnforcing, Hint: "secret/read: ..."})
-	if d.Known != "" || len(d.New) != 1 || d.New[0].Scenario != "filesystem/isolation" || d.New[0].Check != CheckTrial {
+		Scenario: "filesystem/isolation", Check: model.CheckTrial, Outcome: model.NonEnforcing, Note: "x"}}}
+	d := l.Decide(healthy, model.Scenario{Name: "filesystem/isolation", Outcome: model.NonEnforcing, Hint: "secret/read: ..."})
+	if d.Known() != "" || len(d.New) != 1 || d.New[0].Scenario != "filesystem/isolation" || d.New[0].Check != model.CheckTrial {
 		t.Fatalf("aggregate verdict with no per-check breach: %+v", d)
 	}
 	for _, a := range Aggregates() {
@@ -249,15 +250,15 @@ findings:
 // known git-hooks finding, must not be known; healthy, the aggregate is known through its check.
 func TestAggregateKnownOnlyThroughEveryCheck(t *testing.T) {
 	l := testList(t)
-	secret := Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing, What: "read $TRIAL/home/.ssh/id_rsa"}
-	agg := Verdict{Scenario: "filesystem/isolation", Outcome: model.NonEnforcing, Breaches: []Breach{hooks}}
+	secret := model.Breach{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing, What: "read $TRIAL/home/.ssh/id_rsa"}
+	agg := model.Scenario{Name: "filesystem/isolation", Outcome: model.NonEnforcing, Breaches: []model.Breach{hooks}}
 	d := l.Decide(healthy, agg)
-	if d.Known != "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit" || len(d.New) != 0 {
+	if d.Known() != "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit" || len(d.New) != 0 {
 		t.Fatalf("healthy aggregate: %+v", d)
 	}
-	agg.Breaches = []Breach{hooks, secret}
+	agg.Breaches = []model.Breach{hooks, secret}
 	d = l.Decide(healthy, agg)
-	if d.Known != "" || len(d.New) != 1 || d.New[0] != secret || len(d.Matched) != 1 {
+	if d.Known() != "" || len(d.New) != 1 || !reflect.DeepEqual(d.New[0], secret) || len(d.Matched) != 1 {
 		t.Fatalf("aggregate with a new breach: %+v", d)
 	}
 }
@@ -266,43 +267,43 @@ func TestDecide(t *testing.T) {
 	l := testList(t)
 	const hooksID = "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"
 	const raceID = "srt:concurrency/shared-workspace/k4#leftover:.claude"
-	leftover := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "leftover:.claude", Outcome: model.Residue}
-	session := Breach{Scenario: "concurrency/shared-workspace/k4", Check: "session", Outcome: model.SandboxFailed}
+	leftover := model.Breach{Scenario: "concurrency/shared-workspace/k4", Check: "leftover:.claude", Outcome: model.Residue}
+	session := model.Breach{Scenario: "concurrency/shared-workspace/k4", Check: "session", Outcome: model.SandboxFailed}
 	cases := []struct {
 		name         string
-		v            Verdict
+		v            model.Scenario
 		known        string
 		newChecks    []string
 		unreproduced string
 	}{
 		{name: "passing scenario with a finding: fixed?",
-			v:            Verdict{Scenario: hooks.Scenario, Outcome: model.Correct, Pass: true},
+			v:            model.Scenario{Name: hooks.Scenario, Outcome: model.Correct, Pass: true},
 			unreproduced: hooksID},
 		{name: "passing scenario without a finding",
-			v: Verdict{Scenario: "filesystem/secret/read", Outcome: model.Correct, Pass: true}},
+			v: model.Scenario{Name: "filesystem/secret/read", Outcome: model.Correct, Pass: true}},
 		{name: "the finding itself",
-			v:     Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []Breach{hooks}},
+			v:     model.Scenario{Name: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []model.Breach{hooks}},
 			known: hooksID},
 		{name: "an outcome no breach shows is unexplained, and new",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.Timeout, Breaches: []Breach{hooks}},
-			newChecks: []string{CheckTrial}},
+			v:         model.Scenario{Name: hooks.Scenario, Outcome: model.Timeout, Breaches: []model.Breach{hooks}},
+			newChecks: []string{model.CheckTrial}},
 		{name: "failing with no breach at all",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing},
-			newChecks: []string{CheckTrial}, unreproduced: ""},
+			v:         model.Scenario{Name: hooks.Scenario, Outcome: model.NonEnforcing},
+			newChecks: []string{model.CheckTrial}, unreproduced: ""},
 		{name: "harness trouble says nothing about a fix",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.HarnessError, Breaches: []Breach{{Scenario: hooks.Scenario, Check: "", Outcome: model.HarnessError}}},
+			v:         model.Scenario{Name: hooks.Scenario, Outcome: model.HarnessError, Breaches: []model.Breach{{Scenario: hooks.Scenario, Check: "", Outcome: model.HarnessError}}},
 			newChecks: []string{""}},
 		{name: "intermittent race: the other face, another check, is new",
-			v:         Verdict{Scenario: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []Breach{session, leftover}},
+			v:         model.Scenario{Name: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []model.Breach{session, leftover}},
 			newChecks: []string{"session"}},
 		{name: "intermittent race: its listed face",
-			v:     Verdict{Scenario: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []Breach{{Scenario: leftover.Scenario, Check: "leftover:.claude", Outcome: model.SandboxFailed}}},
+			v:     model.Scenario{Name: leftover.Scenario, Outcome: model.SandboxFailed, Breaches: []model.Breach{{Scenario: leftover.Scenario, Check: "leftover:.claude", Outcome: model.SandboxFailed}}},
 			known: raceID},
 		{name: "intermittent race did not show this trial",
-			v:            Verdict{Scenario: leftover.Scenario, Outcome: model.Correct, Pass: true},
+			v:            model.Scenario{Name: leftover.Scenario, Outcome: model.Correct, Pass: true},
 			unreproduced: raceID},
 		{name: "a scenario failing another way: new, and its finding unreproduced",
-			v:         Verdict{Scenario: hooks.Scenario, Outcome: model.AllowedBlocked, Breaches: []Breach{{Scenario: hooks.Scenario, Check: hooks.Check, Outcome: model.AllowedBlocked}}},
+			v:         model.Scenario{Name: hooks.Scenario, Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Scenario: hooks.Scenario, Check: hooks.Check, Outcome: model.AllowedBlocked}}},
 			newChecks: []string{hooks.Check}, unreproduced: hooksID},
 	}
 	for _, c := range cases {
@@ -311,16 +312,16 @@ func TestDecide(t *testing.T) {
 		for _, b := range d.New {
 			got = append(got, b.Check)
 		}
-		if d.Known != c.known || strings.Join(got, ",") != strings.Join(c.newChecks, ",") || d.Unreproduced != c.unreproduced {
-			t.Errorf("%s: known %q new %q unreproduced %q; want %q %q %q", c.name, d.Known, got, d.Unreproduced, c.known, c.newChecks, c.unreproduced)
+		if d.Known() != c.known || strings.Join(got, ",") != strings.Join(c.newChecks, ",") || d.Verdict.Unreproduced != c.unreproduced {
+			t.Errorf("%s: known %q new %q unreproduced %q; want %q %q %q", c.name, d.Known(), got, d.Verdict.Unreproduced, c.known, c.newChecks, c.unreproduced)
 		}
-		if !c.v.Pass && len(d.Breaches) == 0 {
+		if !c.v.Pass && len(d.Verdict.Breaches) == 0 {
 			t.Errorf("%s: a failing verdict with no breach recorded", c.name)
 		}
 	}
 	// Another target's list never covers: Set.Decide picks the subject's own.
 	s := Set{"srt": l}
-	if d := s.Decide(Subject{Target: "bwrap", Version: "bubblewrap 0.8.0"}, Verdict{Scenario: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []Breach{hooks}}); d.Known != "" {
+	if d := s.Decide(Subject{Target: "bwrap", Version: "bubblewrap 0.8.0"}, model.Scenario{Name: hooks.Scenario, Outcome: model.NonEnforcing, Breaches: []model.Breach{hooks}}); d.Known() != "" {
 		t.Fatalf("srt's finding covered bwrap: %+v", d)
 	}
 }
@@ -347,6 +348,10 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		{base("    also: [residue]\n"), "f.yaml:3: findings[0].also: only an intermittent finding"},
 		{base("    intermittent: yes please\n"), "f.yaml:9: findings[0].intermittent: want true or false"},
 		{base("    intermittent: true\n    also: [nope]\n"), "f.yaml:10: findings[0].also[0]: unknown outcome"},
+		// One finding, one severity: an id accepted as fail-closed must not let a fail-open face through.
+		{strings.Replace(base("    intermittent: true\n    also: [non-enforcing]\n"), "outcome: non-enforcing", "outcome: proxy-dead", 1),
+			"f.yaml:3: findings[0].also[0]: non-enforcing is fail-open, the finding's outcome proxy-dead is fail-closed"},
+		{base("    intermittent: true\n    also: [allowed-blocked]\n"), "findings[0].also[0]: allowed-blocked is fail-closed"},
 		{base("    check: y\n"), "f.yaml:9: findings[0].check: given twice"},
 		{base(strings.TrimPrefix(base(""), "target: srt\nfindings:\n")), "f.yaml:9: findings[1]: a second finding srt:filesystem/secret/read#x (the first is at f.yaml:3)"},
 		{"target: [srt]\nfindings: []\n", "f.yaml:1: target: want a string"},
@@ -402,13 +407,13 @@ findings:
 	if l.Findings[0].ID != "srt@unprivileged:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" || l.Findings[1].ID != "srt@root:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*" {
 		t.Fatalf("ids: %s, %s", l.Findings[0].ID, l.Findings[1].ID)
 	}
-	tmp := Breach{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: model.AllowedBlocked}
-	port := Breach{Scenario: "failclosed/proxy-port-taken", Check: "proxy-port-taken", Outcome: model.ProxyDead}
+	tmp := model.Breach{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: model.AllowedBlocked}
+	port := model.Breach{Scenario: "failclosed/proxy-port-taken", Check: "proxy-port-taken", Outcome: model.ProxyDead}
 	as := func(u string) Subject { s := healthy; s.User = u; return s }
 	for _, c := range []struct {
 		f    int
 		user string
-		b    Breach
+		b    model.Breach
 		want bool
 	}{
 		{0, "unprivileged", tmp, true}, {0, "root", tmp, false}, {0, "ci", tmp, false},
@@ -419,7 +424,7 @@ findings:
 			t.Errorf("%s as %s: covers %v, want %v", l.Findings[c.f].ID, c.user, got, c.want)
 		}
 	}
-	if d := l.Decide(as("ci"), Verdict{Scenario: tmp.Scenario, Outcome: tmp.Outcome, Breaches: []Breach{tmp}}); d.Known != "" {
+	if d := l.Decide(as("ci"), model.Scenario{Name: tmp.Scenario, Outcome: tmp.Outcome, Breaches: []model.Breach{tmp}}); d.Known() != "" {
 		t.Errorf("as ci: %+v", d)
 	}
 	_, err = Parse("srt.yaml", []byte(strings.Replace(src, "user: root", "user: Root!", 1)))

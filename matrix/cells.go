@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 )
 
@@ -43,7 +42,7 @@ func (m *Matrix) Cells() []model.Cell {
 // Every trial ran as root before the user axis existed, so root's cells keep the IDs they had
 // and journals and baselines from then still match them; any other user is a new cell.
 func HostAs(host, user string) string {
-	if user == users.Root || user == "" {
+	if user == model.UserRoot || user == "" {
 		return host
 	}
 	return host + "@" + user
@@ -51,7 +50,7 @@ func HostAs(host, user string) string {
 
 func hostUsers(h Host) []string {
 	if len(h.Users) == 0 {
-		return []string{users.Default}
+		return []string{model.UserDefault}
 	}
 	return h.Users
 }

@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix/yamlread"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Host is where trials run: a name, a kind, who the sandbox runs as there, and the kind's own
@@ -226,25 +226,25 @@ func (p *parser) host(item *yaml.Node, field string) (Host, bool) {
 // unprivileged.
 func (p *parser) users(n *yaml.Node, field string) []string {
 	if n == nil {
-		return []string{users.Default}
+		return []string{model.UserDefault}
 	}
 	items := []*yaml.Node{n}
 	if n.Kind == yaml.SequenceNode {
 		items = n.Content
 		if len(items) == 0 {
-			p.Errorf(n, field, "empty (expected %s, %s, an account name, or a list of them)", users.Unprivileged, users.Root)
-			return []string{users.Default}
+			p.Errorf(n, field, "empty (expected %s, %s, an account name, or a list of them)", model.UserUnprivileged, model.UserRoot)
+			return []string{model.UserDefault}
 		}
 	}
 	var out []string
 	seen := map[string]bool{}
 	for _, item := range items {
 		item = yamlread.Resolve(item)
-		s, ok := p.Str(item, field, users.Unprivileged+", "+users.Root+" or an account name")
+		s, ok := p.Str(item, field, model.UserUnprivileged+", "+model.UserRoot+" or an account name")
 		if !ok {
 			continue
 		}
-		if err := users.Check(s); err != nil {
+		if err := model.CheckUser(s); err != nil {
 			p.Errorf(item, field, "%v", err)
 			continue
 		}
@@ -256,7 +256,7 @@ func (p *parser) users(n *yaml.Node, field string) []string {
 		out = append(out, s)
 	}
 	if len(out) == 0 {
-		return []string{users.Default}
+		return []string{model.UserDefault}
 	}
 	return out
 }

@@ -16,8 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix/yamlread"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Matrix is a validated matrix file.
@@ -141,7 +141,7 @@ func (p *parser) matrix(doc *yaml.Node) *Matrix {
 	if n := f["hosts"]; n != nil {
 		m.Hosts = p.hosts(n)
 	} else {
-		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{users.Default}}} // the one host that needs no description
+		m.Hosts = []Host{{Name: "local", Kind: KindLocal, Users: []string{model.UserDefault}}} // the one host that needs no description
 		if k, ok := p.reg.HostKinds[KindLocal]; ok && k.Unavailable != "" {
 			p.Errorf(root, "hosts", "missing, i.e. the local host; %s", k.Unavailable)
 		}

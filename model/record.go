@@ -23,20 +23,24 @@ type Cell struct {
 	Labels string `json:"labels,omitempty"`
 }
 
-// Scenario is the verdict of one spec within a trial.
+// ScenarioDrivable is the one scenario a trial of a build its adapter cannot drive reports
+// (not-applicable, with the reason); reports show such a version as a band rather than a row.
+const ScenarioDrivable = "target/drivable"
+
+// Scenario is the verdict of one spec within a trial: the one verdict type, made by the judge,
+// decided against the known findings, framed by the trial, journaled and reported as it is.
 type Scenario struct {
 	Name    string   `json:"name"`             // stable spec name, e.g. "network/seed"
 	Labels  []string `json:"labels,omitempty"` // Ginkgo labels of the spec
 	Outcome Outcome  `json:"outcome"`
 	Pass    bool     `json:"pass"`           // outcome was what the spec expects of a healthy sandbox
 	Hint    string   `json:"hint,omitempty"` // one-line root cause
-	// Breaches say what a failing scenario breached, each in its own terms ("write
-	// $WORKSPACE/newrepo/.git/hooks/pre-commit", "http: denied.sandcheck.test reached",
-	// "condition socat-missing: ran unconfined").
-	Breaches []string `json:"breaches,omitempty"`
-	// Known lists the ids (", "-separated) of the known findings that cover every breach of this
-	// failing scenario (targets/NAME/knownfindings.yaml). A failing scenario with Known == "" is a real failure.
-	Known string `json:"known,omitempty"`
+	// Breaches say what a failing scenario breached, each in its own terms and with the known
+	// finding that covers it, if one does (see Failure).
+	Breaches []Breach `json:"breaches,omitempty"`
+	// Aggregate: the verdict sums up the checks of other scenarios (network/seed sums up the
+	// channels); its breaches are keyed to those checks' scenarios.
+	Aggregate bool `json:"aggregate,omitempty"`
 	// Unreproduced lists the ids of known findings keyed to this scenario, for this target,
 	// version and fault, that did not show although the scenario was judged: fixed?
 	Unreproduced string `json:"unreproduced,omitempty"`
@@ -78,7 +82,8 @@ type Record struct {
 }
 
 // UnmarshalJSON reads a scenario verdict: an object, or (compact journal records) a string for a
-// scenario that passed: "NAME" (outcome correct) or "NAME=OUTCOME".
+// scenario that passed: "NAME" (outcome correct) or "NAME=OUTCOME". Verdicts of older journals,
+// whose breaches were words and whose covering ids the verdict's own "known", are upgraded.
 func (s *Scenario) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var name string
@@ -94,5 +99,14 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Scenario // no methods: no recursion
-	return json.Unmarshal(b, (*plain)(s))
+	var v struct {
+		plain
+		Known string `json:"known"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Scenario(v.plain)
+	s.legacy(v.Known)
+	return nil
 }

@@ -125,8 +125,7 @@ func BenchmarkLeanJournal(b *testing.B) {
 		scen = append(scen, model.Scenario{Name: fmt.Sprintf("filesystem/scenario-%02d", i), Outcome: model.Correct, Pass: true, Hint: "held"})
 	}
 	for i := range 5 {
-		scen = append(scen, model.Scenario{Name: fmt.Sprintf("known/scenario-%d", i), Outcome: model.AllowedBlocked,
-			Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: fmt.Sprintf("srt:known/scenario-%d#check", i)})
+		scen = append(scen, model.Scenario{Name: fmt.Sprintf("known/scenario-%d", i), Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Outcome: model.AllowedBlocked, What: "write /tmp/claude/x: ENOENT", Known: fmt.Sprintf("srt:known/scenario-%d#check", i)}}})
 	}
 	ev := json.RawMessage(`{"blob":"` + strings.Repeat("e", 80<<10) + `"}`)
 	for _, full := range []bool{false, true} {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/internal/runtest"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // leanFake reports three scenarios, one of them a pinned known finding, with 20 KB of evidence;
@@ -21,8 +21,7 @@ func leanFake() *Fake {
 		Scenarios: []model.Scenario{
 			{Name: "network/seed", Outcome: model.Correct, Pass: true, Hint: "ok", Labels: []string{"network"}},
 			{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true},
-			{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead"},
-				Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
+			{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Outcome: model.AllowedBlocked, What: "condition proxy-env-dead", Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"}}},
 		},
 		Evidence: json.RawMessage(`{"blob":"` + strings.Repeat("e", 20<<10) + `"}`),
 		HostFP:   json.RawMessage(`{"kernel":"6.1"}`)}

@@ -21,9 +21,9 @@ import (
 
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/progress"
 	"github.com/sandcheck/sandcheck/runner/rundir"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // Trial is one run of one cell.
@@ -139,37 +139,14 @@ type CellSummary struct {
 }
 
 // Passed says whether a record counts as a pass for a Stopper, and whether it counts at all:
-// harness errors, timeouts and not-applicable say nothing about the sandbox, so they are not
-// observed, and neither are failures a known finding covers in full. Egress is a failure
-// whatever else the record says. Scenario verdicts win over the record's outcome, because a
-// fail-closed scenario passes on sandbox-failed.
+// a trial that measured nothing (harness errors, timeouts, not-applicable) is not observed. A
+// failure the known findings cover in full is not what an adaptive run decides, so it passes, as
+// `run` lets it; fail-open evidence no finding covers never does (model.Record.Failure).
 func Passed(rec model.Record) (pass, counted bool) {
-	if len(rec.Egress) > 0 {
-		return false, true
-	}
-	if len(rec.Scenarios) > 0 {
-		pass = true
-		for _, s := range rec.Scenarios {
-			switch s.Outcome.Severity() {
-			case model.SevHarness, model.SevSkip:
-				continue
-			}
-			if !s.Pass && s.Known != "" {
-				continue // a documented finding is not what an adaptive run is deciding
-			}
-			counted = true
-			pass = pass && s.Pass
-		}
-		return pass && counted, counted
-	}
-	switch rec.Outcome.Severity() {
-	case model.SevPass:
-		return true, true
-	case model.SevHarness, model.SevSkip:
+	if !rec.Measured() {
 		return false, false
-	default:
-		return false, true
 	}
+	return rec.Failure().MetBy(model.Accept{Every: true}), true
 }
 
 type cellState struct {

@@ -23,8 +23,8 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/internal/runtest"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/rundir"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 func TestEveryTrialJournaledOnceWithFakeOutcomes(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/progress"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // scheduler hands out trials in rounds: trial 0 of every cell, then trial 1 of every cell, and so

@@ -26,10 +26,6 @@ type Historian interface {
 	Undrivable() string
 }
 
-// ScenarioDrivable is the one scenario a trial of an undrivable build reports (not-applicable,
-// with the reason); reports show such a version as a band rather than a row.
-const ScenarioDrivable = "target/drivable"
-
 // UndrivableReason is t's Undrivable, or "" for adapters without a history.
 func UndrivableReason(t Target) string {
 	if h, ok := t.(Historian); ok {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/knownfindings"
-	"github.com/sandcheck/sandcheck/reports/runsummary"
-	"github.com/sandcheck/sandcheck/runner/preflight"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/preflight"
 )
 
 func init() {
@@ -72,17 +72,15 @@ Exit status:
 		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %v\n", err)
 		return 1
 	}
-	if res.Failure != "" {
-		// Known findings the check showed before the failure are named before it.
-		preflight.WriteKnown(stderr, res.Matched, *acceptKnown, res.Subject)
-		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s\n", res.Failure)
-		return 1
-	}
-	if !preflight.WriteKnown(stderr, res.Matched, *acceptKnown, res.Subject) {
+	accept := preflight.Accept(*acceptKnown)
+	// Known findings the check showed are named before any failure.
+	preflight.WriteKnown(stderr, res.Matched, accept, res.Subject)
+	if why := res.Failure(accept); why != "" {
+		fmt.Fprintf(stderr, "sandcheck preflight: FAIL %s\n", why)
 		return 1
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", res.Summary, res.Version, runsummary.AsUser(cfg.User), time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "sandcheck preflight: ok: %s (%s as %s, %.2fs)\n", res.Summary, res.Version, model.AsUser(cfg.User), time.Since(start).Seconds())
 	}
 	return 0
 }

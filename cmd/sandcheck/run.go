@@ -15,7 +15,6 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
-	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
@@ -29,8 +28,11 @@ const runExitHelp = `Exit codes:
   1    fail-open: non-enforcing outside the known findings, or traffic to a fixture server the
        policy does not allow (egress), even in a trial that timed out or crashed; or a
        scenario failed outside the known findings
-  2    usage or configuration error; nothing ran
-  3    harness errors or timeouts in more than --max-harness-rate of a cell's trials
+  2    usage or configuration error, nothing ran; or the journal could not be read back to
+       judge (a corrupt line, a line over the reader's limit, a newer schema): no verdict
+  3    harness errors or timeouts in more than --max-harness-rate of a cell's trials, or a cell
+       whose every trial was not applicable (the target cannot express what it asks): nothing
+       was measured
   130  interrupted: finished trials are in the journal; continue with --out DIR --resume
   When several apply, 1 wins over 3, and 3 over 0.`
 
@@ -201,11 +203,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	rep, err := cli.WriteReports(p.Runner.Dir, []string{sum.Journal}, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandcheck run: reports: %v\n", err)
-	}
-	if rep == nil {
-		rep = &schema.Report{} // the journal could not be read: nothing to judge but what ran
+	if err != nil || rep == nil {
+		// Nothing to judge: a verdict of an empty report would be a pass of nothing.
+		fmt.Fprintf(stderr, "sandcheck run: the journal cannot be judged: %v\nexit %d: no verdict; the trials are in %s\n", err, cli.ExitUsage, sum.Journal)
+		return cli.ExitUsage
 	}
 	cells := make([]model.Cell, len(sum.Cells))
 	for i, c := range sum.Cells {

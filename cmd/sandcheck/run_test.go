@@ -174,9 +174,9 @@ func trial(scs ...model.Scenario) model.Record {
 func TestRunExitCodes(t *testing.T) {
 	pass := sc("network/seed", model.Correct, true)
 	known := sc("filesystem/protected/git-hooks-new-repo", model.NonEnforcing, false)
-	known.Known, known.Breaches = "srt:filesystem/protected/git-hooks-new-repo", []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}
+	known.Breaches = []model.Breach{{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit", Known: "srt:filesystem/protected/git-hooks-new-repo"}}
 	secret := sc("filesystem/secret", model.NonEnforcing, false)
-	secret.Breaches = []string{"read $HOME/.ssh/id_sandcheck"}
+	secret.Breaches = []model.Breach{{Outcome: model.NonEnforcing, What: "read $HOME/.ssh/id_sandcheck"}}
 	blocked := sc("filesystem/workspace/tmpdir", model.AllowedBlocked, false)
 	timeout := sc("network/seed", model.Timeout, false)
 	egress := []string{"denied http GET /http/ab on denied.sandcheck.test:80 from 198.18.0.1:4242"}
@@ -212,6 +212,12 @@ func TestRunExitCodes(t *testing.T) {
 		{"harness errors above the bound", firstK(2, model.Record{Outcome: model.HarnessError, Error: "no result"}, trial(pass)), 20, nil, cli.ExitHarness, nil},
 		{"harness bound raised", firstK(2, trial(timeout), trial(pass)), 20, []string{"--max-harness-rate", "0.1"}, cli.ExitPass, nil},
 		{"fail-open wins over harness", firstK(10, trial(timeout), trial(secret)), 20, nil, cli.ExitFail, nil},
+		// A known fail-open finding in every trial does not hide egress no verdict accounts for.
+		{"egress beside a known fail-open finding", every(model.Record{Outcome: model.NonEnforcing, Egress: egress, Scenarios: []model.Scenario{pass, known}}),
+			2, nil, cli.ExitFail, []string{"fail-open in 2 of 2 trials"}},
+		// Every scenario not applicable: measured nothing, which is no pass (nor a failure).
+		{"nothing applicable", every(trial(sc("filesystem/secret/read", model.NotApplicable, true))), 2, nil, cli.ExitHarness,
+			[]string{"not applicable in every trial"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -245,7 +251,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestRunJSONCountsKnownAndUnknown(t *testing.T) {
 	known := sc("filesystem/protected/git-hooks-new-repo", model.NonEnforcing, false)
-	known.Known = "srt:filesystem/protected/git-hooks-new-repo"
+	known.Breaches = []model.Breach{{Outcome: model.NonEnforcing, What: "write hooks", Known: "srt:filesystem/protected/git-hooks-new-repo"}}
 	secret := sc("filesystem/secret", model.NonEnforcing, false)
 	code, js, _ := fakeRun(t, func(int) model.Record { return trial(known, secret) }, "-n", "3", "--json")
 	var v struct {
@@ -287,6 +293,33 @@ func TestRunSummaryWording(t *testing.T) {
 	}
 	if strings.Contains(stdout, "5 of 5") || strings.Contains(stdout, "shared-workspace/k4 did not reproduce") {
 		t.Errorf("not-applicable counted as passed, or an intermittent finding called fixed:\n%s", stdout)
+	}
+}
+
+// A journal that cannot be read back has no verdict: run exits 2, never judging an empty report
+// (which would pass). Here a corrupt middle line, written while the second trial runs.
+func TestRunWithoutAReadableJournalHasNoVerdict(t *testing.T) {
+	saved := runExecutors
+	t.Cleanup(func() { runExecutors = saved })
+	out := filepath.Join(t.TempDir(), "run")
+	runExecutors = func(context.Context, *matrix.Matrix, string, *orchestrate.Trial, io.Writer) (runner.Executor, func(), error) {
+		return runner.ExecutorFunc(func(_ context.Context, tr runner.Trial) model.Record {
+			if tr.Index == 1 {
+				f, err := os.OpenFile(filepath.Join(out, "journal.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Error(err)
+				} else {
+					f.WriteString("{\"v\":3,\"cell\":{\"id\":\n")
+					f.Close()
+				}
+			}
+			return trial(sc("network/seed", model.Correct, true))
+		}), func() {}, nil
+	}
+	var o, e bytes.Buffer
+	code := runCmd([]string{"--plain", "-j", "1", "-n", "3", "--out", out}, &o, &e)
+	if code != cli.ExitUsage || !strings.Contains(e.String(), "the journal cannot be judged") || strings.Contains(o.String(), "exit 0") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, o.String(), e.String())
 	}
 }
 

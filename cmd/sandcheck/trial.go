@@ -19,15 +19,15 @@ import (
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/doctor"
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/internal/shortlived"
-	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 // testingT is the minimal testing.T Ginkgo needs outside `go test`.
@@ -76,8 +76,8 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	o.bind(fs, true)
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
-	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(specreport.EmitPrefix)+" line and stream every fixture hit as a "+
-		strings.TrimSpace(specreport.EgressPrefix)+" line (for the runner; keyed with $"+runner.EnvResultKey+" when set)")
+	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(frame.ResultPrefix)+" line and stream every fixture hit as a "+
+		strings.TrimSpace(frame.EgressPrefix)+" line (for the runner; keyed with $"+runner.EnvResultKey+" when set)")
 	fingerprint := fs.Bool("fingerprint", false, "include this host's fingerprint (sandcheck doctor) in the emitted result")
 	budget := fs.Duration("budget", 0, "finish within this long of starting, teardown and report included: sandboxed runs are cut short to fit (0 = no budget)")
 	if ok, code := cli.Parse(fs, args); !ok {
@@ -96,7 +96,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	if t, ok := undrivableTrial(cfg); ok {
 		// A build the adapter cannot drive: not-applicable, with the reason, and nothing run.
 		if *emit {
-			err = specreport.Emit(stdout, key, t, nil)
+			err = frame.Emit(stdout, key, t, nil)
 		} else {
 			_, err = fmt.Fprintf(stdout, "outcome: %s  %s\n", t.Outcome, t.Hint)
 		}
@@ -108,10 +108,10 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var frames sync.Mutex // one frame at a time on stdout, whole
 	if *emit {
-		harness.OnEgress = func(h nethost.Hit) {
+		harness.OnEgress = func(h model.Hit) {
 			frames.Lock()
 			defer frames.Unlock()
-			if err := specreport.EmitEgress(stdout, key, h); err != nil {
+			if err := frame.EmitEgress(stdout, key, h); err != nil {
 				fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 			}
 			flush(stdout)
@@ -140,7 +140,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
-		err := specreport.Emit(stdout, key, t, fp)
+		err := frame.Emit(stdout, key, t, fp)
 		flush(stdout)
 		frames.Unlock()
 		if err != nil {
@@ -214,21 +214,19 @@ func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
 	return b
 }
 
-// knownOnly says, for a failing trial whose every failure a known finding covers, which
-// findings those are: the trial then passes, and its outcome line must not read as news.
-func knownOnly(t specreport.Trial) string {
+// knownOnly says, for a failing trial whose every failure `run` lets through (known findings
+// cover them in full), which findings those are: the trial then passes, and its outcome line must
+// not read as news.
+func knownOnly(t frame.Trial) string {
 	var ids []string
 	for _, sc := range t.Scenarios {
-		if sc.Pass {
-			continue
-		}
-		if sc.Known == "" {
+		if sc.FailsOutside(model.Accept{Every: true}) {
 			return ""
 		}
-		ids = append(ids, sc.Known)
+		ids = append(ids, sc.KnownIDs()...)
 	}
 	if len(ids) == 0 {
 		return ""
 	}
-	return " (known findings only: " + strings.Join(schema.SplitIDs(strings.Join(ids, ", ")), ", ") + ")"
+	return " (known findings only: " + strings.Join(model.SplitIDs(strings.Join(ids, ", ")), ", ") + ")"
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
@@ -50,7 +50,7 @@ func (o *trialOptions) bind(fs *flag.FlagSet, withFault bool) {
 	fs.StringVar(&o.TargetPath, "target-path", "", "the sandbox's executable (default: found by the adapter)")
 	if withFault {
 		fs.StringVar(&o.fault, "fault", "", "inject a fault: NAME[:k=v,...] (see `sandcheck faults`)")
-		fs.StringVar(&o.user, "user", users.Default, userHelp)
+		fs.StringVar(&o.user, "user", model.UserDefault, userHelp)
 	}
 	fs.StringVar(&o.Settings, "settings", "", "your own sandbox settings file, merged under the fixture's policy")
 	fs.StringVar(&o.Hostnames, "hostnames", "name", "address fixture hosts by name (private /etc/hosts) or ip")

@@ -15,9 +15,9 @@ import (
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 func TestVersionedCellsRunTheirInstall(t *testing.T) {

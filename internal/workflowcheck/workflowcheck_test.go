@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 const workflows = "../../.github/workflows"

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
@@ -46,30 +46,36 @@ type Aggregator struct {
 }
 
 type cellAcc struct {
-	ref      schema.CellRef
-	overall  acc
-	scen     map[string]*scenAcc
-	cof      *stats.CoFailure
-	verdicts verdictAcc
+	ref     schema.CellRef
+	overall acc
+	scen    map[string]*scenAcc
+	cof     *stats.CoFailure
+	// egress and egressLines: trials whose fixture servers logged egress, and the first few
+	// distinct lines.
+	egress      int
+	egressLines []string
 }
 
 type scenAcc struct {
-	labels []string
+	labels    []string
+	aggregate bool
 	acc
-	verdicts scenVerdictAcc
 }
 
 type acc struct {
 	trials, measured, failures, failOpen int
-	trialFailOpen, timedOutEgress        int
+	harness, notApplicable               int
 	durationMS                           int64
 	outcomes, failing                    map[string]int
 	examples                             map[string]schema.Example
 	breaches                             map[string]int
 	breachOverflow                       int // observations of breaches beyond maxBreachKinds
-	known                                map[string]schema.KnownCount
+	decisions                            map[string]*schema.Decision
 	unreproduced                         map[string]int
 }
+
+// maxEgressLines bounds the egress lines a cell lists; the journal keeps them all.
+const maxEgressLines = 3
 
 // maxBreachKinds bounds the distinct breaches a row remembers: egress lines carry per-trial
 // paths, and memory must not grow with trials.
@@ -94,16 +100,28 @@ func (x *acc) breach(whats []string) {
 	}
 }
 
-func (x *acc) knownFailure(id string, failOpen bool) {
-	if x.known == nil {
-		x.known = map[string]schema.KnownCount{}
+// decide tallies one trial's requirements (model.Scenario or model.Record Failure and FailOpen).
+func (x *acc) decide(failure, failOpen model.Requirement, timedOut bool) {
+	if !failure.Failed() && !failOpen.Failed() {
+		return
 	}
-	k := x.known[id]
-	k.Trials++
-	if failOpen {
-		k.FailOpen++
+	if x.decisions == nil {
+		x.decisions = map[string]*schema.Decision{}
 	}
-	x.known[id] = k
+	d := schema.Decision{Failure: failure, FailOpen: failOpen}
+	key := d.Key()
+	if _, ok := x.decisions[key]; !ok && len(x.decisions) >= schema.MaxDecisions {
+		// Past the bound: one decision nothing lets through, so no acceptance can hide these.
+		d = schema.Decision{Failure: model.Requirement{Uncovered: true}, FailOpen: model.Requirement{Uncovered: failOpen.Failed()}}
+		key = d.Key()
+	}
+	if x.decisions[key] == nil {
+		x.decisions[key] = &d
+	}
+	x.decisions[key].Trials++
+	if timedOut {
+		x.decisions[key].TimedOut++
+	}
 }
 
 func (x *acc) unreproducedIn(id string) {
@@ -146,18 +164,8 @@ func New(opts Options) (*Aggregator, error) {
 	return a, nil
 }
 
-// measured says whether an outcome says anything about the sandbox. Harness trouble, timeouts and
-// inapplicable scenarios are counted but kept out of the failure rate: they are not the
-// sandbox's fault, and counting them would let a broken harness look like a flaky sandbox.
-func measured(o model.Outcome) bool {
-	switch o {
-	case model.HarnessError, model.Timeout, model.NotApplicable:
-		return false
-	}
-	return true
-}
-
-// Add folds one trial in.
+// Add folds one trial in. Every count that judges comes from the trial's own decisions
+// (model.Record and model.Scenario: Failure, FailOpen, Measured, Harness); the rest describes.
 func (a *Aggregator) Add(r model.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
@@ -181,11 +189,8 @@ func (a *Aggregator) Add(r model.Record) {
 		a.cells[id] = c
 	}
 
-	anyMeasured, anyFailed, anyFailOpen := false, false, false
-	allKnown := true // every failing scenario of the trial is covered by known findings
-	sawOpen := false // some scenario observed non-enforcing, expected or not
+	every := model.Accept{Every: true}
 	var failedNames []string
-	trialKnown := map[string]bool{} // id -> fail-open, once per trial for the overall row
 	trialUnrepro := map[string]bool{}
 	for _, sc := range r.Scenarios {
 		s := c.scen[sc.Name]
@@ -196,68 +201,59 @@ func (a *Aggregator) Add(r model.Record) {
 		if s.labels == nil && len(sc.Labels) > 0 { // compact records carry none
 			s.labels = append([]string(nil), sc.Labels...)
 		}
-		m := measured(sc.Outcome)
-		failed := m && !sc.Pass
-		open := sc.Outcome == model.NonEnforcing
+		s.aggregate = s.aggregate || sc.Aggregate
+		failed := sc.Failed()
 		hint := sc.Hint
 		if hint == "" {
 			hint = r.Hint
 		}
-		ex := a.example(r, id, sc.Pass, hint)
-		ex.Known = failed && sc.Known != ""
-		s.add(sc.Outcome, m, failed, open, ex)
-		sawOpen = sawOpen || open
-		for _, id := range schema.SplitIDs(sc.Unreproduced) {
+		ex := a.example(r, id, !failed, hint)
+		ex.Known = failed && sc.Covered(every)
+		s.add(sc.Outcome, sc.Outcome.Measured(), failed, failed && sc.Outcome.Severity() == model.SevFailOpen, ex)
+		s.decide(sc.Failure(), sc.FailOpen(), r.TimedOut)
+		if sc.Outcome.Severity() == model.SevHarness {
+			s.harness++
+		}
+		if sc.Outcome == model.NotApplicable {
+			s.notApplicable++
+		}
+		for _, id := range model.SplitIDs(sc.Unreproduced) {
 			s.unreproducedIn(id)
 			trialUnrepro[id] = true
 		}
-		anyMeasured = anyMeasured || m
 		if failed {
-			allKnown = allKnown && sc.Known != ""
-			anyFailed = true
-			anyFailOpen = anyFailOpen || open
 			failedNames = append(failedNames, sc.Name)
-			s.breach(sc.Breaches)
-			if ids := schema.SplitIDs(sc.Known); len(ids) > 0 {
-				// Keyed by the whole set: the failure is accepted only if every id is.
-				key := strings.Join(ids, ", ")
-				s.knownFailure(key, open)
-				trialKnown[key] = trialKnown[key] || open
+			s.breach(model.Words(sc.Breaches))
+		}
+	}
+	// The trial as a whole: failed if any verdict failed, or its fail-open evidence (egress a
+	// verdict does not list, a non-enforcing outcome none explains) or its own outcome says so.
+	failure, failOpen := r.Failure(), r.FailOpen()
+	failed := failure.Failed()
+	ex := a.example(r, id, !failed, r.Hint)
+	ex.Known = failed && failure.MetBy(every)
+	c.overall.add(r.Outcome, r.Measured(), failed, failOpen.Failed(), ex)
+	c.overall.decide(failure, failOpen, r.TimedOut)
+	if r.Harness() {
+		c.overall.harness++
+	}
+	if n, of := r.Applicable(); of > 0 && n == 0 || of == 0 && r.Outcome == model.NotApplicable {
+		c.overall.notApplicable++
+	}
+	c.overall.breach(r.UnownedEgress()) // what no verdict's breach accounts for has no other row
+	if len(r.Egress) > 0 {
+		c.egress++
+		for _, e := range r.Egress {
+			if len(c.egressLines) < maxEgressLines && !slices.Contains(c.egressLines, e) {
+				c.egressLines = append(c.egressLines, e)
 			}
 		}
-	}
-	if len(r.Scenarios) == 0 {
-		// A trial that died before any scenario reported: judge it by its overall outcome.
-		anyMeasured = measured(r.Outcome)
-		sev := r.Outcome.Severity()
-		anyFailed = anyMeasured && (sev == model.SevFailOpen || sev == model.SevFailClosed)
-	}
-	// Egress the fixture servers logged, or a trial-level non-enforcing verdict, is fail-open
-	// whatever else happened (a timeout, a crash, scenarios that never reported). Unless a
-	// non-enforcing scenario row already shows it, it is counted at trial level, where the gate
-	// sees it; a timeout with egress is never harness trouble.
-	trialOpen := !sawOpen && (r.Outcome == model.NonEnforcing || len(r.Egress) > 0)
-	trialOpen = trialOpen || (r.TimedOut && len(r.Egress) > 0)
-	if trialOpen {
-		anyMeasured, anyFailed, anyFailOpen = true, true, true
-		c.overall.trialFailOpen++
-		if r.TimedOut && len(r.Egress) > 0 {
-			c.overall.timedOutEgress++
-		}
-		c.overall.breach(r.Egress) // scenario breaches stay on their rows; these have no other
-	}
-	ex := a.example(r, id, !anyFailed, r.Hint)
-	ex.Known = anyFailed && allKnown && !trialOpen
-	c.overall.add(r.Outcome, anyMeasured, anyFailed, anyFailOpen, ex)
-	for id, open := range trialKnown {
-		c.overall.knownFailure(id, open)
 	}
 	for id := range trialUnrepro {
 		c.overall.unreproducedIn(id)
 	}
 	c.overall.durationMS += r.DurationMS
 	c.cof.Add(failedNames)
-	c.addVerdicts(r)
 }
 
 // example is a trial as an example of an outcome. Only failures keep evidence (a passing
@@ -340,7 +336,7 @@ func (a *Aggregator) Report() *schema.Report {
 	})
 	for _, id := range ids {
 		c := a.cells[id]
-		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall), Verdicts: c.verdicts.report()})
+		rep.Overall = append(rep.Overall, schema.Overall{CellRef: c.ref, Counts: a.counts(rep, &c.overall), Egress: c.egress, EgressLines: slices.Clone(c.egressLines)})
 		names := make([]string, 0, len(c.scen))
 		for n := range c.scen {
 			names = append(names, n)
@@ -348,8 +344,7 @@ func (a *Aggregator) Report() *schema.Report {
 		sort.Strings(names)
 		for _, n := range names {
 			s := c.scen[n]
-			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Counts: a.counts(rep, &s.acc),
-				Verdicts: s.verdicts.report()})
+			rep.Cells = append(rep.Cells, schema.Cell{CellRef: c.ref, Scenario: n, ScenarioLabels: s.labels, Aggregate: s.aggregate, Counts: a.counts(rep, &s.acc)})
 		}
 		if pairs := c.cof.Pairs(); len(pairs) > 0 {
 			cf := schema.CoFailure{CellRef: c.ref, Trials: c.cof.Trials()}
@@ -400,11 +395,9 @@ func (a *Aggregator) counts(rep *schema.Report, x *acc) schema.Counts {
 			c.TrialsNeeded = &schema.TrialsNeeded{Rate: a.opts.ClaimRate, Trials: n, More: max(0, n-x.measured)}
 		}
 	}
-	c.TrialFailOpen, c.TimedOutEgress = x.trialFailOpen, x.timedOutEgress
+	c.Harness, c.NotApplicable = x.harness, x.notApplicable
 	c.Breaches, c.BreachesOther = topBreaches(x.breaches, x.breachOverflow)
-	if len(x.known) > 0 {
-		c.Known = maps.Clone(x.known)
-	}
+	c.Decisions = decisions(x.decisions)
 	if len(x.unreproduced) > 0 {
 		c.Unreproduced = maps.Clone(x.unreproduced)
 	}
@@ -421,6 +414,18 @@ func (a *Aggregator) counts(rep *schema.Report, x *acc) schema.Counts {
 		c.Examples[o] = ex
 	}
 	return c
+}
+
+// decisions lists a row's decisions in a stable order (by key), whatever order shards came in.
+func decisions(m map[string]*schema.Decision) []schema.Decision {
+	out := make([]schema.Decision, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, *m[k])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // topBreaches lists the most frequent breaches (then by name, so shard order does not matter)

@@ -265,24 +265,32 @@ func TestTrialLevelEgressKnownAndBreaches(t *testing.T) {
 	i++
 	// A known failure whose breach repeats in the trial: counted once.
 	a.Add(rec(i, model.Record{Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
-		{Name: "network/seed", Outcome: model.NonEnforcing, Known: "srt:b, srt:a", Breaches: []string{"udp: x", "udp: x"}}}}))
+		{Name: "network/seed", Outcome: model.NonEnforcing, Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "udp: x", Known: "srt:b, srt:a"}, {Outcome: model.NonEnforcing, What: "udp: x", Known: "srt:b, srt:a"}}}}}))
 	i++
 	// Many distinct breaches: the report keeps MaxBreaches and counts the rest.
 	for k := 0; k < 20; k++ {
 		a.Add(rec(i, model.Record{Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
-			{Name: "network/seed", Outcome: model.NonEnforcing, Breaches: []string{fmt.Sprintf("write /tmp/f%02d", k)}}}}))
+			{Name: "network/seed", Outcome: model.NonEnforcing, Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: fmt.Sprintf("write /tmp/f%02d", k)}}}}}))
 		i++
 	}
 	rep := a.Report()
 	o, c := rep.Overall[0], rep.Cells[0]
-	if o.Trials != 34 || o.TrialFailOpen != 2 || o.TimedOutEgress != 1 || o.FailOpen != 23 || o.Measured != 33 {
-		t.Fatalf("overall: trials %d trial_fail_open %d timed_out_egress %d fail_open %d measured %d", o.Trials, o.TrialFailOpen, o.TimedOutEgress, o.FailOpen, o.Measured)
+	every := model.Accept{Every: true}
+	if o.Trials != 34 || o.FailOpenTrials(every) != 22 || o.TimedOutFailOpen(every) != 1 || o.FailOpen != 23 || o.Measured != 33 || o.Harness != 1 {
+		t.Fatalf("overall: trials %d fail-open outside the known %d (timed out %d) fail_open %d measured %d harness %d",
+			o.Trials, o.FailOpenTrials(every), o.TimedOutFailOpen(every), o.FailOpen, o.Measured, o.Harness)
+	}
+	if n := o.FailOpenTrials(model.AcceptIDs("srt:a", "srt:b")); n != 22 {
+		t.Fatalf("accepting the known finding's ids: %d fail-open trials, want the 22 others", n)
+	}
+	if n := o.FailOpenTrials(model.Accept{}); n != 23 {
+		t.Fatalf("accepting nothing: %d fail-open trials, want 23", n)
 	}
 	if got := o.BreachList(); got != "denied tcp 198.18.0.3:9 from 198.18.0.2 (1), dns denied.sandcheck.test (1)" {
 		t.Fatalf("overall breaches = %q (only trial-level egress belongs here)", got)
 	}
-	if c.FailOpen != 21 || c.Known["srt:a, srt:b"] != (schema.KnownCount{Trials: 1, FailOpen: 1}) || len(c.Known) != 1 {
-		t.Fatalf("row: fail_open %d known %v", c.FailOpen, c.Known)
+	if c.FailOpen != 21 || c.Known()["srt:a, srt:b"] != (schema.KnownCount{Trials: 1, FailOpen: 1}) || len(c.Known()) != 1 {
+		t.Fatalf("row: fail_open %d known %v", c.FailOpen, c.Known())
 	}
 	if c.Unreproduced["srt:a"] != 10 || c.Unreproduced["srt:b"] != 10 || len(c.Fixed()) != 0 {
 		t.Fatalf("unreproduced %v fixed %v (the finding showed once: not fixed)", c.Unreproduced, c.Fixed())

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // defaultTrial is a real trial of the default matrix (every scenario, srt 0.0.83 on this

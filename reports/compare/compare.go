@@ -18,6 +18,10 @@ import (
 	"github.com/sandcheck/sandcheck/versions"
 )
 
+// knownAccepted is what compare accepts, as `run` does: every known finding. A known finding that
+// appears where the baseline never showed its outcome is still a new outcome.
+var knownAccepted = model.Accept{Every: true}
+
 // DefaultAlpha is the significance level when the caller gives none.
 const DefaultAlpha = 0.05
 
@@ -41,12 +45,23 @@ type NewOutcome struct {
 	FirstIn  string // compare --versions: the first version it appears in
 }
 
+// FailOpen is a cell whose trials fail open outside the known findings.
+type FailOpen struct {
+	Name   string
+	Trials int
+	What   string
+}
+
 // Result is the comparison. Rows are named as in the reports (target@host fault scenario).
 type Result struct {
 	Alpha       float64
 	Compared    int // rows present in both
 	Regressions []Regression
 	NewOutcomes []NewOutcome
+	// FailOpen lists the cells of the new report with fail-open trials no known finding covers
+	// (model.Record.FailOpen under every known finding, as `run` judges): a finding whatever the
+	// baseline showed.
+	FailOpen    []FailOpen
 	Disappeared []string // rows in the baseline only: a scenario that silently stopped running
 	Added       []string // rows in the new report only
 	// Target, From, To: set when two versions of one report were compared (Versions).
@@ -56,7 +71,7 @@ type Result struct {
 // Failed is the exit-1 condition: a significant rise, or a fail-open outcome the baseline never
 // had. The latter needs no significance: one escaped request is a finding, not noise.
 func (r Result) Failed() bool {
-	if len(r.Regressions) > 0 {
+	if len(r.Regressions) > 0 || len(r.FailOpen) > 0 {
 		return true
 	}
 	for _, n := range r.NewOutcomes {
@@ -111,17 +126,12 @@ func Compare(base, cur *schema.Report, alpha float64) (Result, error) {
 			}
 		}
 	}
-	// Egress no scenario row shows (a trial that timed out or crashed after reaching a denied
-	// host) lives in the cells' overall rows: new there is a new fail-open too.
-	baseOverall := map[string]schema.Overall{}
-	for _, o := range base.Overall {
-		baseOverall[o.CellID] = o
-	}
+	// Fail-open no known finding covers (model.Record.FailOpen: a verdict, or egress no finding's
+	// breach lists, in a trial that timed out or crashed too) is never the baseline's noise: it
+	// fails the comparison whatever the baseline showed, as it fails `run`.
 	for _, o := range cur.Overall {
-		b, ok := baseOverall[o.CellID]
-		if ok && o.TrialFailOpen > 0 && b.TrialFailOpen == 0 {
-			res.NewOutcomes = append(res.NewOutcomes, NewOutcome{Name: o.Name(), Outcome: "fail-open outside any scenario",
-				Count: o.TrialFailOpen, Severity: string(model.SevFailOpen), What: o.Breached()})
+		if n := o.FailOpenTrials(knownAccepted); n > 0 {
+			res.FailOpen = append(res.FailOpen, FailOpen{Name: o.Name(), Trials: n, What: o.Breached()})
 		}
 	}
 	for _, b := range base.Cells {
@@ -167,6 +177,9 @@ func WriteText(w io.Writer, r Result) error {
 			what = ": " + n.What
 		}
 		fmt.Fprintf(&b, "%s %s: %s x%d (%s), never seen in the baseline%s%s\n", tag, n.Name, n.Outcome, n.Count, n.Severity, what, firstIn(n.FirstIn))
+	}
+	for _, f := range r.FailOpen {
+		fmt.Fprintf(&b, "FAIL-OPEN %s: %d trial(s) fail open outside the known findings: %s\n", f.Name, f.Trials, f.What)
 	}
 	for _, d := range r.Disappeared {
 		fmt.Fprintf(&b, "disappeared %s: in the baseline, not in the new report\n", d)

@@ -14,7 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // journalOf writes a crafted journal: for each cell, n trials of which the listed trial indexes
@@ -90,6 +90,9 @@ func TestCompareFromJournals(t *testing.T) {
 	}
 	if len(res.NewOutcomes) != 1 || res.NewOutcomes[0].Outcome != "non-enforcing" || res.NewOutcomes[0].Severity != "fail-open" {
 		t.Fatalf("new outcomes = %+v", res.NewOutcomes)
+	}
+	if len(res.FailOpen) != 1 || res.FailOpen[0].Name != "srt@native" || res.FailOpen[0].Trials != 1 {
+		t.Fatalf("fail-open outside the known findings = %+v", res.FailOpen)
 	}
 	if fmt.Sprint(res.Disappeared) != "[srt@gone network/seed]" || fmt.Sprint(res.Added) != "[srt@added network/seed]" || res.Compared != 3 {
 		t.Fatalf("disappeared %v added %v compared %d", res.Disappeared, res.Added, res.Compared)
@@ -172,7 +175,7 @@ func TestCompareNewEgressOutsideScenarios(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteText(&buf, res)
-	want := "NEW FAIL-OPEN OUTCOME srt@native: fail-open outside any scenario x1 (fail-open), never seen in the baseline: denied https CONNECT denied.sandcheck.test:443 from 198.18.0.2 (1)"
+	want := "FAIL-OPEN srt@native: 1 trial(s) fail open outside the known findings: denied https CONNECT denied.sandcheck.test:443 from 198.18.0.2 (1)"
 	if !res.Failed() || !strings.Contains(buf.String(), want) {
 		t.Fatalf("compare must fail naming the egress:\n%s", buf.String())
 	}

@@ -22,7 +22,7 @@ func sweep(t *testing.T) *schema.Report {
 		for i := range 5 {
 			a.Add(model.Record{Cell: cell, Trial: i, Outcome: model.Worst(ws, net), Scenarios: []model.Scenario{
 				{Name: "filesystem/workspace/clean", Outcome: ws, Pass: ws == model.Correct},
-				{Name: "network/seed", Outcome: net, Pass: net == model.Correct, Breaches: []string{"http: denied.sandcheck.test reached"}},
+				{Name: "network/seed", Outcome: net, Pass: net == model.Correct, Breaches: []model.Breach{{Outcome: net, What: "http: denied.sandcheck.test reached"}}},
 			}})
 		}
 	}

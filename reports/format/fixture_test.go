@@ -46,8 +46,8 @@ func seedReport(t *testing.T) *schema.Report {
 				{Name: "network/ip-literal", Outcome: o, Pass: o == model.Correct},
 			}
 			if o == model.NonEnforcing {
-				r.Scenarios[0].Breaches = []string{"http: denied.sandcheck.test reached"}
-				r.Scenarios[1].Breaches = []string{"direct: 198.18.0.3 reached"}
+				r.Scenarios[0].Breaches = []model.Breach{{Outcome: o, What: "http: denied.sandcheck.test reached"}}
+				r.Scenarios[1].Breaches = []model.Breach{{Outcome: o, What: "direct: 198.18.0.3 reached"}}
 			}
 		}
 		a.Add(r)

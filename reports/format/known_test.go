@@ -30,17 +30,14 @@ func knownReport(t *testing.T) *schema.Report {
 	for i := 0; i < 20; i++ {
 		seed := model.Scenario{Name: "network/seed", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/seed#udp"}
 		if i == 7 {
-			seed = model.Scenario{Name: "network/seed", Outcome: model.NonEnforcing, Known: "srt:network/seed#udp",
-				Breaches: []string{"udp: denied.sandcheck.test reached"}}
+			seed = model.Scenario{Name: "network/seed", Outcome: model.NonEnforcing, Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "udp: denied.sandcheck.test reached", Known: "srt:network/seed#udp"}}}
 		}
 		write := model.Scenario{Name: "filesystem/write-outside", Outcome: model.Correct, Pass: true}
 		if i < 2 {
-			write = model.Scenario{Name: "filesystem/write-outside", Outcome: model.NonEnforcing,
-				Breaches: []string{"write /root/sandcheck-outside"}, Hint: "wrote outside the workspace"}
+			write = model.Scenario{Name: "filesystem/write-outside", Outcome: model.NonEnforcing, Hint: "wrote outside the workspace", Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "write /root/sandcheck-outside"}}}
 		}
 		a.Add(model.Record{V: 1, RunID: "r", Cell: cell, Trial: i, Outcome: model.NonEnforcing, Scenarios: []model.Scenario{
-			{Name: "filesystem/read-secret", Outcome: model.NonEnforcing, Known: "srt:filesystem/read-secret",
-				Breaches: []string{"read /root/.ssh/id_ed25519"}},
+			{Name: "filesystem/read-secret", Outcome: model.NonEnforcing, Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "read /root/.ssh/id_ed25519", Known: "srt:filesystem/read-secret"}}},
 			write,
 			{Name: "network/udp", Outcome: model.Correct, Pass: true, Unreproduced: "srt:network/udp"},
 			seed,

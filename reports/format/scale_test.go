@@ -20,7 +20,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // scaleShape is a report's shape: its cells and scenarios, and how many trials each cell ran.
@@ -64,9 +64,9 @@ func scaleReport(tb testing.TB, sh scaleShape) *schema.Report {
 				s := model.Scenario{Name: n, Outcome: model.Correct, Pass: true}
 				switch {
 				case j == 1 && sh.scenarios > 2:
-					s = model.Scenario{Name: n, Outcome: model.NonEnforcing, Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:" + n + "#hooks"}
+					s = model.Scenario{Name: n, Outcome: model.NonEnforcing, Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit", Known: "srt:" + n + "#hooks"}}}
 				case j == 2 && sh.scenarios > 2:
-					s = model.Scenario{Name: n, Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/x: ENOENT"}, Known: "srt:" + n + "#tmpdir"}
+					s = model.Scenario{Name: n, Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Outcome: model.AllowedBlocked, What: "write /tmp/claude/x: ENOENT", Known: "srt:" + n + "#tmpdir"}}}
 				case j == 0 && flaky:
 					s = model.Scenario{Name: n, Outcome: model.ProxyDead, Hint: "in-sandbox bridge not listening on 127.0.0.1:3128"}
 					r.Outcome = model.ProxyDead

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -23,6 +24,7 @@ const (
 	RuleMinCells         = "min-cells"
 	RuleMinScenarios     = "min-scenarios"
 	RuleRequiredScenario = "required-scenario"
+	RuleNotApplicable    = "not-applicable-bound"
 )
 
 // Group is where a violation is listed: what blocks outright, what a rate bound caught, and
@@ -48,7 +50,7 @@ func groupOf(rule string) Group {
 }
 
 // blockerRank orders the blockers: fail-open first, then harness trouble, then coverage.
-var blockerRank = map[string]int{RuleNonEnforcing: 0, RuleHarness: 1, RuleRanNothing: 2, RuleMinCells: 3, RuleMinScenarios: 4, RuleRequiredScenario: 5}
+var blockerRank = map[string]int{RuleNonEnforcing: 0, RuleHarness: 1, RuleRanNothing: 2, RuleMinCells: 3, RuleMinScenarios: 4, RuleRequiredScenario: 5, RuleNotApplicable: 6}
 
 // Violation is one reason the release does not pass.
 type Violation struct {
@@ -96,6 +98,9 @@ type Result struct {
 	Unused     []string    // accept_known ids no row showed: the list may be stale
 	Rows       int         // rows judged
 	Cells      int
+	// Applicable is how many cell x scenario rows could be judged in at least one trial, of how
+	// many: what the release was qualified on.
+	Applicable struct{ Applicable, Rows int }
 }
 
 // Failed is the exit-1 condition.
@@ -116,8 +121,7 @@ func (r Result) Count(g Group) int {
 // has no scenario rows (every trial died before a scenario reported).
 type row struct {
 	cell, scenario string // cell name, scenario name
-	fault          string
-	whole          bool // a cell's overall row standing in for scenario rows it never got
+	whole          bool   // a cell's overall row standing in for scenario rows it never got
 	schema.Counts
 }
 
@@ -130,7 +134,8 @@ type short struct {
 }
 
 // Evaluate applies p (defaults filled by ParsePolicy/DefaultPolicy; a zero Policy is also
-// defaulted) to rep, in a stable order.
+// defaulted) to rep, in a stable order. What fails is model's rule (model.Record.FailOpen and
+// .Failure, tallied per row as schema.Decision) under the policy's acceptance: accept_known.
 func Evaluate(rep *schema.Report, p Policy) Result {
 	p.applyDefaults()
 	var res Result
@@ -141,75 +146,78 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 		add(RuleRanNothing, "", "the report holds no cells: the run measured nothing, which cannot qualify a release")
 		return res
 	}
-	accept := map[string]bool{}
-	for _, id := range p.AcceptKnown {
-		accept[id] = true
-	}
+	accept := model.AcceptIDs(p.AcceptKnown...)
 	used := map[string]bool{}
 	res.Cells = len(rep.Overall)
 
 	var rows []row
 	withRows := map[string]bool{}
+	scenRows := map[string][]schema.Cell{}
 	for _, c := range rep.Cells {
-		rows = append(rows, row{c.CellRef.Name(), c.Scenario, c.Fault, false, c.Counts})
+		rows = append(rows, row{c.CellRef.Name(), c.Scenario, false, c.Counts})
 		withRows[c.CellID] = true
+		scenRows[c.CellID] = append(scenRows[c.CellID], c)
 	}
 	for _, o := range rep.Overall {
 		if !withRows[o.CellID] {
-			rows = append(rows, row{o.Name(), "(no scenario reported)", o.Fault, true, o.Counts})
+			rows = append(rows, row{o.Name(), "(no scenario reported)", true, o.Counts})
 		}
 	}
 	res.Rows = len(rows)
 
+	// Security first, and without a threshold: one escaped request is a finding. Per cell, the
+	// trials whose fail-open evidence the policy does not accept, wherever it shows (a verdict,
+	// or egress no accepted finding's breach lists, in a trial that timed out or crashed too).
+	for _, o := range rep.Overall {
+		n := o.FailOpenTrials(accept)
+		if n == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("fail-open in %d of %d trials", n, o.Trials)
+		if k := o.TimedOutFailOpen(accept); k > 0 {
+			msg += fmt.Sprintf(" (%d timed out after it)", k)
+		}
+		add(RuleNonEnforcing, o.Name(), "%s: %s", msg, failOpenWhat(o, scenRows[o.CellID], accept))
+	}
+
 	shorts := map[string][]short{}
 	var cellOrder []string
 	for _, r := range rows {
-		// Security first, and without a threshold: one escaped request is a finding. Known
-		// findings count like any other unless the policy accepts them by id.
-		open := r.Outcomes[string(model.NonEnforcing)]
-		if r.whole {
-			open = 0 // all of it is trial-level, judged with the overall rows below
-		} else if p.ExpectedFailOpenInFaultCells && r.fault != "" {
-			open = r.FailOpen // only the non-enforcing results the scenario did not expect
-		}
-		acceptedClosed := 0
 		var unaccepted []string // ids a failure needs that the policy does not accept
-		for _, id := range r.KnownIDs() {
-			k := r.Known[id]
-			all := true
-			for _, one := range schema.SplitIDs(id) {
-				if !accept[one] {
-					all = false
-					unaccepted = append(unaccepted, one)
-				}
-			}
-			if !all {
+		for _, d := range r.Decisions {
+			if !d.Failure.Failed() {
 				continue
 			}
-			for _, one := range schema.SplitIDs(id) {
-				used[one] = true
+			if d.Failure.MetBy(accept) {
+				for _, id := range d.Failure.IDs() {
+					used[id] = true
+				}
+				continue
 			}
-			open -= k.FailOpen
-			acceptedClosed += k.Trials - k.FailOpen
-			res.Accepted = append(res.Accepted, Accepted{ID: id, Row: r.name(), Failures: k.Trials, FailOpen: k.FailOpen, Trials: r.Trials, What: r.Breached()})
+			for _, id := range d.Failure.IDs() {
+				if !accept.IDs[id] {
+					unaccepted = append(unaccepted, id)
+				}
+			}
 		}
-		if open > 0 {
-			msg := fmt.Sprintf("non-enforcing in %d of %d trials: %s", open, r.Trials, r.Breached())
-			if len(unaccepted) > 0 {
-				msg += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(slices.Compact(slices.Sorted(slices.Values(unaccepted))), ", "))
-			}
-			add(RuleNonEnforcing, r.name(), "%s", msg)
+		res.Accepted = append(res.Accepted, accepted(r, accept)...)
+		unaccepted = slices.Compact(slices.Sorted(slices.Values(unaccepted)))
+
+		na := r.NotApplicable
+		if p.MaxNotApplicable != nil && r.Trials > 0 && float64(na) > *p.MaxNotApplicable*float64(r.Trials) {
+			add(RuleNotApplicable, r.name(), "not applicable in %d of %d trials (%.1f%%), policy allows %.1f%%%s", na, r.Trials,
+				100*stats.Rate(na, r.Trials), 100**p.MaxNotApplicable, exampleHint(r.Counts, model.NotApplicable))
 		}
 
 		needed := *p.MinTrials
-		closed := max(0, r.FailClosed.Count-acceptedClosed)
+		closed := r.ClosedTrials(accept)
 		if closed == 0 {
 			// With no failure the only question is whether there are trials enough to show the
 			// bound; that is missing evidence, not a finding.
 			needed = max(needed, cleanTrialsFor(*p.MaxFailClosedUpper, p.Interval))
 		}
-		notApplicable := r.Trials > 0 && r.Outcomes[string(model.NotApplicable)] == r.Trials
-		if r.Measured < needed && !notApplicable { // a scenario the target cannot express has nothing to show
+		allNA := r.Trials > 0 && na == r.Trials
+		if r.Measured < needed && !allNA { // a scenario the target cannot express has nothing to show
 			if _, ok := shorts[r.cell]; !ok {
 				cellOrder = append(cellOrder, r.cell)
 			}
@@ -226,31 +234,16 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 			msg := fmt.Sprintf("fail-closed rate %d/%d = %.2f%%, 95%% upper bound %.2f%% exceeds %.2f%%: %s", closed, r.Measured,
 				100*stats.Rate(closed, r.Measured), 100*upper, 100**p.MaxFailClosedUpper, closedWhat(r.Counts))
 			if len(unaccepted) > 0 {
-				msg += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(slices.Compact(slices.Sorted(slices.Values(unaccepted))), ", "))
+				msg += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(unaccepted, ", "))
 			}
 			add(RuleFailClosed, r.name(), "%s", msg)
 		}
 	}
 
 	for _, o := range rep.Overall {
-		// Trial-level evidence no scenario row shows: egress the fixture servers logged, or a
-		// non-enforcing trial verdict (the trial timed out, crashed, or never reported). Never
-		// acceptable, never harness trouble.
-		n := o.TrialFailOpen
-		if !withRows[o.CellID] {
-			n = max(n, o.Outcomes[string(model.NonEnforcing)]) // reports from before trial_fail_open
-		}
-		if n > 0 {
-			msg := fmt.Sprintf("%d of %d trials fail-open outside any scenario", n, o.Trials)
-			if o.TimedOutEgress > 0 {
-				msg += fmt.Sprintf(" (%d timed out after the egress)", o.TimedOutEgress)
-			}
-			add(RuleNonEnforcing, o.Name(), "%s: %s", msg, o.Breached())
-		}
-		harness := o.Outcomes[string(model.HarnessError)] + o.Outcomes[string(model.Timeout)]
-		if o.Trials > 0 && float64(harness) > *p.MaxHarnessRate*float64(o.Trials) {
+		if o.Trials > 0 && float64(o.Harness) > *p.MaxHarnessRate*float64(o.Trials) {
 			add(RuleHarness, o.Name(), "%d of %d trials (%.1f%%) were harness errors or timeouts (%s), policy allows %.1f%%: they measured nothing, so the rest cannot speak for the cell%s",
-				harness, o.Trials, 100*stats.Rate(harness, o.Trials), schema.OutcomeList(map[string]int{
+				o.Harness, o.Trials, 100*stats.Rate(o.Harness, o.Trials), schema.OutcomeList(map[string]int{
 					string(model.Timeout): o.Outcomes[string(model.Timeout)], string(model.HarnessError): o.Outcomes[string(model.HarnessError)]}, allOrder),
 				100**p.MaxHarnessRate, exampleHint(o.Counts, model.Timeout, model.HarnessError))
 		}
@@ -262,15 +255,25 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 	if n := len(rep.Overall); n < p.MinCells {
 		add(RuleMinCells, "", "%d cells ran, policy requires at least %d", n, p.MinCells)
 	}
-	measuredIn := map[string]int{}
+	measuredIn, naIn, trialsIn := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, c := range rep.Cells {
 		measuredIn[c.Scenario] += c.Measured
+		naIn[c.Scenario] += c.NotApplicable
+		trialsIn[c.Scenario] += c.Trials
+		res.Applicable.Rows++
+		if c.NotApplicable < c.Trials {
+			res.Applicable.Applicable++
+		}
 	}
 	if n := len(measuredIn); n < p.MinScenarios {
 		add(RuleMinScenarios, "", "%d distinct scenarios ran, policy requires at least %d", n, p.MinScenarios)
 	}
 	for _, s := range p.RequiredScenarios {
-		if measuredIn[s] == 0 {
+		switch {
+		case measuredIn[s] > 0:
+		case trialsIn[s] > 0 && naIn[s] == trialsIn[s]:
+			add(RuleRequiredScenario, "", "required scenario %q was not applicable in any of its %d trials: %s", s, trialsIn[s], naWhy(rep, s))
+		default:
 			add(RuleRequiredScenario, "", "required scenario %q was not measured in any cell", s)
 		}
 	}
@@ -287,6 +290,78 @@ func Evaluate(rep *schema.Report, p Policy) Result {
 		return a.Group() == GroupBlocker && blockerRank[a.Rule] < blockerRank[b.Rule]
 	})
 	return res
+}
+
+// accepted names the known findings the policy lets through in a row: per covering set of ids,
+// the failing trials only accepting them lets through.
+func accepted(r row, accept model.Accept) []Accepted {
+	by := map[string]*Accepted{}
+	for _, d := range r.Decisions {
+		if !d.Failure.Failed() || !d.Failure.MetBy(accept) {
+			continue
+		}
+		id := strings.Join(d.Failure.IDs(), ", ")
+		a := by[id]
+		if a == nil {
+			a = &Accepted{ID: id, Row: r.name(), Trials: r.Trials, What: r.Breached()}
+			by[id] = a
+		}
+		a.Failures += d.Trials
+		if d.FailOpen.Failed() {
+			a.FailOpen += d.Trials
+		}
+	}
+	out := make([]Accepted, 0, len(by))
+	for _, id := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, *by[id])
+	}
+	return out
+}
+
+// failOpenWhat says what a cell's unaccepted fail-open trials let through: the scenario rows that
+// failed open under the policy, each with its breaches and the findings it would need, and the
+// egress no verdict's breach accounts for.
+func failOpenWhat(o schema.Overall, rows []schema.Cell, accept model.Accept) string {
+	var parts []string
+	for _, r := range rows {
+		n := r.FailOpenTrials(accept)
+		if n == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s non-enforcing in %d: %s", r.Scenario, n, r.Breached())
+		var ids []string
+		for _, d := range r.Decisions {
+			if !d.FailOpen.MetBy(accept) {
+				for _, id := range d.FailOpen.IDs() {
+					if !accept.IDs[id] {
+						ids = append(ids, id)
+					}
+				}
+			}
+		}
+		if ids = slices.Compact(slices.Sorted(slices.Values(ids))); len(ids) > 0 {
+			part += fmt.Sprintf(" (known finding %s, not accepted by the policy)", strings.Join(ids, ", "))
+		}
+		parts = append(parts, part)
+	}
+	if s := o.BreachList(); s != "" {
+		parts = append(parts, "egress no verdict accounts for: "+s)
+	} else if len(parts) == 0 {
+		parts = append(parts, o.Breached())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// naWhy is why a scenario was not applicable, from the first row's example.
+func naWhy(rep *schema.Report, scenario string) string {
+	for _, c := range rep.Cells {
+		if c.Scenario == scenario {
+			if ex, ok := c.Examples[string(model.NotApplicable)]; ok && ex.Hint != "" {
+				return ex.Hint
+			}
+		}
+	}
+	return "no reason recorded"
 }
 
 var allOrder = func() []string {
@@ -410,11 +485,14 @@ func verdictLine(r Result) string {
 	if len(r.Accepted) > 0 {
 		ids := map[string]bool{}
 		for _, a := range r.Accepted {
-			for _, id := range schema.SplitIDs(a.ID) {
+			for _, id := range model.SplitIDs(a.ID) {
 				ids[id] = true
 			}
 		}
 		acc = fmt.Sprintf("; %d known finding(s) accepted by policy", len(ids))
+	}
+	if a := r.Applicable; a.Rows > 0 {
+		acc += fmt.Sprintf("; applicable in %d of %d cell x scenario rows (%.0f%%)", a.Applicable, a.Rows, 100*stats.Rate(a.Applicable, a.Rows))
 	}
 	if !r.Failed() {
 		return fmt.Sprintf("PASS: %d rows in %d cells within policy%s", r.Rows, r.Cells, acc)

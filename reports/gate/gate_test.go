@@ -64,17 +64,20 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 		// A lower min_trials cannot lower what the bound needs: 0/72 still shows nothing.
 		{"min_trials below the bound's need", report(t, trialsSpec{"native", "", "net/seed", 72, nil, nil}), Policy{MinTrials: intp(10)}, "min-trials@srt@native"},
 		// One non-enforcing in 1000: no threshold.
-		{"one non-enforcing fails", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{500: model.NonEnforcing}, nil}), DefaultPolicy(), "non-enforcing@srt@wsl net/seed"},
+		{"one non-enforcing fails", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{500: model.NonEnforcing}, nil}), DefaultPolicy(), "non-enforcing@srt@wsl"},
 		// 5 proxy-dead in 1000: rate 0.5%, Wilson upper ~1.17% < 5% -> pass.
 		{"rare proxy-dead within bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{1: model.ProxyDead, 2: model.ProxyDead, 3: model.ProxyDead, 4: model.ProxyDead, 5: model.ProxyDead}, nil}), DefaultPolicy(), ""},
 		// Same counts against a 1% bound -> violation.
 		{"rare proxy-dead above a strict bound", report(t, trialsSpec{"wsl", "", "net/seed", 1000, map[int]model.Outcome{1: model.ProxyDead, 2: model.ProxyDead, 3: model.ProxyDead, 4: model.ProxyDead, 5: model.ProxyDead}, nil}), Policy{MaxFailClosedUpper: ptr(0.01)}, "fail-closed-bound@srt@wsl net/seed"},
 		{"min trials per row", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"mac", "", "net/seed", 80, nil, nil}), Policy{MinTrials: intp(90)}, "min-trials@srt@mac"},
 		{"expected-count guards", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}), Policy{MinCells: 2, MinScenarios: 2, RequiredScenarios: []string{"net/seed", "fs/write"}}, "min-cells@ min-scenarios@ required-scenario@"},
-		// A fault cell whose scenario expected non-enforcing (an open-proxy fault): strict by default...
-		{"fault cell strict by default", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, map[int]bool{3: true}}), DefaultPolicy(), "non-enforcing@srt@native fault=open-proxy net/seed"},
-		// ...and exempt only when the policy says so and the scenario expected it.
-		{"fault cell exemption", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, map[int]bool{3: true}}), Policy{ExpectedFailOpenInFaultCells: true}, ""},
+		// A fault cell whose scenario "expected" non-enforcing (an open-proxy fault): a fail-open
+		// is one whatever a spec said of it.
+		{"fault cell", report(t, trialsSpec{"native", "open-proxy", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, map[int]bool{3: true}}), DefaultPolicy(), "non-enforcing@srt@native fault=open-proxy"},
+		// Not applicable in every trial: exempt from min-trials, bounded by max_not_applicable.
+		{"n/a rows unbounded by default", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"native", "", "fs/read", 100, allNA(100), allPass(100)}), DefaultPolicy(), ""},
+		{"n/a rows over the bound", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"native", "", "fs/read", 100, allNA(100), allPass(100)}), Policy{MaxNotApplicable: ptr(0.5)}, "not-applicable-bound@srt@native fs/read"},
+		{"a required scenario n/a everywhere", report(t, trialsSpec{"native", "", "net/seed", 100, nil, nil}, trialsSpec{"native", "", "fs/read", 100, allNA(100), allPass(100)}), Policy{RequiredScenarios: []string{"fs/read"}}, "required-scenario@"},
 		{"trials that never reached a scenario", func() *schema.Report {
 			a, _ := aggregate.New(aggregate.Options{})
 			for i := 0; i < 5; i++ {
@@ -82,7 +85,6 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 			}
 			return a.Report()
 		}(), DefaultPolicy(), "harness-bound@srt@ci min-trials@srt@ci"},
-		{"exemption does not cover healthy cells", report(t, trialsSpec{"native", "", "net/seed", 100, map[int]model.Outcome{3: model.NonEnforcing}, nil}), Policy{ExpectedFailOpenInFaultCells: true}, "non-enforcing@srt@native net/seed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,6 +104,22 @@ func TestEvaluateKnownAnswers(t *testing.T) {
 
 func intp(i int) *int { return &i }
 
+func allNA(n int) map[int]model.Outcome {
+	m := map[int]model.Outcome{}
+	for i := range n {
+		m[i] = model.NotApplicable
+	}
+	return m
+}
+
+func allPass(n int) map[int]bool {
+	m := map[int]bool{}
+	for i := range n {
+		m[i] = true
+	}
+	return m
+}
+
 func TestViolationMessagesNameCells(t *testing.T) {
 	rep := report(t,
 		trialsSpec{"wsl", "", "net/seed", 10, map[int]model.Outcome{0: model.ProxyDead, 1: model.NonEnforcing}, nil},
@@ -111,7 +129,7 @@ func TestViolationMessagesNameCells(t *testing.T) {
 	WriteText(&buf, vs)
 	out := buf.String()
 	for _, want := range []string{
-		"  non-enforcing: srt@wsl net/seed: non-enforcing in 1 of 10 trials: ",
+		"  non-enforcing: srt@wsl: fail-open in 1 of 10 trials: net/seed non-enforcing in 1: ",
 		"  fail-closed-bound: srt@wsl net/seed: fail-closed rate 1/10 = 10.00%, 95% upper bound 40.42% exceeds 5.00%: proxy-dead x1",
 		"  min-trials: srt@native: 10 measured trials held, 73 needed (1 scenario(s): net/seed)",
 		"FAIL: 1 blocker(s) (1 fail-open), 1 fail-closed bound(s), 2 cell(s) with insufficient evidence",

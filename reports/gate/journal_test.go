@@ -11,9 +11,9 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
-	"github.com/sandcheck/sandcheck/runner/journal"
 	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
 	_ "github.com/sandcheck/sandcheck/targets/srt"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 var local = model.Cell{ID: "srt|local|", Target: "srt", Host: "local"}
@@ -33,10 +33,34 @@ func killed(o model.Outcome, egress ...string) model.Record {
 	return model.Record{Cell: local, Outcome: o, TimedOut: true, Egress: egress, Hint: "trial passed its 20s deadline"}
 }
 
-// failing is a trial whose scenario s failed with o, breaching what, covered by known (or "").
+// failing is a trial whose scenario s failed with o, breaching what, each breach covered by
+// known (", "-joined ids, or "").
 func failing(s string, o model.Outcome, known string, breaches ...string) model.Record {
-	return model.Record{Cell: local, Outcome: o, Scenarios: []model.Scenario{{Name: s, Outcome: o, Known: known, Breaches: breaches, Hint: string(o) + " in " + s}}}
+	var bs []model.Breach
+	for _, b := range breaches {
+		bs = append(bs, model.Breach{Outcome: o, What: b, Known: known})
+	}
+	return model.Record{Cell: local, Outcome: o, Scenarios: []model.Scenario{{Name: s, Outcome: o, Breaches: bs, Hint: string(o) + " in " + s}}}
 }
+
+// srtTrial is a healthy srt trial as it reads in a journal: the network correct, srt's accepted
+// filesystem findings (one fail-open, one fail-closed) shown.
+func srtTrial(egress ...string) model.Record {
+	r := correct("network/seed")
+	r.Outcome, r.Egress = model.NonEnforcing, egress
+	r.Scenarios = append(r.Scenarios,
+		model.Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Breaches: []model.Breach{
+			{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit", Known: hooksID}}},
+		model.Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []model.Breach{
+			{Outcome: model.AllowedBlocked, What: "write /tmp/claude/sandcheck-fs-* refused", Known: tmpdirID}}})
+	return r
+}
+
+const (
+	hooksID   = "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"
+	tmpdirID  = "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"
+	srtPolicy = "accept_known: [\"" + hooksID + "\", \"" + tmpdirID + "\"]\n"
+)
 
 // times repeats r n times.
 func times(n int, r model.Record) []model.Record {
@@ -105,6 +129,22 @@ func TestGateOnJournals(t *testing.T) {
 		not    []string // text it must not hold
 	}{
 		{
+			// The second audit's first finding: an accepted fail-open finding in every trial
+			// must not hide egress that no verdict accounts for in one of them.
+			name:   "egress beside an accepted fail-open finding",
+			policy: srtPolicy,
+			recs:   [][]model.Record{times(79, srtTrial()), {srtTrial("denied dns A q-1.denied.sandcheck.test on denied.sandcheck.test:53 from 198.19.0.2:4000")}},
+			rules:  "non-enforcing@srt@local",
+			want: []string{"non-enforcing: srt@local: fail-open in 1 of 80 trials: egress no verdict accounts for: denied dns A q-1.denied.sandcheck.test",
+				"ACCEPTED " + hooksID},
+		},
+		{
+			name:   "srt's accepted findings alone pass",
+			policy: srtPolicy,
+			recs:   [][]model.Record{times(80, srtTrial())},
+			want:   []string{"PASS: 3 rows in 1 cells within policy; 2 known finding(s) accepted by policy"},
+		},
+		{
 			name:  "80 correct and 10 timeouts without egress fail the harness bound",
 			recs:  [][]model.Record{times(80, correct(seed)), times(10, killed(model.Timeout))},
 			rules: "harness-bound@srt@local",
@@ -122,10 +162,11 @@ func TestGateOnJournals(t *testing.T) {
 		},
 		{
 			name:  "a timeout with egress evidence is fail-open, not harness trouble",
-			recs:  [][]model.Record{times(80, correct(seed)), times(9, killed(model.Timeout)), {killed(model.Timeout, "denied http GET /http/t1 from 198.18.0.2")}},
+			recs:  [][]model.Record{times(80, correct(seed)), times(9, killed(model.Timeout)), {killed(model.NonEnforcing, "denied http GET /http/t1 from 198.18.0.2")}},
 			rules: "non-enforcing@srt@local harness-bound@srt@local",
 			want: []string{
-				"non-enforcing: srt@local: 1 of 90 trials fail-open outside any scenario (1 timed out after the egress): denied http GET /http/t1 from 198.18.0.2 (1)",
+				"non-enforcing: srt@local: fail-open in 1 of 90 trials (1 timed out after it): egress no verdict accounts for: denied http GET /http/t1 from 198.18.0.2 (1)",
+				"harness-bound: srt@local: 9 of 90 trials (10.0%) were harness errors or timeouts (timeout x9)",
 				"FAIL: 2 blocker(s) (1 fail-open)",
 			},
 		},
@@ -152,15 +193,15 @@ func TestGateOnJournals(t *testing.T) {
 		{
 			name:  "a filesystem breach says what was written",
 			recs:  [][]model.Record{times(80, correct(fsw)), times(3, failing(fsw, model.NonEnforcing, "", "write /root/outside-canary"))},
-			rules: "non-enforcing@srt@local " + fsw,
-			want:  []string{"non-enforcing: srt@local filesystem/write-outside: non-enforcing in 3 of 83 trials: write /root/outside-canary (3)"},
+			rules: "non-enforcing@srt@local",
+			want:  []string{"non-enforcing: srt@local: fail-open in 3 of 83 trials: filesystem/write-outside non-enforcing in 3: write /root/outside-canary (3)"},
 			not:   []string{"host"},
 		},
 		{
 			name:  "a known finding fails unless accepted",
 			recs:  [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
-			rules: "non-enforcing@srt@local " + seed,
-			want:  []string{"non-enforcing in 80 of 80 trials: udp: denied.sandcheck.test reached (80) (known finding srt:network/seed#udp, not accepted by the policy)"},
+			rules: "non-enforcing@srt@local",
+			want:  []string{"fail-open in 80 of 80 trials: network/seed non-enforcing in 80: udp: denied.sandcheck.test reached (80) (known finding srt:network/seed#udp, not accepted by the policy)"},
 			not:   []string{"ACCEPTED"},
 		},
 		{
@@ -176,7 +217,7 @@ func TestGateOnJournals(t *testing.T) {
 			name:   "accepting another id accepts nothing here",
 			policy: "accept_known: [\"srt:network/seed#tcp\"]\n",
 			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached"))},
-			rules:  "non-enforcing@srt@local " + seed,
+			rules:  "non-enforcing@srt@local",
 			want:   []string{"accept_known lists srt:network/seed#tcp, which no row showed"},
 		},
 		{
@@ -184,14 +225,14 @@ func TestGateOnJournals(t *testing.T) {
 			policy: "accept_known: [\"srt:network/seed#udp\"]\n",
 			recs: [][]model.Record{times(79, failing(seed, model.NonEnforcing, "srt:network/seed#udp", "udp: denied.sandcheck.test reached")),
 				{failing(seed, model.NonEnforcing, "", "http: denied.sandcheck.test reached")}},
-			rules: "non-enforcing@srt@local " + seed,
-			want:  []string{"non-enforcing: srt@local network/seed: non-enforcing in 1 of 80 trials", "ACCEPTED srt:network/seed#udp"},
+			rules: "non-enforcing@srt@local",
+			want:  []string{"non-enforcing: srt@local: fail-open in 1 of 80 trials: network/seed non-enforcing in 1", "ACCEPTED srt:network/seed#udp"},
 		},
 		{
 			name:   "a failure needing two findings is accepted only with both",
 			policy: "accept_known: [\"srt:network/channel/udp#udp:denied\"]\n",
 			recs:   [][]model.Record{times(80, failing(seed, model.NonEnforcing, "srt:network/channel/udp#udp:denied, srt:network/channel/dns#dns:denied", "udp: denied.sandcheck.test reached", "dns: denied.sandcheck.test reached"))},
-			rules:  "non-enforcing@srt@local " + seed,
+			rules:  "non-enforcing@srt@local",
 			want:   []string{"(known finding srt:network/channel/dns#dns:denied, not accepted by the policy)", "accept_known lists srt:network/channel/udp#udp:denied, which no row showed"},
 		},
 		{
@@ -262,7 +303,7 @@ func TestGateOutputGrouped(t *testing.T) {
 		on("c", append(times(79, correct("filesystem/write-outside")), failing("filesystem/write-outside", model.NonEnforcing, "", "write /etc/sandcheck-canary"))),
 	)
 	want := `blockers (fail-open first): 3
-  non-enforcing: srt@c filesystem/write-outside: non-enforcing in 1 of 80 trials: write /etc/sandcheck-canary (1)
+  non-enforcing: srt@c: fail-open in 1 of 80 trials: filesystem/write-outside non-enforcing in 1: write /etc/sandcheck-canary (1)
   harness-bound: srt@a: 5 of 25 trials (20.0%) were harness errors or timeouts (harness-error x5), policy allows 5.0%: they measured nothing, so the rest cannot speak for the cell; e.g. trial 20: trial passed its 20s deadline
   required-scenario: required scenario "concurrency/sessions" was not measured in any cell
 fail-closed bounds: 1
@@ -271,7 +312,7 @@ insufficient evidence (measured trials held / needed, per cell): 1
   min-trials: srt@a: 20 measured trials held, 73 needed (2 scenario(s): filesystem/read-secret, network/seed)
 accepted known findings (policy accept_known): 1
   ACCEPTED srt:filesystem/read-secret: srt@b filesystem/read-secret: non-enforcing in 80 of 80 trials: read /root/.ssh/id_ed25519 (80)
-FAIL: 3 blocker(s) (1 fail-open), 1 fail-closed bound(s), 1 cell(s) with insufficient evidence; 1 known finding(s) accepted by policy
+FAIL: 3 blocker(s) (1 fail-open), 1 fail-closed bound(s), 1 cell(s) with insufficient evidence; 1 known finding(s) accepted by policy; applicable in 5 of 5 cell x scenario rows (100%)
 `
 	if out != want {
 		t.Fatalf("gate output:\n%s\nwant:\n%s", out, want)

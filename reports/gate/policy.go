@@ -42,10 +42,12 @@ type Policy struct {
 	MinScenarios int `yaml:"min_scenarios"`
 	// RequiredScenarios must each have been measured in at least one cell.
 	RequiredScenarios []string `yaml:"required_scenarios"`
-	// ExpectedFailOpenInFaultCells, when true, lets a cell with an injected fault show
-	// non-enforcing where its scenario expected exactly that (the suite testing itself). Off by
-	// default: any non-enforcing anywhere fails the gate.
-	ExpectedFailOpenInFaultCells bool `yaml:"expected_fail_open_in_fault_cells"`
+	// MaxNotApplicable bounds, per cell x scenario row, the share of trials in which the scenario
+	// could not be judged (not-applicable: the target cannot express it). Unset, rows may be n/a
+	// freely, but a required scenario n/a in every trial of every cell still blocks (it was not
+	// measured). Set (0.0 forbids any), a row above it blocks: a typo in a capability, or an
+	// adapter that stopped claiming one, must not shrink what a release is qualified on.
+	MaxNotApplicable *float64 `yaml:"max_not_applicable"`
 	// AcceptKnown lists known-finding ids (knownfindings/, "<target>:<scenario>[#<check>]")
 	// whose failures the release accepts. A known finding is still a failure: without its id
 	// here it fails the gate like any other, and every accepted one is named in the output.
@@ -104,6 +106,9 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 		return Policy{}, fmt.Errorf("%s: %w", name, err)
 	}
 	keys := keyLines(&root)
+	if line, ok := keys[removedFaultCells]; ok {
+		return Policy{}, fmt.Errorf("%s:%d: %s: removed: every fail-open observation blocks, in fault cells too (one rule decides it); gate fault cells in a report of their own, or not at all: %w", name, line, removedFaultCells, errPolicy)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
@@ -130,6 +135,7 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 	fail := func(field, format string, a ...any) (Policy, error) {
 		return Policy{}, fmt.Errorf("%s:%d: %s: %s: %w", name, keys[field], field, fmt.Sprintf(format, a...), errPolicy)
 	}
+
 	if v := p.MaxFailClosedUpper; v != nil && !(*v > 0 && *v <= 1) {
 		return fail("max_fail_closed_upper", "%v is not in (0, 1]", *v)
 	}
@@ -141,6 +147,9 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 	}
 	if v := p.MaxHarnessRate; v != nil && !(*v >= 0 && *v <= 1) {
 		return fail("max_harness_rate", "%v is not in [0, 1]", *v)
+	}
+	if v := p.MaxNotApplicable; v != nil && !(*v >= 0 && *v <= 1) {
+		return fail("max_not_applicable", "%v is not in [0, 1]", *v)
 	}
 	for _, id := range p.AcceptKnown {
 		if strings.TrimSpace(id) == "" {
@@ -165,7 +174,10 @@ func ParsePolicy(data []byte, name string) (Policy, error) {
 // errPolicy marks an invalid policy, so callers can tell it from a gate violation.
 var errPolicy = errors.New("invalid gate policy")
 
-var knownFields = []string{"max_fail_closed_upper", "interval", "min_trials", "max_harness_rate", "min_cells", "min_scenarios", "required_scenarios", "expected_fail_open_in_fault_cells", "accept_known"}
+var knownFields = []string{"max_fail_closed_upper", "interval", "min_trials", "max_harness_rate", "max_not_applicable", "min_cells", "min_scenarios", "required_scenarios", "accept_known"}
+
+// removedFaultCells is a policy key of older releases that let fault cells fail open.
+const removedFaultCells = "expected_fail_open_in_fault_cells"
 
 // keyLines maps each top-level key to its line, for messages about values.
 func keyLines(root *yaml.Node) map[string]int {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // Result says what was read.

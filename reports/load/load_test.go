@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 func write(t *testing.T, path string, recs []model.Record, tail string) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
@@ -48,7 +47,7 @@ type Cell struct {
 func JSON(w io.Writer, rep *schema.Report, cells []model.Cell, journal string, e Ending) error {
 	js := Summary{Outcomes: map[model.Outcome]int{}, Cells: []Cell{}, Journal: journal, ExitCode: e.Code, ExitReasons: e.Reasons}
 	for _, c := range view(rep, cells) {
-		jc := Cell{ID: c.cell.ID, Target: c.cell.Target, Version: c.cell.Version, Host: c.cell.Host, User: users.Recorded(c.cell.User),
+		jc := Cell{ID: c.cell.ID, Target: c.cell.Target, Version: c.cell.Version, Host: c.cell.Host, User: model.RecordedUser(c.cell.User),
 			Fault: c.cell.Fault, Trials: c.overall.Trials, Outcomes: map[model.Outcome]int{}}
 		fails, counted := 0, 0
 		for o, k := range c.overall.Outcomes {
@@ -69,7 +68,14 @@ func JSON(w io.Writer, rep *schema.Report, cells []model.Cell, journal string, e
 		js.Trials += c.overall.Trials
 		ci := stats.Wilson(fails, counted)
 		jc.FailureRate, jc.CI95 = stats.Rate(fails, counted), [2]float64{ci.Low, ci.High}
-		jc.Known, jc.UnknownFailures, jc.FailOpen, jc.Egress, jc.Harness = c.v.Known, c.v.Unknown, c.v.FailOpen, c.v.Egress, c.v.Harness
+		for _, r := range c.scen {
+			jc.Known += r.KnownFailures()
+			jc.UnknownFailures += r.FailingTrials(run)
+		}
+		if jc.UnknownFailures == 0 {
+			jc.UnknownFailures = c.overall.FailingTrials(run) // failures no scenario verdict shows
+		}
+		jc.FailOpen, jc.Egress, jc.Harness = c.overall.FailOpenTrials(run), c.overall.Egress, c.overall.Harness
 		js.Cells = append(js.Cells, jc)
 	}
 	enc := json.NewEncoder(w)

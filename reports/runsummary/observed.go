@@ -10,19 +10,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
 )
+
+// run is what `sandcheck run` accepts: every known finding (exit 0 when known findings cover
+// every failure). It says so in --help.
+var run = model.Accept{Every: true}
 
 // cellView is one cell of the run as the report holds it: its trial-level row and its scenario
 // rows, by scenario name.
 type cellView struct {
 	cell    model.Cell
 	overall schema.Overall
-	v       schema.Verdicts
 	scen    map[string]schema.Cell
 }
 
@@ -35,22 +36,21 @@ func view(rep *schema.Report, cells []model.Cell) []cellView {
 		for _, o := range rep.Overall {
 			if o.CellID == c.ID {
 				cv.overall = o
-				if o.Verdicts != nil {
-					cv.v = *o.Verdicts
-				}
 			}
 		}
 		for _, r := range rep.Cells {
 			if r.CellID == c.ID {
-				if r.Verdicts == nil {
-					r.Verdicts = &schema.ScenarioVerdicts{}
-				}
 				cv.scen[r.Scenario] = r
 			}
 		}
 		out = append(out, cv)
 	}
 	return out
+}
+
+// hint is the leading cause of the example trial of an outcome.
+func hint(c schema.Counts, o model.Outcome) string {
+	return schema.LeadingCause(c.Examples[string(o)].Hint)
 }
 
 func (c cellView) names() []string {
@@ -60,16 +60,6 @@ func (c cellView) names() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// AsUser names who a cell's sandbox ran as: "sandcheck (unprivileged)", "root", an account.
-func AsUser(spec string) string {
-	switch u := users.Recorded(spec); u {
-	case users.Unprivileged:
-		return users.DedicatedName + " (unprivileged)"
-	default:
-		return u
-	}
 }
 
 // Observed writes the seed's "Observed" section for each of the run's cells: each outcome's
@@ -85,7 +75,7 @@ func Observed(w io.Writer, rep *schema.Report, cells []model.Cell) {
 			target += "@" + c.cell.Version
 		}
 		trials := c.overall.Trials
-		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.cell.Host, AsUser(c.cell.User), fault, trials)
+		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.cell.Host, model.AsUser(c.cell.User), fault, trials)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
 		var outs []model.Outcome
@@ -109,8 +99,8 @@ func Observed(w io.Writer, rep *schema.Report, cells []model.Cell) {
 				fmt.Fprintf(w, "  why %s: %s\n", o, h)
 			}
 		}
-		if c.v.Egress > 0 {
-			fmt.Fprintf(w, "  egress in %d of %d trials (fail-open, whatever the outcome): %s\n", c.v.Egress, trials, strings.Join(c.v.EgressLines, "; "))
+		if c.overall.Egress > 0 {
+			fmt.Fprintf(w, "  egress in %d of %d trials (fail-open unless a known finding's breach lists it): %s\n", c.overall.Egress, trials, strings.Join(c.overall.EgressLines, "; "))
 		}
 		c.printScenarios(w)
 	}
@@ -126,33 +116,33 @@ const maxBreachLines = 3
 func (c cellView) why(o model.Outcome) string {
 	// Short of a fail-open, the trial's own hint names the root cause (which layer of the proxy
 	// died, which condition degraded), which a breach such as "http: proxy dead" only restates.
-	hint := c.v.Hints[string(o)]
-	if o.Severity() != model.SevFailOpen && hint != "" {
-		return hint
+	h := hint(c.overall.Counts, o)
+	if o.Severity() != model.SevFailOpen && h != "" {
+		return h
 	}
 	var cands []string
 	for _, n := range c.names() {
-		if t := c.scen[n].Verdicts; t.FailedOutcomes[string(o)] > 0 && (len(t.Breaches) > 0 || t.Hints[string(o)] != "") {
+		if t := c.scen[n]; t.FailingOutcomes[string(o)] > 0 && (len(t.Breaches) > 0 || hint(t.Counts, o) != "") {
 			cands = append(cands, n)
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := c.scen[cands[i]].Verdicts, c.scen[cands[j]].Verdicts
-		if (a.Unknown > 0) != (b.Unknown > 0) {
-			return a.Unknown > 0
+		a, b := c.scen[cands[i]], c.scen[cands[j]]
+		if ua, ub := a.FailingTrials(run) > 0, b.FailingTrials(run) > 0; ua != ub {
+			return ua
 		}
 		return len(a.Breaches) < len(b.Breaches)
 	})
 	if len(cands) == 0 {
-		return hint
+		return h
 	}
 	n := cands[0]
-	t := c.scen[n].Verdicts
-	what := t.Hints[string(o)]
+	t := c.scen[n]
+	what := hint(t.Counts, o)
 	if len(t.Breaches) > 0 {
-		what = t.Breaches[0]
+		what = t.Breaches[0].What
 	}
-	if t.Unknown == 0 && len(t.Known) > 0 {
+	if t.FailingTrials(run) == 0 && len(t.Known()) > 0 {
 		what += " (known finding)"
 	}
 	return n + ": " + what
@@ -167,9 +157,9 @@ func (c cellView) printScenarios(w io.Writer) {
 	for _, n := range names {
 		t := c.scen[n]
 		switch {
-		case t.Verdicts.NotApplicable == t.Trials:
+		case t.NotApplicable == t.Trials:
 			na++
-		case t.Verdicts.Failed > 0:
+		case t.Failures+t.Harness > 0:
 			applicable++
 			failed = append(failed, n)
 		default:
@@ -188,31 +178,34 @@ func (c cellView) printScenarios(w io.Writer) {
 	}
 	for _, n := range failed {
 		row := c.scen[n]
-		t := row.Verdicts
 		var parts []string
-		for o, k := range t.FailedOutcomes {
+		for o, k := range row.FailingOutcomes {
 			parts = append(parts, fmt.Sprintf("%s %d/%d", o, k, row.Trials))
+		}
+		for _, o := range []model.Outcome{model.HarnessError, model.Timeout} {
+			if k := row.Outcomes[string(o)]; k > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", o, k, row.Trials))
+			}
 		}
 		sort.Strings(parts)
 		note := ""
-		if len(t.Known) > 0 {
-			ids := sortedKeys(t.Known)
+		if ids := row.KnownIDs(); len(ids) > 0 {
 			note = "  (known finding " + strings.Join(ids, ", ") + ")"
-			if t.Unknown > 0 {
-				note = fmt.Sprintf("  (%d of %d failures outside the known findings %s)", t.Unknown, t.Failed, strings.Join(ids, ", "))
+			if k := row.FailingTrials(run); k > 0 {
+				note = fmt.Sprintf("  (%d of %d failures outside the known findings %s)", k, row.Failures, strings.Join(ids, ", "))
 			}
 		}
 		fmt.Fprintf(w, "    %s: %s%s\n", n, strings.Join(parts, ", "), note)
 		// An aggregate's breaches are those of the per-check scenarios listed beside it.
-		if knownfindings.IsAggregate(n) {
+		if row.Aggregate {
 			continue
 		}
-		for i, b := range t.Breaches {
+		for i, b := range row.Breaches {
 			if i == maxBreachLines {
-				fmt.Fprintf(w, "      (+%d more)\n", len(t.Breaches)-i)
+				fmt.Fprintf(w, "      (+%d more)\n", len(row.Breaches)-i)
 				break
 			}
-			fmt.Fprintf(w, "      breached: %s\n", b)
+			fmt.Fprintf(w, "      breached: %s\n", b.What)
 		}
 	}
 	for _, n := range names {

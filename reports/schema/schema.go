@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Version is report.json's schema_version. Readers refuse newer versions.
@@ -20,7 +21,13 @@ import (
 // v2: evidence is kept once per trial, in Report.Evidence, and examples point at it
 // (Example.EvidenceRef); only examples of failures carry any. v1 reports, whose examples hold
 // their evidence inline, are still read (ExampleEvidence serves both).
-const Version = 2
+// v3: rows keep their trials' decisions against the known findings (Counts.Decisions) in place of
+// verdict tallies made under one acceptance; a v2 report cannot be judged under another, so it
+// is refused (regenerate it from its journals with `sandcheck report`).
+const Version = 3
+
+// MinVersion is the oldest schema_version a reader can judge.
+const MinVersion = 3
 
 // Report is the whole of report.json.
 type Report struct {
@@ -115,8 +122,10 @@ type Cell struct {
 	CellRef
 	Scenario       string   `json:"scenario"`
 	ScenarioLabels []string `json:"scenario_labels,omitempty"`
+	// Aggregate: the scenario sums up the checks of others (model.Scenario.Aggregate); its
+	// breaches are theirs, listed on their rows.
+	Aggregate bool `json:"aggregate,omitempty"`
 	Counts
-	Verdicts *ScenarioVerdicts `json:"verdicts,omitempty"`
 }
 
 // Name is the row's name in messages: cell name and scenario.
@@ -129,7 +138,10 @@ func (c Cell) Key() string { return c.CellID + "\x00" + c.Scenario }
 type Overall struct {
 	CellRef
 	Counts
-	Verdicts *Verdicts `json:"verdicts,omitempty"`
+	// Egress counts the trials whose fixture servers logged traffic the policy does not allow,
+	// and EgressLines are the first few distinct such hits.
+	Egress      int      `json:"egress,omitempty"`
+	EgressLines []string `json:"egress_lines,omitempty"`
 }
 
 // Counts is what both row kinds share.
@@ -149,21 +161,19 @@ type Counts struct {
 	SPRT            *SPRT              `json:"sprt,omitempty"`
 	DurationMS      int64              `json:"duration_ms,omitempty"` // summed trial wall time (overall rows only)
 	Examples        map[string]Example `json:"examples,omitempty"`    // outcome -> one trial
-	// TrialFailOpen (overall rows only) counts trials that are fail-open by trial-level evidence
-	// no scenario row shows: a fixture server logged a denied hit, or the trial's own outcome is
-	// non-enforcing, and no failing scenario of that trial was non-enforcing. They are in
-	// FailOpen too. TimedOutEgress is the part of them that also passed its deadline.
-	TrialFailOpen  int `json:"trial_fail_open,omitempty"`
-	TimedOutEgress int `json:"timed_out_egress,omitempty"`
+	// Decisions are the trials' failures against the known findings (decisions.go): what it
+	// takes to let each through. Every judgement of the row, fail-open or not, reads them.
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Harness counts the trials with harness trouble: a harness-error or timeout of the trial
+	// or, for a cell's overall row, of one of its verdicts (model.Record.Harness).
+	Harness int `json:"harness,omitempty"`
+	// NotApplicable counts the trials in which the row could not be judged at all.
+	NotApplicable int `json:"not_applicable,omitempty"`
 	// Breaches says what was breached, in the breach's own terms ("write /home/u/x",
 	// "http: denied.sandcheck.test reached"), with the failing trials that showed it: the most
 	// frequent first, at most MaxBreaches; BreachesOther counts the observations left out.
 	Breaches      []Breach `json:"breaches,omitempty"`
 	BreachesOther int      `json:"breaches_other,omitempty"`
-	// Known counts the failures known findings cover in full, keyed by the covering ids
-	// (sorted, ", "-joined: one failure may need several findings). They are still failures:
-	// the gate fails on them unless its policy accepts every id of the key.
-	Known map[string]KnownCount `json:"known,omitempty"`
 	// Unreproduced counts, per known-finding id keyed to this row, the trials it did not show in.
 	Unreproduced map[string]int `json:"unreproduced,omitempty"`
 }
@@ -178,50 +188,18 @@ type Breach struct {
 	Trials int    `json:"trials"`
 }
 
-// KnownCount is how often a known finding covered a failure of the row.
-type KnownCount struct {
-	Trials   int `json:"trials"`    // failing trials it covered
-	FailOpen int `json:"fail_open"` // of them, non-enforcing
-}
-
-// SplitIDs splits a ", "-separated list of known-finding ids (model.Scenario.Known and
-// .Unreproduced, a Known key) into sorted, distinct ids.
-func SplitIDs(list string) []string {
-	var ids []string
-	for _, id := range strings.Split(list, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return slices.Compact(ids)
-}
-
-// KnownIDs lists the keys of Known, sorted.
-func (c Counts) KnownIDs() []string {
-	ids := make([]string, 0, len(c.Known))
-	for id := range c.Known {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// KnownFailures is the number of failures covered by known findings.
-func (c Counts) KnownFailures() int {
-	n := 0
-	for _, k := range c.Known {
-		n += k.Trials
-	}
-	return n
-}
-
 // Fixed lists the known findings keyed to this row that showed in none of its trials: the id
 // was reported unreproduced by every trial. Such a finding may have been fixed.
 func (c Counts) Fixed() []string {
+	known := map[string]bool{}
+	for key := range c.Known() {
+		for _, id := range model.SplitIDs(key) {
+			known[id] = true
+		}
+	}
 	var ids []string
 	for id, n := range c.Unreproduced {
-		if n > 0 && n == c.Trials && c.Known[id].Trials == 0 {
+		if n > 0 && n == c.Trials && !known[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -339,6 +317,8 @@ func Decode(r io.Reader, name string) (*Report, error) {
 		return nil, fmt.Errorf("%s: report schema_version %d is newer than this sandcheck reads (%d)", name, rep.SchemaVersion, Version)
 	case rep.SchemaVersion <= 0:
 		return nil, fmt.Errorf("%s: not a sandcheck report.json (no schema_version)", name)
+	case rep.SchemaVersion < MinVersion:
+		return nil, fmt.Errorf("%s: report schema_version %d predates the decisions every judgement reads (v%d); regenerate it from its journals with `sandcheck report`", name, rep.SchemaVersion, MinVersion)
 	}
 	return &rep, nil
 }

@@ -41,16 +41,20 @@ func TestEncodeDecode(t *testing.T) {
 	}
 }
 
-// A v1 report (evidence inline in its examples) is still read, and its evidence still found; a
-// v2 report's examples find theirs by reference.
-func TestEvidenceOfV1AndV2Reports(t *testing.T) {
-	v1 := `{"schema_version":1,"cells":[],"overall":[{"cell_id":"c","target":"srt","host":"local","fault":"","trials":1,"measured":1,"outcomes":{"proxy-dead":1},"failures":1,"failure_rate":1,"ci95":[0.2,1],"clopper_pearson":[0.02,1],"fail_open":0,"fail_closed":{"count":1,"rate":1,"ci95":[0.2,1]},"examples":{"proxy-dead":{"run_id":"r","trial":0,"start":"2026-01-02T03:04:05Z","pass":false,"evidence":{"inline":true}}}}]}`
-	rep, err := Decode(strings.NewReader(v1), "v1.json")
-	if err != nil {
-		t.Fatal(err)
+// A report older than the decisions cannot be judged (it holds verdict tallies made under one
+// acceptance, which a gate with another would misread): it is refused, saying how to remake it.
+// Examples find their evidence by reference, or inline as v1 reports kept it.
+func TestOldReportsRefusedAndEvidence(t *testing.T) {
+	for _, v := range []string{"1", "2"} {
+		_, err := Decode(strings.NewReader(`{"schema_version":`+v+`,"cells":[],"overall":[]}`), "old.json")
+		if err == nil || !strings.Contains(err.Error(), "old.json: report schema_version "+v+" predates the decisions") ||
+			!strings.Contains(err.Error(), "sandcheck report") {
+			t.Errorf("v%s report: %v", v, err)
+		}
 	}
-	if ev := rep.ExampleEvidence(rep.Overall[0].Examples["proxy-dead"]); string(ev) != `{"inline":true}` {
-		t.Fatalf("v1 evidence = %s", ev)
+	inline := Report{SchemaVersion: Version}
+	if ev := inline.ExampleEvidence(Example{Evidence: json.RawMessage(`{"inline":true}`)}); string(ev) != `{"inline":true}` {
+		t.Fatalf("inline evidence = %s", ev)
 	}
 	v2 := &Report{SchemaVersion: Version, Evidence: map[string]json.RawMessage{EvidenceKey("r", "c", 3): json.RawMessage(`{"ref":true}`)}}
 	ex := Example{RunID: "r", Trial: 3, EvidenceRef: EvidenceKey("r", "c", 3)}

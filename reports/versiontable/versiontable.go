@@ -15,7 +15,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
-	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -146,7 +145,7 @@ func Build(rep *schema.Report, alpha float64) []Table {
 		s.overall[o.Version] = o
 	}
 	for _, c := range rep.Cells {
-		if c.Version == "" || c.Scenario == targets.ScenarioDrivable {
+		if c.Version == "" || c.Scenario == model.ScenarioDrivable {
 			continue // an undrivable build is a band, not a row
 		}
 		s := get(c.CellRef)

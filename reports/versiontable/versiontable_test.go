@@ -8,7 +8,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/targets"
 )
 
 // trials adds n trials of srt at version v on host with the given scenario outcomes.
@@ -40,7 +39,7 @@ func history(t *testing.T) *schema.Report {
 		t.Fatal(err)
 	}
 	ok, res, sf := model.Correct, model.Residue, model.SandboxFailed
-	na := map[string]model.Outcome{targets.ScenarioDrivable: model.NotApplicable}
+	na := map[string]model.Outcome{model.ScenarioDrivable: model.NotApplicable}
 	trials(a, "local", "0.0.8", 4, model.NotApplicable, na)
 	trials(a, "local", "0.0.9", 4, ok, map[string]model.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})
 	trials(a, "local", "0.0.10", 4, ok, map[string]model.Outcome{"a/run": ok, "b/workspace": ok, "d/old-only": ok})

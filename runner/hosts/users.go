@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // EnsureUsers readies the accounts a host's cells run the sandbox as, through sandcheck on the
@@ -13,7 +13,7 @@ import (
 // of failing every trial. run executes sandcheck's arguments on the host.
 func EnsureUsers(specs []string, run func(argv []string) (out []byte, exit int, err error)) error {
 	for _, s := range specs {
-		if s == users.Root {
+		if s == model.UserRoot {
 			continue
 		}
 		out, exit, err := run([]string{"user", s})

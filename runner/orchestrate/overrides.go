@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Overrides are a command line's changes to a matrix: what is set wins over the file. Errors
@@ -85,7 +85,7 @@ func (o Overrides) applyUsers(m *matrix.Matrix) error {
 	var us []string
 	for _, u := range o.Users {
 		u = strings.TrimSpace(u)
-		if err := users.Check(u); err != nil {
+		if err := model.CheckUser(u); err != nil {
 			return fmt.Errorf("--user: %w", err)
 		}
 		if !seen[u] {

@@ -11,7 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/aggregate"
 	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // Reports turns journals into the report model and writes it as report.json, report.md,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/stats"
@@ -40,7 +39,7 @@ func TrialArgv(bin string, m *matrix.Matrix, t runner.Trial, o *Trial) []string 
 		}
 	}
 	argv := []string{bin, "trial", "--emit", "--target", target, "--fault", c.Fault,
-		"--label-filter", c.Labels, "--hostnames", o.Hostnames, "--user", users.Recorded(c.User)}
+		"--label-filter", c.Labels, "--hostnames", o.Hostnames, "--user", model.RecordedUser(c.User)}
 	if t.Index == 0 {
 		argv = append(argv, "--fingerprint")
 	}

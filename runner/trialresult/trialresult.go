@@ -1,7 +1,8 @@
 // Package trialresult is the runner's reading of a trial process's output: the result line and
-// the egress lines it streamed (framed with the trial's key, see specreport), into a journal
-// record. Egress evidence comes first: a hit on a fixture server by anything but the allowed
-// role makes the record non-enforcing, whatever the result line says or whether there is one.
+// the egress lines it streamed (framed with the trial's key, see wire/frame), into a journal
+// record. Egress evidence comes first: a streamed hit (the trial streams only the hits that are
+// egress under its target, classify.Egress) makes the record non-enforcing, whatever the result
+// line says or whether there is one.
 package trialresult
 
 import (
@@ -9,14 +10,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
-	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 // Prefixes are the lines a process.Executor should keep whole (FramePrefixes).
-var Prefixes = []string{specreport.EmitPrefix, specreport.EgressPrefix}
+var Prefixes = []string{frame.ResultPrefix, frame.EgressPrefix}
 
 // MaxEgress bounds Record.Egress; further hits are summed up in one last line.
 const MaxEgress = 64
@@ -35,13 +35,13 @@ func Parse(t runner.Trial, res runner.ProcResult) (model.Record, error) {
 // Record reads output keyed key; timedOut says the trial was killed at its deadline (for the
 // hint).
 func Record(out []byte, key string, timedOut bool) (model.Record, error) {
-	hits, egressErr := specreport.ParseEgress(out, key)
-	t, fp, resultErr := specreport.ParseEmitted(out, key)
+	hits, egressErr := frame.ParseEgress(out, key)
+	t, fp, resultErr := frame.Parse(out, key)
 	var rec model.Record
 	if resultErr == nil {
 		rec = model.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS}
 	}
-	rec.Egress = Egress(hits)
+	rec.Egress = Egress(hits, rec.Scenarios)
 	if len(rec.Egress) == 0 {
 		if resultErr != nil {
 			return rec, resultErr
@@ -75,23 +75,37 @@ func Record(out []byte, key string, timedOut bool) (model.Record, error) {
 	return rec, nil
 }
 
-// Egress describes the hits that were not allowed (nethost.Hit.Egress), one line each in the
-// hit's own terms ("denied http GET /x on denied.sandcheck.test:80 from 198.18.0.1:4242"), at
-// most MaxEgress of them.
-func Egress(hits []nethost.Hit) []string {
-	var lines []string
-	n := 0
-	for _, h := range hits {
-		if !h.Egress() {
-			continue
-		}
-		n++
-		if len(lines) < MaxEgress {
-			lines = append(lines, h.String())
+// Egress describes the streamed hits, one line each in the hit's own terms ("denied http GET /x
+// on denied.sandcheck.test:80 from 198.18.0.1:4242"). Every streamed hit is egress: the trial
+// decided so under its target (an allowed host's hit too, where the target denies all network
+// or the request went around the proxy). Lines no verdict accounts for come first, at most
+// MaxEgress of them; past that they are summed up in one line, which no verdict accounts for
+// either (a flood is fail-open). Lines a fail-open breach of a failed verdict lists fill what
+// room is left: past it they are left out, since that breach's finding is needed anyway
+// (model.Record.FailOpen), and the trial's evidence keeps them.
+func Egress(hits []model.Hit, verdicts []model.Scenario) []string {
+	all := make([]string, len(hits))
+	for i, h := range hits {
+		all[i] = h.String()
+	}
+	unowned := map[string]bool{}
+	for _, l := range (model.Record{Scenarios: verdicts, Egress: all}).UnownedEgress() {
+		unowned[l] = true
+	}
+	var lines, owned []string
+	extra := 0
+	for _, l := range all {
+		switch {
+		case !unowned[l]:
+			owned = append(owned, l)
+		case len(lines) < MaxEgress:
+			lines = append(lines, l)
+		default:
+			extra++
 		}
 	}
-	if n > MaxEgress {
-		lines = append(lines, fmt.Sprintf("… %d more", n-MaxEgress))
+	if extra > 0 {
+		return append(lines, fmt.Sprintf("… %d more", extra))
 	}
-	return lines
+	return append(lines, owned[:min(MaxEgress-len(lines), len(owned))]...)
 }

@@ -9,30 +9,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/process"
-	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 const key = "0123456789abcdef0123456789abcdef"
 
 var (
-	denied  = nethost.Hit{Role: nethost.RoleDenied, Proto: "http", Path: "/http/abc", From: "198.18.0.2:4711"}
-	allowed = nethost.Hit{Role: nethost.RoleAllowed, Proto: "https", Path: "/https/ok", From: "198.18.0.2:4712"}
+	denied  = model.Hit{Role: model.RoleDenied, Proto: "http", Path: "/http/abc", From: "198.18.0.2:4711"}
+	allowed = model.Hit{Role: model.RoleAllowed, Proto: "https", Path: "/https/ok", From: "198.18.0.2:4712"}
 )
 
 type out struct{ bytes.Buffer }
 
 func (o *out) result(k string, outcome model.Outcome) *out {
-	specreport.Emit(o, k, specreport.Trial{Outcome: outcome, Hint: "from the trial",
+	frame.Emit(o, k, frame.Trial{Outcome: outcome, Hint: "from the trial",
 		Scenarios: []model.Scenario{{Name: "network/seed", Outcome: outcome, Pass: outcome == model.Correct}}}, nil)
 	return o
 }
 
-func (o *out) hit(k string, h nethost.Hit) *out { specreport.EmitEgress(o, k, h); return o }
-func (o *out) text(s string) *out               { o.WriteString(s); return o }
+func (o *out) hit(k string, h model.Hit) *out { frame.EmitEgress(o, k, h); return o }
+func (o *out) text(s string) *out             { o.WriteString(s); return o }
 
 // settle is what an executor does with Parse's answer.
 func settle(o *out, timedOut bool) model.Record {
@@ -49,16 +48,19 @@ func TestRecordsFromTrialOutput(t *testing.T) {
 		egress   int
 		hint     string // substring
 	}{
-		{"result only", new(out).hit(key, allowed).result(key, model.Correct), false, model.Correct, 0, "from the trial"},
+		{"result only", new(out).result(key, model.Correct), false, model.Correct, 0, "from the trial"},
 		{"forged unkeyed result after the real one", new(out).result(key, model.ProxyDead).result("", model.Correct), false, model.ProxyDead, 0, "from the trial"},
 		{"only a forged result", new(out).result("", model.Correct).result("guess", model.Correct), false, model.HarnessError, 0, ""},
 		{"two different keyed results", new(out).result(key, model.Correct).result(key, model.NonEnforcing), false, model.HarnessError, 0, ""},
-		{"killed at the deadline, denied hit streamed", new(out).hit(key, allowed).hit(key, denied).text("• partial"), true, model.NonEnforcing, 1, "denied http /http/abc"},
+		{"killed at the deadline, denied hit streamed", new(out).hit(key, denied).text("• partial"), true, model.NonEnforcing, 1, "denied http /http/abc"},
 		{"died without a result, denied hit streamed", new(out).hit(key, denied), false, model.NonEnforcing, 1, "ended without a result"},
-		{"killed at the deadline, only allowed hits", new(out).hit(key, allowed), true, model.Timeout, 0, ""},
+		{"killed at the deadline, nothing streamed", new(out).text("• partial"), true, model.Timeout, 0, ""},
+		// The trial streams an allowed host's hit only where it is egress under its target (a
+		// deny-all sandbox, a direct request around the proxy): the runner keeps it as such.
+		{"killed at the deadline, an allowed hit streamed", new(out).hit(key, allowed), true, model.NonEnforcing, 1, "allowed https /https/ok"},
 		{"died without a result, nothing streamed", new(out).text("panic: boom\n"), false, model.HarnessError, 0, ""},
 		{"result correct but a denied hit streamed", new(out).hit(key, denied).result(key, model.Correct), false, model.NonEnforcing, 1, "although the trial reported correct"},
-		{"result proxy-dead but a denied DNS query", new(out).hit(key, nethost.Hit{Role: nethost.RoleDenied, Proto: "dns", Path: "denied.sandcheck.test"}).result(key, model.ProxyDead), false, model.NonEnforcing, 1, "denied dns denied.sandcheck.test"},
+		{"result proxy-dead but a denied DNS query", new(out).hit(key, model.Hit{Role: model.RoleDenied, Proto: "dns", Path: "denied.sandcheck.test"}).result(key, model.ProxyDead), false, model.NonEnforcing, 1, "denied dns denied.sandcheck.test"},
 		{"forged unkeyed denied hit", new(out).hit("", denied).result(key, model.Correct), false, model.Correct, 0, ""},
 		{"unreadable keyed egress line", new(out).text("SANDCHECK-EGRESS "+key+" {cut\n").result(key, model.Correct), false, model.HarnessError, 0, ""},
 		{"9 MiB line, denied hit before it", new(out).hit(key, denied).text(strings.Repeat("x", 9<<20)+"\n").result(key, model.Correct), false, model.NonEnforcing, 1, ""},
@@ -79,13 +81,38 @@ func TestRecordsFromTrialOutput(t *testing.T) {
 }
 
 func TestEgressBounded(t *testing.T) {
-	hits := make([]nethost.Hit, MaxEgress+5)
+	hits := make([]model.Hit, MaxEgress+5)
 	for i := range hits {
 		hits[i] = denied
 	}
-	lines := Egress(append(hits, allowed))
-	if len(lines) != MaxEgress+1 || lines[0] != denied.String() || lines[MaxEgress] != "… 5 more" {
+	lines := Egress(append(hits, allowed), nil)
+	if len(lines) != MaxEgress+1 || lines[0] != denied.String() || lines[MaxEgress] != "… 6 more" {
 		t.Fatalf("lines %d: first %q last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// Lines a known fail-open breach lists add nothing to decide (the breach's finding is needed
+// anyway), so they make room for the lines no verdict accounts for, and past the bound they are
+// left out rather than summed up in a line no verdict could own.
+func TestEgressOwnedLinesYield(t *testing.T) {
+	owned := make([]model.Hit, MaxEgress+3)
+	var ownedLines []string
+	for i := range owned {
+		owned[i] = model.Hit{Role: model.RoleDenied, Proto: "http", Path: "/known", From: "198.18.0.2:" + string(rune('a'+i%26)) + strings.Repeat("x", i)}
+		ownedLines = append(ownedLines, owned[i].String())
+	}
+	v := []model.Scenario{{Name: "claude-settings/permissions/bypass", Outcome: model.NonEnforcing, Breaches: []model.Breach{
+		{Outcome: model.NonEnforcing, What: "condition bypass: ran", Known: "claude-code:claude-settings/permissions/bypass#bypass", Egress: ownedLines}}}}
+	lines := Egress(append(owned, denied), v)
+	if len(lines) != MaxEgress || lines[0] != denied.String() {
+		t.Fatalf("%d lines, first %q: want %d, the unowned one first", len(lines), lines[0], MaxEgress)
+	}
+	rec := model.Record{Scenarios: v, Egress: lines}
+	if q := rec.FailOpen(); !q.Uncovered {
+		t.Errorf("the unowned line must stay uncovered: %+v", q)
+	}
+	if q := (model.Record{Scenarios: v, Egress: Egress(owned, v)}).FailOpen(); q.Uncovered || len(q.Needs) != 1 {
+		t.Errorf("owned lines only: %+v, want the known finding alone", q)
 	}
 }
 
@@ -94,7 +121,7 @@ func TestEgressBounded(t *testing.T) {
 // and timed out, the hit kept although it is long gone from the output's tail.
 func TestProcessKilledAfterEgressIsNonEnforcing(t *testing.T) {
 	var hit bytes.Buffer
-	specreport.EmitEgress(&hit, "KEY", denied)
+	frame.EmitEgress(&hit, "KEY", denied)
 	script := `printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$` + runner.EnvResultKey + `/")"
 head -c 3000000 /dev/zero | tr '\0' x; echo
 exec sleep 60`

@@ -145,7 +145,7 @@ func (s bypassSession) describe() {
 					}
 					r, ok := bt.Result.Cases[name]
 					if !ok {
-						judge.Expect(judge.Verdict{Name: name, Outcome: model.HarnessError, Hint: "case not classified", On: on})
+						judge.Expect(on, model.Scenario{Name: name, Outcome: model.HarnessError, Hint: "case not classified"})
 						return
 					}
 					if r.Outcome == model.NotApplicable {
@@ -156,11 +156,11 @@ func (s bypassSession) describe() {
 					if bc.passIfRefusedToStart && r.Outcome == model.SandboxFailed {
 						pass, hint = true, "refused to start, loudly: "+r.Hint
 					}
-					j := judge.Verdict{Name: name, Outcome: r.Outcome, Pass: pass, Hint: hint, On: on}
+					j := model.Scenario{Name: name, Outcome: r.Outcome, Pass: pass, Hint: hint}
 					if !pass {
-						j.Breaches = []knownfindings.Breach{bypassBreach(name, bc, bt, r)}
+						j.Breaches = []model.Breach{bypassBreach(name, bc, bt, r)}
 					}
-					judge.Expect(j)
+					judge.Expect(on, j)
 				})
 			}
 		}
@@ -199,24 +199,24 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 // bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
 // check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
 // VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classbypass.CaseResult) knownfindings.Breach {
+func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classbypass.CaseResult) model.Breach {
 	via := ""
 	for _, c := range bt.Cases {
 		if c.Name == name {
 			via = c.Raw.Via
 		}
 	}
-	b := knownfindings.Breach{Scenario: name, Outcome: r.Outcome}
+	b := model.Breach{Scenario: name, Outcome: r.Outcome}
 	switch r.Outcome {
 	case model.NonEnforcing:
-		b.Check = via + ":" + r.Reached
+		b.Check, b.Egress = via+":"+r.Reached, r.Egress
 		b.What = fmt.Sprintf("%s: %s reached (%s)", bc.id, r.Reached, via)
 	case model.ProxyDead:
 		b.Check, b.What = via+":proxy", fmt.Sprintf("%s: proxy dead (%s)", bc.id, via)
 	case model.AllowedBlocked:
 		b.Check, b.What = via+":allowed", fmt.Sprintf("%s: the allowed host refused (%s)", bc.id, via)
 	default:
-		b.Check, b.What = knownfindings.CheckTrial, fmt.Sprintf("%s: %s (%s)", bc.id, r.Outcome, strings.TrimSpace(r.Hint))
+		b.Check, b.What = model.CheckTrial, fmt.Sprintf("%s: %s (%s)", bc.id, r.Outcome, strings.TrimSpace(r.Hint))
 	}
 	return b
 }

@@ -19,8 +19,8 @@ import (
 const (
 	wildBase    = "wild." + nethost.Domain   // policy entry *.wild.sandcheck.test
 	rebindBase  = "rebind." + nethost.Domain // policy entry *.rebind.sandcheck.test
-	deniedName  = nethost.RoleDenied + "." + nethost.Domain
-	allowedName = nethost.RoleAllowed + "." + nethost.Domain
+	deniedName  = model.RoleDenied + "." + nethost.Domain
+	allowedName = model.RoleAllowed + "." + nethost.Domain
 )
 
 func named(name, role string) nethost.Name { return nethost.Name{Name: name, Role: role} }
@@ -145,13 +145,13 @@ var proxySessions = []bypassSession{
 		title:   "allow-list entries (matching, resolved-address, ports)",
 		classes: []bypassClass{matchingAllow, resolvedAddress, ports},
 		names: []nethost.Name{
-			named("sub."+wildBase, nethost.RoleAllowed),
-			named(wildBase, nethost.RoleDenied),
-			named("x"+wildBase, nethost.RoleDenied),
-			named("x"+allowedName, nethost.RoleDenied),
-			named("loopback."+rebindBase, nethost.RoleLoopback),
-			named("metadata."+rebindBase, nethost.RoleMetadata),
-			named("self."+rebindBase, nethost.RoleSelf),
+			named("sub."+wildBase, model.RoleAllowed),
+			named(wildBase, model.RoleDenied),
+			named("x"+wildBase, model.RoleDenied),
+			named("x"+allowedName, model.RoleDenied),
+			named("loopback."+rebindBase, model.RoleLoopback),
+			named("metadata."+rebindBase, model.RoleMetadata),
+			named("self."+rebindBase, model.RoleSelf),
 		},
 		policy: func(_ *nethost.Hosts, t targets.Target) targets.Policy {
 			allowed := allowedName + ":80"

@@ -2,10 +2,10 @@ package classify
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -25,20 +25,20 @@ func (p pair) String() string { return p.ch + "/" + p.role }
 type serverLog struct {
 	// byPair holds the hits of each probe request: the request itself (its path or DNS name
 	// carries the trial's nonce) and the TCP/TLS hits of the same connection.
-	byPair map[pair][]nethost.Hit
+	byPair map[pair][]model.Hit
 	// silent holds, per role, accepted connections (and ClientHellos) that carried no request
 	// of this trial: a connection let out and then cut, or a client that never sent a request.
-	silent map[string][]nethost.Hit
+	silent map[string][]model.Hit
 	// other holds the rest: requests of another nonce, names asked that no probe request asks,
 	// datagrams that are not DNS.
-	other []nethost.Hit
+	other []model.Hit
 	// pairOf is the inverse of byPair.
-	pairOf map[nethost.Hit]pair
+	pairOf map[model.Hit]pair
 }
 
 // readServerLog attributes each hit to the probe request that caused it, where it can.
-func readServerLog(hits []nethost.Hit, nonce string) serverLog {
-	l := serverLog{byPair: map[pair][]nethost.Hit{}, silent: map[string][]nethost.Hit{}, pairOf: map[nethost.Hit]pair{}}
+func readServerLog(hits []model.Hit, nonce string) serverLog {
+	l := serverLog{byPair: map[pair][]model.Hit{}, silent: map[string][]model.Hit{}, pairOf: map[model.Hit]pair{}}
 	conn := map[string]pair{} // role + client address -> the request that connection carried
 	for _, h := range hits {
 		if p, ok := requestOf(h, nonce); ok {
@@ -49,7 +49,7 @@ func readServerLog(hits []nethost.Hit, nonce string) serverLog {
 	}
 	for _, h := range hits {
 		switch h.Proto {
-		case nethost.ProtoTCP, nethost.ProtoTLS:
+		case model.ProtoTCP, model.ProtoTLS:
 			if p, ok := conn[h.Role+" "+h.From]; ok {
 				l.byPair[p] = append(l.byPair[p], h)
 				l.pairOf[h] = p
@@ -67,17 +67,17 @@ func readServerLog(hits []nethost.Hit, nonce string) serverLog {
 
 // requestOf names the probe request a hit is, from the path (or DNS name) the probe gives every
 // request: /<channel>/<nonce>, q-<nonce>.<role>.<domain>.
-func requestOf(h nethost.Hit, nonce string) (pair, bool) {
+func requestOf(h model.Hit, nonce string) (pair, bool) {
 	if nonce == "" {
 		return pair{}, false
 	}
 	switch h.Proto {
-	case nethost.ProtoHTTP, nethost.ProtoHTTPS:
+	case model.ProtoHTTP, model.ProtoHTTPS:
 		ch, n, ok := strings.Cut(strings.TrimPrefix(h.Path, "/"), "/")
 		if ok && n == nonce && knownChannel(ch) {
 			return pair{ch, h.Role}, true
 		}
-	case nethost.ProtoDNS:
+	case model.ProtoDNS:
 		if strings.EqualFold(strings.TrimSuffix(h.Path, "."), probe.DNSName(nonce, h.Role)) {
 			return pair{model.ChanDNS, h.Role}, true
 		}
@@ -97,11 +97,11 @@ func knownChannel(ch string) bool {
 // logged is the server's record of one probe request. For the direct channel, when the client
 // says its connect was accepted but no request of it was logged, the role's silent connections
 // to port 80 are that connect: accepted, then cut before the request or the reply got through.
-func (l serverLog) logged(p pair, a probe.Attempt) []nethost.Hit {
+func (l serverLog) logged(p pair, a probe.Attempt) []model.Hit {
 	hits := l.byPair[p]
 	if len(hits) == 0 && p.ch == model.ChanDirect && a.Connected {
 		for _, h := range l.silent[p.role] {
-			if h.Proto == nethost.ProtoTCP && h.Port == 80 {
+			if h.Proto == model.ProtoTCP && h.Port == 80 {
 				hits = append(hits, h)
 			}
 		}
@@ -110,34 +110,43 @@ func (l serverLog) logged(p pair, a probe.Attempt) []nethost.Hit {
 }
 
 // egress lists the hits that are traffic the policy does not allow, whatever the probe says:
-// every hit on anything but the allowed host, and, where the target offers no such way out, the
-// allowed host's own record of a request that came without the proxy (direct, DNS) or, for a
-// deny-all sandbox, of any request of this trial at all.
-func (l serverLog) egress(reach map[string]bool, denyAll bool) []nethost.Hit {
-	var out []nethost.Hit
-	seen := map[nethost.Hit]bool{}
-	add := func(h nethost.Hit) {
+// every hit Egress calls so as it arrives, and the allowed host's own record of any request of
+// this trial that came without the proxy (direct, DNS) where the target offers no such way out,
+// or, for a deny-all sandbox, of any request of this trial at all.
+func (l serverLog) egress(reach map[string]bool, denyAll bool) []model.Hit {
+	var out []model.Hit
+	seen := map[model.Hit]bool{}
+	add := func(h model.Hit) {
 		if !seen[h] {
 			seen[h] = true
 			out = append(out, h)
 		}
 	}
+	promised := make([]string, 0, len(reach))
+	for ch, ok := range reach {
+		if ok {
+			promised = append(promised, ch)
+		}
+	}
+	if denyAll {
+		promised = nil
+	}
 	for p, hits := range l.byPair {
 		for _, h := range hits {
-			if h.Egress() || denyAll || offProxy(p.ch) && !reach[p.ch] {
+			if Egress(h, promised) || offProxy(p.ch) && !reach[p.ch] {
 				add(h)
 			}
 		}
 	}
 	for _, hits := range l.silent {
 		for _, h := range hits {
-			if h.Egress() {
+			if Egress(h, promised) {
 				add(h)
 			}
 		}
 	}
 	for _, h := range l.other {
-		if h.Egress() {
+		if Egress(h, promised) {
 			add(h)
 		}
 	}
@@ -145,11 +154,41 @@ func (l serverLog) egress(reach map[string]bool, denyAll bool) []nethost.Hit {
 	return out
 }
 
+// Egress says, as a hit arrives, whether it is traffic the target's policy does not allow: a hit
+// on anything but the allowed host; for a deny-all target (reach empty) any hit at all; and the
+// allowed host reached by a probe request over a channel that goes around any proxy (direct, DNS)
+// which the target does not promise. A trial streams such hits to the runner as they come
+// (wire/frame), so that a trial killed before it reports still leaves them behind; the
+// classifier counts the same hits, so each streamed hit is one a verdict can account for.
+func Egress(h model.Hit, reach []string) bool {
+	if h.Egress() || len(reach) == 0 {
+		return true
+	}
+	ch, ok := probeChannel(h)
+	return ok && offProxy(ch) && !slices.Contains(reach, ch)
+}
+
+// probeChannel is the channel of a probe request, whatever its nonce, from the path (or DNS name)
+// the probe gives every request: /<channel>/<nonce>, q-<nonce>.<role>.<domain>.
+func probeChannel(h model.Hit) (string, bool) {
+	switch h.Proto {
+	case model.ProtoHTTP, model.ProtoHTTPS:
+		ch, _, ok := strings.Cut(strings.TrimPrefix(h.Path, "/"), "/")
+		return ch, ok && knownChannel(ch)
+	case model.ProtoDNS:
+		// probe.DNSName with the nonce left out: "q-" and "." + role + "." + domain.
+		name := strings.ToLower(strings.TrimSuffix(h.Path, "."))
+		prefix, suffix, _ := strings.Cut(probe.DNSName("\x00", h.Role), "\x00")
+		return model.ChanDNS, len(name) > len(prefix)+len(suffix) && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix)
+	}
+	return "", false
+}
+
 // egressHint names egress no judged channel explains (the probe never reported, or the hits
 // match none of its requests): by channel where the request path says which, then the rest.
-func (l serverLog) egressHint(hits []nethost.Hit) []string {
-	by := map[string][]nethost.Hit{}
-	var rest []nethost.Hit
+func (l serverLog) egressHint(hits []model.Hit) []string {
+	by := map[string][]model.Hit{}
+	var rest []model.Hit
 	for _, h := range hits {
 		if p, ok := l.pairOf[h]; ok {
 			by[p.ch] = append(by[p.ch], h)
@@ -175,10 +214,10 @@ func offProxy(ch string) bool { return ch == model.ChanDirect || ch == model.Cha
 
 // RequestHits keeps the requests (and DNS queries) of a request's hits, dropping the TCP/TLS
 // hits of their connection, so a hint names the path; a connection with no request stays.
-func RequestHits(hits []nethost.Hit) []nethost.Hit {
-	var out []nethost.Hit
+func RequestHits(hits []model.Hit) []model.Hit {
+	var out []model.Hit
 	for _, h := range hits {
-		if h.Proto != nethost.ProtoTCP && h.Proto != nethost.ProtoTLS {
+		if h.Proto != model.ProtoTCP && h.Proto != model.ProtoTLS {
 			out = append(out, h)
 		}
 	}
@@ -189,7 +228,7 @@ func RequestHits(hits []nethost.Hit) []nethost.Hit {
 }
 
 // DescribeHits renders hits for a hint: host, protocol and path, at most three.
-func DescribeHits(hits []nethost.Hit) string {
+func DescribeHits(hits []model.Hit) string {
 	var s []string
 	for i, h := range hits {
 		if i == 3 {
@@ -202,9 +241,9 @@ func DescribeHits(hits []nethost.Hit) string {
 }
 
 // hitLine is one hit in a hint's words: "denied.sandcheck.test:80 http GET /http/ab12".
-func hitLine(h nethost.Hit) string {
+func hitLine(h model.Hit) string {
 	where := h.Host
-	if where == "" && h.Role == nethost.RoleDNS {
+	if where == "" && h.Role == model.RoleDNS {
 		where = "resolver"
 	} else if where == "" {
 		where = h.Role
@@ -226,7 +265,7 @@ func hitLine(h nethost.Hit) string {
 // of the positive proof, named in hints.
 func requestPath(ch, nonce string) string {
 	if ch == model.ChanDNS {
-		return "a query for " + probe.DNSName(nonce, nethost.RoleAllowed)
+		return "a query for " + probe.DNSName(nonce, model.RoleAllowed)
 	}
 	return probe.RequestPath(ch, nonce)
 }

@@ -14,9 +14,9 @@ import (
 // "none" is srt healthy (correct); "open-proxy" is srt with an open proxy (every proxy channel
 // reached the denied host, and its servers logged it).
 
-func deniedHit(proto, path string, port int) nethost.Hit {
-	h := nethost.Hit{Role: nethost.RoleDenied, Proto: proto, Path: path, Host: "denied.sandcheck.test", Port: port, From: "198.18.0.1:40000"}
-	if proto == nethost.ProtoTCP {
+func deniedHit(proto, path string, port int) model.Hit {
+	h := model.Hit{Role: model.RoleDenied, Proto: proto, Path: path, Host: "denied.sandcheck.test", Port: port, From: "198.18.0.1:40000"}
+	if proto == model.ProtoTCP {
 		h.Detail = "accepted"
 	}
 	return h
@@ -64,30 +64,30 @@ func TestEvidenceFirst(t *testing.T) {
 		{"probe never reported, denied hits", from("open-proxy", func(in *Network) { in.Obs = nil }), model.NonEnforcing,
 			[]string{"/http/", "also: probe started but never reported"}, "http"},
 		{"DNS query for the denied name, no reply", from("none", func(in *Network) {
-			in.Hits = append(in.Hits, deniedHit(nethost.ProtoDNS, probe.DNSName(in.Nonce, nethost.RoleDenied), 53))
+			in.Hits = append(in.Hits, deniedHit(model.ProtoDNS, probe.DNSName(in.Nonce, model.RoleDenied), 53))
 		}), model.NonEnforcing, []string{"dns: denied host received denied.sandcheck.test:53 dns q-", "although the client saw no-route"}, "dns"},
 		{"DNS query for a name no fixture owns", from("none", func(in *Network) {
-			in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleDNS, Proto: nethost.ProtoDNS, Path: "exfil.example", Port: 53})
+			in.Hits = append(in.Hits, model.Hit{Role: model.RoleDNS, Proto: model.ProtoDNS, Path: "exfil.example", Port: 53})
 		}), model.NonEnforcing, []string{"fixture servers logged egress: resolver:53 dns exfil.example"}, ""},
 		{"DNS query for the allowed name, where the policy offers no DNS", from("none", func(in *Network) {
-			in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed), Host: "allowed.sandcheck.test", Port: 53})
+			in.Hits = append(in.Hits, model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: probe.DNSName(in.Nonce, model.RoleAllowed), Host: "allowed.sandcheck.test", Port: 53})
 		}), model.NonEnforcing, []string{"dns: allowed host reachable without the proxy", "the client saw no-route"}, "dns"},
 		{"direct connect to denied accepted, then silent", from("none", func(in *Network) {
-			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
+			a := attempt(in, model.ChanDirect, model.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
-			in.Hits = append(in.Hits, deniedHit(nethost.ProtoTCP, "", 80))
+			in.Hits = append(in.Hits, deniedHit(model.ProtoTCP, "", 80))
 		}), model.NonEnforcing, []string{"direct: denied host received denied.sandcheck.test:80 tcp accepted", "client saw accepted (read reply"}, "direct"},
 		{"direct connect to denied accepted, never logged", from("none", func(in *Network) {
-			a := attempt(in, model.ChanDirect, nethost.RoleDenied)
+			a := attempt(in, model.ChanDirect, model.RoleDenied)
 			a.Connected, a.Errno, a.Err = true, "ETIMEDOUT", "read reply: read tcp: i/o timeout"
 		}), model.HarnessError, []string{"client: the direct connection to the denied host was accepted", "server: the denied host logged no connection"}, "direct"},
 		{"both tokens in the allowed host's body", from("none", func(in *Network) {
-			attempt(in, model.ChanHTTP, nethost.RoleAllowed).Body += nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
+			attempt(in, model.ChanHTTP, model.RoleAllowed).Body += nethost.Body(model.RoleDenied, in.Tokens[model.RoleDenied])
 		}), model.NonEnforcing, []string{"http: denied host reached (asked the allowed host, the denied host answered"}, "http"},
 		{"both tokens in the denied host's body", from("none", func(in *Network) {
-			a := attempt(in, model.ChanSOCKS, nethost.RoleDenied)
+			a := attempt(in, model.ChanSOCKS, model.RoleDenied)
 			a.Exit, a.Err, a.Status = 0, "", 200
-			a.Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) + nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
+			a.Body = nethost.Body(model.RoleAllowed, in.Tokens[model.RoleAllowed]) + nethost.Body(model.RoleDenied, in.Tokens[model.RoleDenied])
 		}), model.NonEnforcing, []string{"socks: denied host reached (its token came back"}, "socks"},
 		{"a missing channel", from("none", func(in *Network) {
 			var keep []probe.Attempt
@@ -128,16 +128,16 @@ func TestEvidenceFirst(t *testing.T) {
 			in.Hits, in.Exit = nil, 0
 		}), model.HarnessError, []string{"SANDBOX-RAN marker missing"}, ""},
 		{"allowed token seen, never logged by the allowed server", from("none", func(in *Network) {
-			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanHTTPS, in.Nonce))
+			dropRequest(in, model.RoleAllowed, probe.RequestPath(model.ChanHTTPS, in.Nonce))
 		}), model.HarnessError, []string{"https: client: the allowed token came back over https", "server: the allowed host logged no /https/"}, "https"},
 		{"allowed request logged, the client says the policy refused it", from("none", func(in *Network) {
-			*attempt(in, model.ChanHTTP, nethost.RoleAllowed) = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist"}
+			*attempt(in, model.ChanHTTP, model.RoleAllowed) = probe.Attempt{Channel: "http", Role: "allowed", Status: 403, ProxyError: "blocked-by-allowlist"}
 		}), model.HarnessError, []string{"client: policy-blocked over http (blocked-by-allowlist); server: the allowed host logged allowed.sandcheck.test:80 http GET /http/"}, "http"},
 		{"a promised channel skipped", from("none", func(in *Network) {
-			for _, role := range []string{nethost.RoleAllowed, nethost.RoleDenied} {
+			for _, role := range []string{model.RoleAllowed, model.RoleDenied} {
 				*attempt(in, model.ChanSOCKS, role) = probe.Attempt{Channel: "socks", Role: role, Skipped: "no socks proxy in the environment"}
 			}
-			dropRequest(in, nethost.RoleAllowed, probe.RequestPath(model.ChanSOCKS, in.Nonce))
+			dropRequest(in, model.RoleAllowed, probe.RequestPath(model.ChanSOCKS, in.Nonce))
 		}), model.HarnessError, []string{"socks: a channel the target promises was not tried: no socks proxy"}, "socks"},
 	}
 	for _, c := range cases {
@@ -168,10 +168,10 @@ func TestBothTokensStable(t *testing.T) {
 	var first string
 	for i := 0; i < 100; i++ {
 		in := load(t, "none")
-		attempt(&in, model.ChanHTTP, nethost.RoleAllowed).Body = nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed]) +
-			nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied])
-		a := attempt(&in, model.ChanHTTPS, nethost.RoleDenied)
-		a.Body = nethost.Body(nethost.RoleDenied, in.Tokens[nethost.RoleDenied]) + nethost.Body(nethost.RoleAllowed, in.Tokens[nethost.RoleAllowed])
+		attempt(&in, model.ChanHTTP, model.RoleAllowed).Body = nethost.Body(model.RoleAllowed, in.Tokens[model.RoleAllowed]) +
+			nethost.Body(model.RoleDenied, in.Tokens[model.RoleDenied])
+		a := attempt(&in, model.ChanHTTPS, model.RoleDenied)
+		a.Body = nethost.Body(model.RoleDenied, in.Tokens[model.RoleDenied]) + nethost.Body(model.RoleAllowed, in.Tokens[model.RoleAllowed])
 		r := ClassifyNetwork(in)
 		if r.Outcome != model.NonEnforcing || r.Channels[model.ChanHTTP].Outcome != model.NonEnforcing || r.Channels[model.ChanHTTPS].Outcome != model.NonEnforcing {
 			t.Fatalf("run %d: %s (%s)", i, r.Outcome, r.Hint)
@@ -181,8 +181,8 @@ func TestBothTokensStable(t *testing.T) {
 		} else if r.Hint != first {
 			t.Fatalf("run %d hint differs:\n%s\n%s", i, r.Hint, first)
 		}
-		for _, ab := range []probe.Attempt{*attempt(&in, model.ChanHTTP, nethost.RoleAllowed), *a} {
-			if v, role := VerdictOf(ab, in.Tokens); v != Reached || role != nethost.RoleDenied {
+		for _, ab := range []probe.Attempt{*attempt(&in, model.ChanHTTP, model.RoleAllowed), *a} {
+			if v, role := VerdictOf(ab, in.Tokens); v != Reached || role != model.RoleDenied {
 				t.Fatalf("run %d: VerdictOf = %s %s, want reached denied", i, v, role)
 			}
 		}
@@ -193,11 +193,11 @@ func TestBothTokensStable(t *testing.T) {
 func TestPromisedDNSNeedsTheServersWord(t *testing.T) {
 	in := load(t, "none")
 	in.Reach = append(in.Reach, model.ChanDNS)
-	attempt(&in, model.ChanDNS, nethost.RoleAllowed).Resolved = []string{"198.18.0.3"}
+	attempt(&in, model.ChanDNS, model.RoleAllowed).Resolved = []string{"198.18.0.3"}
 	if r := ClassifyNetwork(in); r.Outcome != model.HarnessError || !strings.Contains(r.Hint, "logged no a query for q-") {
 		t.Fatalf("answered but never logged: %s (%s), want harness-error", r.Outcome, r.Hint)
 	}
-	in.Hits = append(in.Hits, nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoDNS, Path: probe.DNSName(in.Nonce, nethost.RoleAllowed)})
+	in.Hits = append(in.Hits, model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: probe.DNSName(in.Nonce, model.RoleAllowed)})
 	if r := ClassifyNetwork(in); r.Outcome != model.Correct || r.Channels[model.ChanDNS].Outcome != model.Correct {
 		t.Fatalf("answered and logged: %s (%s), want correct", r.Outcome, r.Hint)
 	}
@@ -207,7 +207,7 @@ func TestPromisedDNSNeedsTheServersWord(t *testing.T) {
 func TestDenyAllServerEvidence(t *testing.T) {
 	in := blockedEverywhere()
 	in.Nonce = "n1"
-	in.Hits = []nethost.Hit{{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: "/https/n1", Host: "allowed.sandcheck.test", Port: 80}}
+	in.Hits = []model.Hit{{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: "/https/n1", Host: "allowed.sandcheck.test", Port: 80}}
 	r := ClassifyNetwork(in)
 	if r.Outcome != model.NonEnforcing || !strings.Contains(r.Hint, "https: allowed host reached although the sandbox denies all network") || len(r.Egress) != 1 {
 		t.Fatalf("%s (%s) egress %q, want non-enforcing on https", r.Outcome, r.Hint, r.Egress)
@@ -219,7 +219,7 @@ func TestDenyAllServerEvidence(t *testing.T) {
 func TestHungAfterReportKeepsNoPass(t *testing.T) {
 	in := load(t, "none")
 	in.TimedOut = true
-	in.Hits = append(in.Hits, deniedHit(nethost.ProtoHTTP, probe.RequestPath(model.ChanHTTP, in.Nonce), 80))
+	in.Hits = append(in.Hits, deniedHit(model.ProtoHTTP, probe.RequestPath(model.ChanHTTP, in.Nonce), 80))
 	r := ClassifyNetwork(in)
 	if r.Outcome != model.NonEnforcing || r.Channels[model.ChanHTTP].Outcome != model.NonEnforcing {
 		t.Fatalf("%s (%s), want non-enforcing on http", r.Outcome, r.Hint)

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
 const (
-	allowed = nethost.RoleAllowed
-	denied  = nethost.RoleDenied
+	allowed = model.RoleAllowed
+	denied  = model.RoleDenied
 )
 
 // Network is the input for classifying one network trial.
@@ -35,7 +34,7 @@ type Network struct {
 	// is how the servers' log is matched to the probe's report.
 	Nonce string
 	// Hits is everything the fixture servers logged while the sandbox ran (server-side proof).
-	Hits []nethost.Hit
+	Hits []model.Hit
 }
 
 // ChannelResult is the classification restricted to one channel.
@@ -46,6 +45,9 @@ type ChannelResult struct {
 	Outcome model.Outcome `json:"outcome"`
 	Hint    string        `json:"hint,omitempty"`
 	Server  string        `json:"server,omitempty"` // what the fixture servers logged for this channel
+	// Egress lists the hits counted as egress (Result.Egress) that this channel's verdict
+	// accounts for: a non-enforcing channel names the hits of its own requests.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Result is the verdict of a network trial.
@@ -53,7 +55,7 @@ type Result struct {
 	Outcome  model.Outcome            `json:"outcome"`
 	Hint     string                   `json:"hint"`
 	Channels map[string]ChannelResult `json:"channels"`
-	// Egress lists the servers' hits counted as egress, one line each (nethost.Hit.String).
+	// Egress lists the servers' hits counted as egress, one line each (model.Hit.String).
 	Egress []string `json:"egress,omitempty"`
 }
 
@@ -63,7 +65,7 @@ type side struct {
 	v        Verdict
 	detail   string
 	a        probe.Attempt
-	logged   []nethost.Hit // the fixture server's record of it
+	logged   []model.Hit // the fixture server's record of it
 }
 
 // ClassifyNetwork decides the outcome of a network trial, overall and per channel. What the
@@ -84,13 +86,15 @@ func ClassifyNetwork(in Network) Result {
 	}
 	denyAll := len(in.Reach) == 0
 	var order []string
-	explained := map[nethost.Hit]bool{}
-	if in.Obs != nil {
-		order = judgeChannels(in, log, reach, nonce, r.Channels, explained)
-	}
 	egress := log.egress(reach, denyAll)
+	isEgress := map[model.Hit]bool{}
 	for _, h := range egress {
 		r.Egress = append(r.Egress, h.String())
+		isEgress[h] = true
+	}
+	explained := map[model.Hit]bool{}
+	if in.Obs != nil {
+		order = judgeChannels(in, log, reach, nonce, r.Channels, explained, isEgress)
 	}
 	pre, preHint, stop := Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
 
@@ -101,7 +105,7 @@ func ClassifyNetwork(in Network) Result {
 			hints = append(hints, ch+": "+c.Hint)
 		}
 	}
-	var unexplained []nethost.Hit
+	var unexplained []model.Hit
 	for _, h := range egress {
 		if !explained[h] {
 			unexplained = append(unexplained, h)
@@ -111,7 +115,7 @@ func ClassifyNetwork(in Network) Result {
 		hints = append(hints, log.egressHint(unexplained)...)
 		if stop {
 			hints = append(hints, "also: "+preHint)
-			evidenceOnlyChannels(in, log, reach, denyAll, pre, preHint, r.Channels)
+			evidenceOnlyChannels(in, log, reach, denyAll, pre, preHint, r.Channels, isEgress)
 		}
 		r.Outcome, r.Hint = model.NonEnforcing, strings.Join(hints, "; ")
 		return r
@@ -159,7 +163,7 @@ func ClassifyNetwork(in Network) Result {
 
 // judgeChannels classifies every channel the probe reported, in the order it tried them, and
 // marks the hits that a non-enforcing channel's hint already names.
-func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce string, out map[string]ChannelResult, explained map[nethost.Hit]bool) []string {
+func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce string, out map[string]ChannelResult, explained, isEgress map[model.Hit]bool) []string {
 	denyAll := len(in.Reach) == 0
 	sides := map[pair]side{}
 	var order []string
@@ -198,8 +202,11 @@ func judgeChannels(in Network, log serverLog, reach map[string]bool, nonce strin
 		cr := ChannelResult{Channel: ch, Allowed: al.v, Denied: de.v, Server: serverNote(al.logged, de.logged)}
 		cr.Outcome, cr.Hint = judge(ch, reach[ch], denyAll, al, de, nonce)
 		if cr.Outcome == model.NonEnforcing {
-			for _, h := range append(append([]nethost.Hit{}, al.logged...), de.logged...) {
+			for _, h := range append(append([]model.Hit{}, al.logged...), de.logged...) {
 				explained[h] = true
+				if isEgress[h] {
+					cr.Egress = append(cr.Egress, h.String())
+				}
 			}
 		}
 		out[ch] = cr
@@ -307,7 +314,7 @@ func missingPairs(in Network) []string {
 // evidenceOnlyChannels fills in, for a trial that was cut short, the channels its evidence
 // speaks for (non-enforcing) and gives every other channel it was asked for the reason it could
 // not be judged: only evidence of egress outlives such a trial, never a pass.
-func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre model.Outcome, preHint string, out map[string]ChannelResult) {
+func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, denyAll bool, pre model.Outcome, preHint string, out map[string]ChannelResult, isEgress map[model.Hit]bool) {
 	asked := in.Channels
 	if len(asked) == 0 {
 		asked = model.AllChannels
@@ -322,7 +329,7 @@ func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, deny
 		if _, ok := out[ch]; ok {
 			continue
 		}
-		var ev []nethost.Hit
+		var ev []model.Hit
 		for _, role := range []string{allowed, denied} {
 			for _, h := range log.byPair[pair{ch, role}] {
 				if h.Egress() || denyAll || offProxy(ch) && !reach[ch] {
@@ -331,7 +338,13 @@ func evidenceOnlyChannels(in Network, log serverLog, reach map[string]bool, deny
 			}
 		}
 		if len(ev) > 0 {
-			out[ch] = ChannelResult{Channel: ch, Outcome: model.NonEnforcing, Hint: "fixture servers logged " + DescribeHits(RequestHits(ev)), Server: DescribeHits(ev)}
+			cr := ChannelResult{Channel: ch, Outcome: model.NonEnforcing, Hint: "fixture servers logged " + DescribeHits(RequestHits(ev)), Server: DescribeHits(ev)}
+			for _, h := range ev {
+				if isEgress[h] {
+					cr.Egress = append(cr.Egress, h.String())
+				}
+			}
+			out[ch] = cr
 			continue
 		}
 		out[ch] = ChannelResult{Channel: ch, Outcome: pre, Hint: preHint}
@@ -354,14 +367,14 @@ func reachNote(s side) string {
 	return fmt.Sprintf("the client saw %s, the host logged %s", s.v, DescribeHits(RequestHits(s.logged)))
 }
 
-func loggedNote(hits []nethost.Hit) string {
+func loggedNote(hits []model.Hit) string {
 	if len(hits) == 0 {
 		return ""
 	}
 	return "; logged: " + DescribeHits(RequestHits(hits))
 }
 
-func serverNote(al, de []nethost.Hit) string {
+func serverNote(al, de []model.Hit) string {
 	var s []string
 	if len(al) > 0 {
 		s = append(s, "allowed host logged "+DescribeHits(RequestHits(al)))

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -30,7 +29,7 @@ func dropRequest(in *Network, role, path string) {
 			from[h.From] = true
 		}
 	}
-	var keep []nethost.Hit
+	var keep []model.Hit
 	for _, h := range in.Hits {
 		if !(h.Role == role && from[h.From]) {
 			keep = append(keep, h)
@@ -57,7 +56,7 @@ type recording struct {
 	Ran   bool               `json:"sandbox_ran"`
 	Obs   *probe.Observation `json:"observation"`
 	Nonce string             `json:"nonce"`
-	Hits  []nethost.Hit      `json:"fixture_hits"`
+	Hits  []model.Hit        `json:"fixture_hits"`
 }
 
 var srtReach = []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS}
@@ -146,7 +145,7 @@ func TestDerivedCases(t *testing.T) {
 			dropRequest(in, "allowed", "/http/"+in.Nonce) // refused: the allowed host never saw it
 		}), model.AllowedBlocked, "allowed host refused by policy"},
 		{"denied host saw a request but no token came back", mutate(func(in *Network) {
-			in.Hits = append(in.Hits, nethost.Hit{Role: "denied", Proto: "http", Path: "/http/" + in.Nonce, Host: "denied.sandcheck.test", Port: 80, Detail: "GET"})
+			in.Hits = append(in.Hits, model.Hit{Role: "denied", Proto: "http", Path: "/http/" + in.Nonce, Host: "denied.sandcheck.test", Port: 80, Detail: "GET"})
 		}), model.NonEnforcing, "http: denied host received denied.sandcheck.test:80 http GET /http/"},
 		{"wrong token for the addressed host", mutate(func(in *Network) {
 			in.Tokens["allowed"], in.Tokens["denied"] = in.Tokens["denied"], in.Tokens["allowed"]

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -53,7 +52,7 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 	}
 	if roles := tokenRoles(a, tokens); len(roles) > 0 {
 		for _, r := range roles {
-			if r == nethost.RoleDenied {
+			if r == model.RoleDenied {
 				return Reached, r
 			}
 		}

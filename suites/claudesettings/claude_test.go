@@ -4,26 +4,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 )
 
 // The seed's two curls, read as its Observed section reads them: the fixture servers' log first.
 func TestSeedOutcome(t *testing.T) {
-	denied := []nethost.Hit{{Role: nethost.RoleDenied, Proto: "tcp", Host: "denied.sandcheck.test", Port: 443, Detail: "accepted"},
-		{Role: nethost.RoleDenied, Proto: "https", Host: "denied.sandcheck.test", Port: 443, Detail: "GET", Path: "/"}}
-	allowed := []nethost.Hit{{Role: nethost.RoleAllowed, Proto: "https", Host: "allowed.sandcheck.test", Port: 443, Detail: "GET", Path: "/"}}
+	denied := []model.Hit{{Role: model.RoleDenied, Proto: "tcp", Host: "denied.sandcheck.test", Port: 443, Detail: "accepted"},
+		{Role: model.RoleDenied, Proto: "https", Host: "denied.sandcheck.test", Port: 443, Detail: "GET", Path: "/"}}
+	allowed := []model.Hit{{Role: model.RoleAllowed, Proto: "https", Host: "allowed.sandcheck.test", Port: 443, Detail: "GET", Path: "/"}}
 	dead := "curl: (7) Failed to connect to localhost port 3128 after 0 ms: Couldn't connect to server\nORG=000\n" +
 		"curl: (7) Failed to connect to localhost port 3128 after 0 ms: Couldn't connect to server\nEX=000\nWEB_BLOCKED\n"
 	cases := []struct {
 		name, out string
 		exit      int
-		hits      []nethost.Hit
+		hits      []model.Hit
 		want      model.Outcome
 		hint      string
 	}{
-		{"outcome 2", "ORG=200\nEX=200\nWEB_OK\n", 0, append(append([]nethost.Hit{}, allowed...), denied...), model.NonEnforcing,
+		{"outcome 2", "ORG=200\nEX=200\nWEB_OK\n", 0, append(append([]model.Hit{}, allowed...), denied...), model.NonEnforcing,
 			"outcome 2, proxy up but not enforcing: ORG=200, EX=200 WEB_OK: the denied host egressed (its server logged https GET / on denied.sandcheck.test:443)"},
 		// The servers' log outweighs what the curls printed.
 		{"egress behind a failing curl", "ORG=200\nEX=000\nWEB_BLOCKED\n", 0, denied, model.NonEnforcing, "outcome 2"},

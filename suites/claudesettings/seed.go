@@ -8,13 +8,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -42,11 +41,11 @@ var (
 
 // seedOutcome reads the two curls the way the seed's reporter did, the servers' log first:
 // 1 proxy dead, 2 proxy up but not enforcing, 3 correct.
-func seedOutcome(out string, exit int, stderr string, hits []nethost.Hit) (model.Outcome, string) {
+func seedOutcome(out string, exit int, stderr string, hits []model.Hit) (model.Outcome, string) {
 	var denied, allowed []string
 	for _, h := range hits {
 		switch h.Role {
-		case nethost.RoleDenied:
+		case model.RoleDenied:
 			// What the server saw, without the client's address: the same in every trial.
 			what := strings.TrimSpace(fmt.Sprintf("%s %s %s", h.Proto, h.Detail, h.Path)) + fmt.Sprintf(" on %s:%d", h.Host, h.Port)
 			if h.Proto == "https" || h.Proto == "http" {
@@ -54,7 +53,7 @@ func seedOutcome(out string, exit int, stderr string, hits []nethost.Hit) (model
 			} else {
 				denied = append(denied, what)
 			}
-		case nethost.RoleAllowed:
+		case model.RoleAllowed:
 			if h.Proto == "https" {
 				allowed = append(allowed, h.String())
 			}
@@ -114,10 +113,10 @@ var _ = Describe("the seed's repro through Claude Code", Label("claude-settings"
 		if ct.Run.TimedOut && o != model.NonEnforcing {
 			o, hint = model.Timeout, "trial exceeded its deadline; "+hint
 		}
-		j := judge.Verdict{Name: seedRepro, Outcome: o, Pass: o == model.Correct, Hint: hint, On: judge.Subject(ct.Target, ct.TargetVersion, ct.Fault)}
+		j := model.Scenario{Name: seedRepro, Outcome: o, Pass: o == model.Correct, Hint: hint}
 		if !j.Pass {
-			j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(seedRepro, "seed-repro", o, hint)}
+			j.Breaches = []model.Breach{verdict.ConditionBreach(seedRepro, "seed-repro", o, hint, verdict.Lines(ct.Hits))}
 		}
-		judge.Expect(j)
+		judge.Expect(judge.Subject(ct.Target, ct.TargetVersion, ct.Fault), j)
 	})
 })

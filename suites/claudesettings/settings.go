@@ -23,6 +23,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -129,7 +130,7 @@ func settingsCases() []claudeCase {
 			opt: claudecode.Options{Source: src}, managed: src == claudecode.SourceManaged})
 	}
 	off := `{"sandbox":{"enabled":false}}`
-	widen := fmt.Sprintf(`{"sandbox":{"network":{"allowedDomains":[%q]}}}`, nethost.RoleDenied+"."+nethost.Domain)
+	widen := fmt.Sprintf(`{"sandbox":{"network":{"allowedDomains":[%q]}}}`, model.RoleDenied+"."+nethost.Domain)
 	cs = append(cs,
 		claudeCase{group: "precedence", name: "project-disables", config: "the policy in user settings, sandbox.enabled: false in the project's",
 			opt: claudecode.Options{Layers: map[string]string{claudecode.SourceProject: off}}},
@@ -178,8 +179,8 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				Expect(err).NotTo(HaveOccurred(), "claude-settings trial setup")
 				specreport.AttachEvidence(ft)
 				r := ft.Result
-				judge.Expect(judge.Verdict{Name: c.scenario(), Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: c.config + ": " + r.Hint,
-					Breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), judge.FSPaths(ft)), On: judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)})
+				judge.Expect(judge.Subject(ft.Target, ft.TargetVersion, ft.Fault), model.Scenario{Name: c.scenario(), Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: c.config + ": " + r.Hint,
+					Breaches: verdict.FSBreaches(r, filesystem.CheckNames(), judge.FSPaths(ft))})
 				return
 			}
 			var r classify.Result
@@ -200,11 +201,11 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				r, stderr, on = nt.Result, nt.Run.Stderr, judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
 			}
 			pass, hint := judgeClaude(c.judge, r, stderr, c.config)
-			j := judge.Verdict{Name: c.scenario(), Outcome: r.Outcome, Pass: pass, Hint: hint, On: on}
+			j := model.Scenario{Name: c.scenario(), Outcome: r.Outcome, Pass: pass, Hint: hint}
 			if !pass {
-				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, c.name, r.Outcome, hint)}
+				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, c.name, r.Outcome, hint, r.Egress)}
 			}
-			judge.Expect(j)
+			judge.Expect(on, j)
 		})
 	}
 })

@@ -9,13 +9,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/concurrent"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 )
 
 // concurrencyK is how many sandboxes start together (SANDCHECK_CONCURRENCY, default 4).
@@ -48,16 +48,16 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 				o = model.Residue
 				hint = "workspace not as it was after the sessions: " + strings.Join(ct.Leftovers, ", ")
 			}
-			j := judge.Verdict{Name: name, Outcome: o, Pass: o == model.Correct, Hint: hint, On: judge.Subject(ct.Target, ct.TargetVersion, ct.Fault)}
+			j := model.Scenario{Name: name, Outcome: o, Pass: o == model.Correct, Hint: hint}
 			if !j.Pass {
 				results := make([]classify.Result, len(ct.Sessions))
 				workspaces := make([]string, len(ct.Sessions))
 				for i, s := range ct.Sessions {
 					results[i], workspaces[i] = s.Result, s.Workspace
 				}
-				j.Breaches = knownfindings.SessionBreaches(name, results, ct.Leftovers, workspaces, knownfindings.Hosts{})
+				j.Breaches = verdict.SessionBreaches(name, results, ct.Leftovers, workspaces, verdict.Hosts{})
 			}
-			judge.Expect(j)
+			judge.Expect(judge.Subject(ct.Target, ct.TargetVersion, ct.Fault), j)
 		})
 	}
 })

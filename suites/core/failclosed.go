@@ -7,12 +7,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 )
 
 // Fail-closed honesty: when enforcement cannot be established, the sandbox must refuse to run
@@ -49,11 +49,11 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
 			}
-			j := judge.Verdict{Name: "failclosed/" + f.Name, Outcome: o, Pass: pass, Hint: hint, On: judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			j := model.Scenario{Name: "failclosed/" + f.Name, Outcome: o, Pass: pass, Hint: hint}
 			if !pass {
-				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, f.Name, o, ranAnyway(o, hint))}
+				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, f.Name, o, ranAnyway(o, hint), nt.Result.Egress)}
 			}
-			judge.Expect(j)
+			judge.Expect(judge.Subject(nt.Target, nt.TargetVersion, nt.Fault), j)
 		})
 	}
 })

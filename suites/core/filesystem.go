@@ -10,6 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 )
 
 // Filesystem isolation under the policy "write only the workspace, never read the secret":
@@ -35,12 +36,12 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	// The aggregate: known only when each check it shows breached is a known finding of its own.
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
-		judge.Expect(judge.Verdict{Name: "filesystem/isolation", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
-			Breaches: knownfindings.FSBreaches(r, filesystem.CheckNames(), paths), On: on})
+		judge.Expect(on, model.Scenario{Name: "filesystem/isolation", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+			Breaches: verdict.FSBreaches(r, filesystem.CheckNames(), paths)})
 	})
 
 	for _, name := range filesystem.CheckNames() {
-		scenario := knownfindings.FSScenario(name)
+		scenario := verdict.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
 			judge.FSCheck(ft, name, scenario, paths[name], on)
 		})

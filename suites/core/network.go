@@ -18,6 +18,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -25,8 +26,8 @@ import (
 // trial showed it, outcomes that prevent judging anything (harness trouble, timeouts, a sandbox
 // that refused to start) passed through, and correct otherwise. The breaches are the channels
 // that showed the property's failure.
-func derived(r classify.Result, bad model.Outcome, h knownfindings.Hosts) (model.Outcome, string, []knownfindings.Breach) {
-	bs := knownfindings.NetworkBreaches(r, bad, h)
+func derived(r classify.Result, bad model.Outcome, h verdict.Hosts) (model.Outcome, string, []model.Breach) {
+	bs := verdict.NetworkBreaches(r, bad, h)
 	switch r.Outcome {
 	case bad, model.HarnessError, model.Timeout, model.SandboxFailed:
 		return r.Outcome, r.Hint, bs
@@ -59,7 +60,7 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	var nt *network.Trial
 	var target targets.Target
 	var on knownfindings.Subject
-	var hosts knownfindings.Hosts
+	var hosts verdict.Hosts
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.FromEnv()
@@ -70,19 +71,19 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 		Expect(err).NotTo(HaveOccurred(), "network trial setup")
 		specreport.AttachEvidence(nt)
 		on = judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
-		hosts = knownfindings.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
+		hosts = verdict.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
 	})
 
 	// property is one of the seed's properties, judged over every channel (an aggregate).
 	property := func(name string, bad model.Outcome) {
 		o, h, bs := derived(nt.Result, bad, hosts)
-		judge.Expect(judge.Verdict{Name: name, Outcome: o, Pass: o == model.Correct, Hint: h, Breaches: bs, On: on})
+		judge.Expect(on, model.Scenario{Name: name, Outcome: o, Pass: o == model.Correct, Hint: h, Breaches: bs})
 	}
 
 	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
 		r := nt.Result
-		judge.Expect(judge.Verdict{Name: "network/seed", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
-			Breaches: knownfindings.NetworkBreaches(r, "", hosts), On: on})
+		judge.Expect(on, model.Scenario{Name: "network/seed", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+			Breaches: verdict.NetworkBreaches(r, "", hosts)})
 	})
 
 	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
@@ -104,27 +105,26 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	})
 
 	for _, ch := range model.AllChannels {
-		name := knownfindings.ChannelScenario(ch)
+		name := verdict.ChannelScenario(ch)
 		It(fmt.Sprintf("over the %s channel", ch), Label("channel", "channel-"+ch), func() {
 			c, ok := nt.Result.Channels[ch]
 			if !ok {
 				// The whole trial failed before channels could be judged: report that.
 				r := nt.Result
-				judge.Expect(judge.Verdict{Name: name, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint, On: on})
+				judge.Expect(on, model.Scenario{Name: name, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint})
 				return
 			}
 			if targets.DenyAll(target) && ch != model.ChanDirect && ch != model.ChanDNS && c.Outcome != model.NonEnforcing {
 				judge.NotApplicable(name, fmt.Sprintf("%s is a deny-all sandbox: no proxy to go through (the channel saw %s)", target.Name(), c.Outcome))
 			}
 			if c.Outcome == model.NotApplicable {
-				specreport.Attach(specreport.Verdict{Name: name, Outcome: c.Outcome, Pass: true, Hint: c.Hint})
-				Skip("not applicable: " + c.Hint)
+				judge.NotApplicable(name, c.Hint)
 			}
-			j := judge.Verdict{Name: name, Outcome: c.Outcome, Pass: c.Outcome == model.Correct, Hint: c.Hint, On: on}
+			j := model.Scenario{Name: name, Outcome: c.Outcome, Pass: c.Outcome == model.Correct, Hint: c.Hint}
 			if !j.Pass {
-				j.Breaches = []knownfindings.Breach{knownfindings.ChannelBreach(c, hosts)}
+				j.Breaches = []model.Breach{verdict.ChannelBreach(c, hosts)}
 			}
-			judge.Expect(j)
+			judge.Expect(on, j)
 		})
 	}
 })

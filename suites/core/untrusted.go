@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
@@ -16,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -151,8 +151,7 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			specreport.AttachEvidence(nt)
 			class, pass := untrustedClass(nt.Result)
 			o := nt.Result.Outcome
-			j := judge.Verdict{Name: "untrusted/" + c.name, Outcome: o, Pass: pass, Hint: class + ": " + nt.Result.Hint,
-				On: judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)}
+			j := model.Scenario{Name: "untrusted/" + c.name, Outcome: o, Pass: pass, Hint: class + ": " + nt.Result.Hint}
 			if !pass {
 				what := fmt.Sprintf("ran silently degraded (%s)", o)
 				switch {
@@ -161,9 +160,9 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 				case class != "silent-degraded":
 					what = fmt.Sprintf("ran: %s", o)
 				}
-				j.Breaches = []knownfindings.Breach{knownfindings.ConditionBreach(j.Name, c.name, o, what)}
+				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, c.name, o, what, nt.Result.Egress)}
 			}
-			judge.Expect(j)
+			judge.Expect(judge.Subject(nt.Target, nt.TargetVersion, nt.Fault), j)
 		})
 	}
 })

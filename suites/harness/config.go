@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -98,9 +98,9 @@ func FromEnv() (Config, error) {
 		Timeout:        30 * time.Second,
 		WorkDir:        or(env.WorkDir, os.TempDir()),
 		Keep:           env.Keep,
-		User:           users.Normalize(env.User),
+		User:           model.NormalizeUser(env.User),
 	}
-	if err := users.Check(c.User); err != nil {
+	if err := model.CheckUser(c.User); err != nil {
 		return c, fmt.Errorf("%s: %w", EnvUser, err)
 	}
 	if v := env.SandboxTimeout; v != "" {
@@ -134,7 +134,7 @@ func FromEnv() (Config, error) {
 // Env renders the Config as environment assignments (for child trial processes).
 func (c Config) Env() []string {
 	e := []string{EnvTarget + "=" + c.Target, EnvFault + "=" + c.Fault, EnvHostnames + "=" + c.Hostnames,
-		EnvTimeout + "=" + c.Timeout.String(), EnvKeep + "=" + boolEnv(c.Keep), EnvUser + "=" + users.Normalize(c.User)}
+		EnvTimeout + "=" + c.Timeout.String(), EnvKeep + "=" + boolEnv(c.Keep), EnvUser + "=" + model.NormalizeUser(c.User)}
 	if c.TargetPath != "" {
 		e = append(e, EnvTargetPath+"="+c.TargetPath)
 	}

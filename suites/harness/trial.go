@@ -114,7 +114,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	}
 	t.Injection = &faults.Injection{Dir: t.Dir, MarkDir: t.Marks, DenyRead: []string{SecretDir(t.Dir)}, ProbeBin: t.ProbeBin}
 	if opt.Network {
-		hopt := nethost.Options{Dir: t.Dir, OnHit: streamHit, Isolated: opt.Isolated, Extras: opt.Isolated, Names: opt.Names}
+		hopt := nethost.Options{Dir: t.Dir, OnHit: streamer(t.Target.Reach()), Isolated: opt.Isolated, Extras: opt.Isolated, Names: opt.Names}
 		if t.Hosts, err = nethost.Start(ctx, hopt); err != nil {
 			return nil, fmt.Errorf("fixture hosts: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
+	"github.com/sandcheck/sandcheck/suites/verdict"
 )
 
 // FSPaths spells each check's path as findings do. The paths are the ones the probe reports it
@@ -16,7 +17,7 @@ func FSPaths(ft *filesystem.Trial) map[string]string {
 	if len(ft.Policy.WritablePaths) > 0 {
 		ws = ft.Policy.WritablePaths[0]
 	}
-	return knownfindings.FSPathsHome(ft.Observation.FS, ws, ft.Home())
+	return verdict.FSPathsHome(ft.Observation.FS, ws, ft.Home())
 }
 
 // FSCheck judges one check of a filesystem trial as the spec of its own scenario: the whole
@@ -26,17 +27,17 @@ func FSCheck(ft *filesystem.Trial, check, scenario, path string, on knownfinding
 	c, ok := ft.Result.Checks[check]
 	if !ok {
 		r := ft.Result
-		Expect(Verdict{Name: scenario, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint, On: on})
+		Expect(on, model.Scenario{Name: scenario, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint})
 		return
 	}
 	if c.Outcome == model.NotApplicable {
 		NotApplicable(scenario, c.Hint)
 	}
-	j := Verdict{Name: scenario, Outcome: c.Outcome, Pass: c.Outcome == model.Correct, Hint: c.Hint, On: on}
+	j := model.Scenario{Name: scenario, Outcome: c.Outcome, Pass: c.Outcome == model.Correct, Hint: c.Hint}
 	if !j.Pass {
-		b := knownfindings.FSCheckBreach(c, path)
+		b := verdict.FSCheckBreach(c, path)
 		b.Scenario = scenario
-		j.Breaches = []knownfindings.Breach{b}
+		j.Breaches = []model.Breach{b}
 	}
-	Expect(j)
+	Expect(on, j)
 }

@@ -10,54 +10,43 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
-// Verdict is one spec's verdict: its outcome against the scenario's own expectation, what it
-// breached (in the terms known findings are keyed by), and what it was observed on.
-type Verdict struct {
-	Name     string
-	Outcome  model.Outcome
-	Pass     bool
-	Hint     string
-	Breaches []knownfindings.Breach
-	On       knownfindings.Subject
-}
-
 // Subject is what a trial ran against, from its evidence: the target, its version as the adapter
 // reports it, and the configured fault (a scenario's own faults are part of the scenario); the
 // user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
 func Subject(target, version, fault string) knownfindings.Subject {
-	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: users.Normalize(config.Get().User)}
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: model.NormalizeUser(config.Get().User)}
 }
 
-// Expect attaches a spec's verdict, then asserts it. Attaching first means a failing spec still
-// tells the runner what it saw. A failure is skipped as a known finding of the target only when
-// every breach it shows is covered by a finding (targets/NAME/knownfindings.yaml) for this target, version and
-// fault, and not under SANDCHECK_STRICT=1; the journal records the real outcome either way, with
-// the breaches and the findings that cover them.
-func Expect(j Verdict) {
-	for _, b := range j.Breaches {
+// Expect decides a spec's verdict v, observed on on, against the target's known findings,
+// attaches it, then asserts it. Attaching first means a failing spec still tells the trial what
+// it saw; the verdict attached is the one the journal records, breaches covered by their
+// findings. A failure is skipped as a known finding of the target only when every breach it
+// shows is covered by a finding (targets/NAME/knownfindings.yaml) for this target, version,
+// fault and user, and not under SANDCHECK_STRICT=1.
+func Expect(on knownfindings.Subject, v model.Scenario) {
+	v.Aggregate = knownfindings.IsAggregate(v.Name)
+	for _, b := range v.Breaches {
 		// A breach keyed to another scenario makes this verdict an aggregate; knownfindings must
 		// know it as one, or a finding could be keyed to it.
-		if b.Scenario != j.Name && !knownfindings.IsAggregate(j.Name) {
-			Fail(fmt.Sprintf("spec bug: %s sums up %s but is not among knownfindings' aggregates", j.Name, b.Scenario))
+		if b.Scenario != v.Name && !v.Aggregate {
+			Fail(fmt.Sprintf("spec bug: %s sums up %s but is not among knownfindings' aggregates", v.Name, b.Scenario))
 		}
 	}
 	set, loadErr := knownfindings.Load()
-	d := set.Decide(j.On, knownfindings.Verdict{Scenario: j.Name, Outcome: j.Outcome, Pass: j.Pass, Hint: j.Hint, Breaches: j.Breaches})
-	specreport.Attach(specreport.Verdict{Name: j.Name, Outcome: j.Outcome, Pass: j.Pass, Hint: j.Hint,
-		Breaches: knownfindings.Words(d.Breaches), Known: d.Known, Unreproduced: d.Unreproduced})
-	if j.Pass {
+	d := set.Decide(on, v)
+	specreport.Attach(d.Verdict)
+	if v.Pass {
 		return
 	}
-	if d.Known != "" && !config.Get().Strict {
-		Skip(fmt.Sprintf("known finding of %s: %s", j.On, matchedText(d.Matched)))
+	if known := d.Known(); known != "" && !config.Get().Strict {
+		Skip(fmt.Sprintf("known finding of %s: %s", on, matchedText(d.Matched)))
 	}
-	Fail(failureText(j, d, loadErr))
+	Fail(failureText(on, d, loadErr))
 }
 
 // matchedText names each covered breach with its finding and note.
@@ -70,10 +59,11 @@ func matchedText(ms []knownfindings.Match) string {
 }
 
 // failureText says why a spec fails, leading with the breaches no known finding covers.
-func failureText(j Verdict, d knownfindings.Decision, loadErr error) string {
-	msg := fmt.Sprintf("%s: %s: %s", j.Name, j.Outcome, j.Hint)
+func failureText(on knownfindings.Subject, d knownfindings.Decision, loadErr error) string {
+	v := d.Verdict
+	msg := fmt.Sprintf("%s: %s: %s", v.Name, v.Outcome, v.Hint)
 	if len(d.New) > 0 {
-		msg += fmt.Sprintf("\nnot a known finding of %s: %s", j.On, strings.Join(knownfindings.Words(d.New), "; "))
+		msg += fmt.Sprintf("\nnot a known finding of %s: %s", on, strings.Join(model.Words(d.New), "; "))
 	}
 	if len(d.Matched) > 0 {
 		verb := "also shows"
@@ -91,6 +81,6 @@ func failureText(j Verdict, d knownfindings.Decision, loadErr error) string {
 // NotApplicable reports a spec the target cannot be judged on, with the reason, and skips it:
 // recorded as not-applicable (never silently skipped, never a pass of the sandbox).
 func NotApplicable(name, reason string) {
-	specreport.Attach(specreport.Verdict{Name: name, Outcome: model.NotApplicable, Pass: true, Hint: reason})
+	specreport.Attach(model.Scenario{Name: name, Outcome: model.NotApplicable, Pass: true, Hint: reason})
 	Skip("not applicable: " + reason)
 }

@@ -1,5 +1,7 @@
-// Package specreport is the contract between specs and the runner: specs attach their verdict
-// and evidence as Ginkgo report entries; the runner reads them back from Ginkgo's JSON report.
+// Package specreport is how specs hand their verdicts to the trial: each spec attaches its
+// model.Scenario (and the trial's evidence) as a Ginkgo report entry, and FromReports reads them
+// back, in process, into the trial's frame.Trial. The runner never sees Ginkgo: it reads the
+// frame (wire/frame).
 package specreport
 
 import (
@@ -12,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 // Report entry names.
@@ -20,20 +23,8 @@ const (
 	EntryEvidence = "sandcheck.evidence"
 )
 
-// Verdict is what one spec attaches.
-type Verdict struct {
-	Name    string        `json:"name"`
-	Outcome model.Outcome `json:"outcome"`
-	Pass    bool          `json:"pass"`
-	Hint    string        `json:"hint,omitempty"`
-	// Breaches, Known and Unreproduced are model.Scenario's (knownfindings decides them).
-	Breaches     []string `json:"breaches,omitempty"`
-	Known        string   `json:"known,omitempty"`
-	Unreproduced string   `json:"unreproduced,omitempty"`
-}
-
 // Attach records a spec's verdict; call it before asserting so a failing spec still reports.
-func Attach(v Verdict) {
+func Attach(v model.Scenario) {
 	ginkgo.AddReportEntry(EntryScenario, v, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
@@ -42,35 +33,24 @@ func AttachEvidence(v any) {
 	ginkgo.AddReportEntry(EntryEvidence, v, ginkgo.ReportEntryVisibilityNever)
 }
 
-// Trial is what a Ginkgo JSON report says about one trial.
-type Trial struct {
-	Outcome   model.Outcome    `json:"outcome"`
-	Hint      string           `json:"hint,omitempty"`
-	Scenarios []model.Scenario `json:"scenarios"`
-	Evidence  json.RawMessage  `json:"evidence,omitempty"`
-	// PhasesMS is where the trial process's time went, per phase (suites/harness/phases), in ms.
-	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
-}
-
-// ReadFile parses a Ginkgo JSON report file.
-func ReadFile(path string) (Trial, error) {
+// ReadFile parses a Ginkgo JSON report file (`sandcheck trial --report`).
+func ReadFile(path string) (frame.Trial, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Trial{}, fmt.Errorf("read ginkgo report: %w", err)
+		return frame.Trial{}, fmt.Errorf("read ginkgo report: %w", err)
 	}
 	var reports []types.Report
 	if err := json.Unmarshal(b, &reports); err != nil {
-		return Trial{}, fmt.Errorf("parse ginkgo report %s: %w", path, err)
+		return frame.Trial{}, fmt.Errorf("parse ginkgo report %s: %w", path, err)
 	}
 	return FromReports(reports), nil
 }
 
-// FromReports turns Ginkgo's report into a trial: one scenario per spec that ran. A spec that
+// FromReports turns Ginkgo's report into a trial: one verdict per spec that ran. A spec that
 // failed without attaching a verdict (the harness itself broke) becomes harness-error, or
 // timeout when Ginkgo timed it out.
-func FromReports(reports []types.Report) Trial {
-	var t Trial
-	var failing []model.Outcome
+func FromReports(reports []types.Report) frame.Trial {
+	var t frame.Trial
 	// Evidence: one object when one spec attached it (a whole Ordered scenario), else an object
 	// keyed by the attaching spec's scenario name (scenarios that run a session per spec).
 	evidence := map[string]json.RawMessage{}
@@ -81,28 +61,27 @@ func FromReports(reports []types.Report) Trial {
 				if s.State.Is(types.SpecStateFailureStates) {
 					t.Scenarios = append(t.Scenarios, model.Scenario{Name: "setup/" + s.LeafNodeType.String(),
 						Outcome: model.HarnessError, Hint: failureText(s)})
-					failing = append(failing, model.HarnessError)
 				}
 				continue
 			}
 			if (s.State == types.SpecStateSkipped || s.State == types.SpecStatePending) && !hasEntry(s, EntryScenario) {
 				continue // filtered out or never reached; a skip after a verdict (known finding) counts
 			}
-			sc := model.Scenario{Labels: s.Labels()}
+			var sc model.Scenario
 			found := false
 			var ev json.RawMessage
 			for _, e := range s.ReportEntries {
 				switch e.Name {
 				case EntryScenario:
-					var v Verdict
-					if json.Unmarshal(entryJSON(e), &v) == nil {
-						sc.Name, sc.Outcome, sc.Pass, sc.Hint = v.Name, v.Outcome, v.Pass, v.Hint
-						sc.Breaches, sc.Known, sc.Unreproduced = v.Breaches, v.Known, v.Unreproduced
-						found = true
+					if v, ok := scenarioOf(e); ok {
+						sc, found = v, true
 					}
 				case EntryEvidence:
 					ev = entryJSON(e)
 				}
+			}
+			if l := s.Labels(); len(l) > 0 {
+				sc.Labels = l
 			}
 			if ev != nil {
 				key := sc.Name
@@ -113,17 +92,12 @@ func FromReports(reports []types.Report) Trial {
 				evidenceOrder = append(evidenceOrder, key)
 			}
 			if !found {
-				sc.Name = specName(s)
-				sc.Outcome = model.HarnessError
+				sc = model.Scenario{Name: specName(s), Labels: sc.Labels, Outcome: model.HarnessError, Hint: failureText(s)}
 				if s.State == types.SpecStateTimedout || s.State == types.SpecStateInterrupted {
 					sc.Outcome = model.Timeout
 				}
-				sc.Hint = failureText(s)
 			}
 			t.Scenarios = append(t.Scenarios, sc)
-			if !sc.Pass {
-				failing = append(failing, sc.Outcome)
-			}
 		}
 	}
 	switch len(evidenceOrder) {
@@ -133,31 +107,25 @@ func FromReports(reports []types.Report) Trial {
 	default:
 		t.Evidence, _ = json.Marshal(evidence)
 	}
-	switch {
-	case len(t.Scenarios) == 0:
-		t.Outcome, t.Hint = model.HarnessError, "no spec ran (label filter matched nothing?)"
-	case len(failing) == 0:
-		t.Outcome = model.Correct
-	default:
-		t.Outcome = model.Worst(failing...)
-		// Lead with a failure no known finding covers, if one shows the outcome.
-		for _, known := range []bool{false, true} {
-			for _, sc := range t.Scenarios {
-				if !sc.Pass && sc.Outcome == t.Outcome && sc.Hint != "" && (sc.Known != "") == known {
-					t.Hint = sc.Hint
-					break
-				}
-			}
-			if t.Hint != "" {
-				break
-			}
-		}
-	}
+	t.Outcome, t.Hint = model.TrialOutcome(t.Scenarios)
 	return t
 }
 
+// scenarioOf is a verdict entry's value: the model.Scenario itself for a report taken in process
+// (ReportAfterSuite), else read from the JSON Ginkgo wrote.
+func scenarioOf(e types.ReportEntry) (model.Scenario, bool) {
+	if v, ok := e.Value.GetRawValue().(model.Scenario); ok {
+		return v, true
+	}
+	var v model.Scenario
+	if err := json.Unmarshal(entryJSON(e), &v); err != nil {
+		return model.Scenario{}, false
+	}
+	return v, true
+}
+
 // entryJSON is a report entry's value as JSON: as Ginkgo's JSON report carries it, or, for a
-// report taken in process (ReportAfterSuite), encoded from the value itself.
+// report taken in process, encoded from the value itself.
 func entryJSON(e types.ReportEntry) json.RawMessage {
 	if e.Value.AsJSON != "" {
 		return json.RawMessage(e.Value.AsJSON)

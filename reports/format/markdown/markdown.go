@@ -62,7 +62,7 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 				continue
 			}
 			for _, id := range c.KnownIDs() {
-				k := c.Known[id]
+				k := c.Known()[id]
 				p("  - %s: **known finding** `%s` in %d of %d trials: %s (still a failure; the gate passes it only if its policy accepts it: `accept_known`).\n",
 					mdCell(c.Scenario), mdCell(id), k.Trials, c.Trials, mdCell(c.Breached()))
 			}

@@ -191,8 +191,9 @@ func Pace(c schema.Counts, sep string) string {
 // says so, so a reader never takes "known" for "fine".
 func KnownNote(c schema.Counts) string {
 	var parts []string
+	known := c.Known()
 	for _, id := range c.KnownIDs() {
-		parts = append(parts, fmt.Sprintf("known finding %s in %d of %d trials", id, c.Known[id].Trials, c.Trials))
+		parts = append(parts, fmt.Sprintf("known finding %s in %d of %d trials", id, known[id].Trials, c.Trials))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -230,7 +231,7 @@ func FailOpenWhat(rep *schema.Report, o schema.Overall) []string {
 			out = append(out, c.Scenario+": "+c.Breached())
 		}
 	}
-	if o.TrialFailOpen > 0 || (len(out) == 0 && o.FailOpen > 0) {
+	if o.BreachList() != "" || (len(out) == 0 && o.FailOpen > 0) {
 		out = append(out, "outside any scenario: "+o.Breached())
 	}
 	return out
@@ -247,7 +248,7 @@ func Wilson(k, n int) [2]float64 {
 // what went wrong, not with the number of scenarios.
 func Clean(c schema.Counts) bool {
 	return c.Trials > 0 && c.Failures == 0 && c.Outcomes[string(model.Correct)] == c.Trials &&
-		len(c.Known) == 0 && len(c.Fixed()) == 0
+		len(c.Decisions) == 0 && len(c.Fixed()) == 0
 }
 
 func HostNames(rep *schema.Report) []string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/process"
@@ -82,7 +83,7 @@ func (l *Host) Close() error {
 		l.exec.Close()
 	}
 	for _, s := range l.users {
-		if s == users.Root {
+		if s == model.UserRoot {
 			continue
 		}
 		a, err := users.Resolve(s)

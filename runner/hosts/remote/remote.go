@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
@@ -176,7 +176,7 @@ func parseSetup(out []byte, src, machine string) (setup, error) {
 		return rs, fmt.Errorf("host is %q; the binary %s is for Linux %s (set %s to a matching build)", rs.uname, src, machine, EnvLinuxBinary)
 	}
 	if rs.uid != "" && rs.uid != "0" {
-		return rs, fmt.Errorf("logged in as uid %s: trials need root there for their fixtures (network namespaces, veths, private mounts); log in as root (login: root) and say who the sandbox runs as with user: (default %s, a dedicated account)", rs.uid, users.Unprivileged)
+		return rs, fmt.Errorf("logged in as uid %s: trials need root there for their fixtures (network namespaces, veths, private mounts); log in as root (login: root) and say who the sandbox runs as with user: (default %s, a dedicated account)", rs.uid, model.UserUnprivileged)
 	}
 	return rs, nil
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Markers in a remote trial's environment: every trial carries its run's and its own.
@@ -58,7 +58,7 @@ func (r *Run) CloseScript(specs []string) string {
 	}
 	var sweep []string
 	for _, s := range specs {
-		if s != users.Root {
+		if s != model.UserRoot {
 			sweep = append(sweep, Shq(dir+"/sandcheck")+" user --sweep "+Shq(s)+" >/dev/null 2>&1; ")
 		}
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/config"
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
@@ -65,8 +65,8 @@ func Settings(s *matrix.HostSettings) Config {
 	// The guest's root filesystem is sandcheck's own build: it has root, and the dedicated
 	// account each boot creates; no other account exists there.
 	for _, u := range s.Users() {
-		if u != users.Root && u != users.Unprivileged {
-			s.Errorf("user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, users.Unprivileged, users.Root)
+		if u != model.UserRoot && u != model.UserUnprivileged {
+			s.Errorf("user", "%q: a vm guest has only %s and %s (its root filesystem is built by sandcheck)", u, model.UserUnprivileged, model.UserRoot)
 		}
 	}
 	return cfg

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/runner/journal"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // Cells returns n cells of the fake target on the local host, one per fault (fault0, fault1, ...).

@@ -60,13 +60,13 @@ type Input struct {
 	// self, unix): any but the allowed one coming back is egress.
 	Tokens map[string]string
 	Cases  []Case
-	Hits   []nethost.Hit
+	Hits   []model.Hit
 	// DenyAll: the target offers no proxy; requests through one are not applicable.
 	DenyAll bool
 	// Unsandboxed are the results of the requests that use no proxy, made first without the
 	// sandbox (nil: not made), and what the fixture logged of them.
 	Unsandboxed     map[string]crafted.Result
-	UnsandboxedHits []nethost.Hit
+	UnsandboxedHits []model.Hit
 	// Injected is what the caller's terminal held in its input queue after the run (tty).
 	Injected string
 }
@@ -79,6 +79,8 @@ type CaseResult struct {
 	// Reached names what the case reached (a role, or "terminal"), for the breach's words.
 	Reached string `json:"reached,omitempty"`
 	Server  string `json:"server,omitempty"` // what the fixture logged of it
+	// Egress lists the fixture's hits (model.Hit.String) a non-enforcing case accounts for.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Result is the verdict of a bypass trial: per case, and overall.
@@ -139,24 +141,32 @@ func Classify(in Input) Result {
 	return r
 }
 
+func lines(hits []model.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.String()
+	}
+	return out
+}
+
 // attribute sorts the fixture's hits: those a case's request names (its path, its payload, its
 // name asked of the resolver, or the connection that carried such a request), and the rest.
-func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]nethost.Hit, []nethost.Hit) {
-	by := map[string][]nethost.Hit{}
+func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model.Hit, []model.Hit) {
+	by := map[string][]model.Hit{}
 	conn := map[string]string{}
-	owner := func(h nethost.Hit) string {
+	owner := func(h model.Hit) string {
 		for _, c := range cases {
 			id := c.Raw.ID
 			switch h.Proto {
-			case nethost.ProtoHTTP, nethost.ProtoHTTPS:
+			case model.ProtoHTTP, model.ProtoHTTPS:
 				if h.Path == crafted.BypassPath(nonce, id) {
 					return id
 				}
-			case nethost.ProtoUDP, nethost.ProtoICMP, nethost.ProtoUnix:
+			case model.ProtoUDP, model.ProtoICMP, model.ProtoUnix:
 				if h.Path == crafted.Payload(nonce, id) {
 					return id
 				}
-			case nethost.ProtoDNS:
+			case model.ProtoDNS:
 				if ViaProxy(c.Raw.Via) && askedFor(h.Path, c.Raw.Host) {
 					return id
 				}
@@ -164,7 +174,7 @@ func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]net
 		}
 		return ""
 	}
-	var rest []nethost.Hit
+	var rest []model.Hit
 	for _, h := range hits {
 		if id := owner(h); id != "" {
 			by[id] = append(by[id], h)
@@ -174,7 +184,7 @@ func attribute(hits []nethost.Hit, nonce string, cases []Case) (map[string][]net
 	for _, h := range hits {
 		switch {
 		case owner(h) != "":
-		case (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS || h.Proto == nethost.ProtoUnix) && conn[h.Role+" "+h.From] != "":
+		case (h.Proto == model.ProtoTCP || h.Proto == model.ProtoTLS || h.Proto == model.ProtoUnix) && conn[h.Role+" "+h.From] != "":
 			id := conn[h.Role+" "+h.From]
 			by[id] = append(by[id], h)
 		case h.Egress():
@@ -193,15 +203,15 @@ func askedFor(q, host string) bool {
 }
 
 // couldCause says whether a hit no case names could have come from a case's request.
-func couldCause(c Case, h nethost.Hit) bool {
+func couldCause(c Case, h model.Hit) bool {
 	switch h.Proto {
-	case nethost.ProtoUnix:
+	case model.ProtoUnix:
 		return c.Raw.Via == crafted.ViaUnix || c.Raw.Via == crafted.ViaUringUnix
-	case nethost.ProtoUDP:
+	case model.ProtoUDP:
 		return c.Raw.Via == crafted.ViaUDP
-	case nethost.ProtoICMP:
+	case model.ProtoICMP:
 		return c.Raw.Via == crafted.ViaICMP
-	case nethost.ProtoDNS:
+	case model.ProtoDNS:
 		return ViaProxy(c.Raw.Via)
 	}
 	switch c.Raw.Via {
@@ -219,7 +229,7 @@ type control struct {
 
 // judgeControls checks each proxy channel's control: the allowed host's token came back and the
 // allowed host logged the request.
-func judgeControls(in Input, results map[string]crafted.Result, attributed map[string][]nethost.Hit) map[string]control {
+func judgeControls(in Input, results map[string]crafted.Result, attributed map[string][]model.Hit) map[string]control {
 	out := map[string]control{}
 	for _, c := range in.Cases {
 		if !c.Control {
@@ -229,7 +239,7 @@ func judgeControls(in Input, results map[string]crafted.Result, attributed map[s
 		switch {
 		case !ok:
 			out[c.Raw.Via] = control{model.HarnessError, "control " + c.Raw.ID + " not reported by the probe"}
-		case tokenOf(res, in.Tokens) == nethost.RoleAllowed && loggedRequest(attributed[c.Raw.ID], nethost.RoleAllowed):
+		case tokenOf(res, in.Tokens) == model.RoleAllowed && loggedRequest(attributed[c.Raw.ID], model.RoleAllowed):
 			out[c.Raw.Via] = control{}
 		default:
 			o, why := proxyFailure(res)
@@ -256,7 +266,7 @@ func proxyFailure(res crafted.Result) (model.Outcome, string) {
 }
 
 // judgeCase decides one case.
-func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattributed []nethost.Hit, controls map[string]control) CaseResult {
+func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattributed []model.Hit, controls map[string]control) CaseResult {
 	cr := CaseResult{Name: c.Name}
 	if c.NotApplicable != "" {
 		cr.Outcome, cr.Hint = model.NotApplicable, c.NotApplicable
@@ -264,7 +274,7 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	}
 	res, reported := results[c.Raw.ID]
 	// Evidence first: the servers' log, then a forbidden token seen by the client.
-	var breach []nethost.Hit
+	var breach []model.Hit
 	for _, h := range mine {
 		if h.Egress() || !c.AllowedOK {
 			breach = append(breach, h)
@@ -273,10 +283,10 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	if len(breach) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, breach[0].Role
 		cr.Hint = fmt.Sprintf("%s reached: fixture logged %s", breach[0].Role, classify.DescribeHits(classify.RequestHits(breach)))
-		cr.Server = classify.DescribeHits(breach)
+		cr.Server, cr.Egress = classify.DescribeHits(breach), lines(breach)
 		return cr
 	}
-	var blame []nethost.Hit
+	var blame []model.Hit
 	for _, h := range unattributed {
 		if couldCause(c, h) {
 			blame = append(blame, h)
@@ -285,7 +295,7 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	if len(blame) > 0 {
 		cr.Outcome, cr.Reached = model.NonEnforcing, blame[0].Role
 		cr.Hint = fmt.Sprintf("fixture logged egress no request names, which this case's could have caused: %s", classify.DescribeHits(blame))
-		cr.Server = classify.DescribeHits(blame)
+		cr.Server, cr.Egress = classify.DescribeHits(blame), lines(blame)
 		return cr
 	}
 	if c.Raw.Via == crafted.ViaTIOCSTI && in.Injected != "" && strings.Contains(in.Injected, crafted.Payload(in.Nonce, c.Raw.ID)) {
@@ -294,7 +304,7 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 		return cr
 	}
 	if reported {
-		if role := tokenOf(res, in.Tokens); role != "" && (role != nethost.RoleAllowed || !c.AllowedOK) {
+		if role := tokenOf(res, in.Tokens); role != "" && (role != model.RoleAllowed || !c.AllowedOK) {
 			cr.Outcome, cr.Reached = model.NonEnforcing, role
 			cr.Hint = fmt.Sprintf("%s host's token came back (%s), although its server logged no request of it", role, res.Via)
 			return cr
@@ -399,7 +409,7 @@ func tokenOf(res crafted.Result, tokens map[string]string) string {
 	}
 	sort.Strings(roles)
 	for _, r := range roles {
-		if r != nethost.RoleAllowed {
+		if r != model.RoleAllowed {
 			return r
 		}
 	}
@@ -409,9 +419,9 @@ func tokenOf(res crafted.Result, tokens map[string]string) string {
 	return ""
 }
 
-func loggedRequest(hits []nethost.Hit, role string) bool {
+func loggedRequest(hits []model.Hit, role string) bool {
 	for _, h := range hits {
-		if h.Role == role && (h.Proto == nethost.ProtoHTTP || h.Proto == nethost.ProtoHTTPS) {
+		if h.Role == role && (h.Proto == model.ProtoHTTP || h.Proto == model.ProtoHTTPS) {
 			return true
 		}
 	}

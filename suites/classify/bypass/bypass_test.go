@@ -12,7 +12,7 @@ import (
 
 const bn = "n0nce"
 
-var bTokens = map[string]string{nethost.RoleAllowed: "tokA", nethost.RoleDenied: "tokD", nethost.RoleLoopback: "tokL"}
+var bTokens = map[string]string{model.RoleAllowed: "tokA", model.RoleDenied: "tokD", model.RoleLoopback: "tokL"}
 
 func bcase(name, id, via string) Case {
 	return Case{Name: name, Raw: crafted.Request{ID: id, Via: via, Host: "x", Port: 80}}
@@ -31,18 +31,18 @@ func refused(id, via string) crafted.Result {
 	return crafted.Result{ID: id, Via: via, Reply: -1, Status: 403, ProxyError: "blocked-by-allowlist", Stage: "reply"}
 }
 
-func logged(role, id string) nethost.Hit {
-	return nethost.Hit{Role: role, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, id), From: "198.18.0.1:1000"}
+func logged(role, id string) model.Hit {
+	return model.Hit{Role: role, Proto: model.ProtoHTTP, Path: crafted.BypassPath(bn, id), From: "198.18.0.1:1000"}
 }
 
-func bin(cases []Case, res []crafted.Result, hits ...nethost.Hit) Input {
+func bin(cases []Case, res []crafted.Result, hits ...model.Hit) Input {
 	return Input{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
 }
 
 func TestClassify(t *testing.T) {
 	sock := bcase("bypass/m/nul", "nul", crafted.ViaSOCKS)
 	okCtl := []crafted.Result{reached("control-socks", crafted.ViaSOCKS, "tokA")}
-	okHit := logged(nethost.RoleAllowed, "control-socks")
+	okHit := logged(model.RoleAllowed, "control-socks")
 	cases := []struct {
 		name string
 		in   Input
@@ -53,11 +53,11 @@ func TestClassify(t *testing.T) {
 			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, crafted.Result{ID: "nul", Via: crafted.ViaSOCKS, Reply: 2, Stage: "reply"}), okHit),
 			model.Correct, "SOCKS5 reply 2"},
 		{"the denied host logged the case's path: non-enforcing even if the client saw a refusal",
-			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit, logged(nethost.RoleDenied, "nul")),
+			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit, logged(model.RoleDenied, "nul")),
 			model.NonEnforcing, "denied reached"},
 		{"egress no request names blames the cases that could have caused it",
 			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, refused("nul", crafted.ViaSOCKS)), okHit,
-				nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
+				model.Hit{Role: model.RoleDenied, Proto: model.ProtoTCP, From: "198.18.0.1:5", Detail: "accepted"}),
 			model.NonEnforcing, "no request names"},
 		{"a forbidden token seen by the client is egress",
 			bin([]Case{ctl(crafted.ViaSOCKS), sock}, append(okCtl, reached("nul", crafted.ViaSOCKS, "tokL")), okHit),
@@ -82,21 +82,21 @@ func TestClassify(t *testing.T) {
 			model.Timeout, ""},
 		{"a timed-out trial with the case's egress is non-enforcing",
 			func() Input {
-				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, nil, logged(nethost.RoleDenied, "nul"))
+				in := bin([]Case{ctl(crafted.ViaSOCKS), sock}, nil, logged(model.RoleDenied, "nul"))
 				in.Obs, in.TimedOut = nil, true
 				return in
 			}(),
 			model.NonEnforcing, "denied reached"},
 		{"the allowed host reached by a case that must not reach it (another port)",
 			bin([]Case{ctl(crafted.ViaSOCKS), bcase("bypass/p/x", "x", crafted.ViaSOCKS)}, append(okCtl, reached("x", crafted.ViaSOCKS, "tokA")), okHit,
-				nethost.Hit{Role: nethost.RoleAllowed, Proto: nethost.ProtoHTTP, Path: crafted.BypassPath(bn, "x"), Port: 8080}),
+				model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: crafted.BypassPath(bn, "x"), Port: 8080}),
 			model.NonEnforcing, "allowed reached"},
 		{"policy refusal stands in for a control where none can exist",
 			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}}, []crafted.Result{refused("e", crafted.ViaHTTP)}),
 			model.Correct, "refused by policy"},
 		{"a policy that should deny everything let the allowed host answer",
 			bin([]Case{{Name: "bypass/p/a", Raw: crafted.Request{ID: "a", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
-				[]crafted.Result{reached("a", crafted.ViaHTTP, "tokA")}, logged(nethost.RoleAllowed, "a")),
+				[]crafted.Result{reached("a", crafted.ViaHTTP, "tokA")}, logged(model.RoleAllowed, "a")),
 			model.NonEnforcing, "allowed reached"},
 		{"an empty reply is not a policy refusal",
 			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}},
@@ -123,13 +123,13 @@ func TestClassify(t *testing.T) {
 // control: no control that got through, no judgement.
 func TestClassifyNoProxy(t *testing.T) {
 	udp := Case{Name: "bypass/o/udp", Raw: crafted.Request{ID: "udp", Via: crafted.ViaUDP, Addr: "198.18.0.3:7"}}
-	in := func(u map[string]crafted.Result, uh []nethost.Hit, res crafted.Result, hits ...nethost.Hit) Input {
+	in := func(u map[string]crafted.Result, uh []model.Hit, res crafted.Result, hits ...model.Hit) Input {
 		x := bin([]Case{udp}, []crafted.Result{res}, hits...)
 		x.Unsandboxed, x.UnsandboxedHits = u, uh
 		return x
 	}
 	through := map[string]crafted.Result{"udp": {ID: "udp", Connected: true}}
-	seen := []nethost.Hit{{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}}
+	seen := []model.Hit{{Role: model.RoleDenied, Proto: model.ProtoUDP, Path: crafted.Payload(bn, "udp")}}
 	blocked := crafted.Result{ID: "udp", Via: crafted.ViaUDP, Reply: -1, Stage: "send", Errno: "ENETUNREACH"}
 	for _, c := range []struct {
 		name string
@@ -141,7 +141,7 @@ func TestClassifyNoProxy(t *testing.T) {
 		{"control did not get through either", in(map[string]crafted.Result{"udp": {ID: "udp", Errno: "EPERM"}}, nil, blocked), model.NotApplicable},
 		{"control's client saw an answer the fixture never logged", in(through, nil, blocked), model.NotApplicable},
 		{"the datagram reached the denied host", in(through, seen, blocked,
-			nethost.Hit{Role: nethost.RoleDenied, Proto: nethost.ProtoUDP, Path: crafted.Payload(bn, "udp")}), model.NonEnforcing},
+			model.Hit{Role: model.RoleDenied, Proto: model.ProtoUDP, Path: crafted.Payload(bn, "udp")}), model.NonEnforcing},
 	} {
 		if got := Classify(c.in).Cases[udp.Name]; got.Outcome != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)

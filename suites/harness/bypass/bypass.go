@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	classbypass "github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 
@@ -38,12 +39,12 @@ type Trial struct {
 	Names    []nethost.Name     `json:"names,omitempty"`
 	Cases    []classbypass.Case `json:"cases"`
 	harness.SandboxRun
-	Nonce string        `json:"nonce"`
-	Hits  []nethost.Hit `json:"fixture_hits"`
+	Nonce string      `json:"nonce"`
+	Hits  []model.Hit `json:"fixture_hits"`
 	// Unsandboxed is the control run of the requests that use no proxy, made first without the
 	// sandbox, and what the fixture logged of it.
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
-	UnsandboxedHits []nethost.Hit      `json:"unsandboxed_hits,omitempty"`
+	UnsandboxedHits []model.Hit        `json:"unsandboxed_hits,omitempty"`
 	// Injected is what the caller's terminal held after the sandboxed run (tty class).
 	Injected string             `json:"injected,omitempty"`
 	Result   classbypass.Result `json:"result"`
@@ -129,7 +130,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		in, _ := term.Injected()
 		bt.Injected = string(in)
 	}
-	tokens := map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token}
+	tokens := map[string]string{model.RoleAllowed: t.Hosts.Allowed.Token, model.RoleDenied: t.Hosts.Denied.Token}
 	if e := t.Hosts.Extra; e != nil {
 		for _, h := range []nethost.Host{e.Loopback, e.Metadata, e.Self, e.Unix} {
 			tokens[h.Role] = h.Token

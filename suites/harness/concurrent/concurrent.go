@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
@@ -121,8 +120,8 @@ func Run(ctx context.Context, cfg harness.Config, k int, shared bool) (*Trial, e
 // requests (their path or DNS name carries its nonce) with the connections that carried them,
 // and every hit no session's nonce claims. The latter go to every session: egress that cannot be
 // pinned on one of them still makes each suspect, never a pass.
-func sessionHits(hits []nethost.Hit, nonce string, all []string) []nethost.Hit {
-	owner := func(h nethost.Hit) string {
+func sessionHits(hits []model.Hit, nonce string, all []string) []model.Hit {
+	owner := func(h model.Hit) string {
 		for _, n := range all {
 			if strings.Contains(h.Path, n) {
 				return n
@@ -136,10 +135,10 @@ func sessionHits(hits []nethost.Hit, nonce string, all []string) []nethost.Hit {
 			conn[h.Role+" "+h.From] = n
 		}
 	}
-	var out []nethost.Hit
+	var out []model.Hit
 	for _, h := range hits {
 		n := owner(h)
-		if n == "" && (h.Proto == nethost.ProtoTCP || h.Proto == nethost.ProtoTLS) {
+		if n == "" && (h.Proto == model.ProtoTCP || h.Proto == model.ProtoTLS) {
 			n = conn[h.Role+" "+h.From]
 		}
 		if n == "" || n == nonce {

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // Each session of a concurrent trial gets its own requests, the connections that carried them,
 // and whatever no session's nonce claims; never another session's requests.
 func TestSessionHits(t *testing.T) {
-	hits := []nethost.Hit{
+	hits := []model.Hit{
 		{Role: "allowed", Proto: "tcp", From: "a:1"}, {Role: "allowed", Proto: "http", Path: "/http/n1", From: "a:1"},
 		{Role: "allowed", Proto: "tcp", From: "a:2"}, {Role: "allowed", Proto: "http", Path: "/http/n2", From: "a:2"},
 		{Role: "denied", Proto: "dns", Path: "q-n2.denied.sandcheck.test", From: "a:3"},

@@ -39,8 +39,8 @@ func noSandboxConfig(t *testing.T, user string) harness.Config {
 // not-applicable, with the reason, instead of counting as enforcement. As root the same check
 // is judged (and, with no sandbox, fails open).
 func TestSandboxRunsAsTheUser(t *testing.T) {
-	cfg := noSandboxConfig(t, users.Unprivileged)
-	acct, err := users.Resolve(users.Unprivileged)
+	cfg := noSandboxConfig(t, model.UserUnprivileged)
+	acct, err := users.Resolve(model.UserUnprivileged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 	if ft.Observation == nil || ft.Observation.UID != acct.UID {
 		t.Fatalf("probe ran as %+v, want uid %d; run %+v", ft.Observation, acct.UID, ft.Run)
 	}
-	if ft.User == nil || ft.User.Name != users.DedicatedName || len(ft.Unsandboxed) == 0 {
+	if ft.User == nil || ft.User.Name != model.DedicatedUser || len(ft.Unsandboxed) == 0 {
 		t.Fatalf("evidence: user %+v, unsandboxed %v", ft.User, ft.Unsandboxed)
 	}
 	etc := ft.Result.Checks["outside/etc"]
@@ -69,7 +69,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 		t.Errorf("secret/read: the user owns the secret and no sandbox hides it: %+v", r)
 	}
 
-	root, err := Run(ctx, noSandboxConfig(t, users.Root))
+	root, err := Run(ctx, noSandboxConfig(t, model.UserRoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestSandboxRunsAsTheUser(t *testing.T) {
 // TestTrialDirOutOfReach: a trial directory the user cannot enter is a setup error that says
 // which directory and what to do, not a sandbox failure.
 func TestTrialDirOutOfReach(t *testing.T) {
-	cfg := noSandboxConfig(t, users.Unprivileged)
+	cfg := noSandboxConfig(t, model.UserUnprivileged)
 	private, err := os.MkdirTemp("", "sandcheck-private-")
 	if err != nil {
 		t.Fatal(err)

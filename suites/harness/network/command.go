@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -32,7 +33,7 @@ type CommandTrial struct {
 	Run       proc.Run        `json:"run"`
 	Output    string          `json:"output"` // the command's stdout as it came back
 	Nonce     string          `json:"nonce"`
-	Hits      []nethost.Hit   `json:"fixture_hits"`
+	Hits      []model.Hit     `json:"fixture_hits"`
 }
 
 // RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's

@@ -29,7 +29,7 @@ type Trial struct {
 	Settings  json.RawMessage `json:"settings,omitempty"`
 	harness.SandboxRun
 	Nonce  string          `json:"nonce"`
-	Hits   []nethost.Hit   `json:"fixture_hits"`
+	Hits   []model.Hit     `json:"fixture_hits"`
 	Result classify.Result `json:"result"`
 }
 
@@ -101,8 +101,8 @@ func Spec(t *harness.Trial) probe.Spec {
 	h := t.Hosts
 	return probe.Spec{
 		Hosts: []probe.Host{
-			{Role: nethost.RoleAllowed, Addr: t.Addr(h.Allowed), IP: h.Allowed.IP.String()},
-			{Role: nethost.RoleDenied, Addr: t.Addr(h.Denied), IP: h.Denied.IP.String()},
+			{Role: model.RoleAllowed, Addr: t.Addr(h.Allowed), IP: h.Allowed.IP.String()},
+			{Role: model.RoleDenied, Addr: t.Addr(h.Denied), IP: h.Denied.IP.String()},
 		},
 		Channels:       model.AllChannels,
 		CAFile:         h.CAFile,
@@ -115,10 +115,10 @@ func Spec(t *harness.Trial) probe.Spec {
 
 // Input is what the classifier reads of one sandboxed run: the probe's report and the
 // fixture servers' log of the same run.
-func Input(t *harness.Trial, x *harness.Exec, spec probe.Spec, hits []nethost.Hit) classify.Network {
+func Input(t *harness.Trial, x *harness.Exec, spec probe.Spec, hits []model.Hit) classify.Network {
 	return classify.Network{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-		Tokens:   map[string]string{nethost.RoleAllowed: t.Hosts.Allowed.Token, nethost.RoleDenied: t.Hosts.Denied.Token},
+		Tokens:   map[string]string{model.RoleAllowed: t.Hosts.Allowed.Token, model.RoleDenied: t.Hosts.Denied.Token},
 		Reach:    t.Target.Reach(),
 		Channels: spec.Channels,
 		Nonce:    x.Nonce,

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
@@ -52,8 +52,8 @@ func Usage(w io.Writer) {
 }
 
 // UserHelp is the --user flag's help, shared by every command that has it.
-const UserHelp = "who the sandbox runs as: " + users.Unprivileged + " (a dedicated account sandcheck creates: " +
-	users.DedicatedName + "), " + users.Root + ", or an existing account's name"
+const UserHelp = "who the sandbox runs as: " + model.UserUnprivileged + " (a dedicated account sandcheck creates: " +
+	model.DedicatedUser + "), " + model.UserRoot + ", or an existing account's name"
 
 // Exit codes every command keeps to: a run's (runsummary's, which run and repro document in
 // full) and a usage error's.

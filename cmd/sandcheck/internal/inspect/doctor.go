@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/doctor"
-	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -21,7 +21,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
   sandcheck doctor --json > fingerprint.json`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON (the keys reports read) instead of a table")
 	root := fs.String("root", "/", "read /proc, /etc and home files under this `DIR` (for tests on fixture trees)")
-	user := fs.String("user", users.Default, cli.UserHelp+" (looked up, not created)")
+	user := fs.String("user", model.UserDefault, cli.UserHelp+" (looked up, not created)")
 	target := fs.String("target", "srt", "the sandbox whose build the fingerprint names")
 	if ok, code := cli.Parse(fs, args); !ok {
 		return code

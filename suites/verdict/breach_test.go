@@ -1,4 +1,4 @@
-package knownfindings
+package verdict
 
 import (
 	"reflect"
@@ -40,12 +40,12 @@ func TestFSBreaches(t *testing.T) {
 	paths := map[string]string{"workspace/tmpdir": "/tmp/claude/sandcheck-fs-*", "secret/read": "$TRIAL/home/.ssh/id_rsa",
 		"protected/git-hooks-new-repo": "$WORKSPACE/newrepo/.git/hooks/pre-commit"}
 	got := FSBreaches(r, []string{"workspace/write", "workspace/tmpdir", "secret/read", "secret/proc-root", "protected/git-hooks-new-repo"}, paths)
-	want := []Breach{
-		{"filesystem/workspace/tmpdir", "/tmp/claude/sandcheck-fs-*", model.AllowedBlocked, "write /tmp/claude/sandcheck-fs-* refused (ENOENT)"},
-		{"filesystem/secret/read", "$TRIAL/home/.ssh/id_rsa", model.NonEnforcing, "read $TRIAL/home/.ssh/id_rsa"},
-		{"filesystem/protected/git-hooks-new-repo", "$WORKSPACE/newrepo/.git/hooks/pre-commit", model.NonEnforcing, "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
+	want := []model.Breach{
+		{Scenario: "filesystem/workspace/tmpdir", Check: "/tmp/claude/sandcheck-fs-*", Outcome: model.AllowedBlocked, What: "write /tmp/claude/sandcheck-fs-* refused (ENOENT)"},
+		{Scenario: "filesystem/secret/read", Check: "$TRIAL/home/.ssh/id_rsa", Outcome: model.NonEnforcing, What: "read $TRIAL/home/.ssh/id_rsa"},
+		{Scenario: "filesystem/protected/git-hooks-new-repo", Check: "$WORKSPACE/newrepo/.git/hooks/pre-commit", Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit"},
 		// Not in the order given, unknown path: still a breach, with a check no finding has.
-		{"filesystem/escape/unlisted", "", model.HarnessError, "write (path not reported): harness-error (check not reported by the probe)"},
+		{Scenario: "filesystem/escape/unlisted", Outcome: model.HarnessError, What: "write (path not reported): harness-error (check not reported by the probe)"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -117,11 +117,15 @@ func TestSessionBreaches(t *testing.T) {
 }
 
 func TestConditionBreach(t *testing.T) {
-	b := ConditionBreach("failclosed/socat-missing", "socat-missing", model.NonEnforcing, "ran unconfined")
-	if b != (Breach{"failclosed/socat-missing", "socat-missing", model.NonEnforcing, "condition socat-missing: ran unconfined"}) {
-		t.Fatalf("%+v", b)
+	egress := []string{"denied http GET /http/ab on denied.sandcheck.test:80 from 198.18.0.1:4242"}
+	b := ConditionBreach("failclosed/socat-missing", "socat-missing", model.NonEnforcing, "ran unconfined", egress)
+	want := model.Breach{Scenario: "failclosed/socat-missing", Check: "socat-missing", Outcome: model.NonEnforcing,
+		What: "condition socat-missing: ran unconfined", Egress: egress}
+	if !reflect.DeepEqual(b, want) {
+		t.Errorf("ConditionBreach = %+v, want %+v", b, want)
 	}
-	if got := Words([]Breach{b}); !reflect.DeepEqual(got, []string{"condition socat-missing: ran unconfined"}) {
-		t.Fatal(got)
+	// A fail-closed condition accounts for no egress: accepting it must not accept a hit.
+	if b := ConditionBreach("failclosed/socat-missing", "socat-missing", model.ProxyDead, "ran with a dead proxy", egress); b.Egress != nil {
+		t.Errorf("a proxy-dead condition breach lists egress %v", b.Egress)
 	}
 }

@@ -25,14 +25,10 @@ func fullTrial(trial int) model.Record {
 			Labels: []string{"filesystem", "security"}, Outcome: model.Correct, Pass: true, Hint: "all checks held: EROFS, EACCES, ENOENT"})
 	}
 	r.Scenarios = append(r.Scenarios,
-		model.Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "write ... succeeded",
-			Breaches: []string{"write $WORKSPACE/newrepo/.git/hooks/pre-commit"}, Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"},
-		model.Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []string{"write /tmp/claude/sandcheck-fs-x: ENOENT"},
-			Known: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"},
-		model.Scenario{Name: "failclosed/proxy-port-taken", Outcome: model.ProxyDead, Breaches: []string{"condition proxy-port-taken: ran with a dead proxy"},
-			Known: "srt:failclosed/proxy-port-taken#proxy-port-taken"},
-		model.Scenario{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []string{"condition proxy-env-dead: allowed host refused"},
-			Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"},
+		model.Scenario{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Hint: "write ... succeeded", Breaches: []model.Breach{{Outcome: model.NonEnforcing, What: "write $WORKSPACE/newrepo/.git/hooks/pre-commit", Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"}}},
+		model.Scenario{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Outcome: model.AllowedBlocked, What: "write /tmp/claude/sandcheck-fs-x: ENOENT", Known: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"}}},
+		model.Scenario{Name: "failclosed/proxy-port-taken", Outcome: model.ProxyDead, Breaches: []model.Breach{{Outcome: model.ProxyDead, What: "condition proxy-port-taken: ran with a dead proxy", Known: "srt:failclosed/proxy-port-taken#proxy-port-taken"}}},
+		model.Scenario{Name: "untrusted/proxy-env-dead", Outcome: model.AllowedBlocked, Breaches: []model.Breach{{Outcome: model.AllowedBlocked, What: "condition proxy-env-dead: allowed host refused", Known: "srt:untrusted/proxy-env-dead#proxy-env-dead"}}},
 		model.Scenario{Name: "failclosed/socat-missing", Outcome: model.SandboxFailed, Pass: true, Hint: "refused loudly"},
 		model.Scenario{Name: "odd=name", Outcome: model.SandboxFailed, Pass: true},
 		model.Scenario{Name: "concurrency/shared-workspace/k4", Outcome: model.Correct, Pass: true,

@@ -1,4 +1,9 @@
-package specreport
+// Package frame is the one line of contract between a trial process and the runner: the trial's
+// verdict (ResultPrefix) and every fixture hit it counts as egress (EgressPrefix), each framed
+// with the trial's secret key, on stdout. Any host that can run `sandcheck trial` and return
+// its output (a container, ssh, wsl.exe, a VM's serial console) can so deliver a trial, and the
+// runner reads it without knowing anything of the specs that made it.
+package frame
 
 import (
 	"bytes"
@@ -8,10 +13,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/model"
 )
 
-// EmitPrefix starts the one line of a trial's stdout that carries its verdict. Any host that can
+// ResultPrefix starts the one line of a trial's stdout that carries its verdict. Any host that can
 // run `sandcheck trial --emit` and return its stdout (a container, ssh, wsl.exe, a VM's serial
 // console) can therefore deliver a trial: no shared filesystem is needed.
 //
@@ -19,7 +24,7 @@ import (
 // carrying it, `SANDCHECK-TRIAL-RESULT <key> {json}`: a sandboxed command that prints a frame of
 // its own cannot know the key, so it cannot turn a failing trial into a pass. A trial started
 // by hand, without a key, writes the unkeyed `SANDCHECK-TRIAL-RESULT {json}`.
-const EmitPrefix = "SANDCHECK-TRIAL-RESULT "
+const ResultPrefix = "SANDCHECK-TRIAL-RESULT "
 
 // EgressPrefix starts a line streamed while the trial runs, one per hit on a fixture server:
 // `SANDCHECK-EGRESS <key> {hit json}`. A trial killed at its deadline leaves these behind, so
@@ -29,6 +34,16 @@ const EgressPrefix = "SANDCHECK-EGRESS "
 // MaxLine is the longest output line the parsers read. A longer line is an error, never a line
 // silently skipped: it could hide the frame.
 const MaxLine = 8 << 20
+
+// Trial is what a trial process reports of itself.
+type Trial struct {
+	Outcome   model.Outcome    `json:"outcome"`
+	Hint      string           `json:"hint,omitempty"`
+	Scenarios []model.Scenario `json:"scenarios"`
+	Evidence  json.RawMessage  `json:"evidence,omitempty"`
+	// PhasesMS is where the trial process's time went, per phase (suites/harness/phases), in ms.
+	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
+}
 
 type emitted struct {
 	Trial
@@ -41,7 +56,7 @@ func Emit(w io.Writer, key string, t Trial, hostFP json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("emit trial result: %w", err)
 	}
-	if _, err := w.Write(frame(EmitPrefix, key, b)); err != nil {
+	if _, err := w.Write(frame(ResultPrefix, key, b)); err != nil {
 		return fmt.Errorf("emit trial result: %w", err)
 	}
 	return nil
@@ -49,7 +64,7 @@ func Emit(w io.Writer, key string, t Trial, hostFP json.RawMessage) error {
 
 // EmitEgress writes one fixture hit as an egress line. One Write per line, starting with a
 // newline, so that output another goroutine left mid-line cannot swallow the prefix.
-func EmitEgress(w io.Writer, key string, hit nethost.Hit) error {
+func EmitEgress(w io.Writer, key string, hit model.Hit) error {
 	b, err := json.Marshal(hit)
 	if err != nil {
 		return fmt.Errorf("emit egress: %w", err)
@@ -72,14 +87,14 @@ func frame(prefix, key string, body []byte) []byte {
 }
 
 // ErrNoResult means the output held no verdict line: the trial died before it could say.
-var ErrNoResult = errors.New("no " + strings.TrimSpace(EmitPrefix) + " line in the trial's output")
+var ErrNoResult = errors.New("no " + strings.TrimSpace(ResultPrefix) + " line in the trial's output")
 
-// ParseEmitted reads the verdict line of the trial keyed key. With a key, only lines carrying it
+// Parse reads the verdict line of the trial keyed key. With a key, only lines carrying it
 // count, and two of them that differ are an error (someone else knows the key). Without a key,
 // the last unkeyed line counts (a trial run by hand). An output line longer than MaxLine is an
 // error.
-func ParseEmitted(stdout []byte, key string) (Trial, json.RawMessage, error) {
-	bodies, err := frames(stdout, EmitPrefix, key)
+func Parse(stdout []byte, key string) (Trial, json.RawMessage, error) {
+	bodies, err := frames(stdout, ResultPrefix, key)
 	if err != nil {
 		return Trial{}, nil, err
 	}
@@ -90,7 +105,7 @@ func ParseEmitted(stdout []byte, key string) (Trial, json.RawMessage, error) {
 	if key != "" {
 		for _, b := range bodies {
 			if !bytes.Equal(b, last) {
-				return Trial{}, nil, fmt.Errorf("%d different %s lines carry the trial's key", len(bodies), strings.TrimSpace(EmitPrefix))
+				return Trial{}, nil, fmt.Errorf("%d different %s lines carry the trial's key", len(bodies), strings.TrimSpace(ResultPrefix))
 			}
 		}
 	}
@@ -104,12 +119,12 @@ func ParseEmitted(stdout []byte, key string) (Trial, json.RawMessage, error) {
 // ParseEgress reads the egress lines of the trial keyed key (unkeyed lines when key is ""), in
 // order. The hits read before an error are returned with it: an unreadable line elsewhere must
 // not hide egress that was seen.
-func ParseEgress(stdout []byte, key string) ([]nethost.Hit, error) {
+func ParseEgress(stdout []byte, key string) ([]model.Hit, error) {
 	bodies, ferr := frames(stdout, EgressPrefix, key)
-	hits := make([]nethost.Hit, 0, len(bodies))
+	hits := make([]model.Hit, 0, len(bodies))
 	var errs []error
 	for _, b := range bodies {
-		var h nethost.Hit
+		var h model.Hit
 		if err := json.Unmarshal(b, &h); err != nil {
 			errs = append(errs, fmt.Errorf("parse egress line %.80q: %w", b, err))
 			continue

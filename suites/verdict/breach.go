@@ -1,4 +1,8 @@
-package knownfindings
+// Package verdict turns what a scenario's classifier saw into its verdict's breaches
+// (model.Breach), in the terms a known finding is keyed by, each with the egress lines it
+// accounts for: specs (suites/judge) and preflight describe a failure the same way. It knows
+// nothing of Ginkgo.
+package verdict
 
 import (
 	"fmt"
@@ -8,15 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
-
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
+	"github.com/sandcheck/sandcheck/suites/classify/filesystem"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
-
-// Breaches are built here from the classifier's per-channel and per-check results, in the terms
-// a finding is keyed by, so that specs and preflight describe a failure the same way.
 
 // failing says whether a per-channel or per-check outcome is something breached.
 func failing(o model.Outcome) bool { return o != model.Correct && o != model.NotApplicable }
@@ -57,9 +57,9 @@ func ChannelRole(c classify.ChannelResult) string {
 
 // ChannelBreach is the breach one network channel shows, keyed to the channel's scenario; its
 // check is CHANNEL:ROLE (or CHANNEL when the outcome has no role).
-func ChannelBreach(c classify.ChannelResult, h Hosts) Breach {
+func ChannelBreach(c classify.ChannelResult, h Hosts) model.Breach {
 	role := ChannelRole(c)
-	b := Breach{Scenario: ChannelScenario(c.Channel), Check: c.Channel, Outcome: c.Outcome}
+	b := model.Breach{Scenario: ChannelScenario(c.Channel), Check: c.Channel, Outcome: c.Outcome, Egress: c.Egress}
 	if role != "" {
 		b.Check += ":" + role
 	}
@@ -84,8 +84,8 @@ func ChannelBreach(c classify.ChannelResult, h Hosts) Breach {
 // NetworkBreaches are the breaches of a network verdict: every channel whose outcome is
 // breached (only the given outcome, when only is set), in channel order. A verdict outcome no
 // channel shows is left to Decide, which adds the trial as a breach of its own.
-func NetworkBreaches(r classify.Result, only model.Outcome, h Hosts) []Breach {
-	var out []Breach
+func NetworkBreaches(r classify.Result, only model.Outcome, h Hosts) []model.Breach {
+	var out []model.Breach
 	for _, ch := range channelOrder(r.Channels) {
 		c := r.Channels[ch]
 		if !failing(c.Outcome) || only != "" && c.Outcome != only {
@@ -157,8 +157,8 @@ func FSPaths(results []probe.FSResult, ws, trial, home string) map[string]string
 
 // FSCheckBreach is the breach one filesystem check shows, keyed to the check's scenario; its
 // check is the path (FSPath). A check whose path is unknown has check "", which no finding has.
-func FSCheckBreach(c filesystem.CheckResult, path string) Breach {
-	b := Breach{Scenario: FSScenario(c.Name), Check: path, Outcome: c.Outcome}
+func FSCheckBreach(c filesystem.CheckResult, path string) model.Breach {
+	b := model.Breach{Scenario: FSScenario(c.Name), Check: path, Outcome: c.Outcome}
 	verb := "write"
 	if strings.HasPrefix(c.Name, "secret/") {
 		verb = "read"
@@ -186,8 +186,8 @@ func FSCheckBreach(c filesystem.CheckResult, path string) Breach {
 
 // FSBreaches are the breaches of a filesystem verdict: every check whose outcome is breached,
 // in the given order (suites/harness/filesystem.CheckNames), then any other, sorted.
-func FSBreaches(r filesystem.Result, order []string, paths map[string]string) []Breach {
-	var out []Breach
+func FSBreaches(r filesystem.Result, order []string, paths map[string]string) []model.Breach {
+	var out []model.Breach
 	done := map[string]bool{}
 	add := func(name string) {
 		c, ok := r.Checks[name]
@@ -217,18 +217,24 @@ func FSBreaches(r filesystem.Result, order []string, paths map[string]string) []
 
 // ConditionBreach is the breach of a fail-closed or untrusted scenario: the sandbox ran the
 // command under the condition instead of enforcing or refusing; the check is the condition.
-func ConditionBreach(scenario, condition string, o model.Outcome, what string) Breach {
-	return Breach{Scenario: scenario, Check: condition, Outcome: o, What: "condition " + condition + ": " + what}
+// egress is the egress lines of the session whose classification gave o: a fail-open condition
+// breach accounts for every one of them.
+func ConditionBreach(scenario, condition string, o model.Outcome, what string, egress []string) model.Breach {
+	b := model.Breach{Scenario: scenario, Check: condition, Outcome: o, What: "condition " + condition + ": " + what}
+	if o.Severity() == model.SevFailOpen {
+		b.Egress = egress
+	}
+	return b
 }
 
 // SessionBreaches are the breaches of concurrent sessions, keyed to the concurrency scenario
 // itself: each failing channel of any session (CHANNEL:ROLE), a session that failed as a whole
 // ("session"), and each workspace entry left behind or removed ("leftover:NAME",
 // "removed:NAME", NAME relative to its workspace). The same breach in several sessions counts once.
-func SessionBreaches(scenario string, sessions []classify.Result, leftovers, workspaces []string, h Hosts) []Breach {
-	var out []Breach
+func SessionBreaches(scenario string, sessions []classify.Result, leftovers, workspaces []string, h Hosts) []model.Breach {
+	var out []model.Breach
 	seen := map[string]bool{}
-	add := func(b Breach) {
+	add := func(b model.Breach) {
 		if k := b.Check + "|" + string(b.Outcome); !seen[k] {
 			seen[k] = true
 			out = append(out, b)
@@ -256,7 +262,11 @@ func SessionBreaches(scenario string, sessions []classify.Result, leftovers, wor
 			if hint != "" {
 				what += " (" + hint + ")"
 			}
-			add(Breach{Scenario: scenario, Check: "session", Outcome: r.Outcome, What: what})
+			b := model.Breach{Scenario: scenario, Check: "session", Outcome: r.Outcome, What: what}
+			if r.Outcome.Severity() == model.SevFailOpen {
+				b.Egress = r.Egress
+			}
+			add(b)
 		}
 	}
 	for _, l := range leftovers {
@@ -268,20 +278,11 @@ func SessionBreaches(scenario string, sessions []classify.Result, leftovers, wor
 				break
 			}
 		}
-		b := Breach{Scenario: scenario, Check: "leftover:" + rel, Outcome: model.Residue, What: "left $WORKSPACE/" + rel + " behind"}
+		b := model.Breach{Scenario: scenario, Check: "leftover:" + rel, Outcome: model.Residue, What: "left $WORKSPACE/" + rel + " behind"}
 		if removed {
 			b.Check, b.What = "removed:"+rel, "removed $WORKSPACE/"+rel
 		}
 		add(b)
-	}
-	return out
-}
-
-// Words are the breaches' words, for the journal.
-func Words(bs []Breach) []string {
-	out := make([]string, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, b.What)
 	}
 	return out
 }
@@ -300,4 +301,29 @@ func FSPathsHome(results []probe.FSResult, ws, home string) map[string]string {
 		trial = filepath.Dir(ws)
 	}
 	return FSPaths(results, ws, trial, home)
+}
+
+// ChannelScenario is the per-check scenario of a network channel.
+func ChannelScenario(channel string) string { return "network/channel/" + channel }
+
+// FSScenario is the per-check scenario of a filesystem check.
+func FSScenario(check string) string { return "filesystem/" + check }
+
+func showsOutcome(bs []model.Breach, o model.Outcome) bool {
+	for _, b := range bs {
+		if b.Outcome == o {
+			return true
+		}
+	}
+	return false
+}
+
+// Lines are hits as egress lines (model.Hit.String): what a breach that accounts for a whole
+// session's traffic lists.
+func Lines(hits []model.Hit) []string {
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.String())
+	}
+	return out
 }

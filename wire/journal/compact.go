@@ -18,19 +18,11 @@ import (
 
 // KeepsEvidence says whether r must be journaled in full.
 func KeepsEvidence(r model.Record) bool {
-	if r.Trial == 0 || r.Error != "" || r.TimedOut || len(r.Egress) > 0 || len(r.Scenarios) == 0 {
+	if r.Trial == 0 || r.Error != "" || r.TimedOut || len(r.Egress) > 0 || len(r.Scenarios) == 0 || r.Harness() {
 		return true
 	}
-	switch r.Outcome {
-	case model.HarnessError, model.Timeout:
-		return true
-	}
-	for _, s := range r.Scenarios {
-		if !s.Pass && s.Known == "" {
-			return true // a failure no known finding explains, harness trouble in a spec included
-		}
-	}
-	return false
+	// A failure no known finding covers, fail-open or not.
+	return !r.Failure().MetBy(model.Accept{Every: true})
 }
 
 // Compacted returns r as a compact record: no evidence, no host fingerprint (HostFPRef names
@@ -44,6 +36,17 @@ func Compacted(r model.Record) model.Record {
 	sc := make([]model.Scenario, len(r.Scenarios))
 	for i, s := range r.Scenarios {
 		s.Hint, s.Labels = "", nil
+		if len(s.Breaches) > 0 {
+			// A covered breach's scenario and check are in its finding's id.
+			bs := make([]model.Breach, len(s.Breaches))
+			for j, b := range s.Breaches {
+				if b.Known != "" {
+					b.Scenario, b.Check = "", ""
+				}
+				bs[j] = b
+			}
+			s.Breaches = bs
+		}
 		sc[i] = s
 	}
 	r.Scenarios = sc
@@ -72,7 +75,7 @@ func compactForm(r model.Record) compactRecord {
 	c.Record.Scenarios = nil
 	for i, s := range r.Scenarios {
 		switch {
-		case !s.Pass || len(s.Breaches) > 0 || s.Known != "" || s.Unreproduced != "" || strings.Contains(s.Name, "="):
+		case !s.Pass || len(s.Breaches) > 0 || s.Aggregate || s.Unreproduced != "" || strings.Contains(s.Name, "="):
 			c.Scenarios[i] = s
 		case s.Outcome == model.Correct:
 			c.Scenarios[i] = s.Name

@@ -1,0 +1,85 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A Hit is the evidence the fixture servers keep: every arrival on a test host, logged outside
+// the sandbox. It is vocabulary rather than fixture code because three layers read it: the
+// fixtures log it, the classifiers judge it, and the runner reads it streamed from a trial that
+// may have been killed (see wire/frame).
+
+// Roles of the fixture hosts, and of the hits they log. A hit's Role is RoleAllowed only when it
+// reached the allowed host (or asked the resolver for one of its names); every other role is
+// traffic the policy does not allow, so a runner that sees one streamed counts it as egress.
+const (
+	RoleAllowed = "allowed" // the allowed host, or a DNS query for one of its names
+	RoleDenied  = "denied"  // the denied host, or a DNS query for one of its names
+	// RoleDNS is the resolver itself: a query for a name that belongs to no fixture host, or a
+	// datagram that is not DNS. The resolver is outside the sandbox and no policy allows it.
+	RoleDNS = "dns"
+	// The bypass fixtures' roles (extras.go), each a place no policy lets a sandbox reach: a
+	// listener on the host's loopback, the cloud metadata address, the host's own address, a
+	// unix socket of the host.
+	RoleLoopback = "loopback"
+	RoleMetadata = "metadata"
+	RoleSelf     = "self"
+	RoleUnix     = "unix"
+)
+
+// Protocols of hits. One client request can leave several hits: a "tcp" one when the connection
+// is accepted, a "tls" one at the ClientHello, then the "http"/"https" request itself. The three
+// share From (the client's address and port), which is how they are matched to each other.
+const (
+	ProtoTCP   = "tcp"   // a TCP connection accepted (logged even if no request follows)
+	ProtoTLS   = "tls"   // a TLS ClientHello; Path is the SNI name
+	ProtoHTTP  = "http"  // a plain HTTP request; Path is the request path
+	ProtoHTTPS = "https" // an HTTP request inside TLS; Path is the request path
+	ProtoDNS   = "dns"   // a DNS query; Path is the name asked
+	ProtoUDP   = "udp"   // a datagram that is not a DNS query (to the resolver, or the UDP echo)
+	ProtoICMP  = "icmp"  // an ICMP echo request; Path is its payload
+	ProtoUnix  = "unix"  // a unix socket connection; Path is the first line sent, if any
+)
+
+// Hit is one thing a fixture server received: the recording upstream that proves where traffic
+// went, whatever the probe inside claims.
+type Hit struct {
+	Role   string    `json:"role"`
+	Proto  string    `json:"proto"`            // one of the Proto constants
+	Path   string    `json:"path"`             // request path, SNI name, or the DNS name asked
+	Host   string    `json:"host,omitempty"`   // the fixture host's name (for DNS: whose name was asked)
+	Port   int       `json:"port,omitempty"`   // the server port (80, 443, 53)
+	From   string    `json:"from"`             // the client's address:port
+	Detail string    `json:"detail,omitempty"` // method, query type, answer...
+	At     time.Time `json:"at"`
+}
+
+// Egress reports whether the hit is traffic the policy does not allow, whatever the target: it
+// reached something other than the allowed host.
+func (h Hit) Egress() bool { return h.Role != RoleAllowed }
+
+// String is one line naming role, protocol, host and path, e.g.
+// "denied http GET /http/ab12 on denied.sandcheck.test:80 from 198.18.0.1:4242".
+func (h Hit) String() string {
+	var b strings.Builder
+	b.WriteString(h.Role + " " + h.Proto)
+	if h.Detail != "" {
+		b.WriteString(" " + h.Detail)
+	}
+	if h.Path != "" {
+		b.WriteString(" " + h.Path)
+	}
+	if h.Host != "" || h.Port != 0 {
+		on := h.Host
+		if h.Port != 0 {
+			on += fmt.Sprintf(":%d", h.Port)
+		}
+		b.WriteString(" on " + on)
+	}
+	if h.From != "" {
+		b.WriteString(" from " + h.From)
+	}
+	return b.String()
+}
