@@ -1,5 +1,10 @@
 package model
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Capability is something a sandbox can express.
 type Capability string
 
@@ -20,6 +25,24 @@ const (
 	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
 	CapDenyWrite Capability = "deny-write"
 )
+
+// Capabilities lists every capability a sandbox can claim.
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite}
+
+// ParseCapability reads a capability by name. An unknown name is an error, never a capability no
+// check asks for: a typo would make every check that needs it not-applicable.
+func ParseCapability(s string) (Capability, error) {
+	for _, c := range Capabilities {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	names := make([]string, len(Capabilities))
+	for i, c := range Capabilities {
+		names[i] = string(c)
+	}
+	return "", fmt.Errorf("unknown capability %q (known: %s)", s, strings.Join(names, ", "))
+}
 
 // Seam is a way into a sandbox from outside it that a fault acts through (fixtures/faults): a
 // helper tool the sandbox runs from its PATH, an executable on PATH a shim can stand in for,

@@ -4,6 +4,7 @@
 package targets
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,6 +85,42 @@ func New(name string, settings map[string]string) (Target, error) {
 		return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(settings)
+}
+
+// Check validates a target's settings where they are written (a matrix, --target-settings), as
+// the adapter will read them. Adapters whose settings can be wrong in ways worth knowing before
+// a run register a check (RegisterCheck); the others accept whatever they are given.
+type Check func(settings map[string]string) error
+
+var checks byName[Check]
+
+// RegisterCheck registers an adapter's settings check; adapters call it from init.
+func RegisterCheck(name string, c Check) { checks.set(name, c) }
+
+// CheckSettings checks the named target and its settings, flattened as the adapter gets them.
+func CheckSettings(name string, settings map[string]any) error {
+	if _, ok := factories.get(name); !ok {
+		return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if c, ok := checks.get(name); ok && c != nil {
+		return c(FlattenSettings(settings))
+	}
+	return nil
+}
+
+// FlattenSettings is a target's settings as its factory receives them: strings as they are,
+// lists and objects JSON-encoded.
+func FlattenSettings(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+			continue
+		}
+		b, _ := json.Marshal(v)
+		out[k] = string(b)
+	}
+	return out
 }
 
 // Names lists registered targets, sorted.

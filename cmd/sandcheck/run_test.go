@@ -119,6 +119,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"--target-settings", "[1,2]"},
 		{"--target-settings", "{not json"},
 		{"--target", "nosuch"},
+		{"--target", "command", "--target-settings", `{"argv":["sh","-c","{{.Command}}"],"capabilities":["deny-raed"]}`},
 		{"-n", "0"},
 		{"--user", "Not A User"},
 		{"stray-argument"},
@@ -128,7 +129,15 @@ func TestRunUsageErrors(t *testing.T) {
 			t.Errorf("run %q: exit %d, want %d", args, code, cli.ExitUsage)
 		}
 	}
+	// In a matrix: the file, the line and the field.
+	mf := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(mf, []byte("targets:\n  - name: command\n    settings: {argv: [sh, -c, \"{{.Command}}\"], capabilities: [deny-raed]}\nhosts:\n  - name: local\n    kind: local\n"), 0o644)
 	var stderr bytes.Buffer
+	if p, code := planRun([]string{"--matrix", mf, "--out", t.TempDir()}, &stderr); p != nil || code != cli.ExitUsage ||
+		!strings.Contains(stderr.String(), "m.yaml:2: targets[0].name:") || !strings.Contains(stderr.String(), `unknown capability "deny-raed"`) {
+		t.Errorf("a misspelt capability in a matrix: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
 	if p, code := planRun([]string{"--resume"}, &stderr); p != nil || code != cli.ExitUsage {
 		t.Errorf("run --resume without --out: exit %d", code)
 	}
@@ -285,6 +294,7 @@ func TestRunSummaryWording(t *testing.T) {
 	}
 	for _, want := range []string{
 		"3 of 3 applicable scenarios passed in every trial, 2 not applicable",
+		"applicable: concurrency 1 of 1, filesystem 1 of 1, network 1 of 2, untrusted 0 of 1",
 		"known finding srt:filesystem/workspace/tmpdir did not reproduce in 2/2 trials (fixed?)",
 	} {
 		if !strings.Contains(stdout, want) {

@@ -166,6 +166,9 @@ func (c cellView) printScenarios(w io.Writer) {
 			applicable++
 		}
 	}
+	if na > 0 {
+		fmt.Fprintf(w, "  applicable: %s\n", c.applicableByFamily())
+	}
 	if len(names) >= 2 || len(failed) > 0 {
 		line := fmt.Sprintf("  %d of %d applicable scenarios passed in every trial", applicable-len(failed), applicable)
 		if na > 0 {
@@ -216,6 +219,33 @@ func (c cellView) printScenarios(w io.Writer) {
 			}
 		}
 	}
+}
+
+// applicableByFamily says, per family (the scenario name's first part; bypass/CLASS for bypass),
+// how many of its scenarios could be judged in at least one trial: "network 9 of 9, ...".
+func (c cellView) applicableByFamily() string {
+	type count struct{ applicable, all int }
+	by := map[string]*count{}
+	var order []string
+	for _, n := range c.names() {
+		fam, rest, _ := strings.Cut(n, "/")
+		if sub, _, ok := strings.Cut(rest, "/"); ok && fam == "bypass" {
+			fam += "/" + sub
+		}
+		if by[fam] == nil {
+			by[fam] = &count{}
+			order = append(order, fam)
+		}
+		by[fam].all++
+		if r := c.scen[n]; r.NotApplicable < r.Trials {
+			by[fam].applicable++
+		}
+	}
+	parts := make([]string, 0, len(order))
+	for _, f := range order {
+		parts = append(parts, fmt.Sprintf("%s %d of %d", f, by[f].applicable, by[f].all))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -6,9 +6,6 @@
 package orchestrate
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
@@ -18,14 +15,7 @@ import (
 // Registry validates matrix names against what this binary knows.
 func Registry() matrix.Registry {
 	return matrix.Registry{
-		Target: func(name string, _ map[string]any) error {
-			for _, n := range targets.Names() {
-				if n == name {
-					return nil
-				}
-			}
-			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(targets.Names(), ", "))
-		},
+		Target:    targets.CheckSettings,
 		Fault:     func(spec string) error { _, _, err := faults.Parse(spec); return err },
 		Versioned: VersionedCheck,
 		HostKinds: hosts.Matrix(),

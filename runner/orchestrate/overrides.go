@@ -41,6 +41,9 @@ func (o Overrides) Apply(m *matrix.Matrix) error {
 		if len(m.Targets) != 1 {
 			return fmt.Errorf("--target-settings: the matrix has %d targets; say which with --target", len(m.Targets))
 		}
+		if err := reg.Target(m.Targets[0].Name, ts); err != nil {
+			return fmt.Errorf("--target-settings: %w", err)
+		}
 		m.Targets[0].Settings = ts
 	}
 	if len(o.Faults) > 0 {

@@ -163,14 +163,7 @@ func (c Config) AdapterSettings() (map[string]string, error) {
 		if err := json.Unmarshal([]byte(c.TargetSettings), &m); err != nil {
 			return nil, fmt.Errorf("%s: want one JSON object of the target's settings: %w", EnvTargetSet, err)
 		}
-		for k, v := range m {
-			if s, ok := v.(string); ok {
-				out[k] = s
-				continue
-			}
-			b, _ := json.Marshal(v)
-			out[k] = string(b)
-		}
+		out = targets.FlattenSettings(m)
 	}
 	if c.TargetPath != "" {
 		out["path"] = c.TargetPath

@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -60,6 +61,9 @@ const Name = "command"
 
 func init() {
 	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s) })
+	// Its settings are the whole adapter: check them where they are written (a matrix's
+	// file:line, --target-settings), before any trial runs.
+	targets.RegisterCheck(Name, func(s map[string]string) error { _, err := New(s); return err })
 }
 
 // Target is a templated sandbox.
@@ -125,11 +129,20 @@ func New(s map[string]string) (*Target, error) {
 	if err := list(s, "capabilities", &caps); err != nil {
 		return nil, err
 	}
-	for _, c := range caps {
-		t.caps = append(t.caps, model.Capability(c))
+	for i, c := range caps {
+		cp, err := model.ParseCapability(c)
+		if err != nil {
+			return nil, fmt.Errorf("command target: settings.capabilities[%d]: %w", i, err)
+		}
+		t.caps = append(t.caps, cp)
 	}
 	if err := list(s, "reach", &t.reach); err != nil {
 		return nil, err
+	}
+	for i, ch := range t.reach {
+		if !slices.Contains(model.AllChannels, ch) {
+			return nil, fmt.Errorf("command target: settings.reach[%d]: unknown channel %q (known: %s)", i, ch, strings.Join(model.AllChannels, ", "))
+		}
 	}
 	if t.version == "" {
 		t.version = "command: " + argv[0]

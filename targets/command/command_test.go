@@ -22,6 +22,14 @@ func settings(argv []string, extra map[string]string) map[string]string {
 	return s
 }
 
+func anyOf(s map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
 func TestSettingsErrors(t *testing.T) {
 	for name, s := range map[string]map[string]string{
 		"no argv":         {},
@@ -29,9 +37,15 @@ func TestSettingsErrors(t *testing.T) {
 		"bad template":    settings([]string{"x", "{{.Nope"}, nil),
 		"bad caps":        settings([]string{"x"}, map[string]string{"capabilities": "deny-read"}),
 		"policy path":     settings([]string{"x"}, map[string]string{"policy_file": "../p"}),
+		// A misspelt capability would make every check that needs it not-applicable.
+		"unknown capability": settings([]string{"x"}, map[string]string{"capabilities": `["writable-paths", "deny-raed"]`}),
+		"unknown channel":    settings([]string{"x"}, map[string]string{"reach": `["htp"]`}),
 	} {
 		if _, err := targets.New(Name, s); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+		if err := targets.CheckSettings(Name, anyOf(s)); err == nil {
+			t.Errorf("%s: the settings check lets it through", name)
 		}
 	}
 }

@@ -29,6 +29,10 @@ type Expect struct {
 	// NotApplicable, when set, is why the target cannot express what this check needs (e.g. it
 	// does not protect workspace files): the check is reported not-applicable, never judged.
 	NotApplicable string
+	// ControlFailed, when set, says the check's control run without a sandbox failed for a
+	// reason that is not a permission: the check could not be judged, which is harness trouble,
+	// never not-applicable (and never a pass).
+	ControlFailed string
 }
 
 // CheckResult is the verdict of one filesystem check.
@@ -118,6 +122,8 @@ func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
 		c.Outcome, c.Hint = model.NotApplicable, e.NotApplicable
 	case !e.Allow && e.Escaped:
 		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
+	case e.ControlFailed != "":
+		c.Outcome, c.Hint = model.HarnessError, e.ControlFailed
 	case !reported:
 		c.Outcome, c.Hint = model.HarnessError, "check not reported by the probe"
 	case e.Allow && !res.OK:

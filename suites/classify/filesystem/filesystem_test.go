@@ -56,6 +56,16 @@ func TestFSEvidenceFirst(t *testing.T) {
 		{"forged frame, no escape", func(in *Input) { in.Obs, in.ParseErr = nil, errors.New("two observations for one nonce") }, model.HarnessError, "two observations",
 			map[string]model.Outcome{"outside/tmp": ""}},
 		{"check not reported", func(in *Input) { in.Obs.FS = in.Obs.FS[:2] }, model.HarnessError, "secret/read: check not reported", nil},
+		// A control without a sandbox that failed for a reason that is not a permission leaves
+		// the check unjudged: harness trouble, never not-applicable.
+		{"control failed", func(in *Input) {
+			in.Expect[1].ControlFailed = "the control without a sandbox failed: write /tmp/f as user u: ENOSPC"
+			in.Obs.FS = append(in.Obs.FS[:1], in.Obs.FS[2])
+		}, model.HarnessError, "ENOSPC", map[string]model.Outcome{"outside/tmp": model.HarnessError, "secret/read": model.Correct}},
+		{"control failed, yet the host shows the escape", func(in *Input) {
+			in.Expect[1].ControlFailed = "the control failed: EIO"
+			escaped(in)
+		}, model.NonEnforcing, "outside/tmp", map[string]model.Outcome{"outside/tmp": model.NonEnforcing}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -221,10 +221,10 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 			}
 		}
 	}()
-	na := map[string]string{}
+	na := skipped{}
 	for _, p := range plans {
 		if c := fsNeeds(p.check.Name); !targets.Has(t.Target, c) {
-			na[p.check.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), c)
+			na.notApplicable(p.check.Name, fmt.Sprintf("%s does not claim %s", t.Target.Name(), c))
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even
@@ -256,12 +256,37 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	return ft, nil
 }
 
+// skipped says why checks are not tried under the sandbox: nothing they showed could be judged.
+type skipped map[string]unjudged
+
+type unjudged struct {
+	why string
+	// broken: the control run without a sandbox failed for a reason that is not a permission
+	// (no space, an I/O error, a cross-device rename, a timeout): harness trouble, which says
+	// nothing of the sandbox, never not-applicable.
+	broken bool
+}
+
+// notApplicable marks a check the target cannot express, or the user cannot do anyway.
+func (s skipped) notApplicable(name, why string) { s[name] = unjudged{why: why} }
+
+// expect is what the classifier needs of a check's skip.
+func (s skipped) expect(e *fsverdict.Expect) {
+	switch k, ok := s[e.Check.Name]; {
+	case !ok:
+	case k.broken:
+		e.ControlFailed = k.why
+	default:
+		e.NotApplicable = k.why
+	}
+}
+
 // applicable is the probe spec of the checks na leaves to be tried; the others are not tried:
 // nothing they show could be judged.
-func applicable(plans []fsPlan, na map[string]string) probe.Spec {
+func applicable(plans []fsPlan, na skipped) probe.Spec {
 	spec := probe.Spec{}
 	for _, p := range plans {
-		if na[p.check.Name] != "" {
+		if _, ok := na[p.check.Name]; ok {
 			continue
 		}
 		spec.FS = append(spec.FS, p.check)
@@ -270,12 +295,13 @@ func applicable(plans []fsPlan, na map[string]string) probe.Spec {
 }
 
 // judge classifies the sandboxed run x of plans into ft, the checks in na not applicable.
-func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, token string) {
+func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na skipped, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
 	in := fsverdict.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := fsverdict.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict, NotApplicable: na[p.check.Name]}
+		e := fsverdict.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict}
+		na.expect(&e)
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}
@@ -292,10 +318,10 @@ func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na map[string]string, tok
 // unsandboxed runs the denied checks that are still applicable as the trial's user, outside
 // any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
 // what the probe saw. The checks' effects are undone by resetLayout.
-func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na map[string]string, token string) ([]probe.FSResult, error) {
+func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na skipped, token string) ([]probe.FSResult, error) {
 	spec := probe.Spec{Nonce: harness.RandomHex(8)}
 	for _, p := range plans {
-		if !p.allow && na[p.check.Name] == "" {
+		if _, ok := na[p.check.Name]; !p.allow && !ok {
 			spec.FS = append(spec.FS, p.check)
 		}
 	}
@@ -334,12 +360,25 @@ func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na map[s
 			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.Account, c.Name)
 		case c.Op == probe.OpRead && r.OK && strings.Contains(r.Data, token):
 		case c.Op == probe.OpRead && r.OK:
-			na[c.Name] = fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path)
+			na.notApplicable(c.Name, fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path))
+		case !r.OK && permission(r.Errno):
+			na.notApplicable(c.Name, fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, r.Errno))
 		case !r.OK:
-			na[c.Name] = fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, cmp.Or(r.Errno, r.Err))
+			na[c.Name] = unjudged{broken: true, why: fmt.Sprintf("the control without a sandbox failed: %s %s as %s: %s", c.Op, c.Path, who, cmp.Or(r.Errno, r.Err, "no error reported"))}
 		}
 	}
 	return out.Obs.FS, nil
+}
+
+// permission says whether an errno is a refusal by permission: what the user cannot do anyway,
+// so the check is not applicable. Anything else (ENOSPC, EIO, EXDEV, ENOENT, a timeout, no errno
+// at all) means the control itself broke.
+func permission(errno string) bool {
+	switch errno {
+	case "EACCES", "EPERM", "EROFS":
+		return true
+	}
+	return false
 }
 
 // resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,

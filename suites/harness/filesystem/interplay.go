@@ -141,13 +141,13 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	}
 	checks := l.checks(token)
 	var plans []fsPlan
-	na := map[string]string{}
+	na := skipped{}
 	for _, c := range checks {
 		c.plan.check.Name = c.Name
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
 			if !targets.Has(t.Target, need) {
-				na[c.Name] = fmt.Sprintf("%s does not claim %s", t.Target.Name(), need)
+				na.notApplicable(c.Name, fmt.Sprintf("%s does not claim %s", t.Target.Name(), need))
 			}
 		}
 	}
@@ -156,7 +156,7 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		ft := &Trial{Subject: t.Subject(), User: t.Account,
 			Result: fsverdict.Result{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]fsverdict.CheckResult{}}}
 		for _, c := range checks {
-			ft.Result.Checks[c.Name] = fsverdict.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name]}
+			ft.Result.Checks[c.Name] = fsverdict.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name].why}
 		}
 		return ft, nil
 	}
