@@ -233,3 +233,32 @@ func TestHungAfterReportKeepsNoPass(t *testing.T) {
 		t.Errorf("channels = %d, want every channel asked for", len(r.Channels))
 	}
 }
+
+// What a trial streams as egress, decided as each hit arrives (so a killed trial keeps it): the
+// denied host's hits always; for a deny-all sandbox the allowed host's too; for a proxy target the
+// allowed host reached by a probe request around the proxy (direct, DNS), whatever its nonce,
+// but not through the proxy, and not the proxy's own lookups.
+func TestStreamedEgress(t *testing.T) {
+	proxy := []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS}
+	for _, c := range []struct {
+		name  string
+		h     model.Hit
+		reach []string
+		want  bool
+	}{
+		{"denied, through the proxy", model.Hit{Role: model.RoleDenied, Proto: model.ProtoHTTP, Path: "/http/n1"}, proxy, true},
+		{"the resolver itself", model.Hit{Role: model.RoleDNS, Proto: model.ProtoUDP}, proxy, true},
+		{"allowed, through the proxy", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: "/http/n1"}, proxy, false},
+		{"allowed, a TCP connect", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoTCP}, proxy, false},
+		{"allowed, direct", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: "/direct/other-nonce"}, proxy, true},
+		{"allowed, the probe's DNS query", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: "q-n1.allowed.sandcheck.test."}, proxy, true},
+		{"allowed, the proxy's own lookup", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: "allowed.sandcheck.test."}, proxy, false},
+		{"allowed, direct, where the target promises it", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: "/direct/n1"}, []string{model.ChanDirect}, false},
+		{"deny-all: allowed, a TCP connect", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoTCP}, nil, true},
+		{"deny-all: allowed, through nothing", model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: "/http/n1"}, nil, true},
+	} {
+		if got := Egress(c.h, c.reach); got != c.want {
+			t.Errorf("%s: Egress = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
