@@ -57,6 +57,10 @@ func HelperTool(name string) Seam { return Seam("helper:" + name) }
 // sandbox itself, or a helper of it): a shim first on PATH stands in for it.
 func OnPath(name string) Seam { return Seam("path:" + name) }
 
+// SettingsFormat is the seam of a sandbox whose settings file, in the named format (srt's own:
+// network.httpProxyPort, seccomp.applyPath, ...), a fault can patch.
+func SettingsFormat(name string) Seam { return Seam("settings:" + name) }
+
 // ProxyPorts is the seam of a sandbox whose settings name the ports of the proxy it starts
 // (srt's httpProxyPort and socksProxyPort): another program can be put there.
 const ProxyPorts Seam = "proxy-ports"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,6 @@ import (
 	"github.com/sandcheck/sandcheck/reports/format/htmlpage"
 	"github.com/sandcheck/sandcheck/reports/format/markdown"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -59,7 +59,7 @@ func scaleReport(tb testing.TB, sh scaleShape) *schema.Report {
 		for i := range sh.perCell {
 			r := model.Record{V: journal.SchemaVersion, RunID: "nightly", Cell: cell, Trial: i, Outcome: model.Correct, DurationMS: 900}
 			r.Scenarios = make([]model.Scenario, len(names))
-			flaky := runner.FakeUniform(uint64(c), names[0], i) < 0.02
+			flaky := rand.New(rand.NewPCG(uint64(c), uint64(i))).Float64() < 0.02
 			for j, n := range names {
 				s := model.Scenario{Name: n, Outcome: model.Correct, Pass: true}
 				switch {

@@ -54,7 +54,7 @@ func fakeTrialMain() int {
 	p, _ := strconv.ParseFloat(os.Getenv("FAKE_P"), 64)
 	seed, _ := strconv.ParseUint(os.Getenv("FAKE_SEED"), 10, 64)
 	idx, _ := strconv.Atoi(os.Getenv("FAKE_INDEX"))
-	if runner.FakeUniform(seed, os.Getenv("FAKE_CELL"), idx) < p {
+	if runtest.Uniform(seed, os.Getenv("FAKE_CELL"), idx) < p {
 		fmt.Println(model.ProxyDead)
 	} else {
 		fmt.Println(model.Correct)

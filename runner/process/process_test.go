@@ -124,10 +124,10 @@ func TestProcessFakeFollowsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := runtest.JournalKeys(t, filepath.Join(dir, runner.JournalFile))
-	fake := &runner.Fake{Seed: 3, P: map[model.Outcome]float64{model.ProxyDead: 0.5}}
+	p := map[model.Outcome]float64{model.ProxyDead: 0.5}
 	for k, r := range got {
-		if r.Outcome != fake.Outcome(k.Cell, k.Trial) {
-			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, fake.Outcome(k.Cell, k.Trial))
+		if want := runtest.Draw(3, p, k.Cell, k.Trial); r.Outcome != want {
+			t.Fatalf("%v: process says %s, in-process fake %s", k, r.Outcome, want)
 		}
 	}
 	if len(got) != 10 {

@@ -12,11 +12,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"
-	_ "github.com/sandcheck/sandcheck/targets/codex"
-	_ "github.com/sandcheck/sandcheck/targets/command"
-	_ "github.com/sandcheck/sandcheck/targets/firejail"
-	_ "github.com/sandcheck/sandcheck/targets/srt"
+	_ "github.com/sandcheck/sandcheck/targets/adapters"
 )
 
 // groups are the table's columns: a scenario's first path element.

@@ -26,12 +26,7 @@ import (
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
-	_ "github.com/sandcheck/sandcheck/targets/bwrap"      // the adapters: each registers itself
-	_ "github.com/sandcheck/sandcheck/targets/claudecode" //
-	_ "github.com/sandcheck/sandcheck/targets/codex"      //
-	_ "github.com/sandcheck/sandcheck/targets/command"    //
-	_ "github.com/sandcheck/sandcheck/targets/firejail"   //
-	_ "github.com/sandcheck/sandcheck/targets/srt"        // the first target
+	_ "github.com/sandcheck/sandcheck/targets/adapters" // every adapter, by name
 )
 
 // Trial is the scaffolding every scenario shares: a private directory and workspace, fixture

@@ -70,7 +70,7 @@ func (t *Target) Reach() []string { return []string{model.ChanHTTP, model.ChanHT
 // settings name its proxy's ports.
 func (t *Target) Seams() []model.Seam {
 	return []model.Seam{model.HelperTool("socat"), model.HelperTool("bwrap"), model.HelperTool("rg"),
-		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts}
+		model.OnPath("socat"), model.OnPath("bwrap"), model.ProxyPorts, model.SettingsFormat("srt")}
 }
 
 // packageVersion reads the package manifest beside the CLI (cheaper than starting node).

@@ -4,6 +4,8 @@ package runtest
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/matrix"
@@ -43,4 +45,35 @@ func JournalKeys(t testing.TB, path string) (map[Key]model.Record, []string) {
 		t.Fatal(err)
 	}
 	return got, warn
+}
+
+// Draw is the outcome a fake trial gets: drawn from p (the probability of each outcome; the rest
+// is correct) by Uniform, so a rerun, a resume or another -j gives every trial the same one.
+func Draw(seed uint64, p map[model.Outcome]float64, cell string, index int) model.Outcome {
+	u := Uniform(seed, cell, index)
+	acc := 0.0
+	for _, o := range model.All {
+		if o == model.Correct {
+			continue
+		}
+		acc += p[o]
+		if u < acc {
+			return o
+		}
+	}
+	return model.Correct
+}
+
+// Uniform is a deterministic uniform number in [0, 1) for (seed, cell, index).
+func Uniform(seed uint64, cell string, index int) float64 {
+	h := fnv.New64a()
+	h.Write([]byte(cell))
+	x := h.Sum64() ^ seed ^ uint64(index)*0x9e3779b97f4a7c15
+	// splitmix64 finalizer: fnv alone correlates neighbouring indexes.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / math.Exp2(53)
 }

@@ -73,7 +73,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	}
 	defer t.Close()
 	policy, cases := b.Build(t.Hosts, t.Target)
-	policy.AllowedHosts = append(policy.AllowedHosts, t.Injection.ExtraAllowed...)
+	policy.AllowedHosts = append(policy.AllowedHosts, t.Change.AllowedHosts...)
 	bt := &Trial{Subject: t.Subject(), Class: b.Class,
 		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
 	var term *pty.PTY

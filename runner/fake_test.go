@@ -3,14 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"hash/fnv"
-	"math"
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner/internal/runtest"
 )
 
-// Fake is an in-process executor for tests and benchmarks of the runner itself. Each trial's
+// Fake is an in-process executor for the runner's own tests and benchmarks. Each trial's
 // outcome is drawn from P with a generator seeded by (Seed, cell ID, trial index), so a rerun,
 // a resume or another -j gives every trial the same outcome.
 type Fake struct {
@@ -60,30 +59,5 @@ func (f *Fake) Run(ctx context.Context, t Trial) model.Record {
 
 // Outcome is the outcome Fake gives trial index of cell.
 func (f *Fake) Outcome(cell string, index int) model.Outcome {
-	u := FakeUniform(f.Seed, cell, index)
-	acc := 0.0
-	for _, o := range model.All {
-		if o == model.Correct {
-			continue
-		}
-		acc += f.P[o]
-		if u < acc {
-			return o
-		}
-	}
-	return model.Correct
-}
-
-// FakeUniform is a deterministic uniform number in [0, 1) for (seed, cell, index).
-func FakeUniform(seed uint64, cell string, index int) float64 {
-	h := fnv.New64a()
-	h.Write([]byte(cell))
-	x := h.Sum64() ^ seed ^ uint64(index)*0x9e3779b97f4a7c15
-	// splitmix64 finalizer: fnv alone correlates neighbouring indexes.
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / math.Exp2(53)
+	return runtest.Draw(f.Seed, f.P, cell, index)
 }
