@@ -41,7 +41,7 @@ func (o Overrides) Apply(m *matrix.Matrix) error {
 		if len(m.Targets) != 1 {
 			return fmt.Errorf("--target-settings: the matrix has %d targets; say which with --target", len(m.Targets))
 		}
-		m.Targets[0].Settings = ts
+		m.Targets[0].Settings, m.Targets[0].SettingsAt = ts, nil
 	}
 	if len(o.Faults) > 0 {
 		m.Faults = nil
