@@ -17,6 +17,9 @@ type Target struct {
 	ID       string         // unique in the matrix; defaults to Name; what cells carry
 	Name     string         // adapter name
 	Settings map[string]any // free-form, interpreted by the adapter
+	// SettingsAt is where each key of Settings was written ("m.yaml", 4, "targets[0].settings.path"),
+	// for errors about what a setting names; nil for settings not from the file.
+	SettingsAt map[string]yamlread.At
 	// Versions select published versions of the sandbox (versions: in the file); none means
 	// the adapter's own (pinned) install. Each version is a cell of its own.
 	Versions []VersionSel
@@ -58,6 +61,12 @@ func (p *parser) targets(n *yaml.Node) []Target {
 				p.Errorf(v, field+".settings", "expected a mapping of adapter settings, got %s", yamlread.KindName(v))
 			} else if err := v.Decode(&t.Settings); err != nil {
 				p.Refused(v, field+".settings", err)
+			} else {
+				t.SettingsAt = map[string]yamlread.At{}
+				for k := 0; k+1 < len(v.Content); k += 2 {
+					key := v.Content[k].Value
+					t.SettingsAt[key] = yamlread.At{File: p.File, Line: v.Content[k+1].Line, Field: field + ".settings." + key}
+				}
 			}
 		}
 		if v := f["versions"]; v != nil {

@@ -88,6 +88,9 @@ type Executable struct {
 // Path is the executable in use.
 func (e *Executable) Path() string { return e.path }
 
+// Starts implements Starter: the executable in use.
+func (e *Executable) Starts() string { return e.path }
+
 // Version is what the build says of itself, "unknown" when it cannot tell.
 func (e *Executable) Version() string {
 	return e.ver.get(func() string {

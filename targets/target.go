@@ -126,6 +126,13 @@ func FlattenSettings(m map[string]any) map[string]string {
 // Names lists registered targets, sorted.
 func Names() []string { return factories.names() }
 
+// Starter is a target that says, before any session, the program its sessions start: an
+// absolute path, or a name each session looks up on its PATH ("" when it cannot tell). Whoever
+// the sandbox runs as must be able to run it (suites/harness checks that before a trial).
+type Starter interface {
+	Starts() string
+}
+
 // Seamed is a target with seams faults may act through (model.Seam); a target without any
 // does not implement it.
 type Seamed interface {

@@ -86,6 +86,15 @@ func (s ToolSandbox) Reach() []string { return nil }
 // in for it.
 func (s ToolSandbox) Seams() []model.Seam { return []model.Seam{model.OnPath(s.tool.name)} }
 
+// Starts implements Starter: the configured path, else the tool's name, which each session looks
+// up on its PATH.
+func (s ToolSandbox) Starts() string {
+	if s.tool.explicit != "" {
+		return s.tool.explicit
+	}
+	return s.tool.name
+}
+
 // Version is the tool's (Tool.Version).
 func (s ToolSandbox) Version() string { return s.tool.Version() }
 

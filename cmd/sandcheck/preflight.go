@@ -34,7 +34,8 @@ Exit status:
      --accept-known, which lists each accepted finding: its id, what it breached, its note.
   1  a fail-open observation, known or not, that was not accepted; any failure no known finding
      covers; or the check could not be set up.
-  2  usage or configuration error.`, `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
+  2  usage or configuration error; also a PATH entry holding a program the sandbox starts, or
+     the sandbox itself, that the sandbox's user cannot reach (docs/users.md).`, `  sandcheck preflight --settings ~/.srt-settings.json && run-my-agent
   sandcheck preflight --filesystem --accept-known   # srt 0.0.83: accepts its known git-hooks finding, by name
   sudo sandcheck preflight --user "$SUDO_USER"      # the sandbox as the account your agent runs as
   sandcheck preflight --fault bridge-absent    # see what a broken sandbox looks like (exit 1)
@@ -56,6 +57,9 @@ Exit status:
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck preflight: %v\n", err)
 		return 2
+	}
+	if code := refuseUnreachable("preflight", cfg, stderr); code != 0 {
+		return code
 	}
 	cfg.Timeout = *timeout
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)

@@ -93,6 +93,13 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2
 	}
+	// A runner's trial (--emit) was checked by its runner where the runner's PATH is its own
+	// (local hosts), and is checked in its specs (harness.Open) everywhere.
+	if !*emit {
+		if code := refuseUnreachable("trial", cfg, stderr); code != 0 {
+			return code
+		}
+	}
 	if t, ok := undrivableTrial(cfg); ok {
 		// A build the adapter cannot drive: not-applicable, with the reason, and nothing run.
 		if *emit {

@@ -36,6 +36,17 @@ func (e *FieldError) Error() string {
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// At is where a value was written, for what is found wrong with it after the file was read (a
+// file it names that the sandbox's user cannot reach).
+type At struct {
+	File  string
+	Line  int
+	Field string
+}
+
+// String is "file:line: field", as a FieldError there begins.
+func (a At) String() string { return fmt.Sprintf("%s:%d: %s", a.File, a.Line, a.Field) }
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Document decodes data as exactly one YAML document: what names what the file holds ("matrix"),

@@ -44,7 +44,7 @@ func (o Overrides) Apply(m *matrix.Matrix) error {
 		if err := reg.Target(m.Targets[0].Name, ts); err != nil {
 			return fmt.Errorf("--target-settings: %w", err)
 		}
-		m.Targets[0].Settings = ts
+		m.Targets[0].Settings, m.Targets[0].SettingsAt = ts, nil
 	}
 	if len(o.Faults) > 0 {
 		m.Faults = nil

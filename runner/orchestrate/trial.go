@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/sandcheck/sandcheck/matrix"
@@ -13,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/suites/harness/reach"
 )
 
 // Trial is what every trial of a run is handed besides its cell.
@@ -92,6 +94,11 @@ func Executors(ctx context.Context, m *matrix.Matrix, self string, o *Trial, log
 				}
 			}
 		})
+	}
+	// The local hosts' trials inherit this process's PATH: a shim there their sandbox's user
+	// cannot reach refuses the run before any host is prepared.
+	if err := reach.Matrix(m, o.TargetPath, o.VersionPaths, os.Getenv("PATH"), log); err != nil {
+		return nil, closeAll, err
 	}
 	for _, mh := range m.Hosts {
 		h, err := hosts.New(mh, hosts.Options{Log: log})

@@ -100,6 +100,9 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	if err := t.asUser(); err != nil {
 		return nil, err
 	}
+	if err := t.checkReach(); err != nil {
+		return nil, err
+	}
 	// srt needs an own working directory per concurrent run (it creates and removes placeholder
 	// files there), so every trial gets a fresh workspace.
 	t.Workspace = filepath.Join(t.Dir, "workspace")

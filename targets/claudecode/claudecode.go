@@ -127,6 +127,9 @@ func (t *Target) Name() string { return Name }
 // Path is the claude executable in use.
 func (t *Target) Path() string { return t.path }
 
+// Starts implements targets.Starter: the claude executable.
+func (t *Target) Starts() string { return t.path }
+
 // Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings.
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,

@@ -75,6 +75,7 @@ type Target struct {
 	caps    []model.Capability
 	reach   []string
 	version string
+	start   string // argv[0] when it is literal (no template action): what every session starts
 }
 
 // Data is what the templates see.
@@ -147,6 +148,9 @@ func New(s map[string]string) (*Target, error) {
 	if t.version == "" {
 		t.version = "command: " + argv[0]
 	}
+	if !strings.Contains(argv[0], "{{") {
+		t.start = argv[0]
+	}
 	return t, nil
 }
 
@@ -166,6 +170,9 @@ func (t *Target) Name() string                     { return Name }
 func (t *Target) Capabilities() []model.Capability { return t.caps }
 func (t *Target) Reach() []string                  { return t.reach }
 func (t *Target) Version() string                  { return t.version }
+
+// Starts implements targets.Starter: argv[0] when it is literal, "" when a template makes it.
+func (t *Target) Starts() string { return t.start }
 
 // Prepare renders the policy file (when there is a template) and the argv.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
