@@ -14,7 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/trialresult"
-	"github.com/sandcheck/sandcheck/suites/harness/reach"
+	"github.com/sandcheck/sandcheck/runner/orchestrate/reachcheck"
 )
 
 // Trial is what every trial of a run is handed besides its cell.
@@ -97,7 +97,7 @@ func Executors(ctx context.Context, m *matrix.Matrix, self string, o *Trial, log
 	}
 	// The local hosts' trials inherit this process's PATH: a shim there their sandbox's user
 	// cannot reach refuses the run before any host is prepared.
-	if err := reach.Matrix(m, o.TargetPath, o.VersionPaths, os.Getenv("PATH"), log); err != nil {
+	if err := reachcheck.Matrix(m, o.TargetPath, o.VersionPaths, os.Getenv("PATH"), log); err != nil {
 		return nil, closeAll, err
 	}
 	for _, mh := range m.Hosts {

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/suites/harness/reach"
+	"github.com/sandcheck/sandcheck/fixtures/reach"
 	"github.com/sandcheck/sandcheck/targets"
 )
 

@@ -1,13 +1,15 @@
 //go:build linux
 
-package reach
+// Package reachcheck checks, before a run, what its local trials hand the sandbox that the
+// sandbox's user cannot reach (fixtures/reach).
+package reachcheck
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/sandcheck/sandcheck/fixtures/reach"
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/targets"
@@ -30,7 +32,7 @@ func Matrix(m *matrix.Matrix, targetPath string, versionPaths map[string]string,
 			if err != nil || acct.IsRoot() {
 				continue // preparing the host names an account that cannot be had
 			}
-			all := Reach{User: acct}
+			all := reach.Reach{User: acct}
 			refused := map[string]bool{}
 			for _, t := range m.Targets {
 				for _, s := range starts(t, targetPath, versionPaths) {
@@ -38,11 +40,11 @@ func Matrix(m *matrix.Matrix, targetPath string, versionPaths map[string]string,
 					if err != nil {
 						continue // its trials say why
 					}
-					prog := Program{What: s.what}
+					prog := reach.Program{What: s.what}
 					if st, ok := tgt.(targets.Starter); ok {
 						prog.Path = st.Starts()
 					}
-					r := Check(acct, tgt, prog, path)
+					r := reach.Check(acct, tgt, prog, path)
 					for _, w := range r.Warn {
 						if !warned[acct.Name+w] {
 							warned[acct.Name+w] = true
@@ -75,15 +77,7 @@ type start struct {
 // starts are the ways t's trials start, as the runner hands them over: the installed version's
 // executable, else --target-path, else the target's settings.path, else the adapter's own find.
 func starts(t matrix.Target, targetPath string, versionPaths map[string]string) []start {
-	one := start{settings: map[string]string{}}
-	for k, v := range t.Settings {
-		if s, ok := v.(string); ok {
-			one.settings[k] = s
-		} else {
-			b, _ := json.Marshal(v)
-			one.settings[k] = string(b)
-		}
-	}
+	one := start{settings: targets.FlattenSettings(t.Settings)}
 	switch {
 	case targetPath != "":
 		one.settings["path"], one.what = targetPath, "--target-path"

@@ -1,8 +1,9 @@
 //go:build !linux
 
-// Package reach checks what the caller of sandcheck hands the sandbox that the sandbox's user
-// cannot reach; off Linux no local trial runs, and there is nothing to check.
-package reach
+// Package reachcheck checks, before a run, what its local trials hand the sandbox that the
+// sandbox's user cannot reach (fixtures/reach); off Linux no local trial runs, and there is
+// nothing to check.
+package reachcheck
 
 import (
 	"io"

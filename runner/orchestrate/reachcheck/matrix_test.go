@@ -1,6 +1,6 @@
 //go:build linux
 
-package reach
+package reachcheck
 
 import (
 	"bytes"
