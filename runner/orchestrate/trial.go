@@ -13,8 +13,8 @@ import (
 	"github.com/sandcheck/sandcheck/reports/stats"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
-	"github.com/sandcheck/sandcheck/runner/trialresult"
 	"github.com/sandcheck/sandcheck/runner/orchestrate/reachcheck"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
 )
 
 // Trial is what every trial of a run is handed besides its cell.

@@ -7,8 +7,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/fixtures/reach"
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
