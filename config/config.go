@@ -19,19 +19,12 @@ type Env struct {
 	SRT, Codex, Bwrap, Firejail, ClaudeCode string
 
 	// ssh, wsl and vm hosts.
-	SSHKey        string   // SANDCHECK_SSH_KEY: private key for ssh hosts
-	SSHKnownHosts []string // SANDCHECK_SSH_KNOWN_HOSTS: known_hosts files (path-list separated)
-	PassEnv       []string // SANDCHECK_PASSENV: the runner's variables passed to remote trials
-	LinuxBinary   string   // SANDCHECK_LINUX_BINARY: a Linux sandcheck to copy where the runner is not one
-	WSLExe        string   // SANDCHECK_WSL_EXE: the wsl.exe to drive
-	WSLUser       string   // SANDCHECK_WSL_USER: the login of wsl hosts without login:
-	WSLCold       string   // SANDCHECK_WSL_COLD: cold starts of wsl hosts without cold_start:
-	VMCache       string   // SANDCHECK_VM_CACHE: where VM kernels and root filesystems are kept
-	VMRootfs      string   // SANDCHECK_VM_ROOTFS: the guests' root filesystem suite without rootfs:
-	VMMemory      string   // SANDCHECK_VM_MEMORY: guest MiB without memory_mib:
-	VMAccel       string   // SANDCHECK_VM_ACCEL: tcg or kvm without accel:
-	VMLog         bool     // SANDCHECK_VM_LOG=1: VM artifact builds report progress
-	DockerDebug   bool     // SANDCHECK_DOCKER_DEBUG (any value): testcontainers' own logging
+	PassEnv     []string // SANDCHECK_PASSENV: the runner's variables passed to remote trials
+	LinuxBinary string   // SANDCHECK_LINUX_BINARY: a Linux sandcheck to copy where the runner is not one
+	WSLExe      string   // SANDCHECK_WSL_EXE: the wsl.exe to drive
+	VMCache     string   // SANDCHECK_VM_CACHE: where VM kernels and root filesystems are kept
+	VMLog       bool     // SANDCHECK_VM_LOG=1: VM artifact builds report progress
+	DockerDebug bool     // SANDCHECK_DOCKER_DEBUG (any value): testcontainers' own logging
 
 	// Caches and mirrors.
 	ImageCache   string // SANDCHECK_IMAGE_CACHE: container images' build cache
@@ -68,11 +61,10 @@ func read(getenv func(string) string) Env {
 	return Env{
 		SRT: getenv(SRT), Codex: getenv(Codex), Bwrap: getenv(Bwrap), Firejail: getenv(Firejail), ClaudeCode: getenv(ClaudeCode),
 
-		SSHKey: getenv(SSHKey), SSHKnownHosts: list(getenv(SSHKnownHosts), string(os.PathListSeparator)),
 		PassEnv: list(getenv(PassEnv), ","), LinuxBinary: getenv(LinuxBinary),
-		WSLExe: getenv(WSLExe), WSLUser: getenv(WSLUser), WSLCold: getenv(WSLCold),
-		VMCache: getenv(VMCache), VMRootfs: getenv(VMRootfs), VMMemory: getenv(VMMemory), VMAccel: getenv(VMAccel),
-		VMLog: on(VMLog), DockerDebug: getenv(DockerDebug) != "",
+		WSLExe:  getenv(WSLExe),
+		VMCache: getenv(VMCache),
+		VMLog:   on(VMLog), DockerDebug: getenv(DockerDebug) != "",
 
 		ImageCache: getenv(ImageCache), DebianMirror: getenv(DebianMirror),
 		NpmCache: getenv(NpmCache), NpmTTL: getenv(NpmTTL), NpmOffline: on(NpmOffline),

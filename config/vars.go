@@ -9,19 +9,12 @@ const (
 	// ClaudeCode is the claude executable (targets/claudecode).
 	ClaudeCode = "SANDCHECK_CLAUDE_CODE"
 
-	SSHKey        = "SANDCHECK_SSH_KEY"
-	SSHKnownHosts = "SANDCHECK_SSH_KNOWN_HOSTS"
-	PassEnv       = "SANDCHECK_PASSENV"
-	LinuxBinary   = "SANDCHECK_LINUX_BINARY"
-	WSLExe        = "SANDCHECK_WSL_EXE"
-	WSLUser       = "SANDCHECK_WSL_USER"
-	WSLCold       = "SANDCHECK_WSL_COLD"
-	VMCache       = "SANDCHECK_VM_CACHE"
-	VMRootfs      = "SANDCHECK_VM_ROOTFS"
-	VMMemory      = "SANDCHECK_VM_MEMORY"
-	VMAccel       = "SANDCHECK_VM_ACCEL"
-	VMLog         = "SANDCHECK_VM_LOG"
-	DockerDebug   = "SANDCHECK_DOCKER_DEBUG"
+	PassEnv     = "SANDCHECK_PASSENV"
+	LinuxBinary = "SANDCHECK_LINUX_BINARY"
+	WSLExe      = "SANDCHECK_WSL_EXE"
+	VMCache     = "SANDCHECK_VM_CACHE"
+	VMLog       = "SANDCHECK_VM_LOG"
+	DockerDebug = "SANDCHECK_DOCKER_DEBUG"
 
 	ImageCache   = "SANDCHECK_IMAGE_CACHE"
 	DebianMirror = "SANDCHECK_DEBIAN_MIRROR"
@@ -71,17 +64,10 @@ var Vars = []Var{
 	{Bwrap, Override, "PATH", "the bwrap executable"},
 	{Firejail, Override, "PATH", "the firejail executable"},
 	{ClaudeCode, Override, "the pinned version in the npm cache", "the claude executable (Claude Code)"},
-	{SSHKey, Override, "the SSH agent, ~/.ssh/id_*", "private key for ssh hosts without key_file:"},
-	{SSHKnownHosts, Override, "~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts", "known_hosts files (path-list separated) for ssh hosts without known_hosts:"},
 	{PassEnv, Override, "", "comma-separated names of the runner's variables given to every trial on ssh, wsl and vm hosts"},
 	{LinuxBinary, Override, "the runner's own binary", "a linux/amd64 sandcheck to copy to Linux hosts when the runner is not one"},
 	{WSLExe, Override, "wsl.exe", "the wsl.exe that wsl hosts drive"},
-	{WSLUser, Override, "root", "the login of wsl hosts without login:"},
-	{WSLCold, Override, "", "first or every: wsl --shutdown before the first or every trial of wsl hosts without cold_start:"},
 	{VMCache, Override, "/var/cache/sandcheck/vm", "where VM kernels and root filesystems are built and kept"},
-	{VMRootfs, Override, "bookworm", "Debian suite of the guests' root filesystem for vm hosts without rootfs:"},
-	{VMMemory, Override, "1024", "guest memory in MiB for vm hosts without memory_mib:"},
-	{VMAccel, Override, "tcg", "tcg or kvm for vm hosts without accel:"},
 	{VMLog, Override, "", "1: VM artifact builds report progress on stderr"},
 	{DockerDebug, Override, "", "any value: testcontainers' own log lines on stderr"},
 	{ImageCache, Override, "/var/cache/sandcheck", "container images' build cache (rootfs tarballs, logs)"},

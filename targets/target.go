@@ -97,10 +97,18 @@ var checks byName[Check]
 // RegisterCheck registers an adapter's settings check; adapters call it from init.
 func RegisterCheck(name string, c Check) { checks.set(name, c) }
 
-// CheckSettings checks the named target and its settings, flattened as the adapter gets them.
-func CheckSettings(name string, settings map[string]any) error {
+// Known says whether a target of that name is linked in.
+func Known(name string) error {
 	if _, ok := factories.get(name); !ok {
 		return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return nil
+}
+
+// CheckSettings checks the named target and its settings, flattened as the adapter gets them.
+func CheckSettings(name string, settings map[string]any) error {
+	if err := Known(name); err != nil {
+		return err
 	}
 	if c, ok := checks.get(name); ok && c != nil {
 		return c(FlattenSettings(settings))

@@ -62,7 +62,7 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		args []string
 		ok   effect
 	}{
-		"target":      {[]string{"--target", "command"}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "command") }},
+		"target":      {[]string{"--target", "bwrap"}, func(p *runPlan, a []string) bool { return hasPair(a, "--target", "bwrap") }},
 		"target-path": {[]string{"--target-path", "/opt/srt"}, func(p *runPlan, a []string) bool { return hasPair(a, "--target-path", "/opt/srt") }},
 		"settings":    {[]string{"--settings", "/etc/my.json"}, func(p *runPlan, a []string) bool { return hasPair(a, "--settings", "/etc/my.json") }},
 		"hostnames":   {[]string{"--hostnames", "ip"}, func(p *runPlan, a []string) bool { return hasPair(a, "--hostnames", "ip") }},

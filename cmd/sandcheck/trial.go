@@ -17,7 +17,6 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
-	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/doctor"
 	"github.com/sandcheck/sandcheck/internal/shortlived"
 	"github.com/sandcheck/sandcheck/model"
@@ -39,8 +38,9 @@ func init() {
 	cli.Register("trial", "run the specs once, in this process (what `run` repeats)", trialCmd)
 }
 
-// config lays the options over the environment's trial settings (config, read once): a flag
-// given wins. The specs read the result through harness.FromEnv and config.Get.
+// config is the trial's configuration: the environment's (harness.FromEnv: the work directory,
+// the deadline of a sandboxed run, strict mode...) with the flags laid over it, the flags winning.
+// It is handed to the specs once (harness.Use), typed: nothing goes back through the environment.
 func (o *trialOptions) config() (harness.Config, error) {
 	if strings.Contains(o.target, "@") {
 		// One version of an npm sandbox: resolved, installed, run from its executable.
@@ -50,16 +50,19 @@ func (o *trialOptions) config() (harness.Config, error) {
 		}
 		o.target, o.TargetPath = name, path
 	}
-	config.With(func(e *config.Env) {
-		e.Target, e.TargetPath, e.Fault, e.Settings, e.Hostnames, e.User = o.target, o.TargetPath, o.fault, o.Settings, o.Hostnames, o.user
-		if o.targetSettings != "" {
-			e.TargetSettings = o.targetSettings
-		}
-		if o.budget > 0 {
-			e.TrialBudget = o.budget.String()
-		}
-	})
-	return harness.FromEnv()
+	cfg, err := harness.FromEnv()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Target, cfg.TargetPath, cfg.Fault, cfg.Settings, cfg.Hostnames = o.target, o.TargetPath, o.fault, o.Settings, o.Hostnames
+	cfg.User = model.NormalizeUser(o.user)
+	if o.targetSettings != "" {
+		cfg.TargetSettings = o.targetSettings
+	}
+	if o.budget > 0 {
+		cfg.Deadline = phases.ProcessStart().Add(o.budget)
+	}
+	return cfg, cfg.Check()
 }
 
 func trialCmd(args []string, stdout, stderr io.Writer) int {
@@ -89,6 +92,9 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	o.budget = *budget
 	cfg, err := o.config()
+	if err == nil {
+		err = harness.Use(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
 		return 2

@@ -57,12 +57,11 @@ func VersionedCheck(name string) error {
 // mention: srt@0.0.60 and srt@latest become one target with two versions; a bare srt beside
 // them is its pinned install, alone it is the target without versions.
 func FlagTargets(vals []string) ([]matrix.Target, error) {
-	reg := Registry()
 	var names []string
 	given := map[string][]string{} // name -> the values naming it
 	for _, v := range vals {
 		name, _ := SplitTarget(v)
-		if err := reg.Target(name, nil); err != nil {
+		if err := targets.Known(name); err != nil { // its settings are checked once they are all given
 			return nil, fmt.Errorf("--target %s: %w", v, err)
 		}
 		if _, ok := given[name]; !ok {

@@ -110,7 +110,7 @@ func (s bypassSession) describe() {
 		skips := map[string]string{} // class -> why the target cannot be judged on it
 
 		BeforeAll(func(ctx SpecContext) {
-			cfg, err := harness.FromEnv()
+			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")

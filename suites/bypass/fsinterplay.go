@@ -18,7 +18,7 @@ var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, Co
 	var on knownfindings.Subject
 
 	BeforeAll(func(ctx SpecContext) {
-		cfg, err := harness.FromEnv()
+		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
 		ft, err = filesystem.RunInterplay(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "fs-interplay trial setup")

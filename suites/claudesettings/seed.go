@@ -97,7 +97,7 @@ func lastLine(s string) string {
 
 var _ = Describe("the seed's repro through Claude Code", Label("claude-settings", "claude-seed-repro", "seed"), func() {
 	It("runs the seed's two curls as its reporter did, and reads like its Observed section", func(ctx SpecContext) {
-		cfg, err := harness.FromEnv()
+		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
 		if cfg.Target != claudecode.Name {
 			judge.NotApplicable(seedRepro, fmt.Sprintf("the seed's repro drives Claude Code itself; %s is not it", cfg.Target))

@@ -160,7 +160,7 @@ func settingsCases() []claudeCase {
 var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() {
 	for _, c := range claudeCases() {
 		It(c.config, Label("claude-"+strings.SplitN(c.group, "/", 2)[0]), func(ctx SpecContext) {
-			cfg, err := harness.FromEnv()
+			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			if cfg.Target != claudecode.Name {
 				judge.NotApplicable(c.scenario(), fmt.Sprintf("a setting of Claude Code's own; %s has none", cfg.Target))

@@ -2,13 +2,11 @@ package core
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
@@ -18,10 +16,11 @@ import (
 	"github.com/sandcheck/sandcheck/suites/verdict"
 )
 
-// concurrencyK is how many sandboxes start together (SANDCHECK_CONCURRENCY, default 4).
+// concurrencyK is how many sandboxes start together (the trial's Sessions, default 4). The specs'
+// names say it, so it is read as the specs are built, from the trial's configuration.
 func concurrencyK() int {
-	if k, err := strconv.Atoi(config.Get().Concurrency); err == nil && k > 0 {
-		return k
+	if cfg, err := harness.Current(); err == nil && cfg.Sessions > 0 {
+		return cfg.Sessions
 	}
 	return 4
 }
@@ -37,7 +36,7 @@ var _ = Describe("concurrent sessions", Label("concurrency"), func() {
 		}
 		name := fmt.Sprintf("concurrency/%s/k%d", mode, k)
 		It(fmt.Sprintf("keeps %d sessions started together correct (%s)", k, mode), Label("concurrency-"+mode), func(ctx SpecContext) {
-			cfg, err := harness.FromEnv()
+			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			ct, err := concurrent.Run(ctx, cfg, k, shared)
 			Expect(err).NotTo(HaveOccurred(), "concurrency trial setup")

@@ -25,7 +25,7 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			continue
 		}
 		It(fmt.Sprintf("refuses to run when %s", f.Summary), Label("failclosed-"+f.Name), func(ctx SpecContext) {
-			cfg, err := harness.FromEnv()
+			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			if t, err := harness.NewTarget(cfg); err == nil { // else the trial below says why
 				if ok, why := f.AppliesTo(t); !ok {

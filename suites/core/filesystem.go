@@ -24,7 +24,7 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	var paths map[string]string
 
 	BeforeAll(func(ctx SpecContext) {
-		cfg, err := harness.FromEnv()
+		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
 		ft, err = filesystem.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")

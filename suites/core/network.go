@@ -63,7 +63,7 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 	var hosts verdict.Hosts
 
 	BeforeAll(func(ctx SpecContext) {
-		cfg, err := harness.FromEnv()
+		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
 		target, err = harness.NewTarget(cfg)
 		Expect(err).NotTo(HaveOccurred(), "target")

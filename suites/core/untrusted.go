@@ -137,7 +137,7 @@ func untrustedClass(r classify.Result) (class string, pass bool) {
 var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func() {
 	for _, c := range untrustedConditions {
 		It(fmt.Sprintf("enforces or fails loudly when %s", c.what), Label("untrusted-"+c.name), func(ctx SpecContext) {
-			cfg, err := harness.FromEnv()
+			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sandcheck/sandcheck/config"
@@ -14,9 +16,10 @@ import (
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// Config selects what a trial runs against. It comes from the environment (config: the trial
-// settings, read once) so that `go test`, `ginkgo` and `sandcheck trial` all drive the same
-// specs the same way.
+// Config selects what a trial runs against: the one typed configuration of a trial, built once
+// (Use, from the trial command's flags over the environment; or FromEnv, under `go test` and
+// `ginkgo`) and handed to every spec by Current, as the Kubernetes e2e framework hands its
+// TestContext.
 type Config struct {
 	Target     string // SANDCHECK_TARGET, default srt
 	TargetPath string // SANDCHECK_TARGET_PATH: the sandbox binary, when not found by default
@@ -32,6 +35,11 @@ type Config struct {
 	// User is SANDCHECK_USER: who the sandbox runs as, unprivileged (the default: the dedicated
 	// account sandcheck creates), root, or an account's name (see fixtures/users).
 	User string
+	// Strict is SANDCHECK_STRICT=1: a known finding fails its spec instead of skipping it.
+	Strict bool
+	// Sessions is SANDCHECK_CONCURRENCY: how many concurrent sessions the concurrency scenario
+	// starts (0: its own default).
+	Sessions int
 	// Deadline is when this process's trial budget (SANDCHECK_TRIAL_BUDGET, counted from the
 	// process's start) runs out; zero when there is none. Every sandboxed run ends BudgetReserve
 	// before it, so the trial can still tear down, classify and emit before the runner kills it.
@@ -85,6 +93,37 @@ const (
 	EnvUser       = config.User
 )
 
+var current struct {
+	sync.Mutex
+	set bool
+	cfg Config
+	err error
+}
+
+// Use makes c the configuration every spec of this process reads (Current): what the trial
+// command built from its flags over the environment. It checks c first.
+func Use(c Config) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	current.Lock()
+	defer current.Unlock()
+	current.set, current.cfg, current.err = true, c, nil
+	return nil
+}
+
+// Current is this process's trial configuration: what Use was given, else (go test, ginkgo) the
+// environment's, read once.
+func Current() (Config, error) {
+	current.Lock()
+	defer current.Unlock()
+	if !current.set {
+		current.set = true
+		current.cfg, current.err = FromEnv()
+	}
+	return current.cfg, current.err
+}
+
 // FromEnv reads the Config, with defaults.
 func FromEnv() (Config, error) {
 	env := config.Get()
@@ -99,9 +138,14 @@ func FromEnv() (Config, error) {
 		WorkDir:        or(env.WorkDir, os.TempDir()),
 		Keep:           env.Keep,
 		User:           model.NormalizeUser(env.User),
+		Strict:         env.Strict,
 	}
-	if err := model.CheckUser(c.User); err != nil {
-		return c, fmt.Errorf("%s: %w", EnvUser, err)
+	if v := env.Concurrency; v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			return c, fmt.Errorf("%s=%q: want a number of sessions, at least 1", config.Concurrency, v)
+		}
+		c.Sessions = k
 	}
 	if v := env.SandboxTimeout; v != "" {
 		d, err := time.ParseDuration(v)
@@ -117,18 +161,26 @@ func FromEnv() (Config, error) {
 		}
 		c.Deadline = phases.ProcessStart().Add(d)
 	}
+	return c, c.Check()
+}
+
+// Check validates a Config, naming the setting at fault.
+func (c Config) Check() error {
+	if err := model.CheckUser(c.User); err != nil {
+		return fmt.Errorf("%s: %w", EnvUser, err)
+	}
 	if c.Hostnames != "name" && c.Hostnames != "ip" {
-		return c, fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)
+		return fmt.Errorf("%s=%q: want name or ip", EnvHostnames, c.Hostnames)
 	}
 	if _, err := c.AdapterSettings(); err != nil {
-		return c, err
+		return err
 	}
 	if c.Settings != "" {
 		if _, err := os.Stat(c.Settings); err != nil {
-			return c, fmt.Errorf("%s: %w", EnvSettings, err)
+			return fmt.Errorf("%s: %w", EnvSettings, err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // Env renders the Config as environment assignments (for child trial processes).

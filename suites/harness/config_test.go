@@ -50,3 +50,26 @@ func TestTrialBudget(t *testing.T) {
 		}
 	}
 }
+
+// The trial's configuration is handed to the specs as it was built, typed: what Use was given is
+// what Current returns, and a configuration that does not check is refused.
+func TestUseHandsTheConfigurationDown(t *testing.T) {
+	c, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Target, c.Fault, c.TargetSettings, c.Strict, c.Sessions = "command", "bridge-absent", `{"argv":["sh","-c","{{.Command}}"]}`, true, 7
+	if err := Use(c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { current.Lock(); current.set = false; current.Unlock() })
+	got, err := Current()
+	if err != nil || got.Target != "command" || got.Fault != "bridge-absent" || !got.Strict || got.Sessions != 7 || got.TargetSettings != c.TargetSettings {
+		t.Fatalf("Current = %+v, %v", got, err)
+	}
+	bad := c
+	bad.Hostnames = "dns"
+	if err := Use(bad); err == nil {
+		t.Fatal("a configuration that does not check was taken")
+	}
+}

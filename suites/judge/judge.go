@@ -9,17 +9,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
 // Subject is what a trial ran against, from its evidence: the target, its version as the adapter
 // reports it, and the configured fault (a scenario's own faults are part of the scenario); the
-// user is the configured one (SANDCHECK_USER, as harness.FromEnv reads it).
+// user is the trial's (harness.Current).
 func Subject(target, version, fault string) knownfindings.Subject {
-	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: model.NormalizeUser(config.Get().User)}
+	cfg, _ := harness.Current() // a trial that got this far has a configuration
+	return knownfindings.Subject{Target: target, Version: version, Fault: fault, User: model.NormalizeUser(cfg.User)}
 }
 
 // Expect decides a spec's verdict v, observed on on, against the target's known findings,
@@ -43,7 +44,7 @@ func Expect(on knownfindings.Subject, v model.Scenario) {
 	if v.Pass {
 		return
 	}
-	if known := d.Known(); known != "" && !config.Get().Strict {
+	if cfg, _ := harness.Current(); d.Known() != "" && !cfg.Strict {
 		Skip(fmt.Sprintf("known finding of %s: %s", on, matchedText(d.Matched)))
 	}
 	Fail(failureText(on, d, loadErr))

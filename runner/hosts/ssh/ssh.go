@@ -16,20 +16,9 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/remote"
-)
-
-// Environment read by the ssh driver.
-const (
-	// EnvSSHKey names a private key file for ssh hosts (default: the SSH agent, then
-	// ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
-	EnvSSHKey = config.SSHKey
-	// EnvSSHKnownHosts is a list of known_hosts files (os.PathListSeparator) checked for ssh
-	// hosts (default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts).
-	EnvSSHKnownHosts = config.SSHKnownHosts
 )
 
 // Kind is the matrix kind of ssh hosts.
@@ -60,10 +49,10 @@ type Config struct {
 	User    string // the login (matrix login:); default: the runner's user. Must be root.
 	// Users are who the sandbox runs as there (matrix user:); Prepare readies each account.
 	Users []string
-	// KeyFile is a private key (default $SANDCHECK_SSH_KEY; else the agent at $SSH_AUTH_SOCK and
+	// KeyFile is a private key (default: the agent at $SSH_AUTH_SOCK and
 	// the usual ~/.ssh/id_* files).
 	KeyFile string
-	// KnownHosts files checked for the host key (default $SANDCHECK_SSH_KNOWN_HOSTS, else
+	// KnownHosts files checked for the host key (default
 	// ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts). An unknown or changed key is refused.
 	KnownHosts []string
 	// Env is set for every trial (after the variables named in $SANDCHECK_PASSENV).
@@ -125,19 +114,15 @@ func New(cfg Config) (*Host, error) {
 	// Known hosts.
 	files := cfg.KnownHosts
 	if len(files) == 0 {
-		if v := config.Get().SSHKnownHosts; len(v) > 0 {
-			files = v
-		} else {
-			home, _ := os.UserHomeDir()
-			for _, f := range []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"} {
-				if _, err := os.Stat(f); err == nil {
-					files = append(files, f)
-				}
+		home, _ := os.UserHomeDir()
+		for _, f := range []string{filepath.Join(home, ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"} {
+			if _, err := os.Stat(f); err == nil {
+				files = append(files, f)
 			}
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("ssh host %s: no known_hosts file (set %s or add the host's key to ~/.ssh/known_hosts, e.g. ssh-keyscan -p PORT HOST)", cfg.Name, EnvSSHKnownHosts)
+		return nil, fmt.Errorf("ssh host %s: no known_hosts file (name one with known_hosts: in the matrix, or add the host's key to ~/.ssh/known_hosts, e.g. ssh-keyscan -p PORT HOST)", cfg.Name)
 	}
 	cb, err := knownhosts.New(files...)
 	if err != nil {
@@ -159,9 +144,6 @@ func New(cfg Config) (*Host, error) {
 	}
 	// Key files (the agent is asked at each dial).
 	keyFile := cfg.KeyFile
-	if keyFile == "" {
-		keyFile = config.Get().SSHKey
-	}
 	var keyFiles []string
 	if keyFile != "" {
 		keyFiles = []string{keyFile}
@@ -191,7 +173,7 @@ func New(cfg Config) (*Host, error) {
 		h.signers = append(h.signers, s)
 	}
 	if len(h.signers) == 0 && os.Getenv("SSH_AUTH_SOCK") == "" {
-		return nil, fmt.Errorf("ssh host %s: no key: set %s to a private key file or run an SSH agent (SSH_AUTH_SOCK)", cfg.Name, EnvSSHKey)
+		return nil, fmt.Errorf("ssh host %s: no key: name one with key_file: in the matrix, or run an SSH agent (SSH_AUTH_SOCK)", cfg.Name)
 	}
 	return h, nil
 }

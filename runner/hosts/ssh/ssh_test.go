@@ -19,7 +19,6 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
@@ -213,7 +212,6 @@ func TestSSHAgentAuth(t *testing.T) {
 		}
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	t.Cleanup(config.With(func(e *config.Env) { e.SSHKey = "" }))
 	t.Setenv("HOME", t.TempDir()) // no ~/.ssh/id_* to fall back on
 	h, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}})
 	if err != nil {
@@ -225,7 +223,7 @@ func TestSSHAgentAuth(t *testing.T) {
 	}
 	// Without the agent there is no key at all: said at construction.
 	t.Setenv("SSH_AUTH_SOCK", "")
-	if _, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}}); err == nil || !strings.Contains(err.Error(), EnvSSHKey) {
+	if _, err := New(Config{Address: s.Addr, KnownHosts: []string{s.KnownHosts}}); err == nil || !strings.Contains(err.Error(), "key_file:") {
 		t.Fatalf("no key: %v", err)
 	}
 }

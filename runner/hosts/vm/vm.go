@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,11 +30,8 @@ import (
 
 // Environment read by the vm driver (config): defaults under the matrix entry.
 const (
-	EnvVMCache  = config.VMCache  // artifact cache (default /var/cache/sandcheck/vm)
-	EnvVMRootfs = config.VMRootfs // Debian suite of the guest's root filesystem (default bookworm)
-	EnvVMMemory = config.VMMemory // guest memory in MiB (default 1024)
-	EnvVMAccel  = config.VMAccel  // QEMU accelerator: tcg (default) or kvm
-	EnvVMLog    = config.VMLog    // "1": artifact builds report progress on stderr
+	EnvVMCache = config.VMCache // artifact cache (default /var/cache/sandcheck/vm)
+	EnvVMLog   = config.VMLog   // "1": artifact builds report progress on stderr
 )
 
 // Kind is the matrix kind of vm hosts.
@@ -87,19 +83,6 @@ func newFromMatrix(h matrix.Host, o hosts.Options) (hosts.Host, error) {
 func WithDefaults(name string, cfg Config) (Config, error) {
 	env := config.Get()
 	cfg.Name, cfg.Cache = name, env.VMCache
-	if cfg.Rootfs == "" {
-		cfg.Rootfs = env.VMRootfs
-	}
-	if cfg.Accel == "" {
-		cfg.Accel = env.VMAccel
-	}
-	if v := env.VMMemory; v != "" && cfg.MemoryMiB == 0 {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 128 {
-			return cfg, fmt.Errorf("vm host %s: %s=%q: want MiB >= 128", name, EnvVMMemory, v)
-		}
-		cfg.MemoryMiB = n
-	}
 	if env.VMLog {
 		cfg.Log = os.Stderr
 	}

@@ -28,11 +28,6 @@ const (
 	// EnvWSLExe is the wsl.exe to drive (default: wsl.exe on PATH). Tests point it at the
 	// stand-in in testdata/wslstub.
 	EnvWSLExe = config.WSLExe
-	// EnvWSLUser is the Linux user trials run as (default root: fixtures need network namespaces).
-	EnvWSLUser = config.WSLUser
-	// EnvWSLCold is "first" (`wsl --shutdown` before the first trial) or "every" (before each
-	// trial, which then run one at a time) to measure cold starts apart from warm ones.
-	EnvWSLCold = config.WSLCold
 )
 
 // Cold-start modes.
@@ -58,9 +53,6 @@ func init() {
 	}, New: func(h matrix.Host, _ hosts.Options) (hosts.Host, error) {
 		cfg, _ := h.Settings.(Config)
 		cfg.Name, cfg.Users = h.Name, h.Users
-		if cfg.Cold == "" {
-			cfg.Cold = config.Get().WSLCold
-		}
 		return New(cfg)
 	}})
 }
@@ -69,7 +61,7 @@ func init() {
 type Config struct {
 	Name   string
 	Distro string
-	User   string // the login (matrix login:); default $SANDCHECK_WSL_USER, else root. Must be root.
+	User   string // the login (matrix login:); default root, which it must be.
 	// Users are who the sandbox runs as in the distribution (matrix user:); Prepare readies each.
 	Users []string
 	Exe   string // default $SANDCHECK_WSL_EXE, else wsl.exe
@@ -103,9 +95,6 @@ func New(cfg Config) (*Host, error) {
 	}
 	if cfg.Name == "" {
 		cfg.Name = cfg.Distro
-	}
-	if cfg.User == "" {
-		cfg.User = config.Get().WSLUser
 	}
 	if cfg.User == "" {
 		cfg.User = "root"
