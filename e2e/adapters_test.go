@@ -77,7 +77,7 @@ func TestAdapters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
 			if why := c.available(); why != "" {
-				skip.Loudly(t, "%s: %s", c.target, why)
+				skip.Missing(t, "%s: %s", c.target, why)
 			}
 			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem || failclosed", "--fault", ""}
 			for f := range c.faults {

@@ -71,7 +71,7 @@ func TestMain(m *testing.M) {
 // there it always runs), and checks after the test that its trials left nothing behind.
 func requireSandbox(t *testing.T) {
 	t.Helper()
-	skip.If(t, os.Geteuid() != 0, "the detector tests need root for fixture network namespaces")
+	skip.UnlessRoot(t, "fixture network namespaces (the detector tests)")
 	skip.UnlessTools(t, "run `make deps`", "bwrap", "socat", "rg", "curl", "node")
 	noLeftoversAfter(t)
 }

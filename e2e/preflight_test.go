@@ -52,7 +52,7 @@ func TestPreflight(t *testing.T) {
 func BenchmarkPreflight(b *testing.B) {
 	srt, err := exec.LookPath("srt")
 	if err != nil {
-		skip.Loudly(b, "srt not on PATH (make puts it in .tools; set PATH)")
+		skip.Missing(b, "srt not on PATH (make puts it in .tools; set PATH)")
 	}
 	var pre, bare time.Duration
 	for i := 0; i < b.N; i++ {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // fakeImage is kernel-like bytes holding init_uts_ns twice, as 6.x images do.
@@ -74,7 +76,7 @@ func TestPatchReleaseRefusesWhatItCannotDo(t *testing.T) {
 func TestReleaseSitesInCachedKernels(t *testing.T) {
 	ks, _ := filepath.Glob(filepath.Join(DefaultCache, "kernels", "*", "kernel.json"))
 	if len(ks) == 0 {
-		t.Skip("no cached kernels (a vm host has not run here)")
+		skip.Missing(t, "no cached kernels (a vm host has not run here)")
 	}
 	for _, kj := range ks {
 		k, err := kernelArtifact(filepath.Dir(kj), "").load()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/pty"
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // lineServer answers every connection's first line with "got LINE".
@@ -57,7 +58,7 @@ func TestThroughIOURing(t *testing.T) {
 	for _, addr := range []string{sock, abs} {
 		r := Send(Request{ID: "u", Via: ViaUringUnix, Addr: addr}, s.Nonce, s.Timeout)
 		if r.Errno == "ENOSYS" || strings.Contains(r.Err, "io_uring_setup") {
-			t.Skipf("io_uring not available here: %s", r.Err)
+			skip.Missing(t, "io_uring not available here: %s", r.Err)
 		}
 		if !r.Connected || r.Body != "got "+Payload("n1", "u")+"\n" {
 			t.Errorf("uring-unix %s: %+v", addr, r)
@@ -102,11 +103,9 @@ func TestSOCKSRequestBytes(t *testing.T) {
 // gives) an unprivileged caller is refused.
 func TestTIOCSTI(t *testing.T) {
 	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
-		t.Skip("TIOCSTI is disabled on this kernel (dev.tty.legacy_tiocsti=0)")
+		skip.Missing(t, "TIOCSTI is disabled on this kernel (dev.tty.legacy_tiocsti=0)")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the child as another user")
-	}
+	skip.UnlessRoot(t, "running the child as another user")
 	// A copy the other user can run (go's build directory is root's).
 	dir, err := os.MkdirTemp("", "sandcheck-probe-test-")
 	if err != nil {
@@ -121,7 +120,7 @@ func TestTIOCSTI(t *testing.T) {
 	for _, ctty := range []bool{true, false} {
 		p, err := pty.Open()
 		if err != nil {
-			t.Skip(err)
+			skip.Missing(t, "no pseudo-terminal: %v", err)
 		}
 		cmd := exec.Command(self, "-test.run", "^$")
 		cmd.Env = append(os.Environ(), "SANDCHECK_PROBE_TEST_TIOCSTI=1")
