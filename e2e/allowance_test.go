@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,13 @@ func TestRaceAllowanceNamesItsTrial(t *testing.T) {
 	other := model.Scenario{Outcome: model.ProxyDead, Hint: "proxy-dead: the relay died mid-trial"}
 	refused := model.Scenario{Outcome: model.SandboxFailed, Hint: "bwrap: setting up uid map: Permission denied"}
 	egress := func(r *model.Record) { r.Egress = []string{"denied http GET /x on denied.sandcheck.test:80"} }
+	// Another scenario of the trial, a known fail-open, explains the trial's egress (one
+	// claude-settings trial runs sixty scenarios, some of them known to leak).
+	knownLeak := func(r *model.Record) {
+		r.Scenarios = append(r.Scenarios, model.Scenario{Name: "network/y", Outcome: model.NonEnforcing, Hint: "reached", Known: "claude-code:network/y#leak"})
+		r.Egress, r.Outcome = []string{"denied http GET /y on denied.sandcheck.test:80"}, model.NonEnforcing
+	}
+	timedOut := func(r *model.Record) { r.TimedOut = true }
 	cases := []struct {
 		name    string
 		long    bool
@@ -79,6 +87,8 @@ func TestRaceAllowanceNamesItsTrial(t *testing.T) {
 		{"two race trials: one is excused", false, map[int]model.Scenario{1: race, 3: race}, nil, 1, 1},
 		{"the race's hint under another outcome", false, map[int]model.Scenario{1: {Outcome: model.SandboxFailed, Hint: raceHint}}, nil, 1, -1},
 		{"a race trial whose record shows egress", false, map[int]model.Scenario{1: race}, map[int]func(*model.Record){1: egress}, 1, -1},
+		{"a race trial whose egress another scenario's leak explains", false, map[int]model.Scenario{1: race}, map[int]func(*model.Record){1: knownLeak}, 0, 1},
+		{"a race trial that timed out", false, map[int]model.Scenario{1: race}, map[int]func(*model.Record){1: timedOut}, 1, -1},
 		{"the long tier excuses nothing", true, map[int]model.Scenario{1: race}, nil, 1, -1},
 		{"a healthy row", false, nil, nil, 0, -1},
 	}
@@ -98,10 +108,11 @@ func TestRaceAllowanceNamesItsTrial(t *testing.T) {
 				recs = append(recs, trial(i, "claude-code", v, mods...))
 			}
 			rep, rows := report(t, recs)
-			if len(rep.Cells) != 1 {
-				t.Fatalf("rows %v", rep.Cells)
+			i := slices.IndexFunc(rep.Cells, func(c schema.Cell) bool { return c.Scenario == sc })
+			if i < 0 {
+				t.Fatalf("no row %s: %v", sc, rep.Cells)
 			}
-			unknown, excused, ok := claudeStartRace.unknownFailures(t, rep.Cells[0], rows)
+			unknown, excused, ok := claudeStartRace.unknownFailures(t, rep.Cells[i], rows)
 			want := trialRef{Run: "r1", Cell: "c1", Trial: c.excused}
 			if unknown != c.unknown || ok != (c.excused >= 0) || (ok && excused != want) {
 				t.Errorf("unknown %d, excused %+v %v; want %d, excused trial %d", unknown, excused, ok, c.unknown, c.excused)

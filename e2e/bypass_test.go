@@ -88,7 +88,7 @@ func checkBypassTarget(t testing.TB, target string, n int, rep *schema.Report, r
 			excused[c.Scenario]++
 		}
 		if unknown != 0 {
-			t.Errorf("%s %s: %d/%d failed outside the known findings: %v%s", target, c.Scenario, unknown, c.Trials, c.Outcomes, why(c))
+			t.Errorf("%s %s: %d/%d failed outside the known findings: %v%s", target, c.Scenario, unknown, c.Trials, c.Outcomes, rows.unexplained(c))
 		}
 	}
 	for _, f := range findings {

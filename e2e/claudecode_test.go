@@ -161,7 +161,7 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, rows journalRows, set kno
 			raced[c.Version+"|"+c.Scenario]++
 		}
 		if unknown != 0 {
-			t.Errorf("%s: %d/%d failed outside the known findings: %v%s", c.Name(), unknown, c.Trials, c.Outcomes, why(c))
+			t.Errorf("%s: %d/%d failed outside the known findings: %v%s", c.Name(), unknown, c.Trials, c.Outcomes, rows.unexplained(c))
 		}
 		for key, k := range c.Known {
 			for _, id := range schema.SplitIDs(key) {

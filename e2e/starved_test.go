@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,8 +57,9 @@ type verdict struct {
 	Pass    bool
 	Hint    string
 	Known   string // the known findings covering the failure
-	// Trouble is what else the trial's record shows that a race does not explain: egress, a
-	// timeout, harness trouble. A trial with any is never excused.
+	// Trouble is what else the trial's record shows that a race does not explain: fail-open
+	// evidence no scenario verdict of the trial accounts for (as the report counts it at trial
+	// level), a timeout, harness trouble. A trial with any is never excused.
 	Trouble string
 }
 
@@ -71,8 +73,12 @@ func rowOfTrials(cell string) string { return cell + "\x00" }
 
 func (rows journalRows) add(r model.Record) {
 	var trouble []string
-	if len(r.Egress) > 0 {
-		trouble = append(trouble, "egress: "+r.Egress[0])
+	// Egress a non-enforcing scenario shows is that scenario's, judged on its row (a
+	// claude-settings trial runs sixty scenarios, some of them known to leak); other egress, or
+	// a non-enforcing trial, is the trial's (reports/aggregate counts it so).
+	sawOpen := slices.ContainsFunc(r.Scenarios, func(sc model.Scenario) bool { return sc.Outcome == model.NonEnforcing })
+	if !sawOpen && (len(r.Egress) > 0 || r.Outcome == model.NonEnforcing) {
+		trouble = append(trouble, fmt.Sprintf("fail-open, no scenario's: outcome %s, egress %q", r.Outcome, r.Egress))
 	}
 	if r.TimedOut {
 		trouble = append(trouble, "timed out")
@@ -141,3 +147,18 @@ func (r startRace) unknownFailures(t testing.TB, c schema.Cell, rows journalRows
 }
 
 func isLong() bool { return os.Getenv("SANDCHECK_LONG") == "1" }
+
+// unexplained describes, for a failure message, each trial of a report row that failed outside
+// the known findings, with what its record shows beyond the verdict.
+func (rows journalRows) unexplained(c schema.Cell) string {
+	var b strings.Builder
+	for _, v := range rows[c.Key()] {
+		if !v.Pass && v.Known == "" {
+			fmt.Fprintf(&b, "\n    %s: %s %s", v.trialRef, v.Outcome, v.Hint)
+			if v.Trouble != "" {
+				fmt.Fprintf(&b, " [%s]", v.Trouble)
+			}
+		}
+	}
+	return b.String()
+}
