@@ -75,7 +75,7 @@ func startSSHD(t *testing.T) (addr, dir string) {
 }
 
 // srtPath is the srt this machine runs (make exports SANDCHECK_SRT).
-func srtPath(t *testing.T) string {
+func srtPath(t testing.TB) string {
 	t.Helper()
 	p := config.Get().SRT
 	if p == "" {
