@@ -341,7 +341,7 @@ func TestJSONKeys(t *testing.T) {
 func TestThisHost(t *testing.T) {
 	out, err := exec.Command("uname", "-r").Output()
 	if err != nil {
-		skip.Loudly(t, "uname: %v", err)
+		skip.Missing(t, "uname: %v", err)
 	}
 	start := time.Now()
 	f := Collect(Options{})
@@ -366,7 +366,7 @@ func TestThisHost(t *testing.T) {
 // and symlinks into /mnt/c resolve inside the tree, not on this host.
 func TestDefaultRunOnFixture(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		skip.Loudly(t, "no sh")
+		skip.Missing(t, "no sh")
 	}
 	f := Collect(Options{
 		Root: filepath.Join("testdata", "wsl2"), // relative on purpose

@@ -77,7 +77,7 @@ func TestAdapters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
 			if why := c.available(); why != "" {
-				skip.Loudly(t, "%s: %s", c.target, why)
+				skip.Missing(t, "%s: %s", c.target, why)
 			}
 			args := []string{"--target", c.target, "-n", fmt.Sprint(adapterTrials), "-j", "2", "--label-filter", "network || filesystem || failclosed", "--fault", ""}
 			for f := range c.faults {
@@ -142,6 +142,21 @@ func TestAdapters(t *testing.T) {
 // runReportEnv is runReport with extra environment for the runner (and so for its trials).
 func runReportEnv(t *testing.T, env []string, args ...string) *schema.Report {
 	t.Helper()
+	rep, _ := runReportOut(t, env, args...)
+	return rep
+}
+
+// runReportRows is runReportEnv that also reads the run's journal into rows, for the start-up
+// race allowances (startRace).
+func runReportRows(t *testing.T, env []string, args ...string) (*schema.Report, journalRows) {
+	t.Helper()
+	rep, out := runReportOut(t, env, args...)
+	return rep, readJournalRows(t, out)
+}
+
+// runReportOut runs `sandcheck run` and returns its report and its --out directory.
+func runReportOut(t *testing.T, env []string, args ...string) (*schema.Report, string) {
+	t.Helper()
 	out := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"run", "--plain", "--out", out}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
@@ -159,5 +174,5 @@ func runReportEnv(t *testing.T, env []string, args ...string) *schema.Report {
 		}
 		t.Logf("%v:%s", args, b.String())
 	}
-	return rep
+	return rep, out
 }

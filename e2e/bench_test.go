@@ -46,7 +46,7 @@ func timed(b *testing.B, name string, args ...string) time.Duration {
 // BenchmarkRunnerVsShellLoop: the runner's overhead over a plain shell loop running the same
 // `sandcheck trial` N times (goal <= 1.05x), and its -j2 speedup on 2 cores.
 func BenchmarkRunnerVsShellLoop(b *testing.B) {
-	skip.If(b, os.Geteuid() != 0, "needs root for fixture namespaces")
+	skip.UnlessRoot(b, "fixture namespaces")
 	n := benchN(40)
 	for i := 0; i < b.N; i++ {
 		loop := timed(b, "shell loop", "sh", "-c", fmt.Sprintf(
@@ -73,10 +73,10 @@ func BenchmarkRunnerVsShellLoop(b *testing.B) {
 //
 //	go test ./e2e -run '^$' -bench TrialVsBareSRT -benchtime 1x
 func BenchmarkTrialVsBareSRT(b *testing.B) {
-	skip.If(b, os.Geteuid() != 0, "needs root for fixture namespaces")
+	skip.UnlessRoot(b, "fixture namespaces")
 	srtBin, err := srt.Locate("")
 	if err != nil {
-		skip.Loudly(b, "%v", err)
+		skip.Missing(b, "%v", err)
 	}
 	acct, err := users.Resolve(model.UserUnprivileged)
 	if err != nil {
@@ -295,9 +295,9 @@ func median(xs []float64) float64 {
 //
 //	go test ./e2e -run '^$' -bench KernelMatrix -benchtime 1x -timeout 60m
 func BenchmarkKernelMatrix(b *testing.B) {
-	skip.If(b, os.Geteuid() != 0, "needs root (vm hosts, fixture namespaces)")
+	skip.UnlessRoot(b, "vm hosts, fixture namespaces")
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		skip.Loudly(b, "QEMU not installed (scripts/vm-deps.sh)")
+		skip.Missing(b, "QEMU not installed (scripts/vm-deps.sh)")
 	}
 	for b.Loop() {
 		out := filepath.Join(b.TempDir(), "out")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // BenchmarkBypassPerTrial: the bypass label on healthy srt at -j2 (goal: under 10 s per trial).
@@ -18,9 +20,7 @@ import (
 //
 //	flock /tmp/sandcheck-heavy.lock go test ./e2e -run '^$' -bench BypassPerTrial -benchtime 1x
 func BenchmarkBypassPerTrial(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root for fixture namespaces")
-	}
+	skip.UnlessRoot(b, "fixture namespaces")
 	n := benchN(10)
 	for i := 0; i < b.N; i++ {
 		out := b.TempDir()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
@@ -24,9 +25,7 @@ import (
 //
 //	go test ./e2e -run '^$' -bench ClaudeCodeTrialVsBareClaude -benchtime 1x
 func BenchmarkClaudeCodeTrialVsBareClaude(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root for fixture namespaces")
-	}
+	skip.UnlessRoot(b, "fixture namespaces")
 	tg, err := claudecode.New("", "")
 	if err != nil {
 		b.Fatal(err)

@@ -75,14 +75,14 @@ func startSSHD(t *testing.T) (addr, dir string) {
 }
 
 // srtPath is the srt this machine runs (make exports SANDCHECK_SRT).
-func srtPath(t *testing.T) string {
+func srtPath(t testing.TB) string {
 	t.Helper()
 	p := config.Get().SRT
 	if p == "" {
 		p, _ = filepath.Abs("../.tools/npm/node_modules/.bin/srt")
 	}
 	if _, err := os.Stat(p); err != nil {
-		skip.Loudly(t, "srt not installed at %s (run `make deps`)", p)
+		skip.Missing(t, "srt not installed at %s (run `make deps`)", p)
 	}
 	return p
 }
@@ -154,14 +154,14 @@ timeout: 120s
 // debootstrap root filesystem with bubblewrap, socat, curl, ripgrep, node and srt): a few
 // minutes, then cached.
 func TestVMKernelsNetwork(t *testing.T) {
-	skip.If(t, os.Geteuid() != 0, "the vm hosts need root (debootstrap for the root filesystem)")
+	skip.UnlessRoot(t, "the vm hosts' root filesystem (debootstrap)")
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		if out, err := exec.Command("../scripts/vm-deps.sh").CombinedOutput(); err != nil {
-			skip.Loudly(t, "this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
+			skip.Missing(t, "this machine cannot boot a VM: QEMU is missing and installing it failed: %v\n%s", err, out)
 		}
 	}
 	if out, err := exec.Command("qemu-system-x86_64", "-accel", "help").CombinedOutput(); err != nil || !strings.Contains(string(out), "tcg") {
-		skip.Loudly(t, "this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
+		skip.Missing(t, "this machine cannot boot a VM: QEMU has no TCG accelerator: %v %s", err, out)
 	}
 	sc := bin // static (CGO_ENABLED=0, TestMain): the runner copies itself into the guests
 	yaml := `targets:

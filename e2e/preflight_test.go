@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // TestPreflight: exit 0 with a healthy srt; non-zero, naming the layer, with each broken one.
@@ -50,10 +48,7 @@ func TestPreflight(t *testing.T) {
 
 // BenchmarkPreflight: wall time of a healthy preflight against srt's own start (`srt -c true`).
 func BenchmarkPreflight(b *testing.B) {
-	srt, err := exec.LookPath("srt")
-	if err != nil {
-		skip.Loudly(b, "srt not on PATH (make puts it in .tools; set PATH)")
-	}
+	srt := srtPath(b) // make exports SANDCHECK_SRT; it does not put srt on PATH
 	var pre, bare time.Duration
 	for i := 0; i < b.N; i++ {
 		s := time.Now()

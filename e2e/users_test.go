@@ -311,7 +311,7 @@ func TestUsersOtherTargets(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			if target != "codex" {
 				if why := lookFor(target)(); why != "" {
-					skip.Loudly(t, "%s", why)
+					skip.Missing(t, "%s", why)
 				}
 			}
 			rep := runReport(t, "-n", "2", "--target", target, "--label-filter", "network", "--user", "unprivileged")

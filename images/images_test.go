@@ -154,10 +154,10 @@ func TestImageTar(t *testing.T) {
 // built if missing (the first time: debootstrap, about a minute each), and a second Ensure does
 // nothing and takes one API call.
 func TestEnsure(t *testing.T) {
-	skip.If(t, os.Geteuid() != 0, "building images needs root (debootstrap, dockerd)")
+	skip.UnlessRoot(t, "building images (debootstrap, dockerd)")
 	script, _ := filepath.Abs("../scripts/start-dockerd.sh")
 	if out, err := exec.Command(script).CombinedOutput(); err != nil {
-		skip.Loudly(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
+		skip.Missing(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

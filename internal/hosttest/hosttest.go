@@ -84,9 +84,9 @@ func WSLStub(t testing.TB) (exe, log string) {
 // and returns a client of it; it skips, loudly, only where no engine can run at all.
 func RequireDocker(t testing.TB) client.APIClient {
 	t.Helper()
-	skip.If(t, os.Geteuid() != 0, "the container tests need root (dockerd, fixture namespaces)")
+	skip.UnlessRoot(t, "the container tests (dockerd, fixture namespaces)")
 	if out, err := exec.Command(filepath.Join(RepoRoot(t), "scripts", "start-dockerd.sh")).CombinedOutput(); err != nil {
-		skip.Loudly(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
+		skip.Missing(t, "no Docker engine can run here (scripts/start-dockerd.sh: %v):\n%s", err, out)
 	}
 	cli, err := client.New(client.FromEnv)
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *SSHD) Restart(t testing.TB) {
 		case err := <-exited:
 			sshdLog, _ := os.ReadFile(filepath.Join(s.Dir, "sshd.log"))
 			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
-				skip.Loudly(t, "no sshd for the ssh host tests: %s", log.String())
+				skip.Missing(t, "no sshd for the ssh host tests: %s", log.String())
 			}
 			t.Fatalf("sshd exited: %v\n%s%s", err, log.String(), sshdLog)
 		case <-time.After(50 * time.Millisecond):

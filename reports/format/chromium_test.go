@@ -24,7 +24,7 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		skip.Loudly(t, "chromium is not installed (apt-get install chromium); report.html was not rendered in a browser")
+		skip.Missing(t, "chromium is not installed (apt-get install chromium); report.html was not rendered in a browser")
 	}
 	dir := t.TempDir()
 	rep := seedReport(t)

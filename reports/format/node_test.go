@@ -16,7 +16,7 @@ import (
 func nodeModules(t *testing.T, pkg string) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		skip.Loudly(t, "node is not installed; cannot check reports against real consumers")
+		skip.Missing(t, "node is not installed; cannot check reports against real consumers")
 	}
 	var cands []string
 	if env := os.Getenv("SANDCHECK_NODE_MODULES"); env != "" {
@@ -29,7 +29,7 @@ func nodeModules(t *testing.T, pkg string) string {
 			return c
 		}
 	}
-	skip.Loudly(t, "npm package %s not found (run `npm install --prefix reports/format/testdata/node` or set SANDCHECK_NODE_MODULES)", pkg)
+	skip.Missing(t, "npm package %s not found (run `npm install --prefix reports/format/testdata/node` or set SANDCHECK_NODE_MODULES)", pkg)
 	return ""
 }
 

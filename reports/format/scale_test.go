@@ -126,7 +126,7 @@ func renderInChromium(tb testing.TB, bin, page string) (dom string, rendered tim
 func TestHTMLAtScale(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
-		skip.Loudly(t, "chromium is not installed (make deps-test); report.html was not measured in a browser")
+		skip.Missing(t, "chromium is not installed (make deps-test); report.html was not measured in a browser")
 	}
 	for _, sh := range scaleShapes {
 		t.Run(sh.name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestHTMLAtScale(t *testing.T) {
 func BenchmarkHTMLAtScale(b *testing.B) {
 	bin := chromium()
 	if bin == "" {
-		skip.Loudly(b, "chromium is not installed (make deps-test)")
+		skip.Missing(b, "chromium is not installed (make deps-test)")
 	}
 	for _, sh := range scaleShapes {
 		b.Run(sh.name, func(b *testing.B) {

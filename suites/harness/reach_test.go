@@ -15,7 +15,7 @@ import (
 // TestOpenRefusesUnreachableShim: a trial that no command checked first (go test ./suites, a
 // runner's trial on another host) refuses in Open: its scenarios fail, none passes.
 func TestOpenRefusesUnreachableShim(t *testing.T) {
-	skip.If(t, os.Geteuid() != 0, "the sandbox's user is created and switched to as root")
+	skip.UnlessRoot(t, "the sandbox's user is created and switched to as root")
 	private, err := os.MkdirTemp("/tmp", "sandcheck-open-reach-") // 0700, root's: as /root
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func TestMainPrintsOneFrame(t *testing.T) {
 func TestDirectRecordsConnectApartFromRead(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.77:80")
 	if err != nil {
-		skip.Loudly(t, "cannot listen on port 80 here (needs root): %v", err)
+		skip.Missing(t, "cannot listen on port 80 here (needs root): %v", err)
 	}
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -268,7 +268,7 @@ func TestListenersSeeAListeningSocket(t *testing.T) {
 	defer ln.Close()
 	ln6, err := net.Listen("tcp6", "[::1]:0")
 	if err != nil {
-		t.Skipf("no IPv6 loopback: %v", err)
+		skip.Missing(t, "no IPv6 loopback: %v", err)
 	}
 	defer ln6.Close()
 	port, port6 := ln.Addr().(*net.TCPAddr).Port, ln6.Addr().(*net.TCPAddr).Port

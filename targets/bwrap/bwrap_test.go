@@ -17,9 +17,9 @@ import (
 // hidden, and the network namespace is not the host's.
 func TestRealBwrap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		skip.Loudly(t, "bwrap not installed (run `make deps`)")
+		skip.Missing(t, "bwrap not installed (run `make deps`)")
 	}
-	skip.If(t, os.Geteuid() != 0, "needs root (bwrap --unshare-all as an unprivileged user needs user namespaces)")
+	skip.UnlessRoot(t, "bwrap --unshare-all as an unprivileged user needs user namespaces")
 	tg, err := targets.New(Name, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ echo x > ` + filepath.Join(dir, "outside") + ` 2>/dev/null && echo ESCAPED-PAREN
 // fault's shim put first there is what runs.
 func TestShimSeam(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		skip.Loudly(t, "bwrap not installed (run `make deps`)")
+		skip.Missing(t, "bwrap not installed (run `make deps`)")
 	}
 	shimDir := t.TempDir()
 	shim := filepath.Join(shimDir, "bwrap")

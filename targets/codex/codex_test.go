@@ -31,10 +31,10 @@ func TestOverrides(t *testing.T) {
 func TestRealCodex(t *testing.T) {
 	p, err := Locate("")
 	if err != nil {
-		skip.Loudly(t, "%v", err)
+		skip.Missing(t, "%v", err)
 	}
 	if home, _ := os.UserHomeDir(); home == "" || strings.HasPrefix(home, "/tmp") {
-		skip.Loudly(t, "HOME=%q: Codex needs a HOME outside /tmp", home)
+		skip.Missing(t, "HOME=%q: Codex needs a HOME outside /tmp", home)
 	}
 	tg, err := targets.New(Name, map[string]string{"path": p})
 	if err != nil {
@@ -114,7 +114,7 @@ func TestUndrivableWithoutSandboxCommand(t *testing.T) {
 func TestPinnedCodexIsDrivable(t *testing.T) {
 	tg, err := New("")
 	if err != nil {
-		skip.Loudly(t, "%v", err)
+		skip.Missing(t, "%v", err)
 	}
 	if why := tg.Undrivable(); why != "" {
 		t.Fatalf("pinned codex %s: %s", tg.Version(), why)

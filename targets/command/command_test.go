@@ -55,9 +55,9 @@ func TestSettingsErrors(t *testing.T) {
 // declared capabilities and reach are what the target reports.
 func TestRealSandboxFromTemplates(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		skip.Loudly(t, "bwrap not installed (run `make deps`)")
+		skip.Missing(t, "bwrap not installed (run `make deps`)")
 	}
-	skip.If(t, os.Geteuid() != 0, "needs root for bwrap --unshare-net")
+	skip.UnlessRoot(t, "bwrap --unshare-net")
 	argv := []string{"bwrap", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--bind", "{{.Workspace}}", "{{.Workspace}}",
 		"--ro-bind", "{{.PolicyFile}}", "{{.PolicyFile}}", "--chdir", "{{.Workspace}}", "--", "sh", "-c", "cat {{.PolicyFile}}; {{.Command}}"}
 	tg, err := targets.New(Name, settings(argv, map[string]string{

@@ -17,7 +17,7 @@ import (
 // are blacklisted, and the network namespace is not the host's.
 func TestRealFirejail(t *testing.T) {
 	if _, err := exec.LookPath("firejail"); err != nil {
-		skip.Loudly(t, "firejail not installed (run `make deps`; Debian package firejail)")
+		skip.Missing(t, "firejail not installed (run `make deps`; Debian package firejail)")
 	}
 	tg, err := targets.New(Name, map[string]string{})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // not have stops Prepare with the host's word for it, and a login that is not root is refused
 // up front (fixtures need root), naming what to change; closing the host sweeps after the users.
 func TestRemotePrepareReadiesUsers(t *testing.T) {
-	skip.If(t, os.Geteuid() != 0, "the stand-ins log in as root")
+	skip.UnlessRoot(t, "the stand-ins log in as root")
 	exe, _ := hosttest.WSLStub(t)
 	ctx := context.Background()
 	// The stand-in's distribution is this machine, and its run directories go to a TMPDIR of

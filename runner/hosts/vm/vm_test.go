@@ -26,9 +26,9 @@ func requireVM(t testing.TB) {
 	t.Helper()
 	skip.Short(t, "VM boots")
 	if _, err := exec.LookPath(QEMU); err != nil {
-		skip.Loudly(t, "%s not installed (scripts/vm-deps.sh): the vm host cannot be tested here", QEMU)
+		skip.Missing(t, "%s not installed (scripts/vm-deps.sh): the vm host cannot be tested here", QEMU)
 	}
-	skip.If(t, os.Geteuid() != 0, "building the VM root filesystem needs root (debootstrap)")
+	skip.UnlessRoot(t, "building the VM root filesystem (debootstrap)")
 }
 
 // testVM prepares a vm host of kernel suite, booting this test binary as its agent.

@@ -54,7 +54,7 @@ func (l *frameLog) frames(t *testing.T, nonce string, id int) (fs []Frame, out, 
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	skip.If(t, os.Geteuid() != 0, "jobs run in a mount namespace of their own, which needs root")
+	skip.UnlessRoot(t, "jobs run in a mount namespace of their own")
 }
 
 // A job runs with the job's environment, in a mount namespace of its own with an empty /tmp;

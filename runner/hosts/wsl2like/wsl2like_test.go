@@ -25,9 +25,9 @@ func bootable(t *testing.T, c Config) *Host {
 	t.Helper()
 	skip.Short(t, "VM boots")
 	if _, err := exec.LookPath(vm.QEMU); err != nil {
-		skip.Loudly(t, "%s not installed (scripts/vm-deps.sh): the wsl2-like host cannot be tested here", vm.QEMU)
+		skip.Missing(t, "%s not installed (scripts/vm-deps.sh): the wsl2-like host cannot be tested here", vm.QEMU)
 	}
-	skip.If(t, os.Geteuid() != 0, "building the VM root filesystem needs root (debootstrap)")
+	skip.UnlessRoot(t, "building the VM root filesystem (debootstrap)")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

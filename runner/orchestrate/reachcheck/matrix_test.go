@@ -19,7 +19,7 @@ import (
 // same given as --target-settings is named by the flag, as --target-path by that flag; as root
 // the run goes on.
 func TestMatrixNamesTheField(t *testing.T) {
-	skip.If(t, os.Geteuid() != 0, "the sandbox's user is created and switched to as root")
+	skip.UnlessRoot(t, "the sandbox's user is created and switched to as root")
 	skip.UnlessTools(t, "Debian: apt-get install bubblewrap", "bwrap")
 	private, err := os.MkdirTemp("/tmp", "sandcheck-orchestrate-reach-") // 0700, root's: as /root
 	if err != nil {

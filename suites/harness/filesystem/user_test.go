@@ -28,7 +28,7 @@ const noSandbox = `{"argv": ["sh", "-c", "{{.Command}}"], "capabilities": ["writ
 
 func noSandboxConfig(t *testing.T, user string) harness.Config {
 	t.Helper()
-	skip.If(t, os.Geteuid() != 0, "switching users and creating the dedicated account need root")
+	skip.UnlessRoot(t, "switching users and creating the dedicated account")
 	return harness.Config{Target: "command", TargetSettings: noSandbox, Hostnames: "name", Timeout: 20 * time.Second,
 		WorkDir: os.TempDir(), User: user}
 }

@@ -33,7 +33,7 @@ var recordedFaults = []string{"none", "bridge-absent", "bridge-late", "bridge-mi
 // must classify as is asserted by suites/classify's tests.
 func TestRecordClassifyTestdata(t *testing.T) {
 	if os.Getenv("SANDCHECK_RECORD") != "1" {
-		skip.Loudly(t, "recorder only; set SANDCHECK_RECORD=1 to re-record suites/classify/testdata from real srt runs")
+		skip.Tier(t, "recorder only; set SANDCHECK_RECORD=1 to re-record suites/classify/testdata from real srt runs")
 	}
 	for _, f := range recordedFaults {
 		t.Run(f, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // The main goroutine keeps the main thread, so startUnder's thread is another one: Go never ends
@@ -17,9 +19,7 @@ func init() { runtime.LockOSThread() }
 // A command run under binds sees them, read-only where asked, and nothing else of this process
 // does: the mount namespace is the command's alone.
 func TestRunUnderBinds(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: mount namespaces need root")
-	}
+	skip.UnlessRoot(t, "mount namespaces")
 	dir := t.TempDir()
 	hosts := dir + "/hosts"
 	os.WriteFile(hosts, []byte("198.18.0.2 allowed.sandcheck.test\n"), 0o644)
@@ -44,9 +44,7 @@ func TestRunUnderBinds(t *testing.T) {
 // PR_SET_PDEATHSIG it is the command's parent, and bwrap --die-with-parent exec'd as the command
 // died with it. The thread is the one task of this process in the command's mount namespace.
 func TestForkingThreadOutlivesTheCommand(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: mount namespaces need root")
-	}
+	skip.UnlessRoot(t, "mount namespaces")
 	dir := t.TempDir()
 	os.WriteFile(dir+"/a", nil, 0o644)
 	os.WriteFile(dir+"/b", nil, 0o644)

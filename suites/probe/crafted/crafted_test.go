@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/pty"
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // lineServer answers every connection's first line with "got LINE".
@@ -57,7 +58,7 @@ func TestThroughIOURing(t *testing.T) {
 	for _, addr := range []string{sock, abs} {
 		r := Send(Request{ID: "u", Via: ViaUringUnix, Addr: addr}, s.Nonce, s.Timeout)
 		if r.Errno == "ENOSYS" || strings.Contains(r.Err, "io_uring_setup") {
-			t.Skipf("io_uring not available here: %s", r.Err)
+			skip.Missing(t, "io_uring not available here: %s", r.Err)
 		}
 		if !r.Connected || r.Body != "got "+Payload("n1", "u")+"\n" {
 			t.Errorf("uring-unix %s: %+v", addr, r)
@@ -99,13 +100,19 @@ func TestSOCKSRequestBytes(t *testing.T) {
 
 // TestTIOCSTI: the probe's TIOCSTI lands in the input queue of its controlling terminal,
 // where the terminal's reader finds it; without one (a new session, as bwrap --new-session
-// gives) an unprivileged caller is refused.
+// gives) an unprivileged caller is refused. On a kernel that turned legacy TIOCSTI off
+// (dev.tty.legacy_tiocsti=0, Linux 6.2 on) an unprivileged caller is refused with EIO either way,
+// and the probe must say so; a caller with CAP_SYS_ADMIN still pushes, so the probe's push is
+// measured on every kernel and the test needs no kernel knob.
 func TestTIOCSTI(t *testing.T) {
-	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
-		t.Skip("TIOCSTI is disabled on this kernel (dev.tty.legacy_tiocsti=0)")
+	skip.UnlessRoot(t, "running the child as another user")
+	legacy := true // before 6.2 there is no knob: always on
+	if b, err := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); err == nil {
+		legacy = strings.TrimSpace(string(b)) != "0"
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the child as another user")
+	refused := "EPERM" // not the caller's terminal
+	if !legacy {
+		refused = "EIO"
 	}
 	// A copy the other user can run (go's build directory is root's).
 	dir, err := os.MkdirTemp("", "sandcheck-probe-test-")
@@ -118,20 +125,32 @@ func TestTIOCSTI(t *testing.T) {
 	if b, err := os.ReadFile(os.Args[0]); err != nil || os.WriteFile(self, b, 0o755) != nil {
 		t.Fatalf("copy the test binary: %v", err)
 	}
-	for _, ctty := range []bool{true, false} {
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534} // not root, whose CAP_SYS_ADMIN pushes into any terminal
+	cases := []struct {
+		name     string
+		ctty     bool
+		cred     *syscall.Credential // nil: root
+		injected bool
+		errno    string // the probe's errno when refused
+	}{
+		{"unprivileged, controlling terminal", true, nobody, legacy, map[bool]string{true: "", false: "EIO"}[legacy]},
+		{"unprivileged, no controlling terminal", false, nobody, false, refused},
+		{"CAP_SYS_ADMIN, controlling terminal", true, nil, true, ""},
+	}
+	for _, c := range cases {
 		p, err := pty.Open()
 		if err != nil {
-			t.Skip(err)
+			skip.Missing(t, "no pseudo-terminal: %v", err)
 		}
 		cmd := exec.Command(self, "-test.run", "^$")
 		cmd.Env = append(os.Environ(), "SANDCHECK_PROBE_TEST_TIOCSTI=1")
 		cmd.Stdin = p.Slave
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		// Another user than root, whose CAP_SYS_ADMIN would push into any terminal.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: c.ctty, Ctty: 0, Credential: c.cred}
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("helper: %v\n%s", err, out.String())
+			p.Close()
+			t.Fatalf("%s: helper: %v\n%s", c.name, err, out.String())
 		}
 		got, err := p.Injected()
 		p.Close()
@@ -139,11 +158,11 @@ func TestTIOCSTI(t *testing.T) {
 			t.Fatalf("read the terminal's input queue: %v", err)
 		}
 		injected := strings.Contains(string(got), Payload("n2", "tty"))
-		if injected != ctty || ctty != strings.Contains(out.String(), "connected=true") {
-			t.Errorf("controlling terminal %v: queue %q, probe said %s", ctty, got, out.String())
+		if injected != c.injected || c.injected != strings.Contains(out.String(), "connected=true") {
+			t.Errorf("%s (legacy TIOCSTI %v): queue %q, probe said %s", c.name, legacy, got, out.String())
 		}
-		if !ctty && !strings.Contains(out.String(), "EPERM") {
-			t.Errorf("without a controlling terminal: %s, want EPERM", out.String())
+		if c.errno != "" && !strings.Contains(out.String(), "errno="+c.errno+" ") {
+			t.Errorf("%s (legacy TIOCSTI %v): %s, want errno %s", c.name, legacy, out.String(), c.errno)
 		}
 	}
 }

@@ -42,4 +42,5 @@ var names = map[syscall.Errno]string{
 	syscall.EXDEV: "EXDEV", syscall.EISDIR: "EISDIR", syscall.ENOTDIR: "ENOTDIR", syscall.ENXIO: "ENXIO",
 	syscall.ELOOP: "ELOOP",
 	syscall.EBUSY: "EBUSY", // a mount point: a masked path cannot be moved or removed
+	syscall.EIO:   "EIO",   // TIOCSTI where the kernel turned legacy TIOCSTI off (dev.tty.legacy_tiocsti=0)
 }

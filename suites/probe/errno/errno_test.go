@@ -15,6 +15,7 @@ func TestName(t *testing.T) {
 	}{
 		{&os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}, "ECONNREFUSED"},
 		{fmt.Errorf("rename: %w", syscall.EXDEV), "EXDEV"},
+		{fmt.Errorf("fd 0: TIOCSTI: %w; /dev/tty: TIOCSTI: %w", syscall.EIO, syscall.EIO), "EIO"},
 		{os.ErrDeadlineExceeded, "ETIMEDOUT"},
 		// Only the text of the cause is left (net.DNSError keeps it so).
 		{errors.New("lookup x: " + syscall.ENETUNREACH.Error()), "ENETUNREACH"},

@@ -14,9 +14,7 @@ import (
 
 // The archive is what the kernel unpacks: check it with the real cpio(1) where present.
 func TestCPIOIsNewcArchive(t *testing.T) {
-	if _, err := exec.LookPath("cpio"); err != nil {
-		skip.Loudly(t, "cpio not installed")
-	}
+	skip.UnlessTools(t, "make deps-test", "cpio")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	os.WriteFile(src, []byte("abcde"), 0o644)
