@@ -145,7 +145,7 @@ func keepsCI(sudo string) bool {
 		}
 		if list, ok := strings.CutPrefix(f, "--preserve-env="); ok {
 			for _, v := range strings.Split(list, ",") {
-				if v == EnvCI {
+				if v == CIVar {
 					return true
 				}
 			}

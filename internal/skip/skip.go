@@ -21,19 +21,19 @@ import (
 	"testing"
 )
 
-// EnvLong selects the long tier of the tests ("1").
-const EnvLong = "SANDCHECK_LONG"
+// LongTierVar selects the long tier of the tests ("1"): a test knob, read here, not a setting.
+const LongTierVar = "SANDCHECK_LONG"
 
-// EnvCI is true where CI runs the tests: GitHub Actions sets it for every step, .ci/run
+// CIVar is true where CI runs the tests: GitHub Actions sets it for every step, .ci/run
 // exports it.
-const EnvCI = "CI"
+const CIVar = "CI"
 
 // geteuid is os.Geteuid; the tests replace it to see both sides of UnlessRoot.
 var geteuid = os.Geteuid
 
 // InCI says whether the environment says CI ($CI true, as strconv.ParseBool reads it).
 func InCI() bool {
-	ci, _ := strconv.ParseBool(os.Getenv(EnvCI))
+	ci, _ := strconv.ParseBool(os.Getenv(CIVar))
 	return ci
 }
 
@@ -61,7 +61,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if InCI() {
 		t.Fatalf("MISSING IN CI: %s\n(%s=true: CI must provide this; a skip here would pass having measured nothing)",
-			fmt.Sprintf(format, args...), EnvCI)
+			fmt.Sprintf(format, args...), CIVar)
 	}
 	loudly(t, format, args...)
 }
@@ -78,8 +78,8 @@ func Short(t testing.TB, what string) {
 // what it costs.
 func UnlessLong(t testing.TB, what string) {
 	t.Helper()
-	if os.Getenv(EnvLong) != "1" {
-		Tier(t, "long tier: set %s=1 (%s)", EnvLong, what)
+	if os.Getenv(LongTierVar) != "1" {
+		Tier(t, "long tier: set %s=1 (%s)", LongTierVar, what)
 	}
 }
 

@@ -47,9 +47,9 @@ func runFake(helper func(tb testing.TB)) *fakeTB {
 
 // setCI sets $CI for this test ("" unsets it), restoring it afterwards.
 func setCI(t *testing.T, v string) {
-	t.Setenv(EnvCI, v)
+	t.Setenv(CIVar, v)
 	if v == "" {
-		os.Unsetenv(EnvCI)
+		os.Unsetenv(CIVar)
 	}
 }
 
@@ -80,7 +80,7 @@ func TestKinds(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+"/CI="+ci, func(t *testing.T) {
 				setCI(t, ci)
-				t.Setenv(EnvLong, "")
+				t.Setenv(LongTierVar, "")
 				f := runFake(c.helper)
 				switch {
 				case c.missing && inCI:
