@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strings"
 
-	classbypass "github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -21,8 +20,8 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
+	bypasstrial "github.com/sandcheck/sandcheck/suites/bypass/trial"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	bypasstrial "github.com/sandcheck/sandcheck/suites/harness/bypass"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/targets"
@@ -33,7 +32,7 @@ import (
 type bypassCase struct {
 	id, what string
 	req      func(f *nethost.Hosts) crafted.Request
-	// allowedOK and policyRefusal: see classbypass.Case.
+	// allowedOK and policyRefusal: see bypasstrial.Case.
 	allowedOK, policyRefusal bool
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
@@ -128,7 +127,7 @@ func (s bypassSession) describe() {
 				return // nothing selected can be judged: no sandbox to start
 			}
 			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
-				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []classbypass.Case) {
+				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []bypasstrial.Case) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
 			Expect(err).NotTo(HaveOccurred(), "bypass trial setup")
@@ -169,8 +168,8 @@ func (s bypassSession) describe() {
 
 // build turns the selected cases of the classes the target can be judged on into requests for
 // the running fixture, with the proxy controls when any of them goes through the proxy.
-func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []classbypass.Case {
-	var out []classbypass.Case
+func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[string]string) []bypasstrial.Case {
+	var out []bypasstrial.Case
 	proxy := false
 	for _, c := range s.classes {
 		if skips[c.class] != "" {
@@ -182,15 +181,15 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			}
 			r := bc.req(f)
 			r.ID = c.class + "." + bc.id
-			proxy = proxy || classbypass.ViaProxy(r.Via)
-			out = append(out, classbypass.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
+			proxy = proxy || bypasstrial.ViaProxy(r.Via)
+			out = append(out, bypasstrial.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
 		}
 	}
 	if proxy && !s.noControls {
 		for _, bc := range controls() {
 			r := bc.req(f)
 			r.ID = bc.id
-			out = append(out, classbypass.Case{Raw: r, AllowedOK: true, Control: true})
+			out = append(out, bypasstrial.Case{Raw: r, AllowedOK: true, Control: true})
 		}
 	}
 	return out
@@ -199,7 +198,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 // bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
 // check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
 // VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r classbypass.CaseResult) model.Breach {
+func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r bypasstrial.CaseResult) model.Breach {
 	via := ""
 	for _, c := range bt.Cases {
 		if c.Name == name {

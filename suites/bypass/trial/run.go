@@ -1,10 +1,10 @@
 //go:build linux
 
-// Package bypass runs bypass-class trials: the fixture with its extra hosts in a private host
+// Package trial is the bypass family's trial: the fixture with its extra hosts in a private host
 // namespace, the requests that use no proxy first made without the sandbox (positive controls),
-// then every case's request under the target, each case classified by what the client saw and
-// what the fixture logged.
-package bypass
+// then every case's request under the target (run.go), each case classified by what the client
+// saw and what the fixture logged (classify.go).
+package trial
 
 import (
 	"cmp"
@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
-	classbypass "github.com/sandcheck/sandcheck/suites/classify/bypass"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -37,7 +36,7 @@ type Trial struct {
 	Denied   nethost.Host       `json:"denied"`
 	Extra    *nethost.Extras    `json:"extra,omitempty"`
 	Names    []nethost.Name     `json:"names,omitempty"`
-	Cases    []classbypass.Case `json:"cases"`
+	Cases    []Case `json:"cases"`
 	harness.SandboxRun
 	Nonce string      `json:"nonce"`
 	Hits  []model.Hit `json:"fixture_hits"`
@@ -47,7 +46,7 @@ type Trial struct {
 	UnsandboxedHits []model.Hit        `json:"unsandboxed_hits,omitempty"`
 	// Injected is what the caller's terminal held after the sandboxed run (tty class).
 	Injected string             `json:"injected,omitempty"`
-	Result   classbypass.Result `json:"result"`
+	Result   Result `json:"result"`
 }
 
 // Plan describes one bypass session (one or more classes sharing a policy): its fixture
@@ -55,7 +54,7 @@ type Trial struct {
 type Plan struct {
 	Class string // names the session in the evidence
 	Names []nethost.Name
-	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []classbypass.Case)
+	Build func(f *nethost.Hosts, target targets.Target) (targets.Policy, []Case)
 	// Session changes the sandboxed session further (a settings patch).
 	Session func(*targets.Session)
 	// TTY runs the sandbox (and the unsandboxed control) with a terminal of the fixture's as its
@@ -87,11 +86,11 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	denyAll := targets.DenyAll(t.Target)
 	var send, direct []crafted.Request
 	for _, c := range cases {
-		if c.NotApplicable != "" || denyAll && classbypass.ViaProxy(c.Raw.Via) {
+		if c.NotApplicable != "" || denyAll && ViaProxy(c.Raw.Via) {
 			continue
 		}
 		send = append(send, c.Raw)
-		if !classbypass.ViaProxy(c.Raw.Via) {
+		if !ViaProxy(c.Raw.Via) {
 			direct = append(direct, c.Raw)
 		}
 	}
@@ -137,7 +136,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		}
 	}
 	done := phases.Time(phases.Classify)
-	bt.Result = classbypass.Classify(classbypass.Input{
+	bt.Result = Classify(Input{
 		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
 		Nonce: t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
 		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,

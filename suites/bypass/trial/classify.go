@@ -1,14 +1,4 @@
-// Package bypass judges bypass trials: crafted requests (crafted.Request), each a case of a bypass
-// class, judged one by one. The rules are the network scenario's, case by case. What the fixture
-// servers logged comes first: a hit on anything but the allowed host (or on the allowed host, for a
-// case that must not reach it) that names the case makes it non-enforcing, whatever else happened;
-// a hit that names no case makes every case that could have caused it non-enforcing. `correct`
-// needs positive proof: the case reported and refused, and the way it went shown to work: for a
-// request through the proxy, the allowed host reached through the same proxy in the same run (the
-// class's control); for a request that uses no proxy, the same request made without the sandbox
-// reaching its fixture (the unsandboxed control), else the case proves nothing and is
-// not-applicable.
-package bypass
+package trial
 
 import (
 	"cmp"
@@ -24,6 +14,17 @@ import (
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
+
+// How bypass trials are judged: crafted requests (crafted.Request), each a case of a bypass
+// class, judged one by one. The rules are the network scenario's, case by case. What the fixture
+// servers logged comes first: a hit on anything but the allowed host (or on the allowed host, for a
+// case that must not reach it) that names the case makes it non-enforcing, whatever else happened;
+// a hit that names no case makes every case that could have caused it non-enforcing. `correct`
+// needs positive proof: the case reported and refused, and the way it went shown to work: for a
+// request through the proxy, the allowed host reached through the same proxy in the same run (the
+// class's control); for a request that uses no proxy, the same request made without the sandbox
+// reaching its fixture (the unsandboxed control), else the case proves nothing and is
+// not-applicable.
 
 // Case is one crafted request and what it may reach.
 type Case struct {

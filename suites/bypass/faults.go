@@ -1,0 +1,107 @@
+package bypass
+
+// The bypass family's known-bad faults: each makes the real sandbox show one bypass class
+// through a seam it offers (its proxy ports, its seccomp helper's path, the bwrap on PATH).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/fixtures/seccomp"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/bypass/badproxy"
+	"github.com/sandcheck/sandcheck/targets"
+)
+
+func init() {
+	faults.Register(&faults.Fault{
+		Name: "bad-proxy",
+		Summary: "an allow-list proxy with known matching bugs replaces srt's own (httpProxyPort/socksProxyPort): " +
+			"it enforces srt's allowedDomains/deniedDomains, correctly but for the bugs chosen (suites/bypass/badproxy)",
+		Expect: model.NonEnforcing,
+		Params: []faults.Param{{Name: "bug", Default: "all", Help: "the bugs, joined by +: " + strings.Join(badproxy.AllBugs, ", ") + " (or all)",
+			Check: func(v string) error { _, err := badproxy.ParseBugs(v); return err }}},
+		Seams: []model.Seam{model.ProxyPorts, model.SettingsFormat("srt")},
+		Scope: faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		bugs, err := badproxy.ParseBugs(in.Params["bug"])
+		if err != nil {
+			return err
+		}
+		if in.Lookup == nil {
+			return fmt.Errorf("no fixture hosts to resolve against")
+		}
+		p, err := badproxy.Start(badproxy.Options{Bugs: bugs, Listen: in.Listen, Dial: in.Dial, Lookup: in.Lookup, Own: in.Own})
+		if err != nil {
+			return err
+		}
+		in.OnCleanup(p.Close)
+		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
+			net := targets.SettingsObject(s, "network")
+			// The proxy enforces the lists srt was given, as srt's own would.
+			p.SetPolicy(targets.SettingsStrings(net["allowedDomains"]), targets.SettingsStrings(net["deniedDomains"]))
+			net["httpProxyPort"] = p.HTTPPort
+			net["socksProxyPort"] = p.SOCKSPort
+		}))
+		return nil
+	})
+	faults.Register(&faults.Fault{
+		Name: "srt-seccomp",
+		Summary: "srt's seccomp helper (seccomp.applyPath) is replaced: mode=none runs the command unfiltered, " +
+			"mode=socket-only filters socket(AF_UNIX) but not io_uring, as srt's helper did before io_uring joined its filter",
+		Expect: model.NonEnforcing,
+		Params: []faults.Param{{Name: "mode", Default: "none", Help: "none or socket-only"}},
+		Seams:  []model.Seam{model.SettingsFormat("srt")},
+		Scope:  faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		var body string
+		switch in.Params["mode"] {
+		case "none":
+			body = `exec "$@"`
+		case "socket-only":
+			if in.ProbeBin == "" {
+				return fmt.Errorf("no sandcheck binary to run the seccomp stand-in")
+			}
+			body = fmt.Sprintf(`exec '%s' %s "$@"`, in.ProbeBin, seccomp.Arg)
+		default:
+			return fmt.Errorf("mode=%q: want none or socket-only", in.Params["mode"])
+		}
+		dir := filepath.Join(in.Dir, "fault-seccomp")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		helper := filepath.Join(dir, "apply-seccomp")
+		script := "#!/bin/sh\n# sandcheck fault srt-seccomp: a seccomp helper that filters less than srt's own\n" + body + "\n"
+		if err := os.WriteFile(helper, []byte(script), 0o755); err != nil {
+			return err
+		}
+		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
+			targets.SettingsObject(s, "seccomp")["applyPath"] = helper
+		}))
+		return nil
+	})
+	faults.Register(&faults.Fault{
+		Name: "fs-unmask",
+		Summary: "bwrap loses every mount that hides or pins a path of the trial (read-deny masks, write-deny " +
+			"and ancestor re-binds): denied reads readable, protected files writable, masked paths movable",
+		Expect: model.NonEnforcing,
+		Seams:  []model.Seam{model.OnPath("bwrap")},
+		Scope:  faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		r, err := faults.RealTool("bwrap")
+		if err != nil {
+			return err
+		}
+		return faults.Shim(in, "bwrap-unmask.sh", "bwrap", map[string]any{"RealBwrap": r, "Prefix": in.Dir})
+	})
+	faults.Register(&faults.Fault{
+		Name:    "tty-shared",
+		Summary: "bwrap runs the sandbox without --new-session: the command keeps the caller's terminal as its controlling one (CVE-2017-5226)",
+		Expect:  model.NonEnforcing,
+		Seams:   []model.Seam{model.OnPath("bwrap")},
+		Scope:   faults.ScopeBypass,
+	}, faults.BwrapShim("tty-shared"))
+}
