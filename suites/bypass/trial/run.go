@@ -29,14 +29,14 @@ import (
 // client saw, what the fixture servers logged, and the unsandboxed controls.
 type Trial struct {
 	harness.Subject
-	Class    string             `json:"class"` // the session: the classes it holds
-	Policy   targets.Policy     `json:"policy"`
-	Settings json.RawMessage    `json:"settings,omitempty"`
-	Allowed  nethost.Host       `json:"allowed"`
-	Denied   nethost.Host       `json:"denied"`
-	Extra    *nethost.Extras    `json:"extra,omitempty"`
-	Names    []nethost.Name     `json:"names,omitempty"`
-	Cases    []Case `json:"cases"`
+	Class    string          `json:"class"` // the session: the classes it holds
+	Policy   targets.Policy  `json:"policy"`
+	Settings json.RawMessage `json:"settings,omitempty"`
+	Allowed  nethost.Host    `json:"allowed"`
+	Denied   nethost.Host    `json:"denied"`
+	Extra    *nethost.Extras `json:"extra,omitempty"`
+	Names    []nethost.Name  `json:"names,omitempty"`
+	Cases    []Case          `json:"cases"`
 	harness.SandboxRun
 	Nonce string      `json:"nonce"`
 	Hits  []model.Hit `json:"fixture_hits"`
@@ -45,7 +45,7 @@ type Trial struct {
 	Unsandboxed     *probe.Observation `json:"unsandboxed,omitempty"`
 	UnsandboxedHits []model.Hit        `json:"unsandboxed_hits,omitempty"`
 	// Injected is what the caller's terminal held after the sandboxed run (tty class).
-	Injected string             `json:"injected,omitempty"`
+	Injected string `json:"injected,omitempty"`
 	Result   Result `json:"result"`
 }
 
