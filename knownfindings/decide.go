@@ -2,6 +2,7 @@ package knownfindings
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/sandcheck/sandcheck/model"
 )
@@ -147,28 +148,42 @@ func cover(fs []Finding, b model.Breach, own bool) (Finding, bool) {
 	return Finding{}, false
 }
 
-// aggregates are the scenarios whose verdict sums up other scenarios' checks. A finding is never
-// keyed to one of them: it would hide every new failure of the checks inside.
-var aggregates = map[string]string{
-	"filesystem/isolation":      "the filesystem checks (filesystem/CHECK)",
-	"network/seed":              "the network channels (network/channel/CHANNEL)",
-	"network/enforcing":         "the network channels (network/channel/CHANNEL)",
-	"network/proxy-alive":       "the network channels (network/channel/CHANNEL)",
-	"network/allowed-reachable": "the network channels (network/channel/CHANNEL)",
-	// Claude Code's filesystem checks under each workspace trust state (suites/claudesettings).
-	"claude-settings/trust/trusted/filesystem":   "the filesystem checks (filesystem/CHECK)",
-	"claude-settings/trust/untrusted/filesystem": "the filesystem checks (filesystem/CHECK)",
-	"claude-settings/trust/fresh/filesystem":     "the filesystem checks (filesystem/CHECK)",
+// aggregates are the scenarios whose verdict sums up other scenarios' checks, as their families
+// declare them (DeclareAggregate). A finding is never keyed to one of them: it would hide every
+// new failure of the checks inside.
+var (
+	aggMu      sync.Mutex
+	aggregates = map[string]string{}
+)
+
+// DeclareAggregate says that a family's scenario sums up the checks of others (sums says which,
+// for messages). Families declare their aggregates from init, with the scenario's id.
+func DeclareAggregate(scenario, sums string) string {
+	aggMu.Lock()
+	defer aggMu.Unlock()
+	aggregates[scenario] = sums
+	return scenario
 }
 
 // IsAggregate reports whether a scenario's verdict sums up the checks of other scenarios.
 func IsAggregate(scenario string) bool {
+	aggMu.Lock()
+	defer aggMu.Unlock()
 	_, ok := aggregates[scenario]
 	return ok
 }
 
-// Aggregates lists the aggregate scenarios.
+func aggregateOf(scenario string) (string, bool) {
+	aggMu.Lock()
+	defer aggMu.Unlock()
+	what, ok := aggregates[scenario]
+	return what, ok
+}
+
+// Aggregates lists the aggregate scenarios declared.
 func Aggregates() []string {
+	aggMu.Lock()
+	defer aggMu.Unlock()
 	out := make([]string, 0, len(aggregates))
 	for s := range aggregates {
 		out = append(out, s)

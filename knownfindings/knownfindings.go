@@ -282,7 +282,7 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 			if err := p.nonEmpty(v, pre+"scenario", &f.Scenario); err != nil {
 				return err
 			}
-			if what, ok := aggregates[f.Scenario]; ok {
+			if what, ok := aggregateOf(f.Scenario); ok {
 				return p.errf(v, pre+"scenario", "%s sums up %s and is never a known finding by itself: key the finding to the check it breaches", f.Scenario, what)
 			}
 			if !strings.Contains(f.Scenario, "/") {

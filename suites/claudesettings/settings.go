@@ -43,6 +43,16 @@ type claudeCase struct {
 
 func (c claudeCase) scenario() string { return "claude-settings/" + c.group + "/" + c.name }
 
+// trustStates are the workspace trust states the trust cases run under; each one's filesystem
+// case sums up the filesystem checks of its trial: the family's aggregates, declared with their ids.
+var trustStates = func() []string {
+	states := []string{claudecode.TrustAccepted, claudecode.TrustDeclined, claudecode.TrustNone}
+	for _, tr := range states {
+		knownfindings.DeclareAggregate(claudeCase{group: "trust", name: tr + "/filesystem"}.scenario(), "the filesystem checks (filesystem/CHECK)")
+	}
+	return states
+}()
+
 // strict is sandbox.network.strictAllowlist: a non-allow-listed host is denied, never asked about.
 var strict = map[string]any{"network.strictAllowlist": true}
 
@@ -107,7 +117,7 @@ func claudeCases() []claudeCase {
 		}
 	}
 	// Workspace trust x the network and the filesystem check.
-	for _, tr := range []string{claudecode.TrustAccepted, claudecode.TrustDeclined, claudecode.TrustNone} {
+	for _, tr := range trustStates {
 		for _, fs := range []bool{false, true} {
 			c := claudeCase{group: "trust", name: tr + "/network", filesystem: fs, opt: claudecode.Options{Trust: tr},
 				config: map[string]string{claudecode.TrustAccepted: "a trusted workspace", claudecode.TrustDeclined: "an untrusted workspace (hasTrustDialogAccepted: false)",

@@ -1,4 +1,6 @@
-package core
+// Package concurrency is the concurrent sessions family: several sandboxes at once, each correct
+// through its own proxy, the workspace as it was once all have ended.
+package concurrency
 
 import (
 	"fmt"

@@ -1,4 +1,6 @@
-package core
+// Package filesystem is the filesystem isolation family: every check of the filesystem trial
+// (suites/harness/filesystem) as a scenario of its own, and filesystem/isolation summing them up.
+package filesystem
 
 import (
 	. "github.com/onsi/ginkgo/v2"
@@ -7,7 +9,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
+	fstrial "github.com/sandcheck/sandcheck/suites/harness/filesystem"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/suites/verdict"
@@ -18,15 +20,18 @@ import (
 // stays unreadable, and the files srt protects in the workspace cannot be created or changed.
 // Checks that need a capability the target does not claim (deny-read, protected files) are
 // reported not-applicable.
+// isolation sums up every check (filesystem/CHECK): the family's aggregate.
+var isolation = knownfindings.DeclareAggregate("filesystem/isolation", "the filesystem checks (filesystem/CHECK)")
+
 var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
-	var ft *filesystem.Trial
+	var ft *fstrial.Trial
 	var on knownfindings.Subject
 	var paths map[string]string
 
 	BeforeAll(func(ctx SpecContext) {
 		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
-		ft, err = filesystem.Run(ctx, cfg)
+		ft, err = fstrial.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "filesystem trial setup")
 		specreport.AttachEvidence(ft)
 		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
@@ -36,11 +41,11 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	// The aggregate: known only when each check it shows breached is a known finding of its own.
 	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
 		r := ft.Result
-		judge.Expect(on, model.Scenario{Name: "filesystem/isolation", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
-			Breaches: verdict.FSBreaches(r, filesystem.CheckNames(), paths)})
+		judge.Expect(on, model.Scenario{Name: isolation, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+			Breaches: verdict.FSBreaches(r, fstrial.CheckNames(), paths)})
 	})
 
-	for _, name := range filesystem.CheckNames() {
+	for _, name := range fstrial.CheckNames() {
 		scenario := verdict.FSScenario(name)
 		It(name, Label("fs-"+labelOf(name)), func() {
 			judge.FSCheck(ft, name, scenario, paths[name], on)

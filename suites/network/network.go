@@ -1,8 +1,9 @@
-// Package core holds the scenarios every sandbox is judged on: network egress per channel (the
-// seed's properties), filesystem isolation, untrusted or degraded configuration, fail-closed
-// honesty and concurrent sessions. Each file is one scenario family, a top-level Describe with
-// its family's label.
-package core
+// Package network is the network egress family: the seed's properties per channel (the allowed
+// host reachable, the denied one refused, the proxy alive) and each channel as a scenario of its
+// own, judged from what the fixture servers logged. Its trial and classifier are the shared
+// network plumbing (suites/harness/network, suites/classify), which the untrusted, fail-closed,
+// concurrency and claude-settings families drive too.
+package network
 
 import (
 	"fmt"
@@ -15,7 +16,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/harness/network"
+	nettrial "github.com/sandcheck/sandcheck/suites/harness/network"
 	"github.com/sandcheck/sandcheck/suites/judge"
 	"github.com/sandcheck/sandcheck/suites/specreport"
 	"github.com/sandcheck/sandcheck/suites/verdict"
@@ -56,8 +57,21 @@ func sortedChannels(r classify.Result) []string {
 	return chs
 }
 
+// The family's aggregates: each sums up the channels (network/channel/CHANNEL), so no known
+// finding is keyed to one of them.
+var (
+	seed             = aggregate("network/seed")
+	proxyAlive       = aggregate("network/proxy-alive")
+	enforcing        = aggregate("network/enforcing")
+	allowedReachable = aggregate("network/allowed-reachable")
+)
+
+func aggregate(name string) string {
+	return knownfindings.DeclareAggregate(name, "the network channels (network/channel/CHANNEL)")
+}
+
 var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
-	var nt *network.Trial
+	var nt *nettrial.Trial
 	var target targets.Target
 	var on knownfindings.Subject
 	var hosts verdict.Hosts
@@ -67,7 +81,7 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 		Expect(err).NotTo(HaveOccurred())
 		target, err = harness.NewTarget(cfg)
 		Expect(err).NotTo(HaveOccurred(), "target")
-		nt, err = network.Run(ctx, cfg)
+		nt, err = nettrial.Run(ctx, cfg)
 		Expect(err).NotTo(HaveOccurred(), "network trial setup")
 		specreport.AttachEvidence(nt)
 		on = judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
@@ -82,26 +96,26 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 
 	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
 		r := nt.Result
-		judge.Expect(on, model.Scenario{Name: "network/seed", Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+		judge.Expect(on, model.Scenario{Name: seed, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
 			Breaches: verdict.NetworkBreaches(r, "", hosts)})
 	})
 
 	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
 		if !targets.Has(target, model.CapProxyAllowList) {
-			judge.NotApplicable("network/proxy-alive", fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), model.CapProxyAllowList))
+			judge.NotApplicable(proxyAlive, fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), model.CapProxyAllowList))
 		}
-		property("network/proxy-alive", model.ProxyDead)
+		property(proxyAlive, model.ProxyDead)
 	})
 
 	It("enforces the allow-list on every channel (seed outcome 2: proxy up but not enforcing)", Label("seed", "security"), func() {
-		property("network/enforcing", model.NonEnforcing)
+		property(enforcing, model.NonEnforcing)
 	})
 
 	It("lets the allowed host through", Label("policy"), func() {
 		if targets.DenyAll(target) {
-			judge.NotApplicable("network/allowed-reachable", target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
+			judge.NotApplicable(allowedReachable, target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
 		}
-		property("network/allowed-reachable", model.AllowedBlocked)
+		property(allowedReachable, model.AllowedBlocked)
 	})
 
 	for _, ch := range model.AllChannels {

@@ -1,4 +1,6 @@
-package core
+// Package untrusted is the untrusted or degraded configuration family: the sandbox either
+// enforces or fails loudly when its settings are missing, empty, invalid or unreadable.
+package untrusted
 
 import (
 	"fmt"

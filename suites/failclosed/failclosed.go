@@ -1,4 +1,7 @@
-package core
+// Package failclosed is the fail-closed honesty family: under each condition that takes
+// enforcement away (a helper missing, no namespaces, a port taken), the sandbox refuses loudly
+// or still enforces; it never runs the command unconfined or with a dead proxy in silence.
+package failclosed
 
 import (
 	"fmt"
