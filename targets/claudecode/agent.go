@@ -32,8 +32,13 @@ var (
 	exitLine = regexp.MustCompile(`^Exit code (-?\d+)\s*(\n|$)`)
 	// Newer versions append what the sandbox refused, one line each.
 	violations = regexp.MustCompile(`(?s)<sandbox_violations>(.*?)</sandbox_violations>`)
-	// An output past Claude Code's limit is saved to a file; the model gets a preview.
-	persisted = regexp.MustCompile(`(?s)<persisted-output>\s*([^\n]*)`)
+	// An output past Claude Code's limit is saved to a file; the model gets a preview. Claude Code
+	// wraps it so, from the result's first byte (2.1.215 and 2.1.332; newer ones carry marker lines
+	// such as <artifact-content-authored-by-others/> before the line saying where): anywhere else
+	// the tag is the command's own output, which must not make a trial a harness error.
+	persisted = regexp.MustCompile(`\A<persisted-output>\n(?:<[a-z-]+/>\n)*` +
+		`(Output too large \([^\n]*\)\. Full output saved to: [^\n]+|Output exceeded the [^\n]+ persist limit; only the first [^\n]+ were saved to: [^\n]+)\n` +
+		`(?s:.*)</persisted-output>`)
 )
 
 func firstLine(s string) string {

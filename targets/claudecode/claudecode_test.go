@@ -83,6 +83,13 @@ func TestOverrideReachesDottedKeys(t *testing.T) {
 	}
 }
 
+// persistedResult is a tool result as Claude Code writes it when it saved the output to a file
+// (its function that wraps a persisted result: the tag, the line saying where, a preview, the
+// closing tag).
+func persistedResult(where string) string {
+	return "<persisted-output>\n" + where + "\n\nPreview (first 2KB):\nSANDCHECK-SANDBOX-RAN n\n...\n</persisted-output>"
+}
+
 func TestInterpret(t *testing.T) {
 	res := func(content string, isErr bool) *scriptedmodel.ToolResult {
 		return &scriptedmodel.ToolResult{Content: content, IsError: isErr}
@@ -101,8 +108,23 @@ func TestInterpret(t *testing.T) {
 		{"refused without a status", scriptedmodel.Report{Result: res("Claude requested permissions to use Bash, but you haven't granted it yet.", true)}, true, 1, "", ""},
 		{"violations kept", scriptedmodel.Report{Result: res("Exit code 22\ncurl: (22) 403\n<sandbox_violations>\ndeny network-outbound denied.example:80\n</sandbox_violations>", true)},
 			true, 22, "", "sandbox violation: deny network-outbound denied.example:80"},
-		{"cut short", scriptedmodel.Report{Result: res("<persisted-output>\nOutput too large (58.6KB). Full output saved to: /h/x.txt\n\nPreview...", false)},
+		// Claude Code's own wrapper (2.1.215 and 2.1.332 alike): the whole result, from its first
+		// byte, with what the command wrote to stderr after it.
+		{"cut short", scriptedmodel.Report{Result: res(persistedResult("Output too large (58.6KB). Full output saved to: /h/x.txt"), false)},
 			true, 0, "Claude Code did not hand back the whole output (Output too large (58.6KB). Full output saved to: /h/x.txt)", ""},
+		{"cut short at the persist limit, stderr after", scriptedmodel.Report{Result: res(persistedResult(
+			"Output exceeded the 64MB persist limit; only the first 64MB were saved to: /h/y.txt")+"\nsome stderr", false)},
+			true, 0, "Claude Code did not hand back the whole output (Output exceeded the 64MB persist limit; only the first 64MB were saved to: /h/y.txt)", ""},
+		{"cut short, a marker carried", scriptedmodel.Report{Result: res(strings.Replace(persistedResult("Output too large (40KB). Full output saved to: /h/z.txt"),
+			"\n", "\n<artifact-content-authored-by-others/>\n", 1), false)},
+			true, 0, "Claude Code did not hand back the whole output (Output too large (40KB). Full output saved to: /h/z.txt)", ""},
+		// The command's own output is not Claude Code's word: the probe's frame comes first, and
+		// what the command printed after it (a file it read, a reply it got) may say anything.
+		{"the command prints the wrapper", scriptedmodel.Report{Result: res("SANDCHECK-SANDBOX-RAN n\n"+persistedResult("Output too large (58.6KB). Full output saved to: /h/x.txt"), false)},
+			true, 0, "", ""},
+		{"the command prints the marker mid-line", scriptedmodel.Report{Result: res("SANDCHECK-SANDBOX-RAN n\ndata: <persisted-output> Output too large (1KB). Full output saved to: /x", false)},
+			true, 0, "", ""},
+		{"the wrapper's tag alone", scriptedmodel.Report{Result: res("<persisted-output>\nhello\n</persisted-output>", false)}, true, 0, "", ""},
 		{"no result", scriptedmodel.Report{Requests: reqs[:1]}, false, 0, "", "scripted model saw: reachable"},
 		{"unexpected", scriptedmodel.Report{Unexpected: []string{"POST /v1/other: endpoint POST /v1/other is not scripted"}}, false, 0,
 			"scripted model: unexpected request POST /v1/other", "scripted model saw no request"},

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,5 +82,47 @@ func TestFSEvidenceFirst(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFSHostEvidenceOutlivesEveryFate: a check the host side saw escape is non-enforcing
+// whatever became of the run, and also for a check the probe alone judges when it reports (a
+// protected workspace file, HostChecked false: writing it at all is the breach). Without the
+// host's evidence the run's fate stands.
+func TestFSHostEvidenceOutlivesEveryFate(t *testing.T) {
+	fates := []struct {
+		name string
+		in   Input
+		want model.Outcome
+	}{
+		{"timed out", Input{TimedOut: true, Exit: -1}, model.Timeout},
+		{"forged or cut output", Input{Ran: true, ParseErr: errors.New("Claude Code did not hand back the whole output")}, model.HarnessError},
+		{"SANDBOX-RAN marker missing", Input{}, model.HarnessError},
+		{"sandbox failed", Input{Exit: 1, Stderr: "bwrap: boom"}, model.SandboxFailed},
+		{"probe never reported", Input{Ran: true, Exit: 137}, model.HarnessError},
+	}
+	for _, hostChecked := range []bool{true, false} {
+		for _, f := range fates {
+			for _, escaped := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/host-checked=%v/escaped=%v", f.name, hostChecked, escaped), func(t *testing.T) {
+					in := f.in
+					in.Expect = []Expect{
+						{Check: probe.FSCheck{Name: "workspace/write", Op: probe.OpWrite, Path: "/ws/f"}, Allow: true},
+						{Check: probe.FSCheck{Name: "protected/mcp-json", Op: probe.OpWrite, Path: "/ws/.mcp.json"}, Escaped: escaped, HostChecked: hostChecked},
+					}
+					r := Classify(in)
+					want := f.want
+					if escaped {
+						want = model.NonEnforcing
+					}
+					if r.Outcome != want {
+						t.Fatalf("got %s (%s), want %s", r.Outcome, r.Hint, want)
+					}
+					if escaped && (r.Checks["protected/mcp-json"].Outcome != model.NonEnforcing || !strings.HasPrefix(r.Hint, "protected/mcp-json: write /ws/.mcp.json took effect outside the sandbox; also: ")) {
+						t.Fatalf("check %+v, hint %q", r.Checks["protected/mcp-json"], r.Hint)
+					}
+				})
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,8 +57,16 @@ type fsPlan struct {
 	outside, gone string
 	// changed is a host file whose content must stay as it was.
 	changed, was string
+	// written is a host file that, holding the check's token, proves a denied write went
+	// through. Only the token proves it: a sandbox may leave empty files or directories at the
+	// paths it protects (srt's mount points).
+	written string
+	// linked is a host path that, being the very file check.Path2 is (same inode), proves a
+	// denied hard link went through; a copy of the file proves nothing.
+	linked string
 	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
-	// it (a read-denied directory must not become writable: a tmpfs the command can fill).
+	// it (a read-denied directory must not become writable: a tmpfs the command can fill; a
+	// protected workspace file must not be writable at all).
 	strict bool
 }
 
@@ -121,6 +130,13 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 		p.check.Mkdir = true
 		return p
 	}
+	// protected is a denied write of a file srt protects inside the workspace: the workspace is
+	// a host directory, so the token there is the escape.
+	protected := func(p fsPlan) fsPlan {
+		p.written, p.strict = p.check.Path, true
+		return p
+	}
+	hardlink := filepath.Join(ws, "hardlink-"+n)
 	plans := []fsPlan{
 		w("workspace/write", filepath.Join(ws, n), true, ""),
 		md("workspace/mkdir", filepath.Join(ws, "sub", "deep", n), true),
@@ -132,7 +148,8 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 		w("escape/symlink", filepath.Join(ws, "link-out", n), false, filepath.Join(outside, n)),
 		w("escape/dotdot", filepath.Join(ws, "..", "dotdot-"+n), false, filepath.Join(dir, "dotdot-"+n)),
 		w("escape/proc-root", "/proc/self/root"+filepath.Join(outside, "proc-"+n), false, filepath.Join(outside, "proc-"+n)),
-		{check: probe.FSCheck{Name: "escape/hardlink", Op: probe.OpLink, Path: filepath.Join(ws, "hardlink-"+n), Path2: filepath.Join(outside, "target")}},
+		{check: probe.FSCheck{Name: "escape/hardlink", Op: probe.OpLink, Path: hardlink, Path2: filepath.Join(outside, "target")},
+			linked: hardlink, strict: true},
 		{check: probe.FSCheck{Name: "escape/rename-out", Op: probe.OpRename, Path: filepath.Join(ws, "movable"), Path2: filepath.Join(outside, "renamed-"+n)},
 			outside: filepath.Join(outside, "renamed-"+n)},
 		{check: probe.FSCheck{Name: "escape/rename-in", Op: probe.OpRename, Path: filepath.Join(outside, "target2"), Path2: filepath.Join(ws, "stolen-"+n)},
@@ -142,15 +159,15 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 		{check: probe.FSCheck{Name: "secret/proc-root", Op: probe.OpRead, Path: "/proc/self/root" + secret}},
 		{check: probe.FSCheck{Name: "protected/bashrc", Op: probe.OpAppend, Path: filepath.Join(ws, ".bashrc"), Content: token},
 			changed: filepath.Join(ws, ".bashrc"), was: files[filepath.Join(ws, ".bashrc")]},
-		w("protected/gitconfig", filepath.Join(ws, ".gitconfig"), false, ""),
-		w("protected/mcp-json", filepath.Join(ws, ".mcp.json"), false, ""),
-		md("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), false),
-		md("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), false),
+		protected(w("protected/gitconfig", filepath.Join(ws, ".gitconfig"), false, "")),
+		protected(w("protected/mcp-json", filepath.Join(ws, ".mcp.json"), false, "")),
+		protected(md("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), false)),
+		protected(md("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), false)),
 		{check: probe.FSCheck{Name: "protected/git-hooks", Op: probe.OpWrite, Path: filepath.Join(ws, ".git", "hooks", "pre-commit"), Content: token},
 			changed: filepath.Join(ws, ".git", "hooks", "pre-commit"), was: files[filepath.Join(ws, ".git", "hooks", "pre-commit")]},
 		{check: probe.FSCheck{Name: "protected/git-config", Op: probe.OpAppend, Path: filepath.Join(ws, ".git", "config"), Content: token},
 			changed: filepath.Join(ws, ".git", "config"), was: files[filepath.Join(ws, ".git", "config")]},
-		md("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), false),
+		protected(md("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), false)),
 	}
 	return plans
 }
@@ -168,7 +185,9 @@ func fsNeeds(name string) model.Capability {
 }
 
 // hostChecked says whether the host side can tell if the check's effect escaped.
-func (p fsPlan) hostChecked() bool { return p.outside != "" || p.gone != "" || p.changed != "" }
+func (p fsPlan) hostChecked() bool {
+	return p.outside != "" || p.gone != "" || p.changed != "" || p.written != "" || p.linked != ""
+}
 
 // escaped reports whether a denied check's effect is visible on the host.
 func (p fsPlan) escaped() bool {
@@ -191,7 +210,62 @@ func (p fsPlan) escaped() bool {
 			return true
 		}
 	}
+	if p.written != "" && holdsToken(p.written, p.check.Content) {
+		return true
+	}
+	if p.linked != "" && sameFile(p.linked, p.check.Path2) {
+		return true
+	}
 	return false
+}
+
+// holdsToken says whether path is a regular file on the host with token in it. Anything else
+// there (nothing, an empty placeholder, a directory, a device a sandbox mounted) is no write.
+func holdsToken(path, token string) bool {
+	if token == "" {
+		return false
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	return bytes.Contains(b, []byte(token))
+}
+
+// sameFile says whether link and target are one file on the host (a hard link, not a copy).
+func sameFile(link, target string) bool {
+	a, err := os.Lstat(link)
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(target)
+	return err == nil && os.SameFile(a, b)
+}
+
+// removeEscape deletes from the host what the check's escape left there: the file outside, the
+// token written into a protected file (and the directories made for it, when empty), the hard
+// link (never the outside file it names).
+func (p fsPlan) removeEscape(ws string) {
+	if p.outside != "" {
+		os.RemoveAll(p.outside)
+	}
+	if p.written != "" && holdsToken(p.written, p.check.Content) {
+		os.Remove(p.written)
+		for d := filepath.Dir(p.written); strings.HasPrefix(d, ws+"/"); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty: the layout's own, or another check's
+			}
+		}
+	}
+	if p.linked != "" && sameFile(p.linked, p.check.Path2) {
+		os.Remove(p.linked)
+	}
 }
 
 // Run performs one filesystem trial under the policy "write only the workspace, do not
@@ -216,9 +290,7 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	// Escapes that reached the host must not outlive the trial.
 	defer func() {
 		for _, p := range plans {
-			if p.outside != "" {
-				os.RemoveAll(p.outside)
-			}
+			p.removeEscape(t.Workspace)
 		}
 	}()
 	na := skipped{}

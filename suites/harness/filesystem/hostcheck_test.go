@@ -1,0 +1,254 @@
+//go:build linux
+
+package filesystem
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/proc"
+	"github.com/sandcheck/sandcheck/suites/probe"
+)
+
+const hostToken = "0123456789abcdef0123456789abcdef"
+
+// allDeniedPlans are the denied checks of both filesystem scenarios, laid out under dir.
+func allDeniedPlans(dir string) []fsPlan {
+	ws := filepath.Join(dir, "workspace")
+	var out []fsPlan
+	for _, p := range fsPlans(dir, ws, filepath.Join(dir, "home"), "n", hostToken, fsFiles(dir, ws, hostToken)) {
+		if !p.allow {
+			out = append(out, p)
+		}
+	}
+	for _, c := range newFSInterplay(dir).checks(hostToken) {
+		c.plan.check.Name = "fs-interplay/" + c.Name
+		out = append(out, c.plan)
+	}
+	return out
+}
+
+// TestEveryDeniedCheckIsConfirmedOnTheHost: a denied check whose effect the host side never
+// looks for is judged only by what the probe says; a run that timed out, crashed or lost its
+// marker then hides the escape as a timeout or harness error. Reads alone have nothing to see on
+// the host (they are judged by the canary coming back).
+func TestEveryDeniedCheckIsConfirmedOnTheHost(t *testing.T) {
+	for _, p := range allDeniedPlans("/d") {
+		if p.check.Op != probe.OpRead && !p.hostChecked() {
+			t.Errorf("%s (%s %s): denied, but the host side never looks for its effect", p.check.Name, p.check.Op, p.check.Path)
+		}
+	}
+}
+
+// insideTree says whether every path the check touches lies under dir, so the test can perform
+// it for real (the checks writing /tmp, /etc or $TMPDIR are left out).
+func insideTree(c probe.FSCheck, dir string) bool {
+	for _, p := range []string{c.Path, c.Path2} {
+		p = strings.TrimPrefix(p, "/proc/self/root")
+		if p != "" && !strings.HasPrefix(filepath.Clean(p), dir+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// freshLayout lays both scenarios' trees out under a new directory and returns its plans.
+func freshLayout(t *testing.T) (string, []fsPlan) {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	if _, err := layout(dir, ws, filepath.Join(dir, "home"), "n", hostToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := newFSInterplay(dir).layout(hostToken); err != nil {
+		t.Fatal(err)
+	}
+	return dir, allDeniedPlans(dir)
+}
+
+// perform does the check's operation as the probe does it, with no sandbox.
+func perform(t *testing.T, c probe.FSCheck) {
+	t.Helper()
+	obs := probe.Run(probe.Spec{FS: []probe.FSCheck{c}})
+	if len(obs.FS) != 1 || !obs.FS[0].OK {
+		t.Fatalf("%s without a sandbox: %+v", c.Name, obs.FS)
+	}
+}
+
+// TestHostSeesEachEscape: every denied check the test can perform under its own tree is, once
+// performed without a sandbox, seen by the host side; before it, it is not.
+func TestHostSeesEachEscape(t *testing.T) {
+	_, plans := freshLayout(t)
+	tried := 0
+	for i := range plans {
+		dir, plans := freshLayout(t)
+		p := plans[i]
+		if p.check.Op == probe.OpRead || !insideTree(p.check, dir) {
+			continue
+		}
+		tried++
+		if p.escaped() {
+			t.Errorf("%s: escaped before anything ran", p.check.Name)
+			continue
+		}
+		perform(t, p.check)
+		if !p.escaped() {
+			t.Errorf("%s: %s %s took effect, the host side did not see it", p.check.Name, p.check.Op, p.check.Path)
+		}
+		if p.gone != "" || p.changed != "" {
+			continue // a file moved or changed: nothing to remove, the trial directory goes
+		}
+		// What escaped does not outlive the trial, and nothing else goes with it.
+		p.removeEscape(filepath.Join(dir, "workspace"))
+		if p.escaped() {
+			t.Errorf("%s: still on the host after the trial", p.check.Name)
+		}
+		for _, keep := range []string{p.check.Path2, filepath.Join(dir, "workspace", "newrepo", "README"), filepath.Join(dir, "workspace", ".git", "hooks", "pre-commit")} {
+			if _, err := os.Lstat(keep); keep != "" && p.check.Op != probe.OpRename && err != nil {
+				t.Errorf("%s: removing the escape took %s with it", p.check.Name, keep)
+			}
+		}
+		if p.check.Mkdir {
+			made := filepath.Dir(p.check.Path)
+			for filepath.Dir(made) != filepath.Join(dir, "workspace") && filepath.Dir(made) != filepath.Join(dir, "workspace", "newrepo") {
+				made = filepath.Dir(made)
+			}
+			if _, err := os.Lstat(made); err == nil {
+				t.Errorf("%s: %s, made for the write, is left behind", p.check.Name, made)
+			}
+		}
+	}
+	if tried < 15 {
+		t.Fatalf("only %d checks performed", tried)
+	}
+}
+
+// TestPlaceholdersAreNoEscape: a sandbox may leave empty files or directories at the paths it
+// protects (srt's mount points: .claude/, .gitconfig, ...). Only the trial's token proves a
+// write; a hard link only when it is the outside file itself.
+func TestPlaceholdersAreNoEscape(t *testing.T) {
+	for _, name := range []string{"protected/gitconfig", "protected/mcp-json", "protected/vscode", "protected/claude-commands", "protected/git-hooks-new-repo", "escape/hardlink"} {
+		t.Run(name, func(t *testing.T) {
+			placeholders := []string{"empty file", "directory", "other content"}
+			if name == "escape/hardlink" {
+				placeholders = append(placeholders, "copy")
+			}
+			for _, placeholder := range placeholders {
+				_, plans := freshLayout(t)
+				p := planNamed(t, plans, name)
+				path := p.check.Path
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				switch placeholder {
+				case "empty file":
+					os.WriteFile(path, nil, 0o644)
+				case "directory":
+					os.Mkdir(path, 0o755)
+				case "other content":
+					os.WriteFile(path, []byte("{}\n"), 0o644)
+				case "copy": // the outside file's content (with the token), not the file itself
+					b, err := os.ReadFile(p.check.Path2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(path, b, 0o644)
+				}
+				if p.escaped() {
+					t.Errorf("%s: a placeholder (%s) at %s taken for an escape", name, placeholder, path)
+				}
+			}
+		})
+	}
+}
+
+func planNamed(t *testing.T, plans []fsPlan, name string) fsPlan {
+	t.Helper()
+	i := slices.IndexFunc(plans, func(p fsPlan) bool { return p.check.Name == name })
+	if i < 0 {
+		t.Fatalf("no check %s", name)
+	}
+	return plans[i]
+}
+
+// TestHostEscapeOutlivesTheRun: a workspace escape the host shows is non-enforcing whatever
+// became of the sandboxed run; with only placeholders on the host, the run's fate stands.
+func TestHostEscapeOutlivesTheRun(t *testing.T) {
+	fates := []struct {
+		name string
+		x    harness.Exec
+		want model.Outcome // with no escape
+	}{
+		{"timed out", harness.Exec{Run: proc.Run{TimedOut: true, Exit: -1}}, model.Timeout},
+		{"probe killed before it reported", harness.Exec{Run: proc.Run{Exit: 137}, Out: probe.Output{Ran: true}}, model.HarnessError},
+		{"SANDBOX-RAN marker lost", harness.Exec{Run: proc.Run{Exit: 0}}, model.HarnessError},
+		{"sandbox crashed", harness.Exec{Run: proc.Run{Exit: 1, Stderr: "bwrap: something"}}, model.SandboxFailed},
+		{"agent saved the output to a file", harness.Exec{Run: proc.Run{Exit: 0}, Out: probe.Output{Ran: true},
+			ParseErr: errors.New("Claude Code did not hand back the whole output")}, model.HarnessError},
+	}
+	for _, name := range []string{"protected/gitconfig", "protected/mcp-json", "protected/vscode", "protected/claude-commands", "protected/git-hooks-new-repo", "escape/hardlink"} {
+		for _, f := range fates {
+			t.Run(name+"/"+f.name, func(t *testing.T) {
+				_, plans := freshLayout(t)
+				plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+				p := planNamed(t, plans, name)
+				perform(t, p.check)
+				x := f.x
+				ft := &Trial{}
+				judge(ft, &x, plans, map[string]string{}, hostToken)
+				if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || ft.Result.Outcome != model.NonEnforcing {
+					t.Fatalf("host shows the escape, run %s: trial %s (%s), check %+v", f.name, ft.Result.Outcome, ft.Result.Hint, c)
+				}
+				if !slices.Contains(ft.Escaped, name) {
+					t.Errorf("escaped %v lacks %s", ft.Escaped, name)
+				}
+			})
+		}
+	}
+	for _, f := range fates {
+		t.Run("placeholders only/"+f.name, func(t *testing.T) {
+			dir, plans := freshLayout(t)
+			plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+			ws := filepath.Join(dir, "workspace")
+			os.WriteFile(filepath.Join(ws, ".mcp.json"), nil, 0o644)
+			os.WriteFile(filepath.Join(ws, ".gitconfig"), nil, 0o644)
+			os.MkdirAll(filepath.Join(ws, ".claude", "commands"), 0o755)
+			os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755)
+			x := f.x
+			ft := &Trial{}
+			judge(ft, &x, plans, map[string]string{}, hostToken)
+			if ft.Result.Outcome != f.want || len(ft.Escaped) > 0 {
+				t.Fatalf("placeholders, run %s: %s (%s), escaped %v; want %s", f.name, ft.Result.Outcome, ft.Result.Hint, ft.Escaped, f.want)
+			}
+		})
+	}
+}
+
+// TestProtectedWriteInsideIsABreach: the host check adds evidence, it takes none away. A
+// protected file or hard link the probe made inside is non-enforcing even when the host never
+// saw it (a private mount): writing it at all is the breach, never "contained".
+func TestProtectedWriteInsideIsABreach(t *testing.T) {
+	for _, name := range []string{"protected/gitconfig", "protected/mcp-json", "protected/vscode", "protected/claude-commands", "protected/git-hooks-new-repo", "escape/hardlink"} {
+		t.Run(name, func(t *testing.T) {
+			_, plans := freshLayout(t)
+			plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+			obs := &probe.Observation{}
+			for _, p := range plans {
+				r := probe.FSResult{Name: p.check.Name, Errno: "EROFS"}
+				if p.check.Name == name {
+					r = probe.FSResult{Name: name, OK: true}
+				}
+				obs.FS = append(obs.FS, r)
+			}
+			ft := &Trial{}
+			judge(ft, &harness.Exec{Out: probe.Output{Ran: true, Obs: obs}}, plans, map[string]string{"workspace/write": "n/a", "workspace/mkdir": "n/a", "workspace/tmpdir": "n/a"}, hostToken)
+			if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || len(ft.Escaped) > 0 {
+				t.Fatalf("%s written inside only: %+v, escaped %v", name, c, ft.Escaped)
+			}
+		})
+	}
+}
