@@ -199,7 +199,7 @@ func TestHostEscapeOutlivesTheRun(t *testing.T) {
 				perform(t, p.check)
 				x := f.x
 				ft := &Trial{}
-				judge(ft, &x, plans, map[string]string{}, hostToken)
+				judge(ft, &x, plans, skipped{}, hostToken)
 				if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || ft.Result.Outcome != model.NonEnforcing {
 					t.Fatalf("host shows the escape, run %s: trial %s (%s), check %+v", f.name, ft.Result.Outcome, ft.Result.Hint, c)
 				}
@@ -220,7 +220,7 @@ func TestHostEscapeOutlivesTheRun(t *testing.T) {
 			os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755)
 			x := f.x
 			ft := &Trial{}
-			judge(ft, &x, plans, map[string]string{}, hostToken)
+			judge(ft, &x, plans, skipped{}, hostToken)
 			if ft.Result.Outcome != f.want || len(ft.Escaped) > 0 {
 				t.Fatalf("placeholders, run %s: %s (%s), escaped %v; want %s", f.name, ft.Result.Outcome, ft.Result.Hint, ft.Escaped, f.want)
 			}
@@ -245,7 +245,7 @@ func TestProtectedWriteInsideIsABreach(t *testing.T) {
 				obs.FS = append(obs.FS, r)
 			}
 			ft := &Trial{}
-			judge(ft, &harness.Exec{Out: probe.Output{Ran: true, Obs: obs}}, plans, map[string]string{"workspace/write": "n/a", "workspace/mkdir": "n/a", "workspace/tmpdir": "n/a"}, hostToken)
+			judge(ft, &harness.Exec{Out: probe.Output{Ran: true, Obs: obs}}, plans, skipped{"workspace/write": {why: "n/a"}, "workspace/mkdir": {why: "n/a"}, "workspace/tmpdir": {why: "n/a"}}, hostToken)
 			if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || len(ft.Escaped) > 0 {
 				t.Fatalf("%s written inside only: %+v, escaped %v", name, c, ft.Escaped)
 			}
