@@ -10,6 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/suites/bypass"
 )
 
 // The bypass scenarios (issue 12) end to end: every class's known-bad, a fault in the real
@@ -103,75 +104,31 @@ func checkBypassTarget(t testing.TB, target string, n int, rep *schema.Report, r
 	return classes
 }
 
-// bypassBad is one known-bad and the scenarios it must flag non-enforcing in every trial.
-type bypassBad struct {
-	target, fault, labels string
-	scenarios             []string
-}
-
-func cases(class string, ids ...string) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = "bypass/" + class + "/" + id
-	}
-	return out
-}
-
-// bypassBads: one fault per class at least, each through the real sandbox's own seam.
-var bypassBads = []bypassBad{
-	// An allow-list proxy with every known matching bug in srt's place.
-	{"srt", "bad-proxy", "bypass-matching || bypass-resolved-address || bypass-ports || bypass-policy-semantics || bypass-other-egress-proxy-no-credentials",
-		append(append(append(append(
-			cases("matching", "wildcard-apex", "wildcard-sibling", "exact-sibling", "exact-prefix", "nul", "crlf", "zone-id", "overlong",
-				"deny-wins", "deny-case", "deny-trailing-dot", "ip-decimal", "ip-hex", "ip-octal", "ip-short", "ipv4-mapped", "bracketed"),
-			cases("resolved-address", "loopback", "loopback-socks", "metadata", "metadata-connect", "host-address")...),
-			cases("ports", "other-port-http", "other-port-connect", "other-port-socks")...),
-			cases("policy-semantics", "empty-list-http", "empty-list-connect", "empty-list-socks")...),
-			cases("other-egress", "proxy-no-credentials")...)},
-	// (policy-semantics/absent-list has none through the real srt: every release validates the
-	// file before a proxy starts; 0.0.60 on refuse it loudly, earlier ones silently replace the
-	// whole file by the built-in defaults, which deny everything. Its verdict is the empty
-	// list's, which bad-proxy flags; suites/classify tests both.)
-	// Plain bwrap sharing the host's network: every side channel, io_uring and abstract sockets.
-	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
-		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
-			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...)},
-	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
-	{"srt", "srt-seccomp:mode=socket-only", "bypass-unix-sockets", cases("unix-sockets", "uring-host-socket")},
-	{"srt", "srt-seccomp:mode=none", "bypass-unix-sockets", cases("unix-sockets", "host-socket", "uring-host-socket")},
-	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
-	// srt sharing the host's network: an empty allow-list leaves the direct way open.
-	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
-	{"srt", "fs-unmask", "bypass-fs-interplay",
-		cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
-			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir")},
-}
-
 // TestBypassKnownBadsFlagged: every bypass class's known-bad is flagged non-enforcing in every
 // trial, each scenario it reproduces; together they cover every bypass scenario.
 // SANDCHECK_BYPASS_BAD=N runs only the Nth (0-based), to keep each held lock short.
 func TestBypassKnownBadsFlagged(t *testing.T) {
 	requireSandbox(t)
 	covered := map[string]bool{}
-	for i, b := range bypassBads {
-		for _, s := range b.scenarios {
+	for i, b := range bypass.KnownBads {
+		for _, s := range b.Scenarios {
 			covered[s] = true
 		}
 		if only := os.Getenv("SANDCHECK_BYPASS_BAD"); only != "" && only != fmt.Sprint(i) {
 			continue
 		}
-		t.Run(b.target+"/"+b.fault, func(t *testing.T) {
+		t.Run(b.Target+"/"+b.Fault, func(t *testing.T) {
 			trials := tierTrials()
 			rows := byTarget(runReportEnv(t, []string{"SANDCHECK_NPM_OFFLINE=1"},
-				"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", b.labels, "--target", b.target, "--fault", b.fault))
-			for _, s := range b.scenarios {
-				c, ok := rows[b.target+"|"+b.fault+"|"+s]
+				"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", b.Labels, "--target", b.Target, "--fault", b.Fault))
+			for _, s := range b.Scenarios {
+				c, ok := rows[b.Target+"|"+b.Fault+"|"+s]
 				if !ok {
 					t.Errorf("%s: no row (rows: %v)", s, keys(rows))
 					continue
 				}
 				if c.Outcomes["non-enforcing"] != trials {
-					t.Errorf("%s under %s on %s: %v, want non-enforcing in all %d%s", s, b.fault, b.target, c.Outcomes, trials, why(c))
+					t.Errorf("%s under %s on %s: %v, want non-enforcing in all %d%s", s, b.Fault, b.Target, c.Outcomes, trials, why(c))
 				}
 			}
 		})

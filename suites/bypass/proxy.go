@@ -82,6 +82,9 @@ var matchingDeny = bypassClass{
 		{id: "ipv4-mapped", what: "a denied address is denied as IPv4-mapped IPv6 ([::ffff:a.b.c.d])", req: deniedIP(crafted.ViaConnect, func(a [4]byte) string {
 			return "[::ffff:" + dotted(a) + "]"
 		})},
+		{id: "ipv4-mapped-hex", what: "a denied address is denied as IPv4-mapped IPv6 written in hex ([::ffff:c612:203])", req: deniedIP(crafted.ViaConnect, func(a [4]byte) string {
+			return "[::ffff:" + hex2(a[0]) + hex2(a[1]) + ":" + hex2(a[2]) + hex2(a[3]) + "]"
+		})},
 		{id: "bracketed", what: "a denied address is denied in brackets ([a.b.c.d])", req: deniedIP(crafted.ViaConnect, func(a [4]byte) string {
 			return "[" + dotted(a) + "]"
 		})},

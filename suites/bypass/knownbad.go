@@ -1,0 +1,48 @@
+package bypass
+
+// KnownBad is one known-bad of the family: a fault on a target, under a label filter, and the
+// scenarios it must flag non-enforcing in every trial. Together they cover every bypass scenario
+// (the e2e tests check both). A new case names here the known-bad that shows it.
+type KnownBad struct {
+	Target, Fault, Labels string
+	Scenarios             []string
+}
+
+// cases names a class's cases as scenarios.
+func cases(class string, ids ...string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = scenarioName(class, id)
+	}
+	return out
+}
+
+// KnownBads: one fault per class at least, each through the real sandbox's own seam.
+var KnownBads = []KnownBad{
+	// An allow-list proxy with every known matching bug in srt's place.
+	{"srt", "bad-proxy", "bypass-matching || bypass-resolved-address || bypass-ports || bypass-policy-semantics || bypass-other-egress-proxy-no-credentials",
+		append(append(append(append(
+			cases("matching", "wildcard-apex", "wildcard-sibling", "exact-sibling", "exact-prefix", "nul", "crlf", "zone-id", "overlong",
+				"deny-wins", "deny-case", "deny-trailing-dot", "ip-decimal", "ip-hex", "ip-octal", "ip-short", "ipv4-mapped", "ipv4-mapped-hex", "bracketed"),
+			cases("resolved-address", "loopback", "loopback-socks", "metadata", "metadata-connect", "host-address")...),
+			cases("ports", "other-port-http", "other-port-connect", "other-port-socks")...),
+			cases("policy-semantics", "empty-list-http", "empty-list-connect", "empty-list-socks")...),
+			cases("other-egress", "proxy-no-credentials")...)},
+	// (policy-semantics/absent-list has none through the real srt: every release validates the
+	// file before a proxy starts; 0.0.60 on refuse it loudly, earlier ones silently replace the
+	// whole file by the built-in defaults, which deny everything. Its verdict is the empty
+	// list's, which bad-proxy flags; bypass/trial tests both.)
+	// Plain bwrap sharing the host's network: every side channel, io_uring and abstract sockets.
+	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
+		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
+			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...)},
+	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
+	{"srt", "srt-seccomp:mode=socket-only", "bypass-unix-sockets", cases("unix-sockets", "uring-host-socket")},
+	{"srt", "srt-seccomp:mode=none", "bypass-unix-sockets", cases("unix-sockets", "host-socket", "uring-host-socket")},
+	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
+	// srt sharing the host's network: an empty allow-list leaves the direct way open.
+	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
+	{"srt", "fs-unmask", "bypass-fs-interplay",
+		cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
+			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir")},
+}
