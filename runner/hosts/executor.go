@@ -50,7 +50,8 @@ func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 		timeout = 5 * time.Minute
 	}
 	argv := e.tr.Argv(t, e.tr.Binary)
-	res := e.host.Exec(ctx, WithEnv(argv, keyEnv(t)...), timeout)
+	stdin, env := runner.KeyInput(t.Key)
+	res := e.host.Exec(ctx, Command{Argv: WithEnv(argv, env...), Stdin: stdin}, timeout)
 	pr := runner.ProcResult{Argv: argv, ExitCode: res.Exit, Stdout: res.Stdout, Stderr: res.Stderr,
 		TimedOut: res.TimedOut, Duration: res.Duration}
 	rec, perr := e.tr.Parse(t, pr)
@@ -69,17 +70,11 @@ func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 	return rec
 }
 
-// keyEnv is the trial's key as environment, when it has one.
-func keyEnv(t runner.Trial) []string {
-	if t.Key == "" {
-		return nil
-	}
-	return []string{runner.EnvResultKey + "=" + t.Key}
-}
-
 // WithEnv prefixes argv with `env K=V ...`, the one way to give a trial variables that every
 // host kind runs alike (each passes argv through as it is; env(1) is in every image we run).
-// The values then appear in no process's command line for longer than env takes to exec.
+// The values may stay in the command line of a process waiting for the trial (a wrapper, a
+// session leader) and are in the trial's environment: nothing secret goes here (see
+// Command.Stdin).
 func WithEnv(argv []string, kv ...string) []string {
 	if len(kv) == 0 {
 		return argv

@@ -12,25 +12,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 )
 
 // shellHost is an Execer on this machine, as simple as a remote host looks to the executor: a
-// process group per command, killed on the deadline.
-type shellHost struct{}
+// process group per command, killed on the deadline. seen, when set, gets the last command.
+type shellHost struct{ seen *Command }
 
 func (shellHost) Name() string                                    { return "shell" }
 func (shellHost) Isolation() string                               { return "process group (test)" }
 func (shellHost) Prepare(context.Context, string) (string, error) { return "sh", nil }
 func (shellHost) Close() error                                    { return nil }
 
-func (shellHost) Exec(ctx context.Context, argv []string, timeout time.Duration) Result {
+func (h shellHost) Exec(ctx context.Context, c Command, timeout time.Duration) Result {
+	if h.seen != nil {
+		*h.seen = c
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -55,9 +62,9 @@ func (shellHost) Exec(ctx context.Context, argv []string, timeout time.Duration)
 	return r
 }
 
-func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (model.Record, error)) runner.Executor {
+func shellExecutor(t *testing.T, h shellHost, parse func(runner.Trial, runner.ProcResult) (model.Record, error)) runner.Executor {
 	t.Helper()
-	e, err := NewExecutor(shellHost{}, Trials{Binary: "sh",
+	e, err := NewExecutor(h, Trials{Binary: "sh",
 		Argv:  func(t runner.Trial, bin string) []string { return []string{bin, "-c", t.Cell.Labels} },
 		Parse: parse})
 	if err != nil {
@@ -67,7 +74,7 @@ func shellExecutor(t *testing.T, parse func(runner.Trial, runner.ProcResult) (mo
 }
 
 func TestExecutorMapsHostResults(t *testing.T) {
-	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+	e := shellExecutor(t, shellHost{}, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
 		return model.Record{Outcome: model.Outcome(strings.TrimSpace(string(res.Stdout)))}, nil
 	})
 	run := func(script string, timeout time.Duration) model.Record {
@@ -81,20 +88,19 @@ func TestExecutorMapsHostResults(t *testing.T) {
 	}
 }
 
-// The trial's key reaches the trial process as its environment (not its arguments), and what
-// parse finds past a deadline is kept when it is a fail-open.
+// The trial's key reaches the trial process on its stdin (not in its arguments or environment),
+// and what parse finds past a deadline is kept when it is a fail-open.
 func TestExecutorPassesKeyAndKeepsFailOpenPastDeadline(t *testing.T) {
-	var seen runner.ProcResult
-	e := shellExecutor(t, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-		seen = res
+	var seen Command
+	e := shellExecutor(t, shellHost{seen: &seen}, func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
 		if strings.Contains(string(res.Stdout), "egress") {
 			return model.Record{Outcome: model.NonEnforcing, Egress: []string{"denied http /x"}}, nil
 		}
 		return model.Record{Outcome: model.Correct, Hint: strings.TrimSpace(string(res.Stdout))}, nil
 	})
-	tr := runner.Trial{Cell: model.Cell{Labels: `echo "$` + runner.EnvResultKey + `"`}, Timeout: 5 * time.Second, Key: "k123"}
-	if r := e.Run(context.Background(), tr); r.Hint != "k123" || strings.Contains(strings.Join(seen.Argv, " "), "k123") {
-		t.Fatalf("key: record %+v, argv %q", r, seen.Argv)
+	tr := runner.Trial{Cell: model.Cell{Labels: `[ "$` + runner.EnvResultKeyFD + `" = 0 ] && read -r k && echo "$k"`}, Timeout: 5 * time.Second, Key: "k123"}
+	if r := e.Run(context.Background(), tr); r.Hint != "k123" || strings.Contains(strings.Join(seen.Argv, " "), "k123") || string(seen.Stdin) != "k123\n" {
+		t.Fatalf("key: record %+v, command %q", r, seen)
 	}
 	tr.Cell.Labels, tr.Timeout = "echo egress; sleep 5", 300*time.Millisecond
 	r := e.Run(context.Background(), tr)
@@ -117,4 +123,22 @@ func TestUnknownKindNamesAvailable(t *testing.T) {
 	if h, err := New(matrix.Host{Name: "x", Kind: "shell"}, Options{}); err != nil || h.Name() != "shell" {
 		t.Fatalf("New: %v %v", h, err)
 	}
+}
+
+// While a trial runs on an Execer, no process's command line or environment holds its key (the
+// host here is this machine); the trial still gets it.
+func TestExecutorKeyInNoCommandLineOrEnvironment(t *testing.T) {
+	var stdout []byte
+	e, err := NewExecutor(shellHost{}, Trials{Binary: "sh",
+		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+			stdout = res.Stdout
+			return model.Record{Outcome: model.Correct}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	keyscan.Check(t, key, stdout)
 }

@@ -81,11 +81,7 @@ func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 	if len(argv) == 0 {
 		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
 	}
-	var extra []string // environment the trial gets on top of env (nil: the runner's)
-	if t.Key != "" {
-		extra = append(extra, runner.EnvResultKey+"="+t.Key)
-	}
-	res, err := e.runProcess(ctx, t, argv, env, dir, extra)
+	res, err := e.runProcess(ctx, t, argv, env, dir)
 	res.Scratch = scratch
 	if err != nil {
 		return fail("%v", err)
@@ -116,7 +112,7 @@ func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 	return rec
 }
 
-func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []string, dir string, extra []string) (runner.ProcResult, error) {
+func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []string, dir string) (runner.ProcResult, error) {
 	res := runner.ProcResult{Argv: argv, ExitCode: -1}
 	maxOut := e.MaxOutput
 	if maxOut <= 0 {
@@ -128,7 +124,7 @@ func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []s
 	}
 
 	begin := time.Now()
-	p, err := e.start(argv, env, dir, extra)
+	p, err := e.start(argv, env, dir, t.Key)
 	if err != nil {
 		return res, err
 	}

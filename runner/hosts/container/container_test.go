@@ -17,7 +17,11 @@ import (
 
 	"github.com/sandcheck/sandcheck/images"
 	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
 func TestRunnerAlive(t *testing.T) {
@@ -117,12 +121,12 @@ func testContainerPerHost(t *testing.T, bin string) {
 		t.Errorf("Isolation = %q", got)
 	}
 
-	r := h.Exec(ctx, []string{remote, "version"}, time.Minute)
+	r := h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute)
 	if r.Err != nil || r.Exit != 0 || len(r.Stdout) == 0 {
 		t.Fatalf("sandcheck version: %+v (stderr %s)", r, r.Stderr)
 	}
 
-	r = h.Exec(ctx, []string{"sh", "-c", `echo "$SANDCHECK_SRT $TMPDIR"; test -x "$SANDCHECK_SRT" && echo to-stderr >&2; exit 3`}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("sh", "-c", `echo "$SANDCHECK_SRT $TMPDIR"; test -x "$SANDCHECK_SRT" && echo to-stderr >&2; exit 3`), time.Minute)
 	want := images.SRTPath + " " + images.TmpDir + "\n"
 	if r.Err != nil || r.TimedOut || r.Exit != 3 || string(r.Stdout) != want || string(r.Stderr) != "to-stderr\n" {
 		t.Fatalf("exec: exit %d, stdout %q, stderr %q, err %v; want exit 3, %q, \"to-stderr\\n\"", r.Exit, r.Stdout, r.Stderr, r.Err, want)
@@ -131,7 +135,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	// The deadline: the trial's own process and one that escaped its session (as bwrap
 	// --new-session does) must both die, and Exec must return soon after the deadline.
 	t0 := time.Now()
-	r = h.Exec(ctx, []string{"sh", "-c", "setsid sleep 1001 & sleep 1002; echo never"}, time.Second)
+	r = h.Exec(ctx, hosts.Cmd("sh", "-c", "setsid sleep 1001 & sleep 1002; echo never"), time.Second)
 	took := time.Since(t0)
 	if !r.TimedOut || r.Err != nil || strings.Contains(string(r.Stdout), "never") {
 		t.Fatalf("deadline: %+v, want TimedOut", r)
@@ -139,7 +143,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	if took > 8*time.Second {
 		t.Errorf("Exec returned %s after a 1s deadline", took)
 	}
-	r = h.Exec(ctx, []string{"ps", "-eo", "pid,args"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("ps", "-eo", "pid,args"), time.Minute)
 	if strings.Contains(string(r.Stdout), "sleep 100") {
 		t.Fatalf("processes of the killed exec survived:\n%s", r.Stdout)
 	}
@@ -147,11 +151,11 @@ func testContainerPerHost(t *testing.T, bin string) {
 
 	// A real trial killed in the middle (srt, bwrap, socat and the fixture servers running):
 	// nothing of it may be left in the container.
-	r = h.Exec(ctx, []string{remote, "trial", "--emit", "--label-filter", "network"}, 1200*time.Millisecond)
+	r = h.Exec(ctx, hosts.Cmd(remote, "trial", "--emit", "--label-filter", "network"), 1200*time.Millisecond)
 	if !r.TimedOut {
 		t.Logf("the trial finished within 1.2s (%s); the kill was not exercised mid-trial", r.Duration)
 	}
-	r = h.Exec(ctx, []string{"ps", "-eo", "pid,args"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("ps", "-eo", "pid,args"), time.Minute)
 	for _, line := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -168,7 +172,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	// Ctrl-C: the runner's context ends.
 	cctx, ccancel := context.WithCancel(ctx)
 	time.AfterFunc(500*time.Millisecond, ccancel)
-	r = h.Exec(cctx, []string{"sleep", "1003"}, time.Minute)
+	r = h.Exec(cctx, hosts.Cmd("sleep", "1003"), time.Minute)
 	if !r.TimedOut {
 		t.Fatalf("cancelled exec: %+v, want TimedOut", r)
 	}
@@ -178,12 +182,12 @@ func testContainerPerHost(t *testing.T, bin string) {
 	time.AfterFunc(time.Second, func() {
 		h.cli.ContainerRemove(context.Background(), first, client.ContainerRemoveOptions{Force: true})
 	})
-	r = h.Exec(ctx, []string{"sleep", "30"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("sleep", "30"), time.Minute)
 	if r.Err == nil || r.TimedOut {
 		t.Fatalf("exec in a removed container: %+v, want Err", r)
 	}
 	t.Logf("container lost: %v", r.Err)
-	r = h.Exec(ctx, []string{remote, "version"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute)
 	if r.Err != nil || r.Exit != 0 || h.shared.id == first {
 		t.Fatalf("exec after the loss: %+v (container %s, lost %s)", r, h.shared.id, first)
 	}
@@ -222,7 +226,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	if err := h.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if r := h.Exec(ctx, []string{"true"}, time.Minute); r.Err == nil {
+	if r := h.Exec(ctx, hosts.Cmd("true"), time.Minute); r.Err == nil {
 		t.Fatal("Exec after Close did not fail")
 	}
 }
@@ -251,7 +255,7 @@ func testContainerPerTrialDockerDefault(t *testing.T, bin string) {
 	seen := map[string]bool{}
 	for i := 0; i < 2; i++ {
 		t0 := time.Now()
-		r := h.Exec(ctx, []string{"hostname"}, time.Minute)
+		r := h.Exec(ctx, hosts.Cmd("hostname"), time.Minute)
 		if r.Err != nil || r.Exit != 0 {
 			t.Fatalf("exec %d: %+v", i, r)
 		}
@@ -305,7 +309,38 @@ func testContainerOtherImages(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
-	if r := h.Exec(ctx, []string{remote, "version"}, time.Minute); r.Err != nil || r.Exit != 0 {
+	if r := h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute); r.Err != nil || r.Exit != 0 {
 		t.Fatalf("exec: %+v", r)
 	}
+}
+
+// TestContainerTrialKeyHidden: while a trial runs in the container, no process in it holds the
+// trial's key in its command line or environment; the trial still gets the key.
+func TestContainerTrialKeyHidden(t *testing.T) {
+	hosttest.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a cold image build takes minutes
+	defer cancel()
+	h, err := New(Config{Name: "hosts-test-key", Image: images.Ref("bookworm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Prepare(ctx, hosttest.StaticSandcheck(t)); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	var stdout []byte
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
+		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
+			stdout = res.Stdout
+			return model.Record{Outcome: model.Correct}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	start := time.Now()
+	e.Run(ctx, runner.Trial{Key: key, Timeout: time.Minute})
+	t.Logf("key scan in the container: %s", time.Since(start).Round(time.Millisecond))
+	keyscan.Check(t, key, stdout)
 }
