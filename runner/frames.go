@@ -8,6 +8,9 @@ import (
 	"sync"
 )
 
+// MaxFrames is how much of a trial's own frames an executor keeps by default.
+const MaxFrames = 64 << 20
+
 // OtherFramesMax bounds what a FrameKeeper told the trial's key keeps of lines that look like
 // frames without carrying the key (a sandboxed command's output): no parser reads them.
 const OtherFramesMax = 1 << 20

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
 	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
@@ -43,9 +45,37 @@ func Argv(key string) []string {
 	return []string{"sh", "-c", script, "keyscan", key[:h], key[h:]}
 }
 
-// Check fails t when the scan's stdout shows a process holding key, the scan did not finish,
-// or the key did not reach the trial (no result line keyed with it).
-func Check(t testing.TB, key string, stdout []byte) {
+// Scan is the scan run as a trial: Parse, the executor's parser, keeps what the trial left and
+// reads it as the runner does (trialresult.Parse); Check judges it.
+type Scan struct{ res runner.ProcResult }
+
+// Parse records res and reads it as the runner does.
+func (s *Scan) Parse(t runner.Trial, res runner.ProcResult) (model.Record, error) {
+	s.res = res
+	return trialresult.Parse(t, res)
+}
+
+// Trials are the scan's prefixes of frames to keep (process.Executor.FramePrefixes,
+// hosts.Trials.Frames): Check wants the executor to have kept the trial's result line.
+var Trials = trialresult.Prefixes
+
+// Check fails t when the trial keyed key left a process holding the key, or its record rec
+// does not show the trial's own keyed result, read from the frames its executor kept.
+func (s *Scan) Check(t testing.TB, key string, rec model.Record) {
+	t.Helper()
+	CheckOutput(t, key, s.res.Stdout)
+	if rec.Outcome != model.Correct || rec.Hint != "keyscan" {
+		t.Errorf("the trial's keyed result was not taken: %+v", rec)
+	}
+	if !strings.Contains(string(s.res.Frames), frame.ResultPrefix+key+" ") {
+		t.Errorf("the executor kept no keyed result frame: %q", s.res.Frames)
+	}
+}
+
+// CheckOutput fails t when the scan's stdout shows a process holding key, the scan did not
+// finish, the key did not reach the trial (no result line keyed with it), or stdin went on
+// after the key.
+func CheckOutput(t testing.TB, key string, stdout []byte) {
 	t.Helper()
 	done, eof := false, false
 	for _, l := range strings.Split(string(stdout), "\n") {

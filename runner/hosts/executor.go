@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,8 +20,8 @@ type Trials struct {
 	// called even after a deadline or a lost host, since the output up to then may hold
 	// evidence (see runner.Settle).
 	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
-	// Frames are the stdout lines kept whole however much a trial prints
-	// (process.Executor.FramePrefixes), where the host can keep them apart.
+	// Frames are the prefixes of the stdout lines kept whole however much a trial prints
+	// (runner.FrameKeeper, told the trial's key).
 	Frames []string
 }
 
@@ -51,10 +52,22 @@ func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 	}
 	argv := e.tr.Argv(t, e.tr.Binary)
 	stdin, env := runner.KeyInput(t.Key)
-	res := e.host.Exec(ctx, Command{Argv: WithEnv(argv, env...), Stdin: stdin}, timeout)
+	c := Command{Argv: WithEnv(argv, env...), Stdin: stdin}
+	var frames *runner.FrameKeeper
+	if len(e.tr.Frames) > 0 {
+		frames = runner.NewFrameKeeper(e.tr.Frames, t.Key, runner.MaxFrames)
+		c.Stdout = frames
+	}
+	res := e.host.Exec(ctx, c, timeout)
 	pr := runner.ProcResult{Argv: argv, ExitCode: res.Exit, Stdout: res.Stdout, Stderr: res.Stderr,
 		TimedOut: res.TimedOut, Duration: res.Duration}
+	if frames != nil {
+		pr.Frames, pr.FramesLost, pr.Truncated = frames.Bytes(), frames.Lost(), frames.Capped()
+	}
 	rec, perr := e.tr.Parse(t, pr)
+	if pr.FramesLost {
+		perr = errors.Join(perr, runner.LostError(runner.MaxFrames))
+	}
 	if perr != nil {
 		perr = fmt.Errorf("host %s: %w (exit %d, stderr: %s)", e.host.Name(), perr, res.Exit, Tail(res.Stderr, 400))
 	}

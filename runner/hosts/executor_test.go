@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -16,11 +17,17 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 // shellHost is an Execer on this machine, as simple as a remote host looks to the executor: a
-// process group per command, killed on the deadline. seen, when set, gets the last command.
-type shellHost struct{ seen *Command }
+// process group per command, killed on the deadline. seen, when set, gets the last command;
+// tail, when set, is how much of stdout it hands back (the end, as the container host does).
+type shellHost struct {
+	seen *Command
+	tail int
+}
 
 func (shellHost) Name() string                                    { return "shell" }
 func (shellHost) Isolation() string                               { return "process group (test)" }
@@ -40,6 +47,9 @@ func (h shellHost) Exec(ctx context.Context, c Command, timeout time.Duration) R
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if c.Stdout != nil {
+		cmd.Stdout = io.MultiWriter(&stdout, c.Stdout)
+	}
 	if err := cmd.Start(); err != nil {
 		return Result{Exit: -1, Err: err}
 	}
@@ -59,6 +69,9 @@ func (h shellHost) Exec(ctx context.Context, c Command, timeout time.Duration) R
 		r.Exit = ee.ExitCode()
 	}
 	r.Stdout, r.Stderr = stdout.Bytes(), stderr.Bytes()
+	if h.tail > 0 && len(r.Stdout) > h.tail {
+		r.Stdout = r.Stdout[len(r.Stdout)-h.tail:]
+	}
 	return r
 }
 
@@ -128,17 +141,35 @@ func TestUnknownKindNamesAvailable(t *testing.T) {
 // While a trial runs on an Execer, no process's command line or environment holds its key (the
 // host here is this machine); the trial still gets it.
 func TestExecutorKeyInNoCommandLineOrEnvironment(t *testing.T) {
-	var stdout []byte
+	var scan keyscan.Scan
 	e, err := NewExecutor(shellHost{}, Trials{Binary: "sh",
-		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		}})
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := runner.NewKey()
-	e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
-	keyscan.Check(t, key, stdout)
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
+}
+
+// A host that hands back only the end of a trial's stdout still yields the trial's keyed frames
+// from before a flood: a denied hit, then megabytes of output, is non-enforcing.
+func TestExecutorKeepsFramesAHostsTailWouldLose(t *testing.T) {
+	var hit bytes.Buffer
+	frame.EmitEgress(&hit, "KEY", model.Hit{Role: model.RoleDenied, Proto: "http", Path: "/http/early", From: "198.18.0.2:4711"})
+	script := `read -r key; printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$key/")"
+yes 'SANDCHECK-EGRESS {"role":"allowed"}' | head -c 300000; echo`
+	e, err := NewExecutor(shellHost{tail: 64 << 10}, Trials{Binary: "sh",
+		Argv:   func(runner.Trial, string) []string { return []string{"sh", "-c", script} },
+		Parse:  trialresult.Parse,
+		Frames: trialresult.Prefixes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run(context.Background(), runner.Trial{Key: runner.NewKey(), Timeout: time.Minute})
+	if r.Outcome != model.NonEnforcing || len(r.Egress) != 1 || !strings.Contains(r.Egress[0], "/http/early") {
+		t.Fatalf("a keyed denied hit before a flood: %+v", r)
+	}
 }

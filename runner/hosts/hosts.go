@@ -53,6 +53,9 @@ type Command struct {
 	// A trial's key travels here (runner.KeyInput): argv and environment are not secret on a
 	// host, where any process may read them in /proc.
 	Stdin []byte
+	// Stdout, when set, also gets the command's stdout as it comes: Result.Stdout may keep only
+	// its end, and the executor keeps the trial's frames from all of it (runner.FrameKeeper).
+	Stdout io.Writer
 }
 
 // Cmd is the Command of argv, without input.

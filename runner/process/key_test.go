@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/keyscan"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 )
 
@@ -16,14 +15,12 @@ import (
 // command could read it there and frame a result of its own. The trial still gets the key.
 func TestTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
 	key := runner.NewKey()
-	var stdout []byte
+	var scan keyscan.Scan
 	e := &Executor{
-		Command: func(t runner.Trial, _ string) ([]string, []string, string) { return keyscan.Argv(t.Key), nil, "" },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		},
+		Command:       func(t runner.Trial, _ string) ([]string, []string, string) { return keyscan.Argv(t.Key), nil, "" },
+		Parse:         scan.Parse,
+		FramePrefixes: keyscan.Trials,
 	}
-	e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
-	keyscan.Check(t, key, stdout)
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
 }

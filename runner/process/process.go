@@ -197,7 +197,7 @@ func (e *Executor) maxFrames() int {
 	if e.MaxFrames > 0 {
 		return e.MaxFrames
 	}
-	return 64 << 20
+	return runner.MaxFrames
 }
 
 func exitCodeParse(_ runner.Trial, res runner.ProcResult) (model.Record, error) {

@@ -3,11 +3,13 @@
 package container
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,8 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 func TestRunnerAlive(t *testing.T) {
@@ -328,19 +332,48 @@ func TestContainerTrialKeyHidden(t *testing.T) {
 	if _, err := h.Prepare(ctx, hosttest.StaticSandcheck(t)); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
-	var stdout []byte
+	var scan keyscan.Scan
 	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
-		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		}})
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := runner.NewKey()
 	start := time.Now()
-	e.Run(ctx, runner.Trial{Key: key, Timeout: time.Minute})
+	rec := e.Run(ctx, runner.Trial{Key: key, Timeout: time.Minute})
 	t.Logf("key scan in the container: %s", time.Since(start).Round(time.Millisecond))
-	keyscan.Check(t, key, stdout)
+	scan.Check(t, key, rec)
+}
+
+// TestContainerFloodKeepsEarlyEgress: a trial's keyed denied hit, then more output than the
+// exec keeps the tail of, is still non-enforcing.
+func TestContainerFloodKeepsEarlyEgress(t *testing.T) {
+	hosttest.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a cold image build takes minutes
+	defer cancel()
+	h, err := New(Config{Name: "hosts-test-flood", Image: images.Ref("bookworm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Prepare(ctx, hosttest.StaticSandcheck(t)); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	var hit bytes.Buffer
+	frame.EmitEgress(&hit, "KEY", model.Hit{Role: model.RoleDenied, Proto: "http", Path: "/http/early", From: "198.18.0.2:4711"})
+	script := `read -r key; printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$key/")"
+yes 'SANDCHECK-EGRESS {"role":"allowed"}' | head -c ` + strconv.Itoa(maxExecOutput+(1<<20)) + `; echo`
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
+		Argv:   func(runner.Trial, string) []string { return []string{"sh", "-c", script} },
+		Parse:  trialresult.Parse,
+		Frames: trialresult.Prefixes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: time.Minute})
+	if r.Outcome != model.NonEnforcing || len(r.Egress) != 1 || !strings.Contains(r.Egress[0], "/http/early") {
+		t.Fatalf("a keyed denied hit before a flood: %+v", r)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -141,8 +142,12 @@ func (c *Host) execIn(ctx context.Context, b *ctrBox, command hosts.Command, env
 	}
 	stdout, stderr := &execTail{max: maxExecOutput}, &execTail{max: maxExecOutput}
 	copied := make(chan error, 1)
+	var out io.Writer = stdout
+	if command.Stdout != nil {
+		out = io.MultiWriter(stdout, command.Stdout)
+	}
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		_, err := stdcopy.StdCopy(out, stderr, att.Reader)
 		copied <- err
 	}()
 	r := hosts.Result{}

@@ -284,6 +284,9 @@ func (h *Host) exec(ctx context.Context, cmd hosts.Command, timeout time.Duratio
 	var stdout bytes.Buffer
 	stderr := remote.NewPgidWriter()
 	s.Stdout, s.Stderr = &stdout, stderr
+	if cmd.Stdout != nil {
+		s.Stdout = io.MultiWriter(&stdout, cmd.Stdout)
+	}
 	if cmd.Stdin != nil {
 		s.Stdin = bytes.NewReader(cmd.Stdin)
 	}

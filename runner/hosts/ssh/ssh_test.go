@@ -257,17 +257,15 @@ func TestSSHTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
 	if _, err := h.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
 		t.Fatal(err)
 	}
-	var stdout []byte
+	var scan keyscan.Scan
 	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
-		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		}})
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := runner.NewKey()
-	e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
-	keyscan.Check(t, key, stdout)
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
 }

@@ -330,7 +330,7 @@ func (v *Host) exec(ctx context.Context, c hosts.Command, timeout time.Duration)
 	if err != nil {
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("boot (kernel %s): %w", v.Kernel().Release, err)}
 	}
-	jr := g.run(ctx, id, vmagent.Job{Argv: c.Argv, Env: v.jobEnv(), Stdin: c.Stdin}, timeout-time.Since(start))
+	jr := g.run(ctx, id, vmagent.Job{Argv: c.Argv, Env: v.jobEnv(), Stdin: c.Stdin}, c.Stdout, timeout-time.Since(start))
 	v.release(g, jr.healthy)
 	return jr.Result
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/skip"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
@@ -183,19 +182,17 @@ func BenchmarkVMBoot(b *testing.B) {
 func TestVMTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
 	requireVM(t)
 	v := testVM(t, "bookworm", Config{})
-	var stdout []byte
+	var scan keyscan.Scan
 	e, err := hosts.NewExecutor(v, hosts.Trials{Binary: "unused",
-		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		}})
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := runner.NewKey()
 	start := time.Now()
-	e.Run(context.Background(), runner.Trial{Key: key, Timeout: 3 * time.Minute})
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: 3 * time.Minute})
 	t.Logf("boot and key scan in the guest: %s", time.Since(start).Round(time.Millisecond))
-	keyscan.Check(t, key, stdout)
+	scan.Check(t, key, rec)
 }

@@ -184,7 +184,7 @@ func TestAgentJobInputStaysOffProc(t *testing.T) {
 	if errOut != "" {
 		t.Logf("stderr: %s", errOut)
 	}
-	keyscan.Check(t, key, []byte(out))
+	keyscan.CheckOutput(t, key, []byte(out))
 	j, _ := JobLine("n4", 2, time.Second, Job{Argv: []string{"true"}, Stdin: stdin})
 	if f, ok, err := Parse(j, "n4"); !ok || err != nil || string(f.Job.Stdin) != key+"\n" {
 		t.Fatalf("a job's input over the channel: %+v %v", f.Job, err)

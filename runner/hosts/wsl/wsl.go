@@ -290,6 +290,9 @@ func (w *Host) exec(ctx context.Context, cmd hosts.Command, timeout time.Duratio
 	var stdout bytes.Buffer
 	stderr := remote.NewPgidWriter()
 	c.Stdout, c.Stderr = &stdout, stderr
+	if cmd.Stdout != nil {
+		c.Stdout = io.MultiWriter(&stdout, cmd.Stdout)
+	}
 	if cmd.Stdin != nil {
 		c.Stdin = bytes.NewReader(cmd.Stdin)
 	}

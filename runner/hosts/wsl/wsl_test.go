@@ -17,7 +17,6 @@ import (
 	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/testwait"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
@@ -238,19 +237,17 @@ func TestWSLTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
 	if _, err := w.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
 		t.Fatal(err)
 	}
-	var stdout []byte
+	var scan keyscan.Scan
 	e, err := hosts.NewExecutor(w, hosts.Trials{Binary: "unused",
-		Argv: func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
-		Parse: func(_ runner.Trial, res runner.ProcResult) (model.Record, error) {
-			stdout = res.Stdout
-			return model.Record{Outcome: model.Correct}, nil
-		}})
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := runner.NewKey()
-	e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
-	keyscan.Check(t, key, stdout)
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
 	for _, c := range calls(t, log) {
 		if strings.Contains(strings.Join(c, " "), key) {
 			t.Errorf("wsl.exe's command line holds the key: %q", c)
