@@ -35,9 +35,9 @@ type Trial struct {
 	// Budget is how long the trial itself may take so that it can still tear down and report
 	// before Timeout (see TrialBudget); executors pass it on to the trial process.
 	Budget time.Duration
-	// Key is a random secret of this trial, handed to the trial process in EnvResultKey. The
-	// trial frames its result and egress lines with it, so output the sandboxed command
-	// prints cannot pass for the trial's own.
+	// Key is a random secret of this trial, handed to the trial process on its stdin (see
+	// EnvResultKeyFD). The trial frames its result and egress lines with it, so output the
+	// sandboxed command prints cannot pass for the trial's own.
 	Key string
 	Dir string // the run directory; executors may keep per-trial files under it
 	// Procs is where an executor registers the process groups it starts, so that a later run
@@ -416,10 +416,6 @@ func runOne(ctx context.Context, exec Executor, t Trial, abandon time.Duration) 
 	}
 	return rec
 }
-
-// EnvResultKey is the environment variable carrying Trial.Key to the trial process, which
-// reads and unsets it first thing, so nothing it starts inherits it.
-const EnvResultKey = "SANDCHECK_RESULT_KEY"
 
 // TrialBudget is the time a trial under deadline timeout may spend before it must wrap up:
 // timeout less a reserve of a tenth (at least 2 s) for teardown, reading fixture logs,

@@ -18,12 +18,16 @@ type ProcResult struct {
 	Stdout    []byte
 	Stderr    []byte
 	Truncated bool // output beyond MaxOutput was dropped (the last MaxOutput bytes are kept)
-	// Frames holds, in order, every whole stdout line that starts with one of the executor's
-	// FramePrefixes, however much other output there was (nil when it has none).
-	Frames   []byte
-	Scratch  string // the trial's scratch directory; removed after Parse returns
-	TimedOut bool   // the deadline expired and the group was killed; the record becomes timeout
-	Duration time.Duration
+	// Frames holds, in order, the whole stdout lines that start with one of the executor's
+	// FramePrefixes (the trial's own frames, and within a budget of their own the lines that only
+	// look like frames: see FrameKeeper), however much other output there was.
+	Frames []byte
+	// FramesLost: frames carrying the trial's key were dropped past the executor's cap
+	// (FrameKeeper.Lost), so Frames lacks evidence; the executor must not let the record pass.
+	FramesLost bool
+	Scratch    string // the trial's scratch directory; removed after Parse returns
+	TimedOut   bool   // the deadline expired and the group was killed; the record becomes timeout
+	Duration   time.Duration
 }
 
 // Settle applies the runner's rules to what a parser made of a finished trial process. A trial

@@ -10,13 +10,18 @@ import (
 	"github.com/sandcheck/sandcheck/runner/process"
 )
 
+// stdinLines is the process's one reader of stdin: a spare's request and then the trial's key
+// (process.ReadKey) come on it line after line, and a reader of its own for each would swallow
+// the next one's line.
+var stdinLines = bufio.NewReader(os.Stdin)
+
 // awaitTrial is a spare's wait (process.Executor.Spare): started ahead of its trial, the
 // process reads the trial's arguments and added environment from stdin, then runs it as if
 // started with them. Its clocks (the trial's budget, its phases) start now, not at the process's
 // start. No request (the runner stopped): exit quietly.
 func awaitTrial() []string {
 	warm()
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	line, err := stdinLines.ReadString('\n')
 	if err != nil {
 		os.Exit(0)
 	}

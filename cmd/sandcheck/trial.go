@@ -22,6 +22,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
+	"github.com/sandcheck/sandcheck/runner/process"
 	_ "github.com/sandcheck/sandcheck/suites" // the compiled specs
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
@@ -66,10 +67,13 @@ func (o *trialOptions) config() (harness.Config, error) {
 }
 
 func trialCmd(args []string, stdout, stderr io.Writer) int {
-	// The runner's key for this trial's frames. Unset before anything starts, so no child (the
-	// sandbox, the command inside it) inherits it and could frame a result of its own.
-	key := os.Getenv(runner.EnvResultKey)
-	os.Unsetenv(runner.EnvResultKey)
+	// The runner's key for this trial's frames, read from stdin before anything starts: no
+	// process (the sandbox, the command inside it) can find it and frame a result of its own.
+	key, err := process.ReadKey(stdinLines)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck trial: %v\n", err)
+		return 2
+	}
 	shortlived.NoGCBelow(256 << 20) // a process per trial: a network trial allocates ~9 MB in all
 
 	fs := cli.NewFlags("trial", "[flags]", `  sandcheck trial --label-filter network -v
@@ -80,7 +84,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	report := fs.String("report", "", "write Ginkgo's JSON report here")
 	verbose := fs.Bool("v", false, "verbose Ginkgo output")
 	emit := fs.Bool("emit", false, "end stdout with one "+strings.TrimSpace(frame.ResultPrefix)+" line and stream every fixture hit as a "+
-		strings.TrimSpace(frame.EgressPrefix)+" line (for the runner; keyed with $"+runner.EnvResultKey+" when set)")
+		strings.TrimSpace(frame.EgressPrefix)+" line (for the runner; keyed with the line read from descriptor $"+runner.EnvResultKeyFD+" when set)")
 	fingerprint := fs.Bool("fingerprint", false, "include this host's fingerprint (sandcheck doctor) in the emitted result")
 	budget := fs.Duration("budget", 0, "finish within this long of starting, teardown and report included: sandboxed runs are cut short to fit (0 = no budget)")
 	if ok, code := cli.Parse(fs, args); !ok {

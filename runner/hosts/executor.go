@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,8 +20,8 @@ type Trials struct {
 	// called even after a deadline or a lost host, since the output up to then may hold
 	// evidence (see runner.Settle).
 	Parse func(t runner.Trial, res runner.ProcResult) (model.Record, error)
-	// Frames are the stdout lines kept whole however much a trial prints
-	// (process.Executor.FramePrefixes), where the host can keep them apart.
+	// Frames are the prefixes of the stdout lines kept whole however much a trial prints
+	// (runner.FrameKeeper, told the trial's key).
 	Frames []string
 }
 
@@ -50,10 +51,23 @@ func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 		timeout = 5 * time.Minute
 	}
 	argv := e.tr.Argv(t, e.tr.Binary)
-	res := e.host.Exec(ctx, WithEnv(argv, keyEnv(t)...), timeout)
+	stdin, env := runner.KeyInput(t.Key)
+	c := Command{Argv: WithEnv(argv, env...), Stdin: stdin}
+	var frames *runner.FrameKeeper
+	if len(e.tr.Frames) > 0 {
+		frames = runner.NewFrameKeeper(e.tr.Frames, t.Key, runner.MaxFrames)
+		c.Stdout = frames
+	}
+	res := e.host.Exec(ctx, c, timeout)
 	pr := runner.ProcResult{Argv: argv, ExitCode: res.Exit, Stdout: res.Stdout, Stderr: res.Stderr,
 		TimedOut: res.TimedOut, Duration: res.Duration}
+	if frames != nil {
+		pr.Frames, pr.FramesLost, pr.Truncated = frames.Bytes(), frames.Lost(), frames.Capped()
+	}
 	rec, perr := e.tr.Parse(t, pr)
+	if pr.FramesLost {
+		perr = errors.Join(perr, runner.LostError(runner.MaxFrames))
+	}
 	if perr != nil {
 		perr = fmt.Errorf("host %s: %w (exit %d, stderr: %s)", e.host.Name(), perr, res.Exit, Tail(res.Stderr, 400))
 	}
@@ -69,17 +83,11 @@ func (e *execExecutor) Run(ctx context.Context, t runner.Trial) model.Record {
 	return rec
 }
 
-// keyEnv is the trial's key as environment, when it has one.
-func keyEnv(t runner.Trial) []string {
-	if t.Key == "" {
-		return nil
-	}
-	return []string{runner.EnvResultKey + "=" + t.Key}
-}
-
 // WithEnv prefixes argv with `env K=V ...`, the one way to give a trial variables that every
 // host kind runs alike (each passes argv through as it is; env(1) is in every image we run).
-// The values then appear in no process's command line for longer than env takes to exec.
+// The values may stay in the command line of a process waiting for the trial (a wrapper, a
+// session leader) and are in the trial's environment: nothing secret goes here (see
+// Command.Stdin).
 func WithEnv(argv []string, kv ...string) []string {
 	if len(kv) == 0 {
 		return argv

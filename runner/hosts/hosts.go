@@ -41,10 +41,25 @@ type Host interface {
 // whose trials the runner starts itself: see Direct).
 type Execer interface {
 	Host
-	// Exec runs argv on the host. On ctx's end or after timeout, it kills everything the trial
+	// Exec runs c on the host. On ctx's end or after timeout, it kills everything the trial
 	// started there and returns with TimedOut set. It never returns before that is done.
-	Exec(ctx context.Context, argv []string, timeout time.Duration) Result
+	Exec(ctx context.Context, c Command, timeout time.Duration) Result
 }
+
+// Command is what Exec runs.
+type Command struct {
+	Argv []string
+	// Stdin is all the command reads on its standard input, then end of file (nil: nothing).
+	// A trial's key travels here (runner.KeyInput): argv and environment are not secret on a
+	// host, where any process may read them in /proc.
+	Stdin []byte
+	// Stdout, when set, also gets the command's stdout as it comes: Result.Stdout may keep only
+	// its end, and the executor keeps the trial's frames from all of it (runner.FrameKeeper).
+	Stdout io.Writer
+}
+
+// Cmd is the Command of argv, without input.
+func Cmd(argv ...string) Command { return Command{Argv: argv} }
 
 // Direct is a host whose trials the runner starts as its own processes.
 type Direct interface {

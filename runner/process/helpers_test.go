@@ -3,6 +3,7 @@
 package process
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -23,7 +24,12 @@ func TestMain(m *testing.M) {
 		os.Exit(spareTrialMain())
 	}
 	if len(os.Args) == 3 && os.Args[1] == "trial" { // a trial that found no spare
-		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], os.Getenv("SANDCHECK_RESULT_KEY"))
+		key, err := ReadKey(bufio.NewReader(os.Stdin))
+		fmt.Printf("fresh pid=%d arg=trial,%s key=%s\n", os.Getpid(), os.Args[2], key)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 		os.Exit(0)
 	}
 	switch {

@@ -45,10 +45,12 @@ type Executor struct {
 	spares  []*proc
 	closed  bool
 	// FramePrefixes: stdout lines starting with one of these are also kept whole in
-	// runner.ProcResult.Frames (up to MaxFrames bytes), so a trial's result and egress lines survive
-	// however much it printed around them.
+	// runner.ProcResult.Frames (runner.FrameKeeper, told the trial's key), so a trial's result
+	// and egress lines survive however much it, or the command it sandboxes, printed around them.
 	FramePrefixes []string
-	MaxFrames     int // default 64 MiB
+	// MaxFrames bounds the trial's own frames kept (default 64 MiB); frames lost past it make
+	// the record a harness error unless it is non-enforcing.
+	MaxFrames int
 }
 
 // Run implements runner.Executor.
@@ -79,11 +81,7 @@ func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 	if len(argv) == 0 {
 		return fail("no command for trial %s/%d", t.Cell.ID, t.Index)
 	}
-	var extra []string // environment the trial gets on top of env (nil: the runner's)
-	if t.Key != "" {
-		extra = append(extra, runner.EnvResultKey+"="+t.Key)
-	}
-	res, err := e.runProcess(ctx, t, argv, env, dir, extra)
+	res, err := e.runProcess(ctx, t, argv, env, dir)
 	res.Scratch = scratch
 	if err != nil {
 		return fail("%v", err)
@@ -98,6 +96,9 @@ func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 		parse = exitCodeParse
 	}
 	rec, perr := parse(t, res)
+	if res.FramesLost {
+		perr = errors.Join(perr, runner.LostError(e.maxFrames()))
+	}
 	if perr != nil {
 		perr = fmt.Errorf("parse trial output: %w (exit %d, stderr: %s)", perr, res.ExitCode, tail(res.Stderr, 400))
 	}
@@ -111,7 +112,7 @@ func (e *Executor) Run(ctx context.Context, t runner.Trial) model.Record {
 	return rec
 }
 
-func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []string, dir string, extra []string) (runner.ProcResult, error) {
+func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []string, dir string) (runner.ProcResult, error) {
 	res := runner.ProcResult{Argv: argv, ExitCode: -1}
 	maxOut := e.MaxOutput
 	if maxOut <= 0 {
@@ -123,7 +124,7 @@ func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []s
 	}
 
 	begin := time.Now()
-	p, err := e.start(argv, env, dir, extra)
+	p, err := e.start(argv, env, dir, t.Key)
 	if err != nil {
 		return res, err
 	}
@@ -137,13 +138,9 @@ func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []s
 	var stdout, stderr tailBuffer
 	stdout.max, stderr.max = maxOut, maxOut
 	var sink io.Writer = &stdout
-	var frames *frameKeeper
+	var frames *runner.FrameKeeper
 	if len(e.FramePrefixes) > 0 {
-		maxFrames := e.MaxFrames
-		if maxFrames <= 0 {
-			maxFrames = 64 << 20
-		}
-		frames = newFrameKeeper(e.FramePrefixes, maxFrames)
+		frames = runner.NewFrameKeeper(e.FramePrefixes, t.Key, e.maxFrames())
 		sink = io.MultiWriter(&stdout, frames)
 	}
 	var readers sync.WaitGroup
@@ -189,10 +186,18 @@ func (e *Executor) runProcess(ctx context.Context, t runner.Trial, argv, env []s
 	res.Stdout, res.Stderr = stdout.bytes(), stderr.bytes()
 	res.Truncated = stdout.dropped || stderr.dropped
 	if frames != nil {
-		res.Frames = frames.bytes()
-		res.Truncated = res.Truncated || frames.dropped
+		res.Frames = frames.Bytes()
+		res.FramesLost = frames.Lost()
+		res.Truncated = res.Truncated || frames.Capped()
 	}
 	return res, nil
+}
+
+func (e *Executor) maxFrames() int {
+	if e.MaxFrames > 0 {
+		return e.MaxFrames
+	}
+	return runner.MaxFrames
 }
 
 func exitCodeParse(_ runner.Trial, res runner.ProcResult) (model.Record, error) {

@@ -8,13 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+
+	"github.com/sandcheck/sandcheck/runner"
 )
 
 // SpareArg is the argv[1] of a spare sandcheck process: it waits for a SpareRequest.
 const SpareArg = "__sandcheck_spare"
 
 // SpareRequest is what a spare process reads, as one JSON line on stdin, before it does anything:
-// its trial's arguments (argv without argv[0]) and the environment to add to its own.
+// its trial's arguments (argv without argv[0]) and the environment to add to its own. The
+// trial's key follows on the next line (runner.KeyInput), read by the trial as a fresh trial
+// process reads it.
 type SpareRequest struct {
 	Args []string `json:"args"`
 	Env  []string `json:"env,omitempty"`
@@ -29,8 +33,8 @@ type proc struct {
 
 // spawn starts argv with stdout and stderr on pipes of our own (exec.Cmd.Wait would block until
 // every grandchild holding them exits, and we want to kill the group first); with a stdin pipe
-// when spare.
-func spawn(argv, env []string, dir string, spare bool) (*proc, error) {
+// kept open when spare, else one holding input (none when nil).
+func spawn(argv, env []string, dir string, input []byte, spare bool) (*proc, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
@@ -47,7 +51,7 @@ func spawn(argv, env []string, dir string, spare bool) (*proc, error) {
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = groupAttr()
 	var inR *os.File
-	if spare {
+	if spare || input != nil {
 		if inR, p.stdin, err = os.Pipe(); err != nil {
 			outR.Close()
 			outW.Close()
@@ -56,6 +60,20 @@ func spawn(argv, env []string, dir string, spare bool) (*proc, error) {
 			return nil, fmt.Errorf("stdin pipe: %w", err)
 		}
 		cmd.Stdin = inR
+	}
+	if !spare && input != nil {
+		// A few bytes: the pipe holds them until the trial reads them, then it reads EOF.
+		_, err = p.stdin.Write(input)
+		p.stdin.Close()
+		p.stdin = nil
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			inR.Close()
+			return nil, fmt.Errorf("stdin: %w", err)
+		}
 	}
 	err = cmd.Start()
 	outW.Close()
@@ -75,9 +93,11 @@ func spawn(argv, env []string, dir string, spare bool) (*proc, error) {
 	return p, nil
 }
 
-// start starts a trial's process: a waiting spare when one fits, handed the trial's arguments,
-// else a new process; either way the next spare is started in the background.
-func (e *Executor) start(argv, env []string, dir string, extra []string) (*proc, error) {
+// start starts a trial's process, with key on its stdin (runner.KeyInput): a waiting spare when
+// one fits, handed the trial's arguments, else a new process; either way the next spare is
+// started in the background.
+func (e *Executor) start(argv, env []string, dir, key string) (*proc, error) {
+	input, extra := runner.KeyInput(key) // extra: environment on top of env (nil: the runner's)
 	if len(e.Spare) == 0 || env != nil || dir != "" || argv[0] != e.Spare[0] {
 		if extra != nil {
 			if env == nil {
@@ -85,12 +105,12 @@ func (e *Executor) start(argv, env []string, dir string, extra []string) (*proc,
 			}
 			env = append(slices.Clip(env), extra...) // last one wins in exec
 		}
-		return spawn(argv, env, dir, false)
+		return spawn(argv, env, dir, input, false)
 	}
 	defer e.refill()
 	if p := e.takeSpare(); p != nil {
 		req, _ := json.Marshal(SpareRequest{Args: argv[1:], Env: extra})
-		_, werr := p.stdin.Write(append(req, '\n'))
+		_, werr := p.stdin.Write(append(append(req, '\n'), input...))
 		p.stdin.Close()
 		if werr == nil {
 			return p, nil
@@ -98,7 +118,7 @@ func (e *Executor) start(argv, env []string, dir string, extra []string) (*proc,
 		// The spare died waiting (killed from outside): reap it, start the trial anew.
 		killProc(p)
 	}
-	return spawn(argv, append(os.Environ(), extra...), "", false)
+	return spawn(argv, append(os.Environ(), extra...), "", input, false)
 }
 
 // maxSpares bounds the spares waiting at once (trials that found none each start one).
@@ -126,7 +146,7 @@ func (e *Executor) refill() {
 		return
 	}
 	go func() {
-		p, err := spawn(e.Spare, nil, "", true)
+		p, err := spawn(e.Spare, nil, "", nil, true)
 		if err != nil {
 			return // the next trial starts its own process
 		}

@@ -21,9 +21,10 @@ import (
 )
 
 // spareTrialMain is a spare: it waits for its trial on stdin, then reports how it ran: its pid,
-// the trial's argument and the key it got in its environment.
+// the trial's argument and the key it read after the request, as a trial does.
 func spareTrialMain() int {
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	stdin := bufio.NewReader(os.Stdin)
+	line, err := stdin.ReadString('\n')
 	if err != nil {
 		return 0
 	}
@@ -35,7 +36,12 @@ func spareTrialMain() int {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-	fmt.Printf("spare pid=%d arg=%s key=%s\n", os.Getpid(), strings.Join(req.Args, ","), os.Getenv("SANDCHECK_RESULT_KEY"))
+	key, err := ReadKey(stdin)
+	fmt.Printf("spare pid=%d arg=%s key=%s\n", os.Getpid(), strings.Join(req.Args, ","), key)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	return 0
 }
 

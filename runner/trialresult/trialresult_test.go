@@ -116,13 +116,14 @@ func TestEgressOwnedLinesYield(t *testing.T) {
 	}
 }
 
-// End to end through a real process: the key arrives in the trial's environment, the trial
+// End to end through a real process: the key arrives on the trial's stdin, the trial
 // streams a keyed denied hit, prints a megabyte of noise and hangs; the record is non-enforcing
 // and timed out, the hit kept although it is long gone from the output's tail.
 func TestProcessKilledAfterEgressIsNonEnforcing(t *testing.T) {
 	var hit bytes.Buffer
 	frame.EmitEgress(&hit, "KEY", denied)
-	script := `printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$` + runner.EnvResultKey + `/")"
+	script := `read -r key
+printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$key/")"
 head -c 3000000 /dev/zero | tr '\0' x; echo
 exec sleep 60`
 	pe := &process.Executor{
@@ -145,7 +146,7 @@ exec sleep 60`
 	// The same process without the key in its frames (a forged hit) is a plain timeout.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), deadline)
 	defer cancel2()
-	script = strings.Replace(script, `$`+runner.EnvResultKey, "not-the-key", 1)
+	script = strings.Replace(script, `$key`, "not-the-key", 1)
 	if rec := pe.Run(ctx2, runner.Trial{Key: runner.NewKey(), Timeout: deadline}); rec.Outcome != model.Timeout || !rec.TimedOut {
 		t.Fatalf("forged hit: %+v", rec)
 	}

@@ -265,7 +265,7 @@ func (c *Host) check(ctx context.Context, b *ctrBox) error {
 func (c *Host) run(ctx context.Context, b *ctrBox, argv []string, timeout time.Duration) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r := c.execIn(ctx, b, argv, nil)
+	r := c.execIn(ctx, b, hosts.Cmd(argv...), nil)
 	return append(r.Stdout, r.Stderr...), r.Exit, r.Err
 }
 
@@ -321,7 +321,7 @@ func (c *Host) start(ctx context.Context, localBinary string) (*ctrBox, error) {
 	}
 	if _, ours := images.DistroOf(c.cfg.Image); !ours {
 		// Another image: make the directories ours have.
-		r := c.execIn(ctx, b, []string{"mkdir", "-p", images.BinDir, images.TmpDir}, nil)
+		r := c.execIn(ctx, b, hosts.Cmd("mkdir", "-p", images.BinDir, images.TmpDir), nil)
 		if r.Err != nil || r.Exit != 0 {
 			c.remove(b)
 			return nil, fmt.Errorf("prepare %s in %s: exit %d %v: %s", images.BinDir, c.cfg.Image, r.Exit, r.Err, hosts.Tail(r.Stderr, 300))
@@ -332,7 +332,7 @@ func (c *Host) start(ctx context.Context, localBinary string) (*ctrBox, error) {
 		return nil, fmt.Errorf("copy %s into %s: %w", localBinary, name, err)
 	}
 	if err := hosts.EnsureUsers(c.cfg.Users, func(argv []string) ([]byte, int, error) {
-		r := c.execIn(ctx, b, append([]string{RemoteBinary}, argv...), nil)
+		r := c.execIn(ctx, b, hosts.Cmd(append([]string{RemoteBinary}, argv...)...), nil)
 		return append(r.Stdout, r.Stderr...), r.Exit, r.Err
 	}); err != nil {
 		c.remove(b)

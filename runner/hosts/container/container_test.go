@@ -3,11 +3,13 @@
 package container
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,13 @@ import (
 
 	"github.com/sandcheck/sandcheck/images"
 	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
+	"github.com/sandcheck/sandcheck/wire/frame"
 )
 
 func TestRunnerAlive(t *testing.T) {
@@ -117,12 +125,12 @@ func testContainerPerHost(t *testing.T, bin string) {
 		t.Errorf("Isolation = %q", got)
 	}
 
-	r := h.Exec(ctx, []string{remote, "version"}, time.Minute)
+	r := h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute)
 	if r.Err != nil || r.Exit != 0 || len(r.Stdout) == 0 {
 		t.Fatalf("sandcheck version: %+v (stderr %s)", r, r.Stderr)
 	}
 
-	r = h.Exec(ctx, []string{"sh", "-c", `echo "$SANDCHECK_SRT $TMPDIR"; test -x "$SANDCHECK_SRT" && echo to-stderr >&2; exit 3`}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("sh", "-c", `echo "$SANDCHECK_SRT $TMPDIR"; test -x "$SANDCHECK_SRT" && echo to-stderr >&2; exit 3`), time.Minute)
 	want := images.SRTPath + " " + images.TmpDir + "\n"
 	if r.Err != nil || r.TimedOut || r.Exit != 3 || string(r.Stdout) != want || string(r.Stderr) != "to-stderr\n" {
 		t.Fatalf("exec: exit %d, stdout %q, stderr %q, err %v; want exit 3, %q, \"to-stderr\\n\"", r.Exit, r.Stdout, r.Stderr, r.Err, want)
@@ -131,7 +139,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	// The deadline: the trial's own process and one that escaped its session (as bwrap
 	// --new-session does) must both die, and Exec must return soon after the deadline.
 	t0 := time.Now()
-	r = h.Exec(ctx, []string{"sh", "-c", "setsid sleep 1001 & sleep 1002; echo never"}, time.Second)
+	r = h.Exec(ctx, hosts.Cmd("sh", "-c", "setsid sleep 1001 & sleep 1002; echo never"), time.Second)
 	took := time.Since(t0)
 	if !r.TimedOut || r.Err != nil || strings.Contains(string(r.Stdout), "never") {
 		t.Fatalf("deadline: %+v, want TimedOut", r)
@@ -139,7 +147,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	if took > 8*time.Second {
 		t.Errorf("Exec returned %s after a 1s deadline", took)
 	}
-	r = h.Exec(ctx, []string{"ps", "-eo", "pid,args"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("ps", "-eo", "pid,args"), time.Minute)
 	if strings.Contains(string(r.Stdout), "sleep 100") {
 		t.Fatalf("processes of the killed exec survived:\n%s", r.Stdout)
 	}
@@ -147,11 +155,11 @@ func testContainerPerHost(t *testing.T, bin string) {
 
 	// A real trial killed in the middle (srt, bwrap, socat and the fixture servers running):
 	// nothing of it may be left in the container.
-	r = h.Exec(ctx, []string{remote, "trial", "--emit", "--label-filter", "network"}, 1200*time.Millisecond)
+	r = h.Exec(ctx, hosts.Cmd(remote, "trial", "--emit", "--label-filter", "network"), 1200*time.Millisecond)
 	if !r.TimedOut {
 		t.Logf("the trial finished within 1.2s (%s); the kill was not exercised mid-trial", r.Duration)
 	}
-	r = h.Exec(ctx, []string{"ps", "-eo", "pid,args"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("ps", "-eo", "pid,args"), time.Minute)
 	for _, line := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -168,7 +176,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	// Ctrl-C: the runner's context ends.
 	cctx, ccancel := context.WithCancel(ctx)
 	time.AfterFunc(500*time.Millisecond, ccancel)
-	r = h.Exec(cctx, []string{"sleep", "1003"}, time.Minute)
+	r = h.Exec(cctx, hosts.Cmd("sleep", "1003"), time.Minute)
 	if !r.TimedOut {
 		t.Fatalf("cancelled exec: %+v, want TimedOut", r)
 	}
@@ -178,12 +186,12 @@ func testContainerPerHost(t *testing.T, bin string) {
 	time.AfterFunc(time.Second, func() {
 		h.cli.ContainerRemove(context.Background(), first, client.ContainerRemoveOptions{Force: true})
 	})
-	r = h.Exec(ctx, []string{"sleep", "30"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd("sleep", "30"), time.Minute)
 	if r.Err == nil || r.TimedOut {
 		t.Fatalf("exec in a removed container: %+v, want Err", r)
 	}
 	t.Logf("container lost: %v", r.Err)
-	r = h.Exec(ctx, []string{remote, "version"}, time.Minute)
+	r = h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute)
 	if r.Err != nil || r.Exit != 0 || h.shared.id == first {
 		t.Fatalf("exec after the loss: %+v (container %s, lost %s)", r, h.shared.id, first)
 	}
@@ -222,7 +230,7 @@ func testContainerPerHost(t *testing.T, bin string) {
 	if err := h.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if r := h.Exec(ctx, []string{"true"}, time.Minute); r.Err == nil {
+	if r := h.Exec(ctx, hosts.Cmd("true"), time.Minute); r.Err == nil {
 		t.Fatal("Exec after Close did not fail")
 	}
 }
@@ -251,7 +259,7 @@ func testContainerPerTrialDockerDefault(t *testing.T, bin string) {
 	seen := map[string]bool{}
 	for i := 0; i < 2; i++ {
 		t0 := time.Now()
-		r := h.Exec(ctx, []string{"hostname"}, time.Minute)
+		r := h.Exec(ctx, hosts.Cmd("hostname"), time.Minute)
 		if r.Err != nil || r.Exit != 0 {
 			t.Fatalf("exec %d: %+v", i, r)
 		}
@@ -305,7 +313,67 @@ func testContainerOtherImages(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
-	if r := h.Exec(ctx, []string{remote, "version"}, time.Minute); r.Err != nil || r.Exit != 0 {
+	if r := h.Exec(ctx, hosts.Cmd(remote, "version"), time.Minute); r.Err != nil || r.Exit != 0 {
 		t.Fatalf("exec: %+v", r)
+	}
+}
+
+// TestContainerTrialKeyHidden: while a trial runs in the container, no process in it holds the
+// trial's key in its command line or environment; the trial still gets the key.
+func TestContainerTrialKeyHidden(t *testing.T) {
+	hosttest.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a cold image build takes minutes
+	defer cancel()
+	h, err := New(Config{Name: "hosts-test-key", Image: images.Ref("bookworm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Prepare(ctx, hosttest.StaticSandcheck(t)); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	var scan keyscan.Scan
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	start := time.Now()
+	rec := e.Run(ctx, runner.Trial{Key: key, Timeout: time.Minute})
+	t.Logf("key scan in the container: %s", time.Since(start).Round(time.Millisecond))
+	scan.Check(t, key, rec)
+}
+
+// TestContainerFloodKeepsEarlyEgress: a trial's keyed denied hit, then more output than the
+// exec keeps the tail of, is still non-enforcing.
+func TestContainerFloodKeepsEarlyEgress(t *testing.T) {
+	hosttest.RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a cold image build takes minutes
+	defer cancel()
+	h, err := New(Config{Name: "hosts-test-flood", Image: images.Ref("bookworm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Prepare(ctx, hosttest.StaticSandcheck(t)); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	var hit bytes.Buffer
+	frame.EmitEgress(&hit, "KEY", model.Hit{Role: model.RoleDenied, Proto: "http", Path: "/http/early", From: "198.18.0.2:4711"})
+	script := `read -r key; printf '%s\n' "$(echo '` + strings.TrimSpace(hit.String()) + `' | sed "s/KEY/$key/")"
+yes 'SANDCHECK-EGRESS {"role":"allowed"}' | head -c ` + strconv.Itoa(maxExecOutput+(1<<20)) + `; echo`
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
+		Argv:   func(runner.Trial, string) []string { return []string{"sh", "-c", script} },
+		Parse:  trialresult.Parse,
+		Frames: trialresult.Prefixes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run(ctx, runner.Trial{Key: runner.NewKey(), Timeout: time.Minute})
+	if r.Outcome != model.NonEnforcing || len(r.Egress) != 1 || !strings.Contains(r.Egress[0], "/http/early") {
+		t.Fatalf("a keyed denied hit before a flood: %+v", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -17,12 +18,15 @@ import (
 	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
-// Exec implements hosts.Execer. argv runs under `setsid -w sh` in a new session whose id is recorded
-// inside the container, with TMPDIR at images.TmpDir, SANDCHECK_SRT at the image's srt (images of
-// package images; another image needs srt on its PATH, and sh and setsid), and an exec id in the
-// environment of everything it starts. On the deadline or ctx's end, a second exec kills the
-// session and every process carrying the exec id, then Exec returns TimedOut.
-func (c *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+var _ hosts.Execer = (*Host)(nil)
+
+// Exec implements hosts.Execer. The command runs under `setsid -w sh` in a new session whose id is
+// recorded inside the container, with TMPDIR at images.TmpDir, SANDCHECK_SRT at the image's srt
+// (images of package images; another image needs srt on its PATH, and sh and setsid), and an exec
+// id in the environment of everything it starts; its input comes through the exec's attached
+// stdin. On the deadline or ctx's end, a second exec kills the session and every process carrying
+// the exec id, then Exec returns TimedOut.
+func (c *Host) Exec(ctx context.Context, cmd hosts.Command, timeout time.Duration) hosts.Result {
 	start := time.Now()
 	b, err := c.boxForTrial(ctx)
 	if err != nil {
@@ -37,7 +41,7 @@ func (c *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) h
 	if _, ours := images.DistroOf(c.cfg.Image); ours {
 		env = append(env, "SANDCHECK_SRT="+images.SRTPath)
 	}
-	r := c.execIn(tctx, b, argv, env)
+	r := c.execIn(tctx, b, cmd, env)
 	r.Duration = time.Since(start)
 	return r
 }
@@ -92,8 +96,8 @@ const execKiller = `for round in 1 2 3; do
 done
 rm -f "$1"`
 
-// execIn runs argv in b. ctx's end (deadline or cancel) kills what it started and sets TimedOut.
-func (c *Host) execIn(ctx context.Context, b *ctrBox, argv, env []string) hosts.Result {
+// execIn runs c in b. ctx's end (deadline or cancel) kills what it started and sets TimedOut.
+func (c *Host) execIn(ctx context.Context, b *ctrBox, command hosts.Command, env []string) hosts.Result {
 	start := time.Now()
 	if b.dead.Load() {
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("container %s is gone", b.name)}
@@ -101,7 +105,8 @@ func (c *Host) execIn(ctx context.Context, b *ctrBox, argv, env []string) hosts.
 	id := fmt.Sprintf("%s-%d", c.runID, c.execSeq.Add(1))
 	pidFile := "/tmp/.sandcheck-exec-" + id + ".sid" // /tmp: every image has it
 	marker := execIDVar + "=" + id
-	cmd := append([]string{"setsid", "-w", "sh", "-c", execWrapper, pidFile}, argv...)
+	cmd := append([]string{"setsid", "-w", "sh", "-c", execWrapper, pidFile}, command.Argv...)
+	withInput := command.Stdin != nil
 	// The exec is created and attached with contexts that outlive ctx: the stream must stay
 	// readable until the kill below has run.
 	bg := context.WithoutCancel(ctx)
@@ -111,7 +116,7 @@ func (c *Host) execIn(ctx context.Context, b *ctrBox, argv, env []string) hosts.
 	defer cancelStream()
 	created, err := c.cli.ExecCreate(createCtx, b.id, client.ExecCreateOptions{
 		Cmd: cmd, Env: append(append([]string{}, env...), marker), WorkingDir: "/",
-		AttachStdout: true, AttachStderr: true,
+		AttachStdin: withInput, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		c.markIfGone(b)
@@ -123,10 +128,26 @@ func (c *Host) execIn(ctx context.Context, b *ctrBox, argv, env []string) hosts.
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("docker exec attach in %s: %w", b.name, err), Duration: time.Since(start)}
 	}
 	defer att.Close()
+	if withInput {
+		// A few bytes, then end of file: the engine closes the command's stdin.
+		_, err := att.Conn.Write(command.Stdin)
+		if err == nil {
+			err = att.CloseWrite()
+		}
+		if err != nil {
+			c.kill(b, pidFile, marker)
+			c.markIfGone(b)
+			return hosts.Result{Exit: -1, Err: fmt.Errorf("docker exec stdin in %s: %w", b.name, err), Duration: time.Since(start)}
+		}
+	}
 	stdout, stderr := &execTail{max: maxExecOutput}, &execTail{max: maxExecOutput}
 	copied := make(chan error, 1)
+	var out io.Writer = stdout
+	if command.Stdout != nil {
+		out = io.MultiWriter(stdout, command.Stdout)
+	}
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		_, err := stdcopy.StdCopy(out, stderr, att.Reader)
 		copied <- err
 	}()
 	r := hosts.Result{}

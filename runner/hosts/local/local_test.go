@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/process"
+	"github.com/sandcheck/sandcheck/runner/trialresult"
 )
 
 // The local host comes from the matrix like every kind (it reads no keys but user:), runs its
@@ -56,5 +58,25 @@ func TestLocalHostFromTheMatrix(t *testing.T) {
 	r := e.Run(context.Background(), runner.Trial{Cell: model.Cell{Labels: "echo correct"}, Timeout: 5 * time.Second})
 	if r.Outcome != model.Correct {
 		t.Fatalf("trial: %+v", r)
+	}
+}
+
+// The real `sandcheck trial` reads its key from stdin, whether started for its trial or waiting
+// as a spare (its request and the key on one stdin): every trial's result line carries its key.
+func TestLocalTrialsReadTheirKey(t *testing.T) {
+	bin := hosttest.StaticSandcheck(t)
+	l := New("here", nil, nil)
+	defer l.Close()
+	e := l.Executor(hosts.Trials{Binary: bin,
+		Argv: func(_ runner.Trial, bin string) []string {
+			return []string{bin, "trial", "--emit", "--label-filter", "nosuchlabel"}
+		},
+		Parse:  trialresult.Parse,
+		Frames: trialresult.Prefixes})
+	for i := range 3 { // the first starts its own process; the later ones may find a spare
+		r := e.Run(context.Background(), runner.Trial{Index: i, Key: runner.NewKey(), Timeout: time.Minute})
+		if !strings.Contains(r.Hint, "no spec ran") {
+			t.Fatalf("trial %d: %+v, want the trial's own keyed result (no spec ran)", i, r)
+		}
 	}
 }

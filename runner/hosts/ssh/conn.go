@@ -262,12 +262,14 @@ func (h *Host) command(argv []string, trial string) string {
 	return b.String()
 }
 
-// Exec implements hosts.Execer.
-func (h *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
-	return hosts.Timed(func() hosts.Result { return h.exec(ctx, argv, timeout) })
+var _ hosts.Execer = (*Host)(nil)
+
+// Exec implements hosts.Execer; the command's input goes through the session's stdin.
+func (h *Host) Exec(ctx context.Context, c hosts.Command, timeout time.Duration) hosts.Result {
+	return hosts.Timed(func() hosts.Result { return h.exec(ctx, c, timeout) })
 }
 
-func (h *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+func (h *Host) exec(ctx context.Context, cmd hosts.Command, timeout time.Duration) hosts.Result {
 	c, err := h.conn(ctx)
 	if err != nil {
 		return hosts.Result{Exit: -1, Err: err}
@@ -282,7 +284,13 @@ func (h *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 	var stdout bytes.Buffer
 	stderr := remote.NewPgidWriter()
 	s.Stdout, s.Stderr = &stdout, stderr
-	if err := s.Start(h.command(argv, trial)); err != nil {
+	if cmd.Stdout != nil {
+		s.Stdout = io.MultiWriter(&stdout, cmd.Stdout)
+	}
+	if cmd.Stdin != nil {
+		s.Stdin = bytes.NewReader(cmd.Stdin)
+	}
+	if err := s.Start(h.command(cmd.Argv, trial)); err != nil {
 		h.lost(c, false)
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("start: %w", err)}
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/testwait"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
@@ -50,14 +51,14 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 		t.Fatalf("copied binary %s: %v %v", bin, st, err)
 	}
 
-	r := h.Exec(ctx, []string{"sh", "-c", `echo out; echo "$FOO"; pwd; echo err >&2; exit 3`}, 10*time.Second)
+	r := h.Exec(ctx, hosts.Cmd("sh", "-c", `echo out; echo "$FOO"; pwd; echo err >&2; exit 3`), 10*time.Second)
 	want := fmt.Sprintf("out\nbar 'baz'\n%s\n", filepath.Dir(bin))
 	if r.Err != nil || r.TimedOut || r.Exit != 3 || string(r.Stdout) != want || string(r.Stderr) != "err\n" {
 		t.Fatalf("exec: %+v\nstdout %q want %q\nstderr %q", r, r.Stdout, want, r.Stderr)
 	}
 	var overhead []time.Duration
 	for range 5 {
-		r = h.Exec(ctx, []string{bin, "version"}, 10*time.Second)
+		r = h.Exec(ctx, hosts.Cmd(bin, "version"), 10*time.Second)
 		if r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "sandcheck fake" {
 			t.Fatalf("binary: %+v", r)
 		}
@@ -68,7 +69,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	// The deadline kills the process group, and a process that left it (setsid) by its marker.
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	start = time.Now()
-	r = h.Exec(ctx, []string{"sh", "-c", `sleep 100 & echo $! >> ` + pidfile + `; setsid sleep 101 & echo $! >> ` + pidfile + `; sleep 102`}, time.Second)
+	r = h.Exec(ctx, hosts.Cmd("sh", "-c", `sleep 100 & echo $! >> `+pidfile+`; setsid sleep 101 & echo $! >> `+pidfile+`; sleep 102`), time.Second)
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
@@ -77,7 +78,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	// A cancelled context ends the trial the same way.
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(300*time.Millisecond, cancel)
-	if r = h.Exec(cctx, []string{"sleep", "100"}, time.Minute); !r.TimedOut {
+	if r = h.Exec(cctx, hosts.Cmd("sleep", "100"), time.Minute); !r.TimedOut {
 		t.Fatalf("cancel: %+v", r)
 	}
 
@@ -86,7 +87,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	errs := make(chan error, 8)
 	for i := range 8 {
 		wg.Go(func() {
-			r := h.Exec(ctx, []string{"sh", "-c", fmt.Sprintf("sleep 0.2; echo %d", i)}, 20*time.Second)
+			r := h.Exec(ctx, hosts.Cmd("sh", "-c", fmt.Sprintf("sleep 0.2; echo %d", i)), 20*time.Second)
 			if strings.TrimSpace(string(r.Stdout)) != strconv.Itoa(i) || r.Exit != 0 {
 				errs <- fmt.Errorf("trial %d: %+v", i, r)
 			}
@@ -107,7 +108,7 @@ func TestSSHExecTimeoutConcurrencyClose(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if r := h.Exec(ctx, []string{"true"}, time.Second); r.Err == nil {
+	if r := h.Exec(ctx, hosts.Cmd("true"), time.Second); r.Err == nil {
 		t.Fatalf("Exec after Close: %+v", r)
 	}
 }
@@ -239,9 +240,30 @@ func BenchmarkSSH(b *testing.B) {
 	}
 	prepare := time.Since(start)
 	for b.Loop() {
-		if r := h.Exec(context.Background(), []string{"true"}, 10*time.Second); r.Exit != 0 || r.Err != nil {
+		if r := h.Exec(context.Background(), hosts.Cmd("true"), 10*time.Second); r.Exit != 0 || r.Err != nil {
 			b.Fatalf("%+v", r)
 		}
 	}
 	b.ReportMetric(float64(prepare.Milliseconds()), "prepare-ms")
+}
+
+// While a trial runs on the ssh host, no process there holds its key in its command line or
+// environment (the host is this machine); the trial still gets it.
+func TestSSHTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
+	s := hosttest.StartSSHD(t)
+	h := newTestSSH(t, s, nil)
+	if _, err := h.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
+		t.Fatal(err)
+	}
+	var scan keyscan.Scan
+	e, err := hosts.NewExecutor(h, hosts.Trials{Binary: "unused",
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
 }

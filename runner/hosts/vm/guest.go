@@ -175,9 +175,10 @@ type jobResult struct {
 	healthy bool
 }
 
-// run sends one job and collects it. The guest kills the job at guestTimeout; the host waits
-// for that until its own deadline (ctx, timeout) plus exitGrace, then takes the guest for wedged.
-func (g *guest) run(ctx context.Context, id int, job vmagent.Job, timeout time.Duration) jobResult {
+// run sends one job and collects it, its stdout also to tee when set. The guest kills the job at
+// guestTimeout; the host waits for that until its own deadline (ctx, timeout) plus exitGrace,
+// then takes the guest for wedged.
+func (g *guest) run(ctx context.Context, id int, job vmagent.Job, tee io.Writer, timeout time.Duration) jobResult {
 	start := time.Now()
 	var r jobResult
 	var stdout bytes.Buffer
@@ -208,6 +209,9 @@ func (g *guest) run(ctx context.Context, id int, job vmagent.Job, timeout time.D
 			switch {
 			case f.Kind == vmagent.Out && f.ID == id:
 				stdout.Write(f.Data)
+				if tee != nil {
+					tee.Write(f.Data)
+				}
 			case f.Kind == vmagent.Err && f.ID == id:
 				stderr.Write(f.Data)
 			case f.Kind == vmagent.Log:

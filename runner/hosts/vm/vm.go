@@ -284,12 +284,15 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	return vminit.GuestBinary, nil
 }
 
-// Exec implements hosts.Execer: one job on a booted guest (booting one when none is idle).
-func (v *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
-	return hosts.Timed(func() hosts.Result { return v.exec(ctx, argv, timeout) })
+var _ hosts.Execer = (*Host)(nil)
+
+// Exec implements hosts.Execer: one job on a booted guest (booting one when none is idle), its
+// input inside the job (on the serial channel), not in its command line or environment.
+func (v *Host) Exec(ctx context.Context, c hosts.Command, timeout time.Duration) hosts.Result {
+	return hosts.Timed(func() hosts.Result { return v.exec(ctx, c, timeout) })
 }
 
-func (v *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+func (v *Host) exec(ctx context.Context, c hosts.Command, timeout time.Duration) hosts.Result {
 	v.mu.Lock()
 	prepared, closed := v.kernel != nil, v.closed
 	v.nextID++
@@ -310,7 +313,7 @@ func (v *Host) exec(ctx context.Context, argv []string, timeout time.Duration) h
 	if err != nil {
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("boot (kernel %s): %w", v.Kernel().Release, err)}
 	}
-	jr := g.run(ctx, id, vmagent.Job{Argv: argv, Env: v.jobEnv()}, timeout-time.Since(start))
+	jr := g.run(ctx, id, vmagent.Job{Argv: c.Argv, Env: v.jobEnv(), Stdin: c.Stdin}, c.Stdout, timeout-time.Since(start))
 	v.release(g, jr.healthy)
 	return jr.Result
 }

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmimage"
 )
@@ -62,8 +65,8 @@ func TestVMServesTrialsInOneBoot(t *testing.T) {
 			v := testVM(t, suite, Config{Env: map[string]string{"FOO": "a b"}, Log: testLog{t}})
 			ctx := context.Background()
 			start := time.Now()
-			r := v.Exec(ctx, []string{"sh", "-c", `uname -r; echo "$FOO"; ls -A /tmp | wc -l; touch /tmp/mark; ` +
-				`bwrap --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid sh -c 'ip -o link | wc -l'; echo err >&2; exit 3`}, 2*time.Minute)
+			r := v.Exec(ctx, hosts.Cmd("sh", "-c", `uname -r; echo "$FOO"; ls -A /tmp | wc -l; touch /tmp/mark; `+
+				`bwrap --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid sh -c 'ip -o link | wc -l'; echo err >&2; exit 3`), 2*time.Minute)
 			if r.Err != nil {
 				t.Fatalf("exec: %v", r.Err)
 			}
@@ -74,13 +77,13 @@ func TestVMServesTrialsInOneBoot(t *testing.T) {
 			t.Logf("boot + first job (kernel %s): %s", v.Kernel().Release, time.Since(start).Round(time.Millisecond))
 
 			start = time.Now()
-			r = v.Exec(ctx, []string{"sh", "-c", `ls -A /tmp | wc -l; setsid sleep 600 & echo early; exec sleep 600`}, 5*time.Second)
+			r = v.Exec(ctx, hosts.Cmd("sh", "-c", `ls -A /tmp | wc -l; setsid sleep 600 & echo early; exec sleep 600`), 5*time.Second)
 			if !r.TimedOut || r.Err != nil || !strings.Contains(string(r.Stdout), "0\nearly") || time.Since(start) > 30*time.Second {
 				t.Fatalf("deadline: %+v (stdout %q) after %s", r, r.Stdout, time.Since(start))
 			}
 
 			start = time.Now()
-			r = v.Exec(ctx, []string{"sh", "-c", `pgrep -x sleep || echo none left`}, time.Minute)
+			r = v.Exec(ctx, hosts.Cmd("sh", "-c", `pgrep -x sleep || echo none left`), time.Minute)
 			if r.Err != nil || r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "none left" {
 				t.Fatalf("after a killed job: %+v (stdout %q)", r, r.Stdout)
 			}
@@ -101,22 +104,22 @@ func TestVMWedgedGuestIsReplaced(t *testing.T) {
 	requireVM(t)
 	v := testVM(t, "bookworm", Config{})
 	ctx := context.Background()
-	if r := v.Exec(ctx, []string{"true"}, 3*time.Minute); r.Err != nil { // booted
+	if r := v.Exec(ctx, hosts.Cmd("true"), 3*time.Minute); r.Err != nil { // booted
 		t.Fatal(r.Err)
 	}
 	// The job stops the agent itself ($PPID of the job's shell), then hangs.
-	r := v.Exec(ctx, []string{"sh", "-c", `kill -STOP $PPID; sleep 600`}, 5*time.Second)
+	r := v.Exec(ctx, hosts.Cmd("sh", "-c", `kill -STOP $PPID; sleep 600`), 5*time.Second)
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "wedged") {
 		t.Fatalf("wedged guest: %+v (stdout %q)", r, r.Stdout)
 	}
-	r = v.Exec(ctx, []string{"true"}, time.Minute)
+	r = v.Exec(ctx, hosts.Cmd("true"), time.Minute)
 	if r.Err != nil || r.Exit != 0 || v.Boots() != 2 {
 		t.Fatalf("after a wedged guest: %+v, %d boots", r, v.Boots())
 	}
 
 	one := testVM(t, "bookworm", Config{TrialsPerBoot: 1})
 	for range 2 {
-		if r := one.Exec(ctx, []string{"true"}, time.Minute); r.Err != nil || r.Exit != 0 {
+		if r := one.Exec(ctx, hosts.Cmd("true"), time.Minute); r.Err != nil || r.Exit != 0 {
 			t.Fatalf("%+v", r)
 		}
 	}
@@ -134,7 +137,7 @@ func TestVMInitFailureIsHarnessError(t *testing.T) {
 	bad.Close()
 	defer os.Remove(bad.Name())
 	v.rootfs = &vmimage.Rootfs{Image: bad.Name()}
-	r := v.Exec(context.Background(), []string{"true"}, time.Minute)
+	r := v.Exec(context.Background(), hosts.Cmd("true"), time.Minute)
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "cannot mount the root disk") {
 		t.Fatalf("bad root disk: %+v", r)
 	}
@@ -157,12 +160,12 @@ func BenchmarkVMBoot(b *testing.B) {
 			for b.Loop() {
 				v := testVM(b, suite, Config{})
 				start := time.Now()
-				if r := v.Exec(context.Background(), []string{"true"}, 2*time.Minute); r.Exit != 0 || r.Err != nil {
+				if r := v.Exec(context.Background(), hosts.Cmd("true"), 2*time.Minute); r.Exit != 0 || r.Err != nil {
 					b.Fatalf("%+v", r)
 				}
 				boot += time.Since(start)
 				start = time.Now()
-				if r := v.Exec(context.Background(), []string{"true"}, 2*time.Minute); r.Exit != 0 || r.Err != nil {
+				if r := v.Exec(context.Background(), hosts.Cmd("true"), 2*time.Minute); r.Exit != 0 || r.Err != nil {
 					b.Fatalf("%+v", r)
 				}
 				job += time.Since(start)
@@ -172,4 +175,24 @@ func BenchmarkVMBoot(b *testing.B) {
 			b.ReportMetric(job.Seconds()/float64(b.N)*1000, "job-in-boot-ms")
 		})
 	}
+}
+
+// While a trial runs in the guest, no process there holds its key in its command line or
+// environment; the trial still gets it.
+func TestVMTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
+	requireVM(t)
+	v := testVM(t, "bookworm", Config{})
+	var scan keyscan.Scan
+	e, err := hosts.NewExecutor(v, hosts.Trials{Binary: "unused",
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	start := time.Now()
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: 3 * time.Minute})
+	t.Logf("boot and key scan in the guest: %s", time.Since(start).Round(time.Millisecond))
+	scan.Check(t, key, rec)
 }

@@ -4,6 +4,7 @@ package vmagent
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -178,6 +179,9 @@ func (a *agent) run(id int, timeout time.Duration, j Job) (code int, timedOut bo
 		return -1, false
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	if j.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(j.Stdin) // a few bytes: copied into the pipe at once
+	}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()

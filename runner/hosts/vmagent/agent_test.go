@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/runner"
 )
 
 // frameLog collects what an agent sends.
@@ -164,5 +166,27 @@ func TestParseFrames(t *testing.T) {
 		if _, ok, err := Parse(bad, "n"); !ok || err == nil {
 			t.Errorf("%q: ok=%v err=%v, want a malformed-frame error", bad, ok, err)
 		}
+	}
+}
+
+// A job's input reaches its stdin and no process's command line or environment: the vm host's
+// way of handing a trial its key.
+func TestAgentJobInputStaysOffProc(t *testing.T) {
+	requireRoot(t)
+	log := &frameLog{}
+	a := &agent{nonce: "n4", w: log}
+	key := runner.NewKey()
+	stdin, env := runner.KeyInput(key)
+	if code, timedOut := a.run(1, 30*time.Second, Job{Argv: keyscan.Argv(key), Env: env, Stdin: stdin}); code != 0 || timedOut {
+		t.Fatalf("code %d timedOut %v", code, timedOut)
+	}
+	_, out, errOut := log.frames(t, "n4", 1)
+	if errOut != "" {
+		t.Logf("stderr: %s", errOut)
+	}
+	keyscan.CheckOutput(t, key, []byte(out))
+	j, _ := JobLine("n4", 2, time.Second, Job{Argv: []string{"true"}, Stdin: stdin})
+	if f, ok, err := Parse(j, "n4"); !ok || err != nil || string(f.Job.Stdin) != key+"\n" {
+		t.Fatalf("a job's input over the channel: %+v %v", f.Job, err)
 	}
 }

@@ -48,6 +48,8 @@ const CookieVar = "SANDCHECK_VM_JOB_COOKIE"
 type Job struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env,omitempty"` // K=V added to the agent's environment
+	// Stdin is all the job reads on its standard input (a trial's key), then end of file.
+	Stdin []byte `json:"stdin,omitempty"`
 }
 
 // Frame is one parsed line of the channel.

@@ -244,8 +244,10 @@ func (w *Host) copyIn(src, dst string) error {
 	return err
 }
 
-// Exec implements hosts.Execer.
-func (w *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+var _ hosts.Execer = (*Host)(nil)
+
+// Exec implements hosts.Execer; the command's input goes through wsl.exe's stdin.
+func (w *Host) Exec(ctx context.Context, cmd hosts.Command, timeout time.Duration) hosts.Result {
 	start := time.Now()
 	if w.cfg.Cold != ColdNone {
 		if w.cfg.Cold == ColdEvery {
@@ -262,21 +264,27 @@ func (w *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) h
 			}
 		}
 	}
-	r := w.exec(ctx, argv, timeout)
+	r := w.exec(ctx, cmd, timeout)
 	r.Duration = time.Since(start)
 	return r
 }
 
-func (w *Host) exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+func (w *Host) exec(ctx context.Context, cmd hosts.Command, timeout time.Duration) hosts.Result {
 	if w.run.Closed() {
 		return hosts.Result{Exit: -1, Err: errors.New("host closed")}
 	}
 	trial := w.run.NextTrial()
-	line := w.run.TrialLine(trial, remote.TrialEnv(w.cfg.Env), argv)
+	line := w.run.TrialLine(trial, remote.TrialEnv(w.cfg.Env), cmd.Argv)
 	c := w.cmd(context.Background(), w.args(w.run.Dir(), line...)) // the deadline is handled below
 	var stdout bytes.Buffer
 	stderr := remote.NewPgidWriter()
 	c.Stdout, c.Stderr = &stdout, stderr
+	if cmd.Stdout != nil {
+		c.Stdout = io.MultiWriter(&stdout, cmd.Stdout)
+	}
+	if cmd.Stdin != nil {
+		c.Stdin = bytes.NewReader(cmd.Stdin)
+	}
 	if err := c.Start(); err != nil {
 		return hosts.Result{Exit: -1, Err: fmt.Errorf("start %s: %w", w.cfg.Exe, err)}
 	}

@@ -15,7 +15,10 @@ import (
 	"unicode/utf16"
 
 	"github.com/sandcheck/sandcheck/internal/hosttest"
+	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/testwait"
+	"github.com/sandcheck/sandcheck/runner"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 )
 
 func me(t *testing.T) string {
@@ -92,15 +95,15 @@ func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
 	if p := w.WindowsPath(bin); p != bin {
 		t.Fatalf("WindowsPath(%s) = %s", bin, p)
 	}
-	r := w.Exec(ctx, []string{"sh", "-c", `echo "$FOO"; pwd; echo err >&2; exit 3`}, 10*time.Second)
+	r := w.Exec(ctx, hosts.Cmd("sh", "-c", `echo "$FOO"; pwd; echo err >&2; exit 3`), 10*time.Second)
 	if r.Err != nil || r.Exit != 3 || string(r.Stdout) != "a b\n"+filepath.Dir(bin)+"\n" || string(r.Stderr) != "err\n" {
 		t.Fatalf("exec: %+v stdout %q stderr %q", r, r.Stdout, r.Stderr)
 	}
-	if r = w.Exec(ctx, []string{bin, "version"}, 10*time.Second); r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "sandcheck fake" {
+	if r = w.Exec(ctx, hosts.Cmd(bin, "version"), 10*time.Second); r.Exit != 0 || strings.TrimSpace(string(r.Stdout)) != "sandcheck fake" {
 		t.Fatalf("binary: %+v", r)
 	}
 	// A command exiting 255 is the command's exit, not a wsl.exe failure.
-	if r = w.Exec(ctx, []string{"sh", "-c", "exit 255"}, 10*time.Second); r.Err != nil || r.Exit != 255 {
+	if r = w.Exec(ctx, hosts.Cmd("sh", "-c", "exit 255"), 10*time.Second); r.Err != nil || r.Exit != 255 {
 		t.Fatalf("exit 255: %+v", r)
 	}
 	// The argv of every trial: wsl.exe's grammar, with the run dir and the process-group line.
@@ -113,7 +116,7 @@ func TestWSLDriverPrepareExecTimeoutClose(t *testing.T) {
 	// The deadline kills the Linux side (which killing wsl.exe would not).
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	start := time.Now()
-	r = w.Exec(ctx, []string{"sh", "-c", `sleep 100 & echo $! >> ` + pidfile + `; setsid sleep 101 & echo $! >> ` + pidfile + `; sleep 102`}, time.Second)
+	r = w.Exec(ctx, hosts.Cmd("sh", "-c", `sleep 100 & echo $! >> `+pidfile+`; setsid sleep 101 & echo $! >> `+pidfile+`; sleep 102`), time.Second)
 	if !r.TimedOut || r.Err != nil || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %s", r, time.Since(start))
 	}
@@ -136,17 +139,17 @@ func TestWSLFailuresAreHarnessErrorsInPlainText(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "There is no distribution with the supplied name.") {
 			t.Errorf("ignore=%q: Prepare on an unknown distro: %v", ignore, err)
 		}
-		r := w.Exec(context.Background(), []string{"true"}, 5*time.Second)
+		r := w.Exec(context.Background(), hosts.Cmd("true"), 5*time.Second)
 		if r.Err == nil || !strings.Contains(r.Err.Error(), "WSL_E_DISTRO_NOT_FOUND") || strings.ContainsRune(r.Err.Error(), 0) {
 			t.Errorf("ignore=%q: Exec on an unknown distro: %+v", ignore, r)
 		}
 	}
 	w, _ := New(Config{Distro: "Debian", User: "no-such-user-sandcheck", Exe: exe})
-	if r := w.Exec(context.Background(), []string{"true"}, 5*time.Second); r.Err == nil || !strings.Contains(r.Err.Error(), "getpwnam") {
+	if r := w.Exec(context.Background(), hosts.Cmd("true"), 5*time.Second); r.Err == nil || !strings.Contains(r.Err.Error(), "getpwnam") {
 		t.Errorf("unknown user: %+v", r)
 	}
 	w, _ = New(Config{Distro: "Debian", Exe: filepath.Join(t.TempDir(), "absent.exe")})
-	if r := w.Exec(context.Background(), []string{"true"}, 5*time.Second); r.Err == nil {
+	if r := w.Exec(context.Background(), hosts.Cmd("true"), 5*time.Second); r.Err == nil {
 		t.Errorf("missing wsl.exe: %+v", r)
 	}
 	if _, err := New(Config{Distro: "Debian", Cold: "sometimes"}); err == nil {
@@ -169,7 +172,7 @@ func TestWSLColdStartShutsDownFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			r := w.Exec(context.Background(), []string{"true"}, 10*time.Second)
+			r := w.Exec(context.Background(), hosts.Cmd("true"), 10*time.Second)
 			if r.Err != nil || r.Exit != 0 {
 				t.Fatalf("cold=%q: %+v", cold, r)
 			}
@@ -217,6 +220,37 @@ func TestDecodeWSLOutput(t *testing.T) {
 	} {
 		if got := string(DecodeWSLOutput(c.in)); got != c.want {
 			t.Errorf("DecodeWSLOutput(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// While a trial runs in the distribution, no process there holds its key in its command line or
+// environment (the stand-in's distribution is this machine), nor does wsl.exe's command line on
+// the Windows side; the trial still gets the key.
+func TestWSLTrialKeyInNoCommandLineOrEnvironment(t *testing.T) {
+	exe, log := hosttest.WSLStub(t)
+	w, err := New(Config{Distro: "Debian", User: me(t), Exe: exe, Root: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Prepare(context.Background(), hosttest.FakeSandcheck(t)); err != nil {
+		t.Fatal(err)
+	}
+	var scan keyscan.Scan
+	e, err := hosts.NewExecutor(w, hosts.Trials{Binary: "unused",
+		Argv:   func(t runner.Trial, _ string) []string { return keyscan.Argv(t.Key) },
+		Parse:  scan.Parse,
+		Frames: keyscan.Trials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := runner.NewKey()
+	rec := e.Run(context.Background(), runner.Trial{Key: key, Timeout: time.Minute})
+	scan.Check(t, key, rec)
+	for _, c := range calls(t, log) {
+		if strings.Contains(strings.Join(c, " "), key) {
+			t.Errorf("wsl.exe's command line holds the key: %q", c)
 		}
 	}
 }

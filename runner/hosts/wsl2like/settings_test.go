@@ -57,7 +57,7 @@ func TestHostBeforePrepare(t *testing.T) {
 			t.Errorf("isolation %q lacks %q", iso, want)
 		}
 	}
-	if r := h.Exec(t.Context(), []string{"true"}, 0); r.Err == nil {
+	if r := h.Exec(t.Context(), hosts.Cmd("true"), 0); r.Err == nil {
 		t.Error("an unprepared host ran a trial")
 	}
 	if err := h.Close(); err != nil {

@@ -164,12 +164,14 @@ func (h *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	return v.Prepare(ctx, localBinary)
 }
 
+var _ hosts.Execer = (*Host)(nil)
+
 // Exec implements hosts.Execer.
-func (h *Host) Exec(ctx context.Context, argv []string, timeout time.Duration) hosts.Result {
+func (h *Host) Exec(ctx context.Context, c hosts.Command, timeout time.Duration) hosts.Result {
 	if h.vm == nil {
 		return hosts.Result{Exit: -1, Err: errors.New("wsl2-like host not prepared")}
 	}
-	return h.vm.Exec(ctx, argv, timeout)
+	return h.vm.Exec(ctx, c, timeout)
 }
 
 // VM is the vm host underneath (after Prepare).

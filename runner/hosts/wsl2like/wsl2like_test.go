@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/hosts/vm"
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 )
@@ -59,15 +60,15 @@ func bootable(t *testing.T, c Config) *Host {
 // the drive is gone from the host after Close.
 func TestWSL2GuestLooksLikeWSL2(t *testing.T) {
 	h := bootable(t, Config{VM: vm.Config{Kernel: "bookworm"}, CPUPercent: 50})
-	r := h.Exec(context.Background(), []string{"sh", "-c", `uname -r; cat /proc/version
+	r := h.Exec(context.Background(), hosts.Cmd("sh", "-c", `uname -r; cat /proc/version
 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net cat /proc/version
 awk '$2 == "/mnt/c" {print $3}' /proc/mounts; stat -f -c 'statfs=%t' "$SANDCHECK_WORKDIR"; echo "$SANDCHECK_WORKDIR $WSL_DISTRO_NAME $WSL_INTEROP"
 test -S "$WSL_INTEROP" && echo interop-listening
 touch "$SANDCHECK_WORKDIR/probe" && echo drive-writable
-` + fsyncReturns + `
+`+fsyncReturns+`
 setpriv --reuid=1000 --regid=1000 --clear-groups ls "$SANDCHECK_WORKDIR" >/dev/null && echo user-enters-drive
 ls -d /var/cache/sandcheck/npm/@anthropic-ai >/dev/null && echo npm-shared
-cat /sys/fs/cgroup/sandcheck/cpu.max; grep -c sandcheck /proc/self/cgroup`}, 3*time.Minute)
+cat /sys/fs/cgroup/sandcheck/cpu.max; grep -c sandcheck /proc/self/cgroup`), 3*time.Minute)
 	if r.Err != nil || r.Exit != 0 {
 		t.Fatalf("exit %d %v: %s %s", r.Exit, r.Err, r.Stdout, r.Stderr)
 	}
@@ -103,8 +104,8 @@ if kill -0 $p 2>/dev/null; then echo fsync-hung; else echo fsync-returned; fi`
 // answers it shows here.
 func TestWSL2DriveOver9P2000U(t *testing.T) {
 	h := bootable(t, Config{VM: vm.Config{Kernel: "bookworm"}, DriveProtocol: Drive9P2000U})
-	r := h.Exec(context.Background(), []string{"sh", "-c", `stat -f -c 'statfs=%t' "$SANDCHECK_WORKDIR"
-` + fsyncReturns}, 3*time.Minute)
+	r := h.Exec(context.Background(), hosts.Cmd("sh", "-c", `stat -f -c 'statfs=%t' "$SANDCHECK_WORKDIR"
+`+fsyncReturns), 3*time.Minute)
 	if r.Err != nil || r.Exit != 0 {
 		t.Fatalf("exit %d %v: %s %s", r.Exit, r.Err, r.Stdout, r.Stderr)
 	}
@@ -123,9 +124,9 @@ func TestWSL2DriveOver9P2000U(t *testing.T) {
 // must refuse, by its own reading of /proc/version.
 func TestWSL1GuestIsRefusedBySRT(t *testing.T) {
 	h := bootable(t, Config{VM: vm.Config{Kernel: "bookworm"}, Variant: WSL1})
-	r := h.Exec(context.Background(), []string{"sh", "-c", `uname -r; cd "$SANDCHECK_WORKDIR" &&
+	r := h.Exec(context.Background(), hosts.Cmd("sh", "-c", `uname -r; cd "$SANDCHECK_WORKDIR" &&
 printf '{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}' > s.json &&
-srt --settings s.json -c 'echo ran'`}, 3*time.Minute)
+srt --settings s.json -c 'echo ran'`), 3*time.Minute)
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
