@@ -90,7 +90,6 @@ var Vars = []Var{
 	{Keep, Trial, "", "1: keep the trial directory"},
 	{User, Trial, "unprivileged", "who the sandbox runs as: unprivileged, root or an account"},
 
-	{"SANDCHECK_RESULT_KEY", Protocol, "", "unused: the key used to come in the environment, readable in /proc (now SANDCHECK_RESULT_KEY_FD)"},
 	{"SANDCHECK_RESULT_KEY_FD", Protocol, "", "where a trial reads the key that signs its result lines: a descriptor, 0 (stdin) from the runner"},
 	{"SANDCHECK_TRIAL_COOKIE", Protocol, "", "marks every process of a trial, to kill whatever left its group"},
 	{"SANDCHECK_HOST_RUN", Protocol, "", "marks every process a run started on a remote host"},

@@ -20,7 +20,7 @@ import (
 // run `sandcheck trial --emit` and return its stdout (a container, ssh, wsl.exe, a VM's serial
 // console) can therefore deliver a trial: no shared filesystem is needed.
 //
-// The runner gives every trial a random key (env SANDCHECK_RESULT_KEY) and accepts only lines
+// The runner gives every trial a random key (on its stdin, never in an argv or environment) and accepts only lines
 // carrying it, `SANDCHECK-TRIAL-RESULT <key> {json}`: a sandboxed command that prints a frame of
 // its own cannot know the key, so it cannot turn a failing trial into a pass. A trial started
 // by hand, without a key, writes the unkeyed `SANDCHECK-TRIAL-RESULT {json}`.
