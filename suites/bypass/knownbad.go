@@ -17,7 +17,8 @@ func cases(class string, ids ...string) []string {
 	return out
 }
 
-// KnownBads: one fault per class at least, each through the real sandbox's own seam.
+// KnownBads are the family's known-bads: one fault per class at least, each through the real
+// sandbox's own seam.
 var KnownBads = []KnownBad{
 	// An allow-list proxy with every known matching bug in srt's place.
 	{"srt", "bad-proxy", "bypass-matching || bypass-resolved-address || bypass-ports || bypass-policy-semantics || bypass-other-egress-proxy-no-credentials",
