@@ -50,25 +50,26 @@ func (a Accept) accepts(id string, failOpen bool) bool {
 
 // Need is one known finding a failure needs accepted to be let through.
 type Need struct {
-	ID       string `json:"id"`
-	FailOpen bool   `json:"fail_open,omitempty"` // it covers a fail-open breach
+	ID       string  `json:"id"`
+	FailOpen bool    `json:"fail_open,omitempty"` // it covers a fail-open breach
+	Outcome  Outcome `json:"outcome,omitempty"`   // the worst outcome of what it covers
 }
 
 // Requirement is what it takes to let a failure through: the known findings that cover it, all
-// of which must be accepted, or Uncovered when some part of it no known finding covers. The zero
-// value is nothing failed.
+// of which must be accepted; Uncovered, when some part of it no known finding covers, is that
+// part's worst outcome, and then nothing lets it through. The zero value is nothing failed.
 type Requirement struct {
-	Needs     []Need `json:"needs,omitempty"`
-	Uncovered bool   `json:"uncovered,omitempty"`
+	Needs     []Need  `json:"needs,omitempty"`
+	Uncovered Outcome `json:"uncovered,omitempty"`
 }
 
 // Failed says whether there is anything to let through.
-func (q Requirement) Failed() bool { return q.Uncovered || len(q.Needs) > 0 }
+func (q Requirement) Failed() bool { return q.Uncovered != "" || len(q.Needs) > 0 }
 
 // MetBy says whether a lets the failure through: nothing failed, or every finding it needs is
 // accepted and no part of it is uncovered.
 func (q Requirement) MetBy(a Accept) bool {
-	if q.Uncovered {
+	if q.Uncovered != "" {
 		return false
 	}
 	for _, n := range q.Needs {
@@ -77,6 +78,29 @@ func (q Requirement) MetBy(a Accept) bool {
 		}
 	}
 	return true
+}
+
+// Outside is the worst outcome of what a does not let through ("" when it lets all through): what
+// a failing trial amounts to once the accepted known findings are set aside.
+func (q Requirement) Outside(a Accept) Outcome {
+	o := q.Uncovered
+	for _, n := range q.Needs {
+		if !a.accepts(n.ID, n.FailOpen) {
+			o = worstOf(o, n.Outcome)
+		}
+	}
+	return o
+}
+
+// LetsSomeThrough says whether a lets through at least one known finding q needs: the trial
+// showed known findings, whatever else it showed.
+func (q Requirement) LetsSomeThrough(a Accept) bool {
+	for _, n := range q.Needs {
+		if a.accepts(n.ID, n.FailOpen) {
+			return true
+		}
+	}
+	return false
 }
 
 // IDs are the findings needed, sorted.
@@ -91,51 +115,70 @@ func (q Requirement) IDs() []string {
 // Key names the requirement, for tallies: the same requirement, the same key.
 func (q Requirement) Key() string {
 	var b strings.Builder
-	if q.Uncovered {
-		b.WriteString("!")
+	if q.Uncovered != "" {
+		b.WriteString("!" + string(q.Uncovered))
 	}
 	for i, n := range q.Needs {
-		if i > 0 || q.Uncovered {
+		if i > 0 || q.Uncovered != "" {
 			b.WriteString(", ")
 		}
 		if n.FailOpen {
 			b.WriteString("open:")
 		}
-		b.WriteString(n.ID)
+		b.WriteString(n.ID + "=" + string(n.Outcome))
 	}
 	return b.String()
 }
 
-// requirement gathers needs and uncovered parts, each finding once (fail-open if any use is).
-type requirement struct {
-	needs     map[string]bool
-	uncovered bool
+// worstOf is the worse of two outcomes, "" being none.
+func worstOf(a, b Outcome) Outcome {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return Worst(a, b)
 }
 
-func (r *requirement) need(ids []string, failOpen bool) {
+// requirement gathers needs and uncovered parts, each finding once (fail-open if any use is,
+// its worst outcome), the worst outcome of the uncovered parts.
+type requirement struct {
+	needs     map[string]Need
+	uncovered Outcome
+}
+
+// need records that ids together cover a part failing as o (none: the part is uncovered).
+func (r *requirement) need(ids []string, failOpen bool, o Outcome) {
 	if len(ids) == 0 {
-		r.uncovered = true
+		r.uncover(o)
 		return
 	}
 	if r.needs == nil {
-		r.needs = map[string]bool{}
+		r.needs = map[string]Need{}
 	}
 	for _, id := range ids {
-		r.needs[id] = r.needs[id] || failOpen
+		n := r.needs[id]
+		r.needs[id] = Need{ID: id, FailOpen: n.FailOpen || failOpen, Outcome: worstOf(n.Outcome, o)}
 	}
 }
 
+// uncover records a part no known finding covers, failing as o.
+func (r *requirement) uncover(o Outcome) { r.uncovered = worstOf(r.uncovered, o) }
+
 func (r *requirement) add(q Requirement) {
-	r.uncovered = r.uncovered || q.Uncovered
+	if q.Uncovered != "" {
+		r.uncover(q.Uncovered)
+	}
 	for _, n := range q.Needs {
-		r.need([]string{n.ID}, n.FailOpen)
+		r.need([]string{n.ID}, n.FailOpen, n.Outcome)
 	}
 }
 
 func (r requirement) done() Requirement {
 	q := Requirement{Uncovered: r.uncovered}
-	for id, open := range r.needs {
-		q.Needs = append(q.Needs, Need{ID: id, FailOpen: open})
+	for _, n := range r.needs {
+		q.Needs = append(q.Needs, n)
 	}
 	sort.Slice(q.Needs, func(i, j int) bool { return q.Needs[i].ID < q.Needs[j].ID })
 	return q
@@ -161,10 +204,10 @@ func (s Scenario) Failure() Requirement {
 	shown := false
 	for _, b := range s.Breaches {
 		shown = shown || b.Outcome == s.Outcome
-		r.need(b.KnownIDs(), b.failsOpen())
+		r.need(b.KnownIDs(), b.failsOpen(), b.Outcome)
 	}
 	if !shown {
-		r.uncovered = true
+		r.uncover(s.Outcome)
 	}
 	return r.done()
 }
@@ -180,11 +223,11 @@ func (s Scenario) FailOpen() Requirement {
 	for _, b := range s.Breaches {
 		if b.failsOpen() {
 			shown = true
-			r.need(b.KnownIDs(), true)
+			r.need(b.KnownIDs(), true, b.Outcome)
 		}
 	}
 	if s.Outcome.Severity() == SevFailOpen && !shown {
-		r.uncovered = true
+		r.uncover(s.Outcome)
 	}
 	return r.done()
 }
@@ -211,7 +254,7 @@ func (r Record) FailOpen() Requirement {
 	for _, e := range r.Egress {
 		ids, ok := owners[e]
 		if !ok {
-			q.uncovered = true
+			q.uncover(NonEnforcing)
 			continue
 		}
 		// Listed by several breaches: one of them is enough, so the least demanding is taken
@@ -222,10 +265,10 @@ func (r Record) FailOpen() Requirement {
 				best = id
 			}
 		}
-		q.need(SplitIDs(best), true)
+		q.need(SplitIDs(best), true, NonEnforcing)
 	}
 	if r.Outcome.Severity() == SevFailOpen && !shown && len(r.Egress) == 0 {
-		q.uncovered = true // a non-enforcing trial no verdict and no egress line explains
+		q.uncover(r.Outcome) // a non-enforcing trial no verdict and no egress line explains
 	}
 	return q.done()
 }
@@ -274,7 +317,7 @@ func (r Record) Failure() Requirement {
 		explained = explained || s.Outcome == r.Outcome
 	}
 	if sev := r.Outcome.Severity(); !explained && (sev == SevFailOpen || sev == SevFailClosed) {
-		q.uncovered = true
+		q.uncover(r.Outcome)
 	}
 	return q.done()
 }
@@ -323,7 +366,7 @@ func (r Record) Applicable() (applicable, of int) {
 // did not fail, or some part of it no finding covers).
 func (s Scenario) KnownIDs() []string {
 	q := s.Failure()
-	if !q.Failed() || q.Uncovered {
+	if !q.Failed() || q.Uncovered != "" {
 		return nil
 	}
 	return q.IDs()
@@ -361,4 +404,18 @@ func TrialOutcome(scs []Scenario) (Outcome, string) {
 		}
 	}
 	return o, ""
+}
+
+// Outside is what the trial amounts to under a: correct when a lets its every failure through,
+// else the worst outcome of what it does not (a trial that did not fail is what it is), and
+// whether a let a known finding of it through. The run's progress and summary count trials so.
+func (r Record) Outside(a Accept) (o Outcome, known bool) {
+	q := r.Failure()
+	if !q.Failed() {
+		return r.Outcome, false
+	}
+	if o = q.Outside(a); o == "" {
+		o = Correct
+	}
+	return o, q.LetsSomeThrough(a)
 }

@@ -26,8 +26,9 @@ func srtKnown() []Scenario {
 }
 
 func TestRecordDecisions(t *testing.T) {
-	open := func(id string) Need { return Need{ID: id, FailOpen: true} }
-	closed := func(id string) Need { return Need{ID: id} }
+	open := func(id string) Need { return Need{ID: id, FailOpen: true, Outcome: NonEnforcing} }
+	closed := func(id string, o Outcome) Need { return Need{ID: id, Outcome: o} }
+	const ne = NonEnforcing
 	cases := []struct {
 		name              string
 		rec               Record
@@ -36,37 +37,37 @@ func TestRecordDecisions(t *testing.T) {
 		{"healthy", Record{Outcome: Correct, Scenarios: []Scenario{{Name: "network/seed", Outcome: Correct, Pass: true}}},
 			Requirement{}, Requirement{}},
 		{"srt's accepted findings", Record{Outcome: NonEnforcing, Scenarios: srtKnown()},
-			Requirement{Needs: []Need{open(hooksID)}}, Requirement{Needs: []Need{open(hooksID), closed(tmpdirID)}}},
+			Requirement{Needs: []Need{open(hooksID)}}, Requirement{Needs: []Need{open(hooksID), closed(tmpdirID, AllowedBlocked)}}},
 		// The second audit's first hole: another row being non-enforcing must not hide egress
 		// that no breach lists.
 		{"an accepted fail-open finding beside egress no breach lists", Record{Outcome: NonEnforcing, Scenarios: srtKnown(), Egress: []string{dnsLine}},
-			Requirement{Needs: []Need{open(hooksID)}, Uncovered: true}, Requirement{Needs: []Need{open(hooksID), closed(tmpdirID)}, Uncovered: true}},
+			Requirement{Needs: []Need{open(hooksID)}, Uncovered: ne}, Requirement{Needs: []Need{open(hooksID), closed(tmpdirID, AllowedBlocked)}, Uncovered: ne}},
 		{"egress a known breach lists", Record{Outcome: NonEnforcing, Egress: []string{httpLine}, Scenarios: []Scenario{
 			{Name: "claude-settings/permissions/bypass", Outcome: NonEnforcing, Breaches: []Breach{{Outcome: NonEnforcing, What: "ran", Known: bypassID, Egress: []string{httpLine}}}}}},
 			Requirement{Needs: []Need{open(bypassID)}}, Requirement{Needs: []Need{open(bypassID)}}},
 		{"egress a new breach lists", Record{Outcome: NonEnforcing, Egress: []string{httpLine}, Scenarios: []Scenario{
 			{Name: "network/channel/http", Outcome: NonEnforcing, Breaches: []Breach{{Outcome: NonEnforcing, What: "reached", Egress: []string{httpLine}}}}}},
-			Requirement{Uncovered: true}, Requirement{Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Uncovered: ne}},
 		// A fail-closed breach cannot account for egress, whatever it lists.
 		{"egress listed by a fail-closed breach", Record{Outcome: NonEnforcing, Egress: []string{httpLine}, Scenarios: []Scenario{
 			{Name: "untrusted/proxy-env-dead", Outcome: AllowedBlocked, Breaches: []Breach{{Outcome: AllowedBlocked, What: "refused", Known: "srt:untrusted/proxy-env-dead#proxy-env-dead", Egress: []string{httpLine}}}}}},
-			Requirement{Uncovered: true}, Requirement{Needs: []Need{closed("srt:untrusted/proxy-env-dead#proxy-env-dead")}, Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Needs: []Need{closed("srt:untrusted/proxy-env-dead#proxy-env-dead", AllowedBlocked)}, Uncovered: ne}},
 		{"killed after egress, no verdict", Record{Outcome: NonEnforcing, TimedOut: true, Egress: []string{httpLine}},
-			Requirement{Uncovered: true}, Requirement{Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Uncovered: ne}},
 		{"non-enforcing with nothing to show for it", Record{Outcome: NonEnforcing},
-			Requirement{Uncovered: true}, Requirement{Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Uncovered: ne}},
 		{"a non-enforcing verdict no breach shows", Record{Outcome: NonEnforcing, Scenarios: []Scenario{
 			{Name: "network/seed", Outcome: NonEnforcing, Breaches: []Breach{{Outcome: ProxyDead, What: "http: proxy dead", Known: "x"}}}}},
-			Requirement{Uncovered: true}, Requirement{Needs: []Need{closed("x")}, Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Needs: []Need{closed("x", ProxyDead)}, Uncovered: ne}},
 		{"a passing verdict lists no egress", Record{Outcome: NonEnforcing, Egress: []string{httpLine}, Scenarios: []Scenario{
 			{Name: "failclosed/x", Outcome: SandboxFailed, Pass: true, Breaches: []Breach{{Outcome: NonEnforcing, Known: "y", Egress: []string{httpLine}}}}}},
-			Requirement{Uncovered: true}, Requirement{Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Uncovered: ne}},
 		{"no spec passes a fail-open", Record{Outcome: NonEnforcing, Scenarios: []Scenario{{Name: "network/seed", Outcome: NonEnforcing, Pass: true}}},
-			Requirement{Uncovered: true}, Requirement{Uncovered: true}},
+			Requirement{Uncovered: ne}, Requirement{Uncovered: ne}},
 		{"harness trouble is no failure", Record{Outcome: HarnessError, Scenarios: []Scenario{{Name: "network/seed", Outcome: HarnessError}}},
 			Requirement{}, Requirement{}},
 		{"the trial failed before any verdict", Record{Outcome: ProxyDead},
-			Requirement{}, Requirement{Uncovered: true}},
+			Requirement{}, Requirement{Uncovered: ProxyDead}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestAcceptance(t *testing.T) {
 			t.Errorf("%s: MetBy = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if (Requirement{Uncovered: true}).MetBy(Accept{Every: true}) {
+	if (Requirement{Uncovered: NonEnforcing}).MetBy(Accept{Every: true}) {
 		t.Error("an uncovered requirement was met")
 	}
 	if !(Requirement{}).MetBy(Accept{}) {
@@ -120,21 +121,21 @@ func TestLegacyVerdict(t *testing.T) {
 	if !reflect.DeepEqual(s.Breaches, want) {
 		t.Fatalf("breaches %+v", s.Breaches)
 	}
-	if q := s.FailOpen(); q.Uncovered || !reflect.DeepEqual(q.IDs(), []string{"id1", "id2"}) {
+	if q := s.FailOpen(); q.Uncovered != "" || !reflect.DeepEqual(q.IDs(), []string{"id1", "id2"}) {
 		t.Errorf("legacy verdict: %+v, want both ids", q)
 	}
 	var fresh Scenario
 	if err := json.Unmarshal([]byte(`{"name":"x","outcome":"non-enforcing","pass":false,"breaches":["write a"]}`), &fresh); err != nil {
 		t.Fatal(err)
 	}
-	if q := fresh.Failure(); !q.Uncovered {
+	if q := fresh.Failure(); q.Uncovered != NonEnforcing {
 		t.Errorf("legacy verdict no finding covered: %+v", q)
 	}
 	var bare Scenario
 	if err := json.Unmarshal([]byte(`{"name":"x","outcome":"proxy-dead","pass":false,"known":"id1"}`), &bare); err != nil {
 		t.Fatal(err)
 	}
-	if q := bare.Failure(); q.Uncovered || !reflect.DeepEqual(q.IDs(), []string{"id1"}) {
+	if q := bare.Failure(); q.Uncovered != "" || !reflect.DeepEqual(q.IDs(), []string{"id1"}) {
 		t.Errorf("legacy verdict with ids and no words: %+v", q)
 	}
 }

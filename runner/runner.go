@@ -223,6 +223,8 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 	}
 
 	runID := opt.RunID
+	// What the journal already holds, as the meter counts trials: outside the known findings.
+	counts, known := map[model.Outcome]int{}, 0
 	if opt.Resume {
 		warn, err := journal.Scan(sum.Journal, func(rec model.Record) error {
 			if runID == "" {
@@ -236,6 +238,11 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 			cs.count(rec)
 			cs.noteFingerprint(rec)
 			sum.Resumed++
+			o, k := rec.Outside(model.Accept{Every: true})
+			counts[o]++
+			if k {
+				known++
+			}
 			return nil
 		})
 		sum.Warnings = append(sum.Warnings, warn...)
@@ -260,13 +267,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 		total += cs.remaining
 	}
 
-	counts := map[model.Outcome]int{}
-	for _, cs := range states {
-		for o, n := range cs.sum.Counts {
-			counts[o] += n
-		}
-	}
-	prog := progress.New(opt.Progress, opt.Plain, opt.ProgressEvery, sum.Resumed, total, counts)
+	prog := progress.New(opt.Progress, opt.Plain, opt.ProgressEvery, sum.Resumed, total, counts, known)
 	for _, w := range sum.Warnings {
 		prog.Note("warning: " + w)
 	}

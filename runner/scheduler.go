@@ -78,7 +78,7 @@ func (s *scheduler) finish(cs *cellState, rec model.Record) {
 	}
 	s.ran++
 	s.mu.Unlock()
-	s.prog.Finished(rec.Outcome, dropped)
+	s.prog.Finished(rec, dropped)
 }
 
 // count adds a journaled record to the cell and feeds the stopper; it reports whether the cell

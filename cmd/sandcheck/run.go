@@ -22,9 +22,14 @@ func init() {
 	cli.Register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
 
-const runExitHelp = `Exit codes:
-  0    every scenario passed in every trial; a failure covered in full by a known finding
-       (targets/NAME/knownfindings.yaml) is allowed
+const runExitHelp = `Which findings run accepts: every known finding of the target
+(targets/NAME/knownfindings.yaml), fail-open ones included, because run reports what is new; the
+summary's first line names the known findings that remain. The gate accepts only those its policy
+names by id (accept_known), and preflight only fail-closed ones unless --accept-known: a release
+or a pre-flight check must not pass a known fail-open silently. All three decide by one rule.
+
+Exit codes:
+  0    nothing failed outside the known findings in any trial
   1    fail-open: non-enforcing outside the known findings, or traffic to a fixture server the
        policy does not allow (egress), even in a trial that timed out or crashed; or a
        scenario failed outside the known findings

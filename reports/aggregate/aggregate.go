@@ -100,19 +100,20 @@ func (x *acc) breach(whats []string) {
 	}
 }
 
-// decide tallies one trial's requirements (model.Scenario or model.Record Failure and FailOpen).
-func (x *acc) decide(failure, failOpen model.Requirement, timedOut bool) {
+// decide tallies one trial's requirements (model.Scenario or model.Record Failure and FailOpen)
+// and its outcome as the row counts it.
+func (x *acc) decide(failure, failOpen model.Requirement, o model.Outcome, timedOut bool) {
 	if !failure.Failed() && !failOpen.Failed() {
 		return
 	}
 	if x.decisions == nil {
 		x.decisions = map[string]*schema.Decision{}
 	}
-	d := schema.Decision{Failure: failure, FailOpen: failOpen}
+	d := schema.Decision{Failure: failure, FailOpen: failOpen, Outcome: o}
 	key := d.Key()
 	if _, ok := x.decisions[key]; !ok && len(x.decisions) >= schema.MaxDecisions {
 		// Past the bound: one decision nothing lets through, so no acceptance can hide these.
-		d = schema.Decision{Failure: model.Requirement{Uncovered: true}, FailOpen: model.Requirement{Uncovered: failOpen.Failed()}}
+		d = schema.Decision{Failure: model.Requirement{Uncovered: failure.Outside(model.Accept{})}, FailOpen: model.Requirement{Uncovered: failOpen.Outside(model.Accept{})}, Outcome: o}
 		key = d.Key()
 	}
 	if x.decisions[key] == nil {
@@ -210,7 +211,7 @@ func (a *Aggregator) Add(r model.Record) {
 		ex := a.example(r, id, !failed, hint)
 		ex.Known = failed && sc.Covered(every)
 		s.add(sc.Outcome, sc.Outcome.Measured(), failed, failed && sc.Outcome.Severity() == model.SevFailOpen, ex)
-		s.decide(sc.Failure(), sc.FailOpen(), r.TimedOut)
+		s.decide(sc.Failure(), sc.FailOpen(), sc.Outcome, r.TimedOut)
 		if sc.Outcome.Severity() == model.SevHarness {
 			s.harness++
 		}
@@ -233,7 +234,7 @@ func (a *Aggregator) Add(r model.Record) {
 	ex := a.example(r, id, !failed, r.Hint)
 	ex.Known = failed && failure.MetBy(every)
 	c.overall.add(r.Outcome, r.Measured(), failed, failOpen.Failed(), ex)
-	c.overall.decide(failure, failOpen, r.TimedOut)
+	c.overall.decide(failure, failOpen, r.Outcome, r.TimedOut)
 	if r.Harness() {
 		c.overall.harness++
 	}

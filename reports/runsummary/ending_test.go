@@ -22,7 +22,7 @@ func TestEnd(t *testing.T) {
 		{Verdict{Harness, []string{"c: timeouts"}}, false, nil, Ending{ExitHarness, []string{"c: timeouts"}}},
 		{Verdict{Fail, []string{"c: fail-open"}}, true, stop, Ending{ExitInterrupted, []string{
 			"interrupted; so far: exit 1 (fail-open or failure outside the known findings)", "c: fail-open"}}},
-		{Verdict{Pass, nil}, true, nil, Ending{ExitInterrupted, []string{"interrupted; so far: exit 0 (every scenario passed)"}}},
+		{Verdict{Pass, nil}, true, nil, Ending{ExitInterrupted, []string{"interrupted; so far: exit 0 (nothing failed outside the known findings)"}}},
 		{Verdict{Pass, nil}, false, stop, Ending{ExitHarness, []string{"the run stopped early: journal: disk full"}}},
 		{Verdict{Fail, []string{"c: fail-open"}}, false, stop, Ending{ExitFail, []string{"c: fail-open"}}},
 	}
@@ -35,7 +35,7 @@ func TestEnd(t *testing.T) {
 	var b strings.Builder
 	WriteEnding(&b, Ending{ExitPass, nil})
 	WriteEnding(&b, Ending{ExitFail, []string{"a", "b"}})
-	if want := "exit 0: every scenario passed (known findings allowed)\nexit 1: a\nexit 1: b\n"; b.String() != want {
+	if want := "exit 0: nothing failed outside the known findings (they are still failures: the gate passes one only if its policy accepts it by id)\nexit 1: a\nexit 1: b\n"; b.String() != want {
 		t.Errorf("WriteEnding:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

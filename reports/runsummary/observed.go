@@ -4,8 +4,10 @@
 package runsummary
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/reports/stats"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // run is what `sandcheck run` accepts: every known finding (exit 0 when known findings cover
@@ -62,33 +65,28 @@ func (c cellView) names() []string {
 	return names
 }
 
-// Observed writes the seed's "Observed" section for each of the run's cells: each outcome's
-// count and rate, why (in the breach's own terms), and per scenario how often it failed.
+// Observed writes, for each of the run's cells, its verdict in one line (Headline), then the
+// seed's "Observed" section: the trials counted by what they amount to outside the known
+// findings `run` accepts, with how many of them showed known findings, why each failing outcome
+// happened (in the breach's own terms), and per scenario how often it failed.
 func Observed(w io.Writer, rep *schema.Report, cells []model.Cell) {
 	for _, c := range view(rep, cells) {
-		fault := c.cell.Fault
-		if fault == "" {
-			fault = "none (healthy)"
-		}
-		target := c.cell.Target
-		if c.cell.Version != "" {
-			target += "@" + c.cell.Version
-		}
+		fmt.Fprintf(w, "\n%s\n", c.headline(rep))
 		trials := c.overall.Trials
-		fmt.Fprintf(w, "\nObserved: %s on %s as %s, fault %s, %d trials\n", target, c.cell.Host, model.AsUser(c.cell.User), fault, trials)
+		outside, known := c.overall.OutcomesOutside(run)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  OUTCOME\tCOUNT\tRATE\t95% CI (Wilson)\tSEVERITY")
+		fmt.Fprintln(tw, "  OUTCOME (outside known findings)\tTRIALS\tRATE\t95% CI (Wilson)\tSEVERITY\tWITH KNOWN FINDINGS")
 		var outs []model.Outcome
-		for o, k := range c.overall.Outcomes {
+		for o, k := range outside {
 			if k > 0 {
-				outs = append(outs, model.Outcome(o))
+				outs = append(outs, o)
 			}
 		}
 		sort.Slice(outs, func(i, j int) bool { return indexOf(outs[i]) < indexOf(outs[j]) })
 		for _, o := range outs {
-			k := c.overall.Outcomes[string(o)]
+			k := outside[o]
 			ci := stats.Wilson(k, trials)
-			fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", o, k, 100*stats.Rate(k, trials), 100*ci.Low, 100*ci.High, o.Severity())
+			fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\t%d\n", o, k, 100*stats.Rate(k, trials), 100*ci.Low, 100*ci.High, o.Severity(), known[o])
 		}
 		tw.Flush()
 		for _, o := range outs {
@@ -104,6 +102,110 @@ func Observed(w io.Writer, rep *schema.Report, cells []model.Cell) {
 		}
 		c.printScenarios(w)
 	}
+}
+
+// headline is a cell's verdict in one line, in the user's terms: what ran, whether anything
+// failed outside the known findings (and how), and which known findings remain, by severity.
+func (c cellView) headline(rep *schema.Report) string {
+	what := c.cell.Target
+	if v := c.version(rep); v != "" {
+		what += " " + v
+	}
+	what += " on " + c.cell.Host + " as " + model.AsUser(c.cell.User)
+	if c.cell.Fault != "" {
+		what += ", fault " + c.cell.Fault
+	}
+	o, trials := c.overall, c.overall.Trials
+	if trials == 0 {
+		return what + ": no trial finished: nothing was measured"
+	}
+	var news []string
+	if n := o.FailOpenTrials(run); n > 0 {
+		news = append(news, fmt.Sprintf("FAIL-OPEN in %d of %d trials", n, trials))
+	}
+	outside, _ := o.OutcomesOutside(run)
+	for _, oc := range model.All {
+		if oc.Severity() == model.SevFailClosed && outside[oc] > 0 {
+			news = append(news, fmt.Sprintf("%s in %d of %d trials", oc, outside[oc], trials))
+		}
+	}
+	var line string
+	switch {
+	case len(news) > 0:
+		line = what + ": NEW: " + strings.Join(news, ", ")
+	case o.NotApplicable == trials:
+		line = what + fmt.Sprintf(": nothing applicable in %d trials (%s)", trials, hint(o.Counts, model.NotApplicable))
+	default:
+		line = what + fmt.Sprintf(": nothing new in %d trials", trials)
+	}
+	if h := o.Harness; h > 0 {
+		line += fmt.Sprintf("; harness trouble in %d", h)
+	}
+	return line + c.remaining()
+}
+
+// remaining says which known findings the cell showed, by severity: "; 4 known fail-open
+// findings remain (a, b, c and 1 more), 3 known fail-closed".
+func (c cellView) remaining() string {
+	open, closed := map[string]bool{}, map[string]bool{}
+	for _, n := range c.names() {
+		for key, k := range c.scen[n].Known() {
+			for _, id := range model.SplitIDs(key) {
+				if k.FailOpen > 0 {
+					open[id] = true
+				} else {
+					closed[id] = true
+				}
+			}
+		}
+	}
+	for id := range open {
+		delete(closed, id)
+	}
+	var parts []string
+	if len(open) > 0 {
+		parts = append(parts, fmt.Sprintf("%d known fail-open finding(s) remain (%s)", len(open), shortIDs(open)))
+	}
+	if len(closed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d known fail-closed (%s)", len(closed), shortIDs(closed)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
+// shortIDs names findings by the scenario they are keyed to, at most three.
+func shortIDs(ids map[string]bool) string {
+	var names []string
+	for _, id := range sortedKeys(ids) {
+		name := id
+		if _, rest, ok := strings.Cut(id, ":"); ok {
+			name, _, _ = strings.Cut(rest, "#")
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) > 3 {
+		return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return strings.Join(names, ", ")
+}
+
+// version is the version the cell ran: the one it chose, else its sandbox's as the host
+// fingerprint recorded it.
+func (c cellView) version(rep *schema.Report) string {
+	if c.cell.Version != "" {
+		return c.cell.Version
+	}
+	var fp struct {
+		Sandbox string `json:"sandbox"`
+	}
+	if raw := rep.Hosts[schema.HostKey(c.cell.Host, c.cell.User)]; len(raw) > 0 && json.Unmarshal(raw, &fp) == nil {
+		return versions.Extract(fp.Sandbox)
+	}
+	return ""
 }
 
 // maxBreachLines bounds the breaches listed per scenario; the journal keeps them all.
@@ -248,7 +350,7 @@ func (c cellView) applicableByFamily() string {
 	return strings.Join(parts, ", ")
 }
 
-func sortedKeys(m map[string]int) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)

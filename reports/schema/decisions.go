@@ -16,12 +16,17 @@ import (
 type Decision struct {
 	Failure  model.Requirement `json:"failure"`
 	FailOpen model.Requirement `json:"fail_open,omitempty"`
-	Trials   int               `json:"trials"`
-	TimedOut int               `json:"timed_out,omitempty"` // of them, trials killed at their deadline
+	// Outcome is the trials' own outcome, as the row counts it: what their failure amounts to
+	// once a tool's accepted findings are set aside is Failure.Outside (OutcomesOutside).
+	Outcome  model.Outcome `json:"outcome"`
+	Trials   int           `json:"trials"`
+	TimedOut int           `json:"timed_out,omitempty"` // of them, trials killed at their deadline
 }
 
 // Key is the pair of requirements: trials with the same key are decided alike.
-func (d Decision) Key() string { return d.Failure.Key() + "|" + d.FailOpen.Key() }
+func (d Decision) Key() string {
+	return d.Failure.Key() + "|" + d.FailOpen.Key() + "|" + string(d.Outcome)
+}
 
 // MaxDecisions bounds the distinct decisions a row keeps. Past it, the rest are merged into one
 // that no acceptance lets through (its parts uncovered): a report may overstate a failure, never
@@ -85,7 +90,7 @@ type KnownCount struct {
 func (c Counts) Known() map[string]KnownCount {
 	out := map[string]KnownCount{}
 	for _, d := range c.Decisions {
-		if !d.Failure.Failed() || d.Failure.Uncovered {
+		if !d.Failure.Failed() || d.Failure.Uncovered != "" {
 			continue
 		}
 		key := strings.Join(d.Failure.IDs(), ", ")
@@ -125,4 +130,32 @@ func LeadingCause(hint string) string {
 		return hint[:i]
 	}
 	return hint
+}
+
+// OutcomesOutside counts the row's trials by what they amount to under a (model.Record.Outside):
+// a trial whose failure a lets through in full counts as correct, one whose failure it lets
+// through in part by what is left; the others as they are. known counts, per outcome so counted,
+// the trials a let a known finding through in: failures still, to report.
+func (c Counts) OutcomesOutside(a model.Accept) (outside, known map[model.Outcome]int) {
+	outside, known = map[model.Outcome]int{}, map[model.Outcome]int{}
+	for o, n := range c.Outcomes {
+		outside[model.Outcome(o)] += n
+	}
+	for _, d := range c.Decisions {
+		o := d.Failure.Outside(a)
+		if o == "" {
+			o = model.Correct
+		}
+		outside[d.Outcome] -= d.Trials
+		outside[o] += d.Trials
+		if d.Failure.LetsSomeThrough(a) {
+			known[o] += d.Trials
+		}
+	}
+	for o, n := range outside {
+		if n <= 0 {
+			delete(outside, o)
+		}
+	}
+	return outside, known
 }

@@ -21,19 +21,21 @@ type Meter struct {
 	w       io.Writer
 	tty     bool
 	every   time.Duration
-	resumed int // trials already in the journal
-	ran     int // trials finished by this call
-	total   int // resumed + still to run (shrinks when a Stopper stops a cell)
-	counts  map[model.Outcome]int
+	resumed int                   // trials already in the journal
+	ran     int                   // trials finished by this call
+	total   int                   // resumed + still to run (shrinks when a Stopper stops a cell)
+	counts  map[model.Outcome]int // trials by what they amount to outside the known findings
+	known   int                   // of them, trials that showed known findings
 	began   time.Time
 	quit    chan struct{}
 	done    chan struct{}
 }
 
 // New returns a meter writing to w (plain: lines even on a terminal, one each period) of a run
-// that resumed trials (counted in counts, which the meter keeps adding to) and has toRun to go.
-func New(w io.Writer, plain bool, every time.Duration, resumed, toRun int, counts map[model.Outcome]int) *Meter {
-	p := &Meter{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: counts}
+// that resumed trials (counted in counts, outside the known findings, known of them with known
+// findings; the meter keeps adding to counts) and has toRun to go.
+func New(w io.Writer, plain bool, every time.Duration, resumed, toRun int, counts map[model.Outcome]int, known int) *Meter {
+	p := &Meter{w: w, every: every, resumed: resumed, total: resumed + toRun, counts: counts, known: known}
 	if f, ok := w.(*os.File); ok && !plain {
 		p.tty = isTerminal(f)
 	}
@@ -86,19 +88,24 @@ func (p *Meter) Note(s string) {
 	fmt.Fprintf(p.w, "sandcheck: %s\n", s)
 }
 
-// Finished counts one journaled trial; dropped is how many planned trials a Stopper just cancelled.
-func (p *Meter) Finished(o model.Outcome, dropped int) {
+// Finished counts one journaled trial by what it amounts to outside the known findings `run`
+// accepts (model.Record.Outside); dropped is how many planned trials a Stopper just cancelled.
+func (p *Meter) Finished(rec model.Record, dropped int) {
+	o, known := rec.Outside(model.Accept{Every: true})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ran++
 	p.total -= dropped
 	p.counts[o]++
+	if known {
+		p.known++
+	}
 }
 
 func (p *Meter) print(final bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	line := progressLine(p.resumed+p.ran, p.total, p.ran, time.Since(p.began), p.counts)
+	line := progressLine(p.resumed+p.ran, p.total, p.ran, time.Since(p.began), p.counts, p.known)
 	switch {
 	case p.tty && final:
 		fmt.Fprintf(p.w, "\r%s %s\x1b[K\n", bar(p.resumed+p.ran, p.total, 24), line)
@@ -109,9 +116,10 @@ func (p *Meter) print(final bool) {
 	}
 }
 
-// progressLine renders "done/total (pct%), ETA d, outcome=n ..."; the ETA extrapolates this call's
-// own pace (resumed trials took no time here).
-func progressLine(done, total, ran int, elapsed time.Duration, counts map[model.Outcome]int) string {
+// progressLine renders "done/total (pct%), ETA d, outcome=n ... (k with known findings)", the
+// outcomes outside the known findings; the ETA extrapolates this call's own pace (resumed trials
+// took no time here).
+func progressLine(done, total, ran int, elapsed time.Duration, counts map[model.Outcome]int, known int) string {
 	var b strings.Builder
 	pct := 100.0
 	if total > 0 {
@@ -136,6 +144,9 @@ func progressLine(done, total, ran int, elapsed time.Duration, counts map[model.
 		if !o.Valid() && n > 0 {
 			fmt.Fprintf(&b, " %s=%d", o, n)
 		}
+	}
+	if known > 0 {
+		fmt.Fprintf(&b, " (%d with known findings)", known)
 	}
 	return b.String()
 }

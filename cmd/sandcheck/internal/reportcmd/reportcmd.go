@@ -93,6 +93,11 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 func gateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlags("gate", "REPORT.json [--policy gate.yaml]", `  sandcheck gate out/release/report.json --policy gate.yaml
 
+Which findings the gate accepts: only the known findings its policy names by id (accept_known);
+any other fail-open observation blocks, known or not, because a release must not pass one
+silently. run accepts every known finding (it reports what is new) and preflight the fail-closed
+ones; all three decide by one rule (docs/adversarial.md).
+
 Output: blockers (fail-open first, then harness errors and timeouts above the bound, then missing
 cells or scenarios), fail-closed bounds, insufficient evidence (one line per cell: measured trials
 held / needed), the known findings the policy accepts (accept_known), then one PASS or FAIL line.

@@ -1,0 +1,67 @@
+package runsummary
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/aggregate"
+)
+
+// The summary leads with one line a newcomer can act on, and counts trials by what they amount to
+// outside the known findings, the known ones in a column of their own: a healthy srt with its
+// known findings reads "nothing new", never "100% non-enforcing" beside "every scenario passed".
+func TestHeadlineAndOutcomesOutsideKnown(t *testing.T) {
+	cell := model.Cell{ID: "c", Target: "srt", Host: "local", User: model.UserUnprivileged}
+	known := []model.Scenario{
+		{Name: "network/seed", Outcome: model.Correct, Pass: true},
+		{Name: "filesystem/protected/git-hooks-new-repo", Outcome: model.NonEnforcing, Breaches: []model.Breach{
+			{Outcome: model.NonEnforcing, What: "write hooks", Known: "srt:filesystem/protected/git-hooks-new-repo#$WORKSPACE/newrepo/.git/hooks/pre-commit"}}},
+		{Name: "filesystem/workspace/tmpdir", Outcome: model.AllowedBlocked, Breaches: []model.Breach{
+			{Outcome: model.AllowedBlocked, What: "write /tmp/claude refused", Known: "srt:filesystem/workspace/tmpdir#/tmp/claude/sandcheck-fs-*"}}},
+	}
+	for _, c := range []struct {
+		name string
+		last func(r *model.Record)
+		want []string
+		not  []string
+	}{
+		{"known findings only", nil, []string{
+			"srt 0.0.83 on local as sandcheck (unprivileged): nothing new in 20 trials; 1 known fail-open finding(s) remain (filesystem/protected/git-hooks-new-repo), 1 known fail-closed (filesystem/workspace/tmpdir)",
+			"  correct                           20      100.0%",
+		}, []string{"non-enforcing  ", "NEW"}},
+		{"egress no finding accounts for", func(r *model.Record) { r.Egress = []string{"denied dns A q.denied.sandcheck.test"} }, []string{
+			"srt 0.0.83 on local as sandcheck (unprivileged): NEW: FAIL-OPEN in 1 of 20 trials; 1 known fail-open",
+			"  non-enforcing                     1       5.0%",
+		}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := aggregate.New(aggregate.Options{})
+			for i := range 20 {
+				r := model.Record{Cell: cell, Trial: i, Outcome: model.NonEnforcing, Scenarios: known}
+				if i == 0 {
+					r.HostFP = json.RawMessage(`{"sandbox":"@anthropic-ai/sandbox-runtime@0.0.83"}`)
+				}
+				if i == 19 && c.last != nil {
+					c.last(&r)
+				}
+				a.Add(r)
+			}
+			var b bytes.Buffer
+			Observed(&b, a.Report(), []model.Cell{cell})
+			out := b.String()
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(out, n) {
+					t.Errorf("output holds %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+}
