@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test readme-table build run test unit lint bench sweep clean
+.PHONY: all deps deps-test results-tables build run test unit lint bench sweep clean
 
 all: build
 
@@ -47,20 +47,25 @@ test: deps deps-test build lint ## every test, against the real srt, bwrap and s
 	go test -count=1 -timeout 25m ./e2e/
 	@./scripts/check-leftovers.sh --since out/leftovers-before.txt
 
-readme-table: deps build ## regenerate the README's sandbox x scenario table, measured on this machine
+# Measured results live in docs/results/, each file saying when and on which machine: the tools
+# that measure them write them, never a hand.
+results-tables: deps build ## the sandbox x scenario and bypass tables, measured on this machine, into docs/results/
 	@mkdir -p out
-	@./scripts/readme-table.sh 3 > out/readme-table.md
-	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
-	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- bypass-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- bypass-table:end/ { skip=0 } !skip' out/bypass-table.md README.md > out/README.md.new && mv out/README.md.new README.md
-	@echo "README.md: tables updated"
+	@BYPASS_TABLE=out/bypass-table.md ./scripts/readme-table.sh 3 > out/readme-table.md
+	@./scripts/results-header.sh "sandbox x scenario" "Sandbox x scenario, healthy" out/readme-table.md > docs/results/sandboxes.md
+	@./scripts/results-header.sh "bypass class x target" "Bypass classes x target, healthy" out/bypass-table.md > docs/results/bypass.md
+	@echo "docs/results/sandboxes.md, docs/results/bypass.md: written"
 
 # Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.
 sweep: deps build ## srt's history on this host (matrix/examples/sweep.yaml): a version x scenario table in out/sweep/report.md
 	@mkdir -p out/sweep-tmp
 	TMPDIR=$(CURDIR)/out/sweep-tmp $(BIN) run --matrix matrix/examples/sweep.yaml --out out/sweep
+	@./scripts/results-header.sh "a sweep of srt's history (make sweep)" "srt's history on this host" out/sweep/report.md > docs/results/sweep.md
 
-bench: deps build
-	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+bench: deps build ## the benchmarks; their output, with the machine and date, into docs/results/bench-latest.txt
+	@mkdir -p out
+	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./... | tee out/bench.txt
+	@./scripts/results-header.sh "make bench" "Benchmarks" out/bench.txt > docs/results/bench-latest.txt
 
 clean:
 	rm -rf bin out

@@ -112,25 +112,25 @@ func TestOnlyConfigReadsSettings(t *testing.T) {
 	})
 }
 
-// README's table of variables is this package's.
-func TestREADMEListsTheVariables(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+// docs/configuration.md's table of variables is this package's.
+func TestDocsListTheVariables(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	row := regexp.MustCompile("(?m)^\\| `(SANDCHECK_[A-Z0-9_]+)` \\| (\\w+) \\|")
-	inREADME := map[string]string{}
+	inDocs := map[string]string{}
 	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
-		inREADME[m[1]] = m[2]
+		inDocs[m[1]] = m[2]
 	}
 	for _, v := range Vars {
-		if k, ok := inREADME[v.Name]; !ok || k != string(v.Kind) {
-			t.Errorf("README's table of environment variables: %s should be a row of kind %s (has %q)", v.Name, v.Kind, k)
+		if k, ok := inDocs[v.Name]; !ok || k != string(v.Kind) {
+			t.Errorf("docs/configuration.md's table of environment variables: %s should be a row of kind %s (has %q)", v.Name, v.Kind, k)
 		}
-		delete(inREADME, v.Name)
+		delete(inDocs, v.Name)
 	}
-	for n := range inREADME {
-		t.Errorf("README lists %s, which config.Vars does not", n)
+	for n := range inDocs {
+		t.Errorf("docs/configuration.md lists %s, which config.Vars does not", n)
 	}
 }
 

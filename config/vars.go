@@ -56,7 +56,7 @@ type Var struct {
 	Meaning string
 }
 
-// Vars documents every SANDCHECK_* variable (README's table is this one; a test keeps them equal
+// Vars documents every SANDCHECK_* variable (docs/configuration.md's table is this one; a test keeps them equal
 // and finds any SANDCHECK_ name in the code that is not here).
 var Vars = []Var{
 	{SRT, Override, ".tools/npm, then PATH", "the srt executable"},

@@ -40,7 +40,7 @@ type Finding struct {
 	// Intermittent findings show in some trials only; the others pass.
 	Intermittent bool
 	Note         string
-	// Source is the evidence: a URL, or a repository file and anchor (README.md#known-findings).
+	// Source is the evidence: a URL, or a repository file and anchor (docs/families.md#known-findings).
 	Source string
 	// Pos is where the finding is written (file:line).
 	Pos string
@@ -331,7 +331,7 @@ func (p parser) finding(n *yaml.Node, field, target string) (Finding, error) {
 				return err
 			}
 			if !validSource(f.Source) {
-				return p.errf(v, pre+"source", "%q: want the evidence as an http(s) URL or FILE#anchor in this repository (README.md#known-findings)", f.Source)
+				return p.errf(v, pre+"source", "%q: want the evidence as an http(s) URL or FILE#anchor in this repository (docs/families.md#known-findings)", f.Source)
 			}
 			return nil
 		},

@@ -25,10 +25,7 @@ func init() {
 func preflightCmd(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlags("preflight", `[--target srt] [--settings FILE] [--timeout 5s] [--filesystem] [--accept-known]
 
-Which findings preflight accepts: the target's known fail-closed findings (a warning: the sandbox
-still refuses what it should), and its known fail-open ones only with --accept-known, by name: a
-check that guards an agent must not let a known escape through silently. run accepts every known
-finding, the gate those its policy names; all three decide by one rule.
+It accepts known fail-closed findings (warned of) and known fail-open ones only with --accept-known.
 
 Exit status:
   0  the sandbox enforces: the allowed host reachable, the denied one blocked on every channel

@@ -22,11 +22,9 @@ func init() {
 	cli.Register("run", "repeat the scenarios N times per cell and report outcome rates", runCmd)
 }
 
-const runExitHelp = `Which findings run accepts: every known finding of the target
-(targets/NAME/knownfindings.yaml), fail-open ones included, because run reports what is new; the
-summary's first line names the known findings that remain. The gate accepts only those its policy
-names by id (accept_known), and preflight only fail-closed ones unless --accept-known: a release
-or a pre-flight check must not pass a known fail-open silently. All three decide by one rule.
+const runExitHelp = `run accepts every known finding (targets/NAME/knownfindings.yaml): it reports what is new, and
+its first line names the known findings that remain. The gate accepts only those its policy names
+(accept_known), preflight only fail-closed ones: neither passes a known fail-open silently.
 
 Exit codes:
   0    nothing failed outside the known findings in any trial
