@@ -61,9 +61,13 @@ func TestReportsFromRealRun(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(gout), "open-proxy") {
 		t.Fatalf("gate must exit 1 naming the open-proxy cell; got %v:\n%s", err, gout)
 	}
+	// Compared with itself nothing regressed, but a fail-open outside the known findings fails
+	// compare as it fails run and the gate (one rule): the open-proxy cell is named.
 	cmp := exec.Command(bin, "compare", filepath.Join(out, "report.json"), filepath.Join(out, "report.json"))
-	if b, err := cmp.CombinedOutput(); err != nil {
-		t.Fatalf("compare with itself: %v\n%s", err, b)
+	b, err := cmp.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(b), "no significant regressions") ||
+		!strings.Contains(string(b), "FAIL-OPEN srt@local user=unprivileged fault=open-proxy") {
+		t.Fatalf("compare with itself must exit 1 naming only the open-proxy cell's fail-open; got %v:\n%s", err, b)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 		}
 		for key, k := range c.Known() {
 			for _, id := range model.SplitIDs(key) {
-				if !strings.HasPrefix(id, "srt:"+c.Scenario+"#") && !knownfindings.IsAggregate(c.Scenario) {
+				if !strings.HasPrefix(id, "srt:"+c.Scenario+"#") && !c.Aggregate {
 					t.Errorf("%s: covered by %s, a finding of another scenario", c.Scenario, id)
 				}
 				if strings.HasPrefix(id, "srt:"+c.Scenario+"#") {

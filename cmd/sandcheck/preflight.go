@@ -60,7 +60,7 @@ Exit status:
 		fmt.Fprintf(stderr, "sandcheck preflight: %v\n", err)
 		return 2
 	}
-	if code := refuseUnreachable("preflight", cfg, stderr); code != 0 {
+	if code := refuseUnreachable("preflight", cfg, false, stderr); code != 0 {
 		return code
 	}
 	cfg.Timeout = *timeout

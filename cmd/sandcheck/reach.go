@@ -11,12 +11,14 @@ import (
 )
 
 // refuseUnreachable checks, before anything runs, what the caller hands the sandbox's user of
-// cfg (harness.CallerReach), prints the warnings, and returns cli.ExitUsage with the refusal when
-// the trial would test something other than asked.
-func refuseUnreachable(cmd string, cfg harness.Config, stderr io.Writer) int {
+// cfg (harness.CallerReach), prints the warnings if warn (not preflight's one line), and returns
+// cli.ExitUsage with the refusal when the trial would test something other than asked.
+func refuseUnreachable(cmd string, cfg harness.Config, warn bool, stderr io.Writer) int {
 	r := harness.CallerReach(cfg)
 	for _, w := range r.Warn {
-		fmt.Fprintf(stderr, "sandcheck %s: warning: %s\n", cmd, w)
+		if warn {
+			fmt.Fprintf(stderr, "sandcheck %s: warning: %s\n", cmd, w)
+		}
 	}
 	if err := r.Err(); err != nil {
 		fmt.Fprintf(stderr, "sandcheck %s: %v\n", cmd, err)

@@ -106,7 +106,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 	// A runner's trial (--emit) was checked by its runner where the runner's PATH is its own
 	// (local hosts), and is checked in its specs (harness.Open) everywhere.
 	if !*emit {
-		if code := refuseUnreachable("trial", cfg, stderr); code != 0 {
+		if code := refuseUnreachable("trial", cfg, true, stderr); code != 0 {
 			return code
 		}
 	}
@@ -155,7 +155,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		if fpc != nil {
 			fp = <-fpc
 		}
-		t.PhasesMS = phasesMS(reportStart.Sub(specsStart), time.Since(reportStart))
+		t.PhasesMS = phases.Milliseconds(reportStart.Sub(specsStart), time.Since(reportStart))
 		frames.Lock()
 		err := frame.Emit(stdout, key, t, fp)
 		flush(stdout)
@@ -171,24 +171,6 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// phasesMS is the harness's phases plus the trial command's own, in ms: the specs' time less
-// what the harness accounted for, and the report's.
-func phasesMS(specs, report time.Duration) map[string]int64 {
-	p := phases.All()
-	for name, d := range p {
-		if name != phases.Start {
-			specs -= d
-		}
-	}
-	p[phases.Specs] = max(specs, 0)
-	p[phases.Report] = report
-	out := make(map[string]int64, len(p))
-	for name, d := range p {
-		out[name] = d.Milliseconds()
-	}
-	return out
 }
 
 // restartClocks makes a spare's trial count its time from now (see awaitTrial).

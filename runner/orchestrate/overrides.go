@@ -45,12 +45,6 @@ func (o Overrides) Apply(m *matrix.Matrix) error {
 			return fmt.Errorf("--target-settings: %w", err)
 		}
 		m.Targets[0].Settings, m.Targets[0].SettingsAt = ts, nil
-	} else if o.Targets != nil {
-		for _, t := range m.Targets {
-			if err := reg.Target(t.Name, t.Settings); err != nil {
-				return fmt.Errorf("--target %s: %w (give its settings with --target-settings)", t.Name, err)
-			}
-		}
 	}
 	if len(o.Faults) > 0 {
 		m.Faults = nil

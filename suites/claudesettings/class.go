@@ -76,20 +76,22 @@ const (
 )
 
 // judgeClaude decides one claude-settings verdict: pass, and what to say.
-func judgeClaude(j claudeJudge, r classify.Result, stderr, config string) (bool, string) {
+func judgeClaude(j claudeJudge, r classify.Result, stderr, config string) (pass bool, hint, condition string) {
 	class, detail := claudeClass(r)
 	switch {
 	case j == notSandboxed && class == classEnforced:
-		return false, "enforced although " + config + " turns the sandbox off: sandcheck cannot tell why (" + detail + ")"
+		return false, "enforced although " + config + " turns the sandbox off: sandcheck cannot tell why (" + detail + ")", ""
 	case j == notSandboxed:
-		return false, fmt.Sprintf("not sandboxed by configuration (%s): %s: %s", config, class, detail)
+		return false, fmt.Sprintf("not sandboxed by configuration (%s): %s: %s", config, class, detail), ""
 	case class == classEnforced || class == classRefused:
-		return true, class + ": " + detail
+		return true, class + ": " + detail, ""
 	case j == mayRunLoudly && class == classUnsandboxed:
 		if w := warning(stderr); w != "" {
-			return true, fmt.Sprintf("ran unsandboxed, loudly, as %s allows (Claude Code said: %q)", config, w)
+			// What the setting allows, and says it does: still a fail-open, which only a known
+			// finding (its condition "loudly") lets through, and only where it is accepted.
+			return false, fmt.Sprintf("ran unsandboxed, loudly, as %s allows (Claude Code said: %q)", config, w), "loudly"
 		}
-		return false, fmt.Sprintf("ran unsandboxed without a word (%s): %s", config, detail)
+		return false, fmt.Sprintf("ran unsandboxed without a word (%s): %s", config, detail), ""
 	}
-	return false, fmt.Sprintf("%s under %s: %s", class, config, detail)
+	return false, fmt.Sprintf("%s under %s: %s", class, config, detail), ""
 }

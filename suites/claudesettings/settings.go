@@ -210,10 +210,14 @@ var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() 
 				specreport.AttachEvidence(nt)
 				r, stderr, on = nt.Result, nt.Run.Stderr, judge.Subject(nt.Target, nt.TargetVersion, nt.Fault)
 			}
-			pass, hint := judgeClaude(c.judge, r, stderr, c.config)
+			pass, hint, how := judgeClaude(c.judge, r, stderr, c.config)
 			j := model.Scenario{Name: c.scenario(), Outcome: r.Outcome, Pass: pass, Hint: hint}
 			if !pass {
-				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, c.name, r.Outcome, hint, r.Egress)}
+				condition := c.name
+				if how != "" {
+					condition += ":" + how // a documented fail-open, keyed apart from a silent one
+				}
+				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, condition, r.Outcome, hint, r.Egress)}
 			}
 			judge.Expect(on, j)
 		})

@@ -66,3 +66,21 @@ func ProcessStart() time.Time { return processStart }
 // RestartClock makes the trial's clocks (its budget, its start phase) count from now: for a
 // process started ahead of its trial, which waited for it. Call it before harness.FromEnv.
 func RestartClock() { processStart = time.Now() }
+
+// Milliseconds is every phase of this process in ms, with the trial command's own: the specs'
+// time (specs, less what the harness accounted for) and the report's.
+func Milliseconds(specs, report time.Duration) map[string]int64 {
+	p := All()
+	for name, d := range p {
+		if name != Start {
+			specs -= d
+		}
+	}
+	p[Specs] = max(specs, 0)
+	p[Report] = report
+	out := make(map[string]int64, len(p))
+	for name, d := range p {
+		out[name] = d.Milliseconds()
+	}
+	return out
+}
