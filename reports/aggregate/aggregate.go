@@ -37,12 +37,13 @@ type Options struct {
 
 // Aggregator accumulates records. Not safe for concurrent use.
 type Aggregator struct {
-	opts   Options
-	sprt   *stats.SPRT
-	until  *schema.Until
-	cells  map[string]*cellAcc
-	hosts  map[string]json.RawMessage
-	runIDs map[string]bool
+	opts     Options
+	settings json.RawMessage // the first trial's sandbox settings, as its evidence recorded them
+	sprt     *stats.SPRT
+	until    *schema.Until
+	cells    map[string]*cellAcc
+	hosts    map[string]json.RawMessage
+	runIDs   map[string]bool
 }
 
 type cellAcc struct {
@@ -170,6 +171,14 @@ func New(opts Options) (*Aggregator, error) {
 func (a *Aggregator) Add(r model.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
+	}
+	if a.settings == nil && len(r.Evidence) > 0 {
+		var ev struct {
+			Settings json.RawMessage `json:"settings"`
+		}
+		if json.Unmarshal(r.Evidence, &ev) == nil && len(ev.Settings) > 0 {
+			a.settings = append(json.RawMessage(nil), ev.Settings...)
+		}
 	}
 	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk] == nil {
 		a.hosts[hk] = append(json.RawMessage(nil), r.HostFP...)
@@ -308,6 +317,7 @@ func (a *Aggregator) Report() *schema.Report {
 		Cells:            []schema.Cell{},
 		Overall:          []schema.Overall{},
 		Evidence:         map[string]json.RawMessage{},
+		Settings:         a.settings,
 	}
 	ids := make([]string, 0, len(a.cells))
 	for id := range a.cells {

@@ -301,3 +301,15 @@ func TestTrialLevelEgressKnownAndBreaches(t *testing.T) {
 		t.Fatalf("breaches %v other %d", c.Breaches, c.BreachesOther)
 	}
 }
+
+// The report keeps the first trial's sandbox settings, read while aggregating: the report's
+// Settings section needs no second pass over the journals.
+func TestSettingsFromTheFirstTrialThatHasThem(t *testing.T) {
+	a, _ := New(Options{})
+	a.Add(model.Record{Cell: clean, Trial: 1, Outcome: model.Correct})
+	a.Add(model.Record{Cell: clean, Trial: 0, Outcome: model.Correct, Evidence: json.RawMessage(`{"settings":{"network":{"allowedDomains":["a"]}}}`)})
+	a.Add(model.Record{Cell: clean, Trial: 2, Outcome: model.Correct, Evidence: json.RawMessage(`{"settings":{"other":1}}`)})
+	if got := string(a.Report().Settings); got != `{"network":{"allowedDomains":["a"]}}` {
+		t.Fatalf("settings %s", got)
+	}
+}

@@ -6,6 +6,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,12 @@ func WriteJSON(w io.Writer, rep *schema.Report) error { return schema.Encode(w, 
 func WriteAll(dir string, rep *schema.Report, opts Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write reports: %w", err)
+	}
+	if opts.Settings == "" && len(rep.Settings) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, rep.Settings, "", "  ") == nil {
+			opts.Settings = b.String()
+		}
 	}
 	writers := []struct {
 		name string

@@ -42,6 +42,9 @@ type Report struct {
 	Cells            []Cell                     `json:"cells"`             // one per cell x scenario
 	Overall          []Overall                  `json:"overall"`           // one per cell: trial-level outcomes
 	CoFailures       []CoFailure                `json:"co_failures,omitempty"`
+	// Settings are the sandbox settings of the first trial that recorded them (the fixture's
+	// policy merged with the user's own), for the report's Settings section.
+	Settings json.RawMessage `json:"settings,omitempty"`
 	// Evidence holds, once per trial, the evidence of the trials that examples of failures
 	// point at (Example.EvidenceRef), so a report grows with its failures, not its trials.
 	Evidence map[string]json.RawMessage `json:"evidence,omitempty"`
