@@ -73,6 +73,8 @@ type acc struct {
 	breachOverflow                       int // observations of breaches beyond maxBreachKinds
 	decisions                            map[string]*schema.Decision
 	unreproduced                         map[string]int
+	checks                               map[checkKey]int // failing trials per breach check and outcome
+	checkOverflow                        int              // observations of checks beyond maxBreachKinds
 }
 
 // maxEgressLines bounds the egress lines a cell lists; the journal keeps them all.
@@ -234,6 +236,7 @@ func (a *Aggregator) Add(r model.Record) {
 		if failed {
 			failedNames = append(failedNames, sc.Name)
 			s.breach(model.Words(sc.Breaches))
+			s.check(sc.Breaches)
 		}
 	}
 	// The trial as a whole: failed if any verdict failed, or its fail-open evidence (egress a
@@ -409,6 +412,7 @@ func (a *Aggregator) counts(rep *schema.Report, x *acc) schema.Counts {
 	c.Harness, c.NotApplicable = x.harness, x.notApplicable
 	c.Breaches, c.BreachesOther = topBreaches(x.breaches, x.breachOverflow)
 	c.Decisions = decisions(x.decisions)
+	c.Checks, c.ChecksOther = topChecks(x.checks, x.checkOverflow)
 	if len(x.unreproduced) > 0 {
 		c.Unreproduced = maps.Clone(x.unreproduced)
 	}

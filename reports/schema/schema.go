@@ -179,6 +179,32 @@ type Counts struct {
 	BreachesOther int      `json:"breaches_other,omitempty"`
 	// Unreproduced counts, per known-finding id keyed to this row, the trials it did not show in.
 	Unreproduced map[string]int `json:"unreproduced,omitempty"`
+	// Checks counts the failing trials per breach check and outcome (a network channel's
+	// CHANNEL:ROLE, a bypass case's VIA:ROLE, a path): which host or way a row's failures were
+	// about, which the words of Breaches say only in prose. At most MaxChecks, most trials first;
+	// ChecksOther counts the observations left out, which tell a reader nothing.
+	Checks      []CheckCount `json:"checks,omitempty"`
+	ChecksOther int          `json:"checks_other,omitempty"`
+}
+
+// MaxChecks is how many distinct breach checks a row lists.
+const MaxChecks = 16
+
+// CheckCount is one breach check and outcome, with the failing trials whose verdict showed it.
+type CheckCount struct {
+	Check   string        `json:"check"`
+	Outcome model.Outcome `json:"outcome"`
+	Trials  int           `json:"trials"`
+}
+
+// CheckTrials counts the trials whose failing verdict showed check with outcome o.
+func (c Counts) CheckTrials(check string, o model.Outcome) int {
+	for _, k := range c.Checks {
+		if k.Check == check && k.Outcome == o {
+			return k.Trials
+		}
+	}
+	return 0
 }
 
 // MaxBreaches is how many distinct breaches a row lists; the rest are counted, so a report's
