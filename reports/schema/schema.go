@@ -145,6 +145,17 @@ type Overall struct {
 	// and EgressLines are the first few distinct such hits.
 	Egress      int      `json:"egress,omitempty"`
 	EgressLines []string `json:"egress_lines,omitempty"`
+	// Network is the network policy the cell's target promises, as whoever wrote the report could
+	// learn it from the target's adapter; nil when it could not (the adapter is not linked in, or
+	// cannot be loaded where the report was written). The truth table's expectation.
+	Network *NetworkPolicy `json:"network,omitempty"`
+}
+
+// NetworkPolicy is what a target promises of the network scenarios' two fixture hosts: the
+// allowed host reachable over the channels in Reach (targets.Target.Reach), refused over the
+// others; the denied host refused over every channel. An empty Reach is a deny-all sandbox.
+type NetworkPolicy struct {
+	Reach []string `json:"reach"`
 }
 
 // Counts is what both row kinds share.
