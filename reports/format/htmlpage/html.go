@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/reports/format/wording"
 	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/reports/truthtable"
 )
 
 //go:embed report.html.tmpl
@@ -56,6 +57,8 @@ type htmlView struct {
 	Settings, Repro, Expected                string
 	NoTrials                                 bool
 	VersionTables                            []vtView
+	TruthTables                              template.HTML // rendered by reports/truthtable
+	TruthStyle                               template.CSS
 }
 
 // heatMap is the cell x scenario grid, laid out so that the longer of the two lists runs down
@@ -199,6 +202,11 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 		v.Hosts = append(v.Hosts, hostView{Name: h, Rows: wording.HostEnv(rep, h)})
 	}
 	v.VersionTables = versionViews(rep)
+	tt, err := truthtable.HTML(rep)
+	if err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	v.TruthTables, v.TruthStyle = tt, template.CSS(truthtable.Style)
 	for _, cf := range rep.CoFailures {
 		for _, g := range cf.Groups {
 			v.CoFail = append(v.CoFail, fmt.Sprintf("%s: %s failed together in %d of %d trials (likely one cause)", cf.Name(), strings.Join(g.Scenarios, ", "), g.Failures, cf.Trials))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/reports/format/wording"
 	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/reports/truthtable"
 )
 
 // mdCell makes text safe inside a Markdown table cell: no pipes, no raw HTML, one line.
@@ -39,8 +40,9 @@ func codeBlock(w io.Writer, lang, body string) {
 	fmt.Fprintf(w, "%s%s\n%s\n%s\n", f, lang, strings.TrimRight(body, "\n"), f)
 }
 
-// Write writes report.md in the shape of the seed bug report: Summary, Environment,
-// Settings, Repro, Observed, Expected, then one example's evidence per outcome.
+// Write writes report.md in the shape of the seed bug report: Summary (with the version and
+// truth tables), Environment, Settings, Repro, Observed, Expected, then one example's evidence
+// per outcome.
 func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
@@ -80,6 +82,9 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 	p("\nGenerated %s by sandcheck %s from run(s) %s.\n\n", rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
 		wording.OrUnknown(rep.SandcheckVersion), mdCell(strings.Join(rep.RunIDs, ", ")))
 	writeVersionTables(bw, rep)
+	if err := truthtable.WriteMarkdown(bw, rep); err != nil {
+		return fmt.Errorf("write report.md: %w", err)
+	}
 
 	p("## Environment\n\n")
 	hosts := wording.HostNames(rep)
