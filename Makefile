@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test readme-table build run test unit lint bench sweep clean
+.PHONY: all deps deps-test readme-table scenarios-doc build run test unit lint bench sweep clean
 
 all: build
 
@@ -53,6 +53,12 @@ readme-table: deps build ## regenerate the README's sandbox x scenario table, me
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- readme-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- readme-table:end/ { skip=0 } !skip' out/readme-table.md README.md > out/README.md.new && mv out/README.md.new README.md
 	@awk 'FNR==NR { t = t $$0 "\n"; next } /<!-- bypass-table:begin/ { print; printf "%s", t; skip=1; next } /<!-- bypass-table:end/ { skip=0 } !skip' out/bypass-table.md README.md > out/README.md.new && mv out/README.md.new README.md
 	@echo "README.md: tables updated"
+
+# The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
+# the committed file is stale.
+scenarios-doc: build ## regenerate docs/scenarios.md (sandcheck list --markdown)
+	@$(BIN) list --markdown > docs/scenarios.md.new && mv docs/scenarios.md.new docs/scenarios.md
+	@echo "docs/scenarios.md: $$(grep -c '^| `' docs/scenarios.md) scenarios"
 
 # Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.
 sweep: deps build ## srt's history on this host (matrix/examples/sweep.yaml): a version x scenario table in out/sweep/report.md
