@@ -57,7 +57,7 @@ readme-table: deps build ## regenerate the README's sandbox x scenario table, me
 # The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
 # the committed file is stale.
 scenarios-doc: build ## regenerate docs/scenarios.md (sandcheck list --markdown)
-	@$(BIN) list --markdown > docs/scenarios.md.new && mv docs/scenarios.md.new docs/scenarios.md
+	@env -u SANDCHECK_CONCURRENCY $(BIN) list --markdown > docs/scenarios.md.new && mv docs/scenarios.md.new docs/scenarios.md
 	@echo "docs/scenarios.md: $$(grep -c '^| `' docs/scenarios.md) scenarios"
 
 # Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.

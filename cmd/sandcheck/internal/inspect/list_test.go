@@ -16,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/suites"
@@ -207,6 +208,9 @@ func TestScenariosDocIsCurrent(t *testing.T) {
 		t.Fatalf("%v: run make scenarios-doc", err)
 	}
 	if d := firstDifference(string(committed), now.String()); d != "" {
+		if k := os.Getenv(config.Concurrency); k != "" {
+			d += fmt.Sprintf("\n(%s=%s is set: the concurrency ids carry it; the file has the default, 4)", config.Concurrency, k)
+		}
 		t.Errorf("docs/scenarios.md is stale (run make scenarios-doc): %s", d)
 	}
 }
