@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test results-tables build run test unit lint bench sweep clean
+.PHONY: all deps deps-test results-tables scenarios-doc build run test unit lint bench sweep clean
 
 all: build
 
@@ -55,6 +55,12 @@ results-tables: deps build ## the sandbox x scenario and bypass tables, measured
 	@./scripts/results-header.sh "sandbox x scenario" "Sandbox x scenario, healthy" out/readme-table.md > docs/results/sandboxes.md
 	@./scripts/results-header.sh "bypass class x target" "Bypass classes x target, healthy" out/bypass-table.md > docs/results/bypass.md
 	@echo "docs/results/sandboxes.md, docs/results/bypass.md: written"
+
+# The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
+# the committed file is stale.
+scenarios-doc: build ## regenerate docs/scenarios.md (sandcheck list --markdown)
+	@env -u SANDCHECK_CONCURRENCY $(BIN) list --markdown > docs/scenarios.md.new && mv docs/scenarios.md.new docs/scenarios.md
+	@echo "docs/scenarios.md: $$(grep -c '^| `' docs/scenarios.md) scenarios"
 
 # Old srt releases leave files in $$TMPDIR after every run: the sweep gets a TMPDIR of its own.
 sweep: deps build ## srt's history on this host (matrix/examples/sweep.yaml): a version x scenario table in out/sweep/report.md

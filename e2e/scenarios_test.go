@@ -3,12 +3,18 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
+	"github.com/sandcheck/sandcheck/suites/catalog"
+	"github.com/sandcheck/sandcheck/suites/concurrency"
+	"github.com/sandcheck/sandcheck/suites/failclosed"
+	"github.com/sandcheck/sandcheck/suites/filesystem"
+	"github.com/sandcheck/sandcheck/suites/untrusted"
 	_ "github.com/sandcheck/sandcheck/targets/firejail" // the known findings read are theirs
 	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
@@ -93,49 +99,71 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 }
 
 // TestScenarioFaultsAreFlagged: each scenario's known-bad sandbox, a fault injected into the real
-// one, is flagged in every trial.
+// one, is flagged in every trial: the families' known-bads (suites/NAME KnownBads, which `sandcheck
+// list` shows), each run against its family's specs only (every srt session costs half a second).
 func TestScenarioFaultsAreFlagged(t *testing.T) {
 	requireSandbox(t)
-	// Each fault only against the scenarios it targets: every srt session costs half a second.
-	r := rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "filesystem",
-		"--fault", "fs-rw-root", "--fault", "fs-drop-deny-read"))
-	for k, v := range rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "failclosed || untrusted",
-		"--fault", "degraded-no-proxy")) {
-		r[k] = v
+	families := []struct {
+		label string
+		flags []catalog.Flags
+	}{
+		{"filesystem", filesystem.KnownBads},
+		{"failclosed || untrusted", append(slices.Clone(failclosed.KnownBads), untrusted.KnownBads...)},
 	}
-	expect := func(fault, scenario, outcome string) {
+	r := map[string]schema.Cell{} // USER:FAULT|SCENARIO
+	for _, fam := range families {
+		byUser := map[string][]string{}
+		var users []string
+		for _, f := range fam.flags {
+			if f.Target != "srt" {
+				t.Fatalf("%s: known-bad %s: these runs are srt's", fam.label, f.KnownBad)
+			}
+			if _, ok := byUser[f.User]; !ok {
+				users = append(users, f.User)
+			}
+			if !slices.Contains(byUser[f.User], f.Fault) {
+				byUser[f.User] = append(byUser[f.User], f.Fault)
+			}
+		}
+		for _, user := range users {
+			args := []string{"-n", fmt.Sprint(trials), "-j", "2", "--label-filter", fam.label}
+			if user != "" {
+				args = append(args, "--user", user)
+			}
+			for _, f := range byUser[user] {
+				args = append(args, "--fault", f)
+			}
+			for k, v := range rows(runReport(t, args...)) {
+				r[user+":"+k] = v
+			}
+		}
+	}
+	row := func(user, fault, scenario string) (schema.Cell, bool) {
 		t.Helper()
-		c, ok := r[fault+"|"+scenario]
+		c, ok := r[user+":"+fault+"|"+scenario]
 		if !ok {
-			t.Errorf("%s under %s: no row", scenario, fault)
-			return
+			t.Errorf("%s under %s (user %q): no row", scenario, fault, user)
 		}
-		if c.Outcomes[outcome] != trials {
-			t.Errorf("%s under %s: outcomes %v, want %s in all %d%s", scenario, fault, c.Outcomes, outcome, trials, why(c))
-		}
+		return c, ok
 	}
-	for _, s := range []string{"outside/tmp", "outside/home", "outside/parent", "escape/symlink", "escape/dotdot", "escape/proc-root"} {
-		expect("fs-rw-root", "filesystem/"+s, "non-enforcing")
+	for _, fam := range families {
+		for _, f := range fam.flags {
+			for _, s := range f.Scenarios {
+				c, ok := row(f.User, f.Fault, s)
+				switch {
+				case !ok:
+				case f.Expect == "" && c.Failures != trials:
+					t.Errorf("%s under %s: %d/%d flagged (%v), want all%s", s, f.KnownBad, c.Failures, trials, c.Outcomes, why(c))
+				case f.Expect != "" && c.Outcomes[string(f.Expect)] != trials:
+					t.Errorf("%s under %s: outcomes %v, want %s in all %d%s", s, f.KnownBad, c.Outcomes, f.Expect, trials, why(c))
+				}
+			}
+		}
 	}
 	// The sandbox's user cannot write /etc even without a sandbox: there the check says so
-	// (not-applicable) instead of crediting the sandbox; as root the escape shows.
-	expect("fs-rw-root", "filesystem/outside/etc", "not-applicable")
-	for k, v := range rows(runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "fs-outside", "--fault", "fs-rw-root", "--user", "root")) {
-		r["root:"+k] = v
-	}
-	expect("root:fs-rw-root", "filesystem/outside/etc", "non-enforcing")
-	for _, s := range []string{"secret/read", "secret/via-symlink", "secret/proc-root"} {
-		expect("fs-drop-deny-read", "filesystem/"+s, "non-enforcing")
-	}
-	// A sandbox that silently runs with a dead proxy fails every honesty spec.
-	for key, c := range r {
-		fault, scenario, _ := strings.Cut(key, "|")
-		if fault != "degraded-no-proxy" || !(strings.HasPrefix(scenario, "failclosed/") || strings.HasPrefix(scenario, "untrusted/")) {
-			continue
-		}
-		if c.Failures != trials {
-			t.Errorf("%s under degraded-no-proxy: %d/%d flagged (%v), want all%s", scenario, c.Failures, trials, c.Outcomes, why(c))
-		}
+	// (not-applicable) instead of crediting the sandbox; as root the escape shows (above).
+	if c, ok := row("", "fs-rw-root", "filesystem/outside/etc"); ok && c.Outcomes["not-applicable"] != trials {
+		t.Errorf("filesystem/outside/etc under fs-rw-root, unprivileged: outcomes %v, want not-applicable in all %d%s", c.Outcomes, trials, why(c))
 	}
 }
 
@@ -143,13 +171,19 @@ func TestScenarioFaultsAreFlagged(t *testing.T) {
 func TestConcurrency(t *testing.T) {
 	requireSandbox(t)
 	const n = 5
-	rep := runReport(t, "-n", fmt.Sprint(n), "-j", "1", "--label-filter", "concurrency-separate-workspaces",
-		"--fault", "", "--fault", "netns-shared")
-	r := rows(rep)
+	args := []string{"-n", fmt.Sprint(n), "-j", "1", "--label-filter", "concurrency-separate-workspaces", "--fault", ""}
+	for _, f := range concurrency.KnownBads { // the family's known-bads, as `sandcheck list` shows them
+		args = append(args, "--fault", f.Fault)
+	}
+	r := rows(runReport(t, args...))
 	if c := r["|concurrency/separate-workspaces/k4"]; c.Outcomes["correct"] != n {
 		t.Errorf("healthy separate workspaces: %v, want %d correct", c.Outcomes, n)
 	}
-	if c := r["netns-shared|concurrency/separate-workspaces/k4"]; c.Outcomes["non-enforcing"] != n {
-		t.Errorf("netns-shared: %v, want %d non-enforcing", c.Outcomes, n)
+	for _, f := range concurrency.KnownBads {
+		for _, s := range f.Scenarios {
+			if c, ok := r[f.Fault+"|"+s]; !ok || c.Outcomes[string(f.Expect)] != n {
+				t.Errorf("%s under %s: %v, want %d %s (a row: %v)", s, f.KnownBad, c.Outcomes, n, f.Expect, ok)
+			}
+		}
 	}
 }

@@ -98,12 +98,12 @@ func selected(c bypassClass, id string) bool {
 		return true
 	}
 	match, err := types.ParseLabelFilter(f)
-	return err != nil || match(append([]string{"bypass"}, c.labels(id)...))
+	return err != nil || match(append([]string{family}, c.labels(id)...))
 }
 
 // describe declares the session's specs.
 func (s bypassSession) describe() {
-	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label("bypass"), func() {
+	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label(family), func() {
 		var bt *bypasstrial.Trial
 		var on knownfindings.Subject
 		skips := map[string]string{} // class -> why the target cannot be judged on it

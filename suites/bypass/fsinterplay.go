@@ -13,7 +13,7 @@ import (
 
 // fs-interplay: filesystem rules that meet (filesystem.RunInterplay). A check's breach is keyed
 // by its path, the fake HOME spelled $HOME.
-var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, ContinueOnFailure, Label("bypass", "bypass-fs-interplay"), func() {
+var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, ContinueOnFailure, Label(family, fsInterplayClass), func() {
 	var ft *filesystem.Trial
 	var on knownfindings.Subject
 
@@ -27,8 +27,8 @@ var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, Co
 	})
 
 	for _, name := range filesystem.InterplayNames() {
-		scenario := "bypass/fs-interplay/" + name
-		It(name, Label("bypass-fs-interplay-"+name), func() {
+		scenario := interplayScenario(name)
+		It(name, Label(interplayLabel(name)), func() {
 			judge.FSCheck(ft, name, scenario, filesystem.InterplayPath(ft, name), on)
 		})
 	}

@@ -63,11 +63,11 @@ var tty = bypassClass{
 	},
 }
 
-func init() {
-	bypassSession{
-		title:   "side channels (other-egress, unix-sockets, tty)",
-		classes: []bypassClass{otherEgress, unixSockets, tty},
-		policy:  defaultPolicy,
-		tty:     true,
-	}.describe()
+var sideChannels = bypassSession{
+	title:   "side channels (other-egress, unix-sockets, tty)",
+	classes: []bypassClass{otherEgress, unixSockets, tty},
+	policy:  defaultPolicy,
+	tty:     true,
 }
+
+func init() { sideChannels.describe() }

@@ -95,11 +95,11 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-var _ = Describe("the seed's repro through Claude Code", Label("claude-settings", "claude-seed-repro", "seed"), func() {
-	It("runs the seed's two curls as its reporter did, and reads like its Observed section", func(ctx SpecContext) {
+var _ = Describe("the seed's repro through Claude Code", Label(seedReproLabels...), func() {
+	It(seedReproSpec, func(ctx SpecContext) {
 		cfg, err := harness.Current()
 		Expect(err).NotTo(HaveOccurred())
-		if cfg.Target != claudecode.Name {
+		if cfg.Target != needs.Target {
 			judge.NotApplicable(seedRepro, fmt.Sprintf("the seed's repro drives Claude Code itself; %s is not it", cfg.Target))
 		}
 		opt := network.Options{Condition: "seed-repro", Session: func(s *targets.Session) {

@@ -8,7 +8,6 @@ package claudesettings
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -124,6 +123,7 @@ func claudeCases() []claudeCase {
 					claudecode.TrustNone: "a fresh HOME without .claude.json"}[tr]}
 			if fs {
 				c.name = tr + "/filesystem"
+				c.config += " (the filesystem checks)"
 			}
 			cs = append(cs, c)
 		}
@@ -167,12 +167,12 @@ func settingsCases() []claudeCase {
 	return cs
 }
 
-var _ = Describe("Claude Code's own settings", Label("claude-settings"), func() {
+var _ = Describe("Claude Code's own settings", Label(family), func() {
 	for _, c := range claudeCases() {
-		It(c.config, Label("claude-"+strings.SplitN(c.group, "/", 2)[0]), func(ctx SpecContext) {
+		It(c.config, Label(c.label()), func(ctx SpecContext) {
 			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
-			if cfg.Target != claudecode.Name {
+			if cfg.Target != needs.Target {
 				judge.NotApplicable(c.scenario(), fmt.Sprintf("a setting of Claude Code's own; %s has none", cfg.Target))
 			}
 			session := func(s *targets.Session) {

@@ -3,7 +3,6 @@
 package concurrency
 
 import (
-	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -29,15 +28,12 @@ func concurrencyK() int {
 
 // Concurrent sessions: agents run many sandboxed commands at once. Every session must still be
 // correct through its own proxy, and the workspace must be as it was once all have ended.
-var _ = Describe("concurrent sessions", Label("concurrency"), func() {
+var _ = Describe("concurrent sessions", Label(family), func() {
 	k := concurrencyK()
 	for _, shared := range []bool{false, true} {
-		mode := "separate-workspaces"
-		if shared {
-			mode = "shared-workspace"
-		}
-		name := fmt.Sprintf("concurrency/%s/k%d", mode, k)
-		It(fmt.Sprintf("keeps %d sessions started together correct (%s)", k, mode), Label("concurrency-"+mode), func(ctx SpecContext) {
+		m := modeOf(shared)
+		name := m.scenario(k)
+		It(m.spec(k), Label(m.label()), func(ctx SpecContext) {
 			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			ct, err := concurrent.Run(ctx, cfg, k, shared)

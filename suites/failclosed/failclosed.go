@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/network"
@@ -22,17 +21,14 @@ import (
 // the command, loudly. `failIfUnavailable` in the seed only checked that binaries exist; here
 // each way enforcement can be missing is injected into the real sandbox, and the command
 // running anyway (with a dead proxy, or none) is a finding, not a pass.
-var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
-	for _, f := range faults.All() {
-		if f.Scope != faults.ScopeFailClosed {
-			continue
-		}
-		It(fmt.Sprintf("refuses to run when %s", f.Summary), Label("failclosed-"+f.Name), func(ctx SpecContext) {
+var _ = Describe("fail-closed honesty", Label(family), func() {
+	for _, f := range conditions() {
+		It(spec(f), Label(label(f)), func(ctx SpecContext) {
 			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			if t, err := harness.NewTarget(cfg); err == nil { // else the trial below says why
 				if ok, why := f.AppliesTo(t); !ok {
-					judge.NotApplicable("failclosed/"+f.Name, why)
+					judge.NotApplicable(scenario(f), why)
 				}
 			}
 			nt, err := network.RunWith(ctx, cfg, network.Options{Condition: f.Name, Faults: []string{f.Name}})
@@ -52,7 +48,7 @@ var _ = Describe("fail-closed honesty", Label("failclosed"), func() {
 			default:
 				hint = fmt.Sprintf("the command ran anyway (exit %d) and its network was %s: %s", nt.Run.Exit, o, nt.Result.Hint)
 			}
-			j := model.Scenario{Name: "failclosed/" + f.Name, Outcome: o, Pass: pass, Hint: hint}
+			j := model.Scenario{Name: scenario(f), Outcome: o, Pass: pass, Hint: hint}
 			if !pass {
 				j.Breaches = []model.Breach{verdict.ConditionBreach(j.Name, f.Name, o, ranAnyway(o, hint), nt.Result.Egress)}
 			}

@@ -3,6 +3,8 @@
 package filesystem
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -23,7 +25,7 @@ import (
 // isolation sums up every check (filesystem/CHECK): the family's aggregate.
 var isolation = knownfindings.DeclareAggregate("filesystem/isolation", "the filesystem checks (filesystem/CHECK)")
 
-var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("filesystem"), func() {
+var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label(family), func() {
 	var ft *fstrial.Trial
 	var on knownfindings.Subject
 	var paths map[string]string
@@ -39,7 +41,7 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 	})
 
 	// The aggregate: known only when each check it shows breached is a known finding of its own.
-	It("confines writes to the workspace and hides the secret (overall)", Label("seed"), func() {
+	It(isolationSpec, Label(isolationLabels...), func() {
 		r := ft.Result
 		judge.Expect(on, model.Scenario{Name: isolation, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
 			Breaches: verdict.FSBreaches(r, fstrial.CheckNames(), paths)})
@@ -47,18 +49,14 @@ var _ = Describe("filesystem isolation", Ordered, ContinueOnFailure, Label("file
 
 	for _, name := range fstrial.CheckNames() {
 		scenario := verdict.FSScenario(name)
-		It(name, Label("fs-"+labelOf(name)), func() {
+		It(name, Label(checkLabel(name)), func() {
 			judge.FSCheck(ft, name, scenario, paths[name], on)
 		})
 	}
 })
 
-// labelOf is the group of a check name ("escape/symlink" -> "escape").
-func labelOf(name string) string {
-	for i := range name {
-		if name[i] == '/' {
-			return name[:i]
-		}
-	}
-	return name
+// checkLabel is a check's label, its group's ("escape/symlink" -> "fs-escape").
+func checkLabel(name string) string {
+	group, _, _ := strings.Cut(name, "/")
+	return "fs-" + group
 }

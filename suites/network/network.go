@@ -70,7 +70,7 @@ func aggregate(name string) string {
 	return knownfindings.DeclareAggregate(name, "the network channels (network/channel/CHANNEL)")
 }
 
-var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"), func() {
+var _ = Describe("network egress", Ordered, ContinueOnFailure, Label(family), func() {
 	var nt *nettrial.Trial
 	var target targets.Target
 	var on knownfindings.Subject
@@ -88,39 +88,30 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 		hosts = verdict.Hosts{Allowed: nt.Allowed.Name, Denied: nt.Denied.Name}
 	})
 
-	// property is one of the seed's properties, judged over every channel (an aggregate).
-	property := func(name string, bad model.Outcome) {
-		o, h, bs := derived(nt.Result, bad, hosts)
-		judge.Expect(on, model.Scenario{Name: name, Outcome: o, Pass: o == model.Correct, Hint: h, Breaches: bs})
+	// judged is one of the seed's properties, judged over every channel (an aggregate); the seed
+	// itself is every channel's outcome as it is.
+	judged := func(p property) model.Scenario {
+		if p.bad == "" {
+			r := nt.Result
+			return model.Scenario{Name: p.name, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
+				Breaches: verdict.NetworkBreaches(r, "", hosts)}
+		}
+		o, h, bs := derived(nt.Result, p.bad, hosts)
+		return model.Scenario{Name: p.name, Outcome: o, Pass: o == model.Correct, Hint: h, Breaches: bs}
 	}
 
-	It("allows the allowed host and blocks the denied one (the seed's repro)", Label("seed"), func() {
-		r := nt.Result
-		judge.Expect(on, model.Scenario{Name: seed, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint,
-			Breaches: verdict.NetworkBreaches(r, "", hosts)})
-	})
-
-	It("keeps its proxy alive (seed outcome 1: proxy dead)", Label("seed", "availability"), func() {
-		if !targets.Has(target, model.CapProxyAllowList) {
-			judge.NotApplicable(proxyAlive, fmt.Sprintf("%s has no proxy (it does not claim %s)", target.Name(), model.CapProxyAllowList))
-		}
-		property(proxyAlive, model.ProxyDead)
-	})
-
-	It("enforces the allow-list on every channel (seed outcome 2: proxy up but not enforcing)", Label("seed", "security"), func() {
-		property(enforcing, model.NonEnforcing)
-	})
-
-	It("lets the allowed host through", Label("policy"), func() {
-		if targets.DenyAll(target) {
-			judge.NotApplicable(allowedReachable, target.Name()+" is a deny-all sandbox: the allowed host must be blocked too (see network/enforcing)")
-		}
-		property(allowedReachable, model.AllowedBlocked)
-	})
+	for _, p := range properties {
+		It(p.spec, Label(p.labels...), func() {
+			if why := p.needs.Lacks(target); why != "" {
+				judge.NotApplicable(p.name, why+p.notApplicable)
+			}
+			judge.Expect(on, judged(p))
+		})
+	}
 
 	for _, ch := range model.AllChannels {
 		name := verdict.ChannelScenario(ch)
-		It(fmt.Sprintf("over the %s channel", ch), Label("channel", "channel-"+ch), func() {
+		It(channelSpec(ch), Label(channelLabels(ch)...), func() {
 			c, ok := nt.Result.Channels[ch]
 			if !ok {
 				// The whole trial failed before channels could be judged: report that.
@@ -128,8 +119,8 @@ var _ = Describe("network egress", Ordered, ContinueOnFailure, Label("network"),
 				judge.Expect(on, model.Scenario{Name: name, Outcome: r.Outcome, Pass: r.Outcome == model.Correct, Hint: r.Hint})
 				return
 			}
-			if targets.DenyAll(target) && ch != model.ChanDirect && ch != model.ChanDNS && c.Outcome != model.NonEnforcing {
-				judge.NotApplicable(name, fmt.Sprintf("%s is a deny-all sandbox: no proxy to go through (the channel saw %s)", target.Name(), c.Outcome))
+			if why := channelNeeds(ch).Lacks(target); why != "" && c.Outcome != model.NonEnforcing {
+				judge.NotApplicable(name, fmt.Sprintf("%s: no proxy to go through (the channel saw %s)", why, c.Outcome))
 			}
 			if c.Outcome == model.NotApplicable {
 				judge.NotApplicable(name, c.Hint)

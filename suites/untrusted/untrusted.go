@@ -136,15 +136,15 @@ func untrustedClass(r classify.Result) (class string, pass bool) {
 // Untrusted or degraded configuration: the sandbox either enforces (default deny) or fails loudly
 // before the command runs. Running the command with a dead proxy and saying nothing, as the seed
 // saw with an untrusted workspace, is the bug.
-var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func() {
+var _ = Describe("untrusted or degraded configuration", Label(family), func() {
 	for _, c := range untrustedConditions {
-		It(fmt.Sprintf("enforces or fails loudly when %s", c.what), Label("untrusted-"+c.name), func(ctx SpecContext) {
+		It(c.spec(), Label(c.label()), func(ctx SpecContext) {
 			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
 			if need := untrustedNeeds(c.name); !targets.Has(target, need) {
-				judge.NotApplicable("untrusted/"+c.name, fmt.Sprintf("%s does not claim %s", target.Name(), need))
+				judge.NotApplicable(c.scenario(), fmt.Sprintf("%s does not claim %s", target.Name(), need))
 			}
 			opt := c.opts("")
 			opt.Condition = c.name
@@ -153,7 +153,7 @@ var _ = Describe("untrusted or degraded configuration", Label("untrusted"), func
 			specreport.AttachEvidence(nt)
 			class, pass := untrustedClass(nt.Result)
 			o := nt.Result.Outcome
-			j := model.Scenario{Name: "untrusted/" + c.name, Outcome: o, Pass: pass, Hint: class + ": " + nt.Result.Hint}
+			j := model.Scenario{Name: c.scenario(), Outcome: o, Pass: pass, Hint: class + ": " + nt.Result.Hint}
 			if !pass {
 				what := fmt.Sprintf("ran silently degraded (%s)", o)
 				switch {

@@ -1,0 +1,58 @@
+package bypass
+
+import (
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/catalog"
+	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
+)
+
+// family is the family's label, on its every spec.
+const family = "bypass"
+
+// fsInterplayClass labels the fs-interplay class, which runs the filesystem probe.
+const fsInterplayClass = family + "-fs-interplay"
+
+func interplayScenario(name string) string { return scenarioName("fs-interplay", name) }
+func interplayLabel(name string) string    { return fsInterplayClass + "-" + name }
+
+// sessions are the family's sandboxed sessions, every class in one of them.
+func sessions() []bypassSession {
+	return append(append([]bypassSession{}, proxySessions...), sideChannels)
+}
+
+// flags are the family's known-bads as the catalogue keeps them: each flags its scenarios
+// non-enforcing, in every trial.
+func flags() []catalog.Flags {
+	var out []catalog.Flags
+	for _, kb := range KnownBads {
+		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Fault: kb.Fault, Target: kb.Target, Expect: model.NonEnforcing},
+			Scenarios: kb.Scenarios})
+	}
+	return out
+}
+
+// Catalogue lists the family's scenarios, from the classes and checks its specs are built from,
+// each with the known-bads (KnownBads) that flag it.
+func Catalogue() []catalog.Scenario {
+	fl := flags()
+	var out []catalog.Scenario
+	for _, s := range sessions() {
+		for _, c := range s.classes {
+			needs := catalog.Needs{AllowList: c.proxyOnly}
+			if c.needs != "" {
+				needs.Capabilities = []model.Capability{c.needs}
+			}
+			for _, bc := range c.cases {
+				id := scenarioName(c.class, bc.id)
+				out = append(out, catalog.Scenario{ID: id, Labels: append([]string{family}, c.labels(bc.id)...), Spec: bc.what, What: bc.what,
+					Needs: needs, KnownBads: catalog.Of(id, fl)})
+			}
+		}
+	}
+	for _, c := range filesystem.InterplayChecks() {
+		id := interplayScenario(c.Name)
+		out = append(out, catalog.Scenario{ID: id, Labels: []string{family, fsInterplayClass, interplayLabel(c.Name)}, Spec: c.Name, What: c.What,
+			Needs: catalog.Capability(c.Needs...), KnownBads: catalog.Of(id, fl)})
+	}
+	return out
+}
