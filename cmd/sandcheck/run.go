@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
+	"github.com/sandcheck/sandcheck/reports/truthtable"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 )
 
@@ -220,6 +221,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		runsummary.JSON(stdout, rep, cells, sum.Journal, end)
 	} else {
 		runsummary.Observed(stdout, rep, cells)
+		if err := truthtable.WriteTerminal(stdout, rep, cells, truthtable.TerminalOptions{}); err != nil {
+			fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
+		}
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
 		runsummary.WriteEnding(stdout, end)
 	}
