@@ -169,7 +169,7 @@ func TestActionShape(t *testing.T) {
 	if err := yaml.Unmarshal(data, &a); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"target": "srt", "version": "", "matrix": "", "policy": "", "trials": "20"} {
+	for name, want := range map[string]string{"target": "srt", "version": "", "matrix": "", "policy": "", "trials": "73"} {
 		if in, ok := a.Inputs[name]; !ok || in.Default == nil || *in.Default != want {
 			t.Errorf("input %s: want default %q", name, want)
 		}
