@@ -194,8 +194,8 @@ func ownedIn(uid int) []string {
 }
 
 // leftOwned fails the test for anything the account owns in the shared temporary directories
-// that it did not own before these tests: nothing may be left owned by the user after a run. Its
-// HOME is its own and may keep what the sandboxes write there.
+// that it did not own before these tests: nothing may be left owned by the user after a run.
+// (Its HOME gets the leftover check's: nothing new, see leftoverPaths.)
 func leftOwned(t *testing.T, name string) {
 	t.Helper()
 	for _, p := range ownedIn(uidOf(t, name)) {
