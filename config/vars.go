@@ -107,6 +107,8 @@ var Vars = []Var{
 	{"SANDCHECK_CLAUDE_TRIALS", Test, "20", "trials per cell in the Claude Code e2e tests"},
 	{"SANDCHECK_CLAUDE_SETTINGS_TRIALS", Test, "1", "trials per cell in the claude-settings e2e test"},
 	{"SANDCHECK_CLAUDE_TABLES", Test, "", "file to write the claude-settings e2e tables to"},
+	{"SANDCHECK_LEFTOVERS_PLACES", Test, "/tmp /var/tmp /dev/shm /run/user, root's and sandcheck's HOME", "where the leftover checks look for anything new"},
+	{"SANDCHECK_LEFTOVERS_IGNORE", Test, "", "globs of paths the leftover checks do not blame (another program's files on a shared machine)"},
 	{"SANDCHECK_TEST_RUNNER", Test, "", "a runner test's child runner"},
 	{"SANDCHECK_FAKE_TRIAL", Test, "", "a runner test's fake trial"},
 	{"SANDCHECK_BYPASS_BAD", Test, "", "N: the bypass known-bads e2e test runs only the Nth known-bad"},

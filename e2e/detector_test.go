@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -43,11 +46,6 @@ func TestMain(m *testing.M) {
 	bin = filepath.Join(dir, "sandcheck")
 	tmp = filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o755)
-	for k, l := range leftovers() {
-		staleBefore[k] = true
-		fmt.Fprintln(os.Stderr, "e2e: left by an earlier run, not blamed on these tests:", l)
-	}
-	recordOwnedBefore()
 	// Static, like `make build`: container and VM hosts copy this binary in.
 	build := exec.Command("go", "build", "-o", bin, "../cmd/sandcheck")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -56,6 +54,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build sandcheck:", err)
 		os.Exit(1)
 	}
+	// After the build (its files are not the trials'): from here on, what is new is theirs.
+	for k, l := range leftovers() {
+		staleBefore[k] = true
+		if !strings.HasPrefix(k, "path ") { // every path there was: not worth a line each
+			fmt.Fprintln(os.Stderr, "e2e: left by an earlier run, not blamed on these tests:", l)
+		}
+	}
+	recordOwnedBefore()
 	code := m.Run()
 	// TestNothingLeftBehind, after every test whatever -run selected: each test that starts
 	// trials checks after itself too (noLeftoversAfter), this catches the rest.
@@ -77,11 +83,14 @@ func requireSandbox(t *testing.T) {
 }
 
 // noLeftoversAfter fails t if, once it and its cleanups are done, a trial left anything on this
-// machine (see leftovers).
+// machine (see leftovers). What it blames is blamed once: later tests do not fail for it again.
 func noLeftoversAfter(t *testing.T) {
 	t.Cleanup(func() {
 		for _, l := range settledLeftovers() {
 			t.Errorf("TestNothingLeftBehind: %s", l)
+		}
+		for k := range leftovers() {
+			staleBefore[k] = true
 		}
 	})
 }
@@ -256,21 +265,37 @@ func settledLeftovers() []string {
 	return left
 }
 
-// newLeftovers lists what trials left on this machine since these tests began (see leftovers).
+// newLeftovers lists what trials left on this machine since these tests began (see leftovers):
+// of new paths, only those whose parent is not new too (a left directory is one line).
 func newLeftovers() []string {
+	all := leftovers()
 	var out []string
-	for k, l := range leftovers() {
-		if !staleBefore[k] {
-			out = append(out, l)
+	for k, l := range all {
+		if staleBefore[k] {
+			continue
 		}
+		if p, ok := strings.CutPrefix(k, "path "); ok && underNew(p, all) {
+			continue
+		}
+		out = append(out, l)
 	}
 	sort.Strings(out)
 	return out
 }
 
+// underNew says whether one of p's parents is a new path too.
+func underNew(p string, all map[string]string) bool {
+	for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+		if _, ok := all["path "+d]; ok && !staleBefore["path "+d] {
+			return true
+		}
+	}
+	return false
+}
+
 // leftovers maps what trials left on this machine (fixture links, trial dirs, processes carrying
-// a trial cookie, trial mounts), each by a key that stays the same while it lasts, to a line
-// that describes it.
+// a trial cookie, trial mounts, and every path in the places a trial can write: see
+// leftoverPaths), each by a key that stays the same while it lasts, to a line that describes it.
 func leftovers() map[string]string {
 	out := map[string]string{}
 	if os.Geteuid() != 0 {
@@ -311,5 +336,69 @@ func leftovers() map[string]string {
 			out["mount "+f[0]] = "leftover trial mount: " + l
 		}
 	}
+	leftoverPaths(out)
 	return out
+}
+
+// leftoverPlaces are where a trial can write outside its directory (scripts/check-leftovers.sh
+// looks at the same): the shared temporary directories, the per-user runtime directories, and
+// the HOMEs of the accounts sandboxes run as; SANDCHECK_LEFTOVERS_PLACES replaces them.
+func leftoverPlaces() (temp, homes []string) {
+	if v := os.Getenv("SANDCHECK_LEFTOVERS_PLACES"); v != "" {
+		return strings.Fields(v), nil
+	}
+	temp = []string{"/tmp", "/var/tmp", "/dev/shm", "/run/user"}
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	if u, err := user.Lookup("sandcheck"); err == nil {
+		homes = append(homes, u.HomeDir)
+	}
+	return temp, homes
+}
+
+// leftoverPaths adds to out every path three levels deep at most in the leftover places: new
+// ones are what trials left there, whatever their names. Not what SANDCHECK_LEFTOVERS_IGNORE's
+// globs match (another program's files on a shared machine), a HOME's skeleton files (an
+// account made during the tests gets them) and its ~/.codex (Codex's helpers, made once per
+// account and cleaned up by Codex, which refuses a HOME under /tmp: a trial cannot give it its
+// own), or this package's own directory (trial dirs above).
+func leftoverPaths(out map[string]string) {
+	temp, homes := leftoverPlaces()
+	ignore := strings.Fields(os.Getenv("SANDCHECK_LEFTOVERS_IGNORE"))
+	ours := filepath.Dir(tmp)
+	for _, place := range append(temp, homes...) {
+		home := slices.Contains(homes, place)
+		filepath.WalkDir(place, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == place {
+				return nil
+			}
+			if p == ours || ignored(p, ignore) || home && p == filepath.Join(place, ".codex") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			rel, _ := filepath.Rel(place, p)
+			if _, err := os.Lstat(filepath.Join("/etc/skel", rel)); !home || err != nil {
+				out["path "+p] = "left in " + place + ": " + p
+			}
+			if d.IsDir() && strings.Count(rel, "/") >= 2 {
+				return filepath.SkipDir
+			}
+			return nil
+		})
+	}
+}
+
+// ignored says whether p or a directory above it matches one of globs.
+func ignored(p string, globs []string) bool {
+	for q := p; q != "/" && q != "."; q = filepath.Dir(q) {
+		for _, g := range globs {
+			if ok, _ := filepath.Match(g, q); ok {
+				return true
+			}
+		}
+	}
+	return false
 }

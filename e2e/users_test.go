@@ -194,8 +194,8 @@ func ownedIn(uid int) []string {
 }
 
 // leftOwned fails the test for anything the account owns in the shared temporary directories
-// that it did not own before these tests: nothing may be left owned by the user after a run. Its
-// HOME is its own and may keep what the sandboxes write there.
+// that it did not own before these tests: nothing may be left owned by the user after a run.
+// (Its HOME gets the leftover check's: nothing new, see leftoverPaths.)
 func leftOwned(t *testing.T, name string) {
 	t.Helper()
 	for _, p := range ownedIn(uidOf(t, name)) {
@@ -206,9 +206,9 @@ func leftOwned(t *testing.T, name string) {
 }
 
 // TestUsersNothingLeftAfterKilledTrials: srt SIGKILLed mid-run (timeout -s KILL) cannot clean up
-// after itself: its bridge sockets and mount sources stay in /tmp as the user, its relays keep
-// running. The trial (or the next one, or the end of the run) removes all of it and kills what
-// still runs as the account.
+// after itself: its bridge sockets and mount sources stay in its TMPDIR (the trial's) as the
+// user, its relays keep running. The trial (or the next one, or the end of the run) removes all
+// of it and kills what still runs as the account.
 func TestUsersNothingLeftAfterKilledTrials(t *testing.T) {
 	requireSandbox(t)
 	srt := srtPath(t)
@@ -232,18 +232,23 @@ timeout: 8s
 	if err := os.WriteFile(mf, []byte(matrix), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{} // what the sandbox made in /tmp as the user while it ran
+	// What the sandbox made as the user while it ran: in its TMPDIR (the trial's own, under the
+	// trial directory), or in /tmp.
+	seen := map[string]bool{}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
-			entries, _ := os.ReadDir("/tmp")
-			for _, e := range entries {
-				var st syscall.Stat_t
-				if syscall.Lstat(filepath.Join("/tmp", e.Name()), &st) == nil && int(st.Uid) == uid &&
-					(strings.HasPrefix(e.Name(), "claude-") || strings.HasPrefix(e.Name(), "srt-")) {
-					seen[e.Name()] = true
+			dirs, _ := filepath.Glob(filepath.Join(tmp, "sandcheck-trial-*", "tmp"))
+			for _, dir := range append(dirs, "/tmp") {
+				entries, _ := os.ReadDir(dir)
+				for _, e := range entries {
+					var st syscall.Stat_t
+					if syscall.Lstat(filepath.Join(dir, e.Name()), &st) == nil && int(st.Uid) == uid &&
+						(strings.HasPrefix(e.Name(), "claude-") || strings.HasPrefix(e.Name(), "srt-")) {
+						seen[e.Name()] = true
+					}
 				}
 			}
 			select {
@@ -262,9 +267,9 @@ timeout: 8s
 		t.Fatalf("run exit %d\n%s", code, stderr)
 	}
 	if len(seen) == 0 {
-		t.Fatal("the sandbox never made anything in /tmp as the user: the test shows nothing")
+		t.Fatal("the sandbox never made anything in its TMPDIR as the user: the test shows nothing")
 	}
-	t.Logf("made in /tmp as the user while the sandboxes ran: %d entries, e.g. %s", len(seen), first(seen))
+	t.Logf("made in its TMPDIR as the user while the sandboxes ran: %d entries, e.g. %s", len(seen), first(seen))
 	for _, p := range pidsOfUser(uid) {
 		t.Errorf("process of sandcheck still running: %d", p)
 	}

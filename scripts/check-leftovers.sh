@@ -1,17 +1,58 @@
 #!/usr/bin/env bash
-# Fails if a test run left sandcheck's things behind: fixture veths, trial dirs, sandbox processes,
-# files or processes of the sandbox's user.
+# Fails if a test run left things behind: sandcheck's own (fixture veths, trial dirs, sandbox
+# processes, files or processes of the sandbox's user) and anything new in the places a trial's
+# processes can write besides their trial directory, whatever its name (see places).
 #
 #   check-leftovers.sh --snapshot FILE   before the tests: record what is already there
 #   check-leftovers.sh [--since FILE]    after them: fail on what is there and was not before
 #
 # What an earlier, killed run left is printed as stale but not blamed on this one.
+#
+#   SANDCHECK_LEFTOVERS_PLACES   where to look for new paths (default: see places)
+#   SANDCHECK_LEFTOVERS_IGNORE   space-separated globs of paths not blamed (another program's
+#                                files on a shared machine: '/tmp/other-*'), with what is under them
 set -u
+export LC_ALL=C # one order for sort and comm
 mode=check snap=
 case "${1:-}" in
 --snapshot) mode=snapshot snap=${2:?--snapshot FILE} ;;
 --since) snap=${2:?--since FILE} ;;
 esac
+
+# Where a trial can write outside its directory: the shared temporary directories, the
+# per-user runtime directories, and the HOMEs of the accounts sandboxes run as (root's, this
+# script's own, and the dedicated account's).
+places() {
+  if [ -n "${SANDCHECK_LEFTOVERS_PLACES:-}" ]; then
+    printf '%s\n' $SANDCHECK_LEFTOVERS_PLACES
+    return
+  fi
+  printf '%s\n' /tmp /var/tmp /dev/shm /run/user "${HOME:-/root}"
+  getent passwd sandcheck | cut -d: -f6
+}
+
+# newPaths prints "new path: P" for every path three levels deep at most in places, but those
+# ignored, a HOME's skeleton files (an account made during the run gets them) and its ~/.codex:
+# Codex keeps its helpers there, made once per account (it refuses a HOME under /tmp, so a trial
+# cannot give it one of its own) and cleaned up by Codex itself.
+newPaths() {
+  local - place p pat
+  set -f # the ignore globs are matched below, not expanded here
+  for place in $(places | sort -u); do
+    [ -d "$place" ] || continue
+    find "$place" -mindepth 1 -maxdepth 3 2>/dev/null | while IFS= read -r p; do
+      for pat in ${SANDCHECK_LEFTOVERS_IGNORE:-}; do
+        # shellcheck disable=SC2053 # a glob, on purpose; * matches across /
+        [[ $p == $pat || $p == $pat/* ]] && continue 2
+      done
+      case $place in
+      /tmp | /var/tmp | /dev/shm | /run/user) ;;
+      *) [ -e "/etc/skel/${p#"$place"/}" ] || [[ $p == "$place"/.codex* ]] && continue ;;
+      esac
+      echo "new path: $p"
+    done
+  done
+}
 
 # items prints one line per leftover: KIND: WHAT (stable while the thing lasts).
 items() {
@@ -33,22 +74,35 @@ items() {
     pgrep -u sandcheck -a 2>/dev/null | sed 's/^/process of sandcheck: /'
   fi
   grep -l SANDCHECK_TRIAL_COOKIE /proc/[0-9]*/environ 2>/dev/null | sed 's/^/trial process: /'
+  newPaths
   return 0
+}
+
+# topmost keeps, of new paths, those whose parent is not new too: a left directory is one line.
+topmost() {
+  awk '/^new path: / {
+      p = substr($0, 11); a = p; keep = 1
+      while ((i = match(a, /\/[^\/]*$/)) > 1) { a = substr(a, 1, i - 1); if (a in seen) { keep = 0; break } }
+      seen[p] = 1
+      if (!keep) next
+    }
+    { print }'
 }
 
 if [ "$mode" = snapshot ]; then
   now=$(items | sort -u)
   printf '%s\n' "$now" > "$snap"
-  [ -z "$now" ] || { echo "check-leftovers: already here before the tests (not blamed on them):"; printf '  %s\n' "$now"; }
+  stale=$(printf '%s\n' "$now" | grep -v '^new path: ')
+  [ -z "$stale" ] || { echo "check-leftovers: already here before the tests (not blamed on them):"; printf '  %s\n' "$stale"; }
   exit 0
 fi
 # fresh: what is here now and was not in the snapshot. The kernel removes a fixture's namespace,
 # and both ends of its veth, in the background after its last user exits: give it 10 s.
 fresh() {
   if [ -n "$snap" ] && [ -s "$snap" ]; then
-    comm -23 <(items | sort -u) <(sort -u "$snap") | sed '/^$/d'
+    comm -23 <(items | sort -u) <(sort -u "$snap") | sed '/^$/d' | topmost
   else
-    items | sort -u
+    items | grep -v '^new path: ' | sort -u
   fi
 }
 new=$(fresh)

@@ -147,6 +147,12 @@ type Seamed interface {
 	Seams() []model.Seam
 }
 
+// AccountHomed is a target that runs with its account's own HOME, not the private one a trial
+// gives every session (see harness.Trial.SessionHome); AccountHome says why.
+type AccountHomed interface {
+	AccountHome() string
+}
+
 // Offers reports whether a target offers every seam given.
 func Offers(t Target, seams ...model.Seam) bool {
 	s, _ := t.(Seamed)

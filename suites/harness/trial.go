@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
@@ -44,6 +45,12 @@ type Trial struct {
 	Change    faults.Changes    // what the faults change about every sandboxed run
 	Hosts     *nethost.Hosts
 	undo      []func()
+	// Tmp and SessionHome are every session's TMPDIR and HOME, the trial's own (in Dir, see
+	// ownTmpAndHome): what the sandbox and the command inside leave there (sockets, empty mount
+	// sources, a runtime's per-project state) goes with the trial instead of piling up in /tmp
+	// or the account's HOME. Where a HOME is measured the scenario sets its own over it.
+	Tmp         string
+	SessionHome string
 	// DropDAC runs the sandbox without root's file-permission override.
 	DropDAC bool
 	// Setup says where and with which terminal sandboxed commands start.
@@ -102,6 +109,9 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	}
 	if err := t.checkReach(); err != nil {
 		return nil, err
+	}
+	if err := t.ownTmpAndHome(); err != nil {
+		return nil, fmt.Errorf("the trial's own TMPDIR and HOME: %w", err)
 	}
 	// srt needs an own working directory per concurrent run (it creates and removes placeholder
 	// files there), so every trial gets a fresh workspace.
@@ -167,7 +177,7 @@ func (t *Trial) session(specFile string) *targets.Session {
 		Dir:          t.Dir,
 		Workspace:    t.Workspace,
 		Policy:       targets.Policy{WritablePaths: []string{t.Workspace}},
-		Env:          append([]string{}, t.Env...),
+		Env:          t.sessionEnv(),
 		UserSettings: t.Config.Settings,
 		Patches:      t.Change.Patches,
 	}
@@ -175,6 +185,67 @@ func (t *Trial) session(specFile string) *targets.Session {
 		s.Policy.AllowedHosts = append([]string{t.Addr(t.Hosts.Allowed)}, t.Change.AllowedHosts...)
 	}
 	return s
+}
+
+// ownTmpAndHome makes the trial's own TMPDIR and HOME (see Tmp) in its directory; or, where that
+// is on another file system than the TMPDIR the account's session has (SANDCHECK_WORKDIR on a
+// WSL 2 Windows drive, 9p), in a directory of the trial's own in that TMPDIR, removed with the
+// trial too: the sandbox's sockets must land on the file system they would for its user.
+func (t *Trial) ownTmpAndHome() error {
+	root := t.Dir
+	if tmp := envValue(t.Env, "TMPDIR", "/tmp"); !sameFS(tmp, t.Dir) {
+		dir, err := os.MkdirTemp(tmp, "sandcheck-trial-")
+		if err != nil {
+			return err
+		}
+		if !t.Config.Keep {
+			t.undo = append(t.undo, func() { os.RemoveAll(dir) })
+		}
+		root = dir
+	}
+	t.Tmp, t.SessionHome = filepath.Join(root, "tmp"), filepath.Join(root, "session-home")
+	for _, d := range []string{t.Tmp, t.SessionHome} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if root == t.Dir {
+		return nil // Exec gives the trial directory to the account
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		return err
+	}
+	return t.Account.Chown(root, nil)
+}
+
+// sameFS says whether a and b are on one file system (an error reads as yes: nothing to move).
+func sameFS(a, b string) bool {
+	var sa, sb syscall.Stat_t
+	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
+		return true
+	}
+	return sa.Dev == sb.Dev
+}
+
+// envValue is key's last value in env, or def.
+func envValue(env []string, key, def string) string {
+	v := def
+	for _, e := range env {
+		if x, ok := strings.CutPrefix(e, key+"="); ok && x != "" {
+			v = x
+		}
+	}
+	return v
+}
+
+// sessionEnv is the account's environment with the trial's own TMPDIR and HOME (see Tmp). srt
+// still gives the command inside TMPDIR=/tmp/claude, which the filesystem scenario measures.
+func (t *Trial) sessionEnv() []string {
+	env := targets.SetEnv(t.Env, "TMPDIR", t.Tmp)
+	if _, keeps := t.Target.(targets.AccountHomed); !keeps {
+		env = targets.SetEnv(env, "HOME", t.SessionHome)
+	}
+	return env
 }
 
 // Exec is one sandboxed run of the probe.
@@ -278,16 +349,6 @@ func (t *Trial) WriteSpec(spec probe.Spec, prefix string) (string, error) {
 		return "", fmt.Errorf("write probe spec: %w", err)
 	}
 	return f, nil
-}
-
-// TmpDir makes the trial's own directory for the sandbox's host-side files, a session's TMPDIR
-// (see bypass.Run for why).
-func (t *Trial) TmpDir() (string, error) {
-	tmp := filepath.Join(t.Dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return "", fmt.Errorf("trial tmp: %w", err)
-	}
-	return tmp, nil
 }
 
 // Subject says what a trial ran against; every trial's evidence starts with it.

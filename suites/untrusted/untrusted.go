@@ -77,6 +77,8 @@ var untrustedConditions = []condition{
 				Setup: func(dir string) error { home = filepath.Join(dir, "fresh-home"); return os.Mkdir(home, 0o755) },
 				Session: func(s *targets.Session) {
 					s.NoSettings = true
+					// Appended after the session's HOME, not set over it: this one is measured, and
+					// Claude Code's adapter takes a second HOME for the scenario's own.
 					s.Env = append(s.Env, "HOME="+home)
 				},
 			}

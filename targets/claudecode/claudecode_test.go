@@ -246,12 +246,7 @@ func TestRealClaudeRunsTheCommandInItsSandbox(t *testing.T) {
 	if v := tg.Version(); v != Package+"@"+PinnedVersion {
 		t.Fatalf("version %q", v)
 	}
-	// Claude Code makes /tmp/claude-UID even with CLAUDE_CODE_TMPDIR set (below): if this test
-	// made it, the test removes it (only while empty: never another run's state).
-	own := fmt.Sprintf("/tmp/claude-%d", os.Getuid())
-	if _, err := os.Stat(own); err != nil {
-		t.Cleanup(func() { os.Remove(own) })
-	}
+	before := emptyMountSources()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	os.Mkdir(ws, 0o755)
@@ -264,8 +259,12 @@ func TestRealClaudeRunsTheCommandInItsSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, inv.Argv[0], inv.Argv[1:]...)
-	// Root's Claude Code keeps per-project state in /tmp/claude-0 otherwise: the test's own dir.
-	cmd.Env, cmd.Dir = append(inv.Env, "CLAUDE_CODE_TMPDIR="+t.TempDir()), inv.Dir
+	// Claude Code's own files (its per-project state, the bundled runtime's sockets) in a
+	// directory of the test's own, which goes with it, as a trial's go with its directory.
+	// (TMPDIR, not CLAUDE_CODE_TMPDIR: the runtime puts its sockets in os.tmpdir(), and Claude
+	// Code makes /tmp/claude-UID for its children when CLAUDE_CODE_TMPDIR's is too long.)
+	tmp := t.TempDir()
+	cmd.Env, cmd.Dir = targets.SetEnv(inv.Env, "TMPDIR", tmp), inv.Dir
 	out, err := cmd.CombinedOutput()
 	res := inv.Agent.Finish()
 	if err != nil || !res.Ran {
@@ -276,4 +275,30 @@ func TestRealClaudeRunsTheCommandInItsSandbox(t *testing.T) {
 	if res.Exit != 3 || !strings.Contains(got, "proxy=http://") || !strings.Contains(got, "Read-only file system") {
 		t.Fatalf("exit %d, output:\n%s", res.Exit, got)
 	}
+	if _, err := os.Stat(filepath.Join(tmp, fmt.Sprintf("claude-%d", os.Getuid()))); err != nil {
+		t.Errorf("Claude Code's per-uid directory is not in the TMPDIR it was given: %v", err)
+	}
+	for _, p := range leftInSharedTmp(cmd.Process.Pid, dir, before) {
+		t.Errorf("Claude Code left %s in the shared /tmp", p)
+	}
+}
+
+// leftInSharedTmp lists what the Claude Code run pid, in a workspace under dir, made in /tmp:
+// its per-project state (in the per-uid directory, named after the workspace), the bundled
+// runtime's socket (named after pid) and empty mount sources (claude-empty-*, not in before).
+func leftInSharedTmp(pid int, dir string, before []string) []string {
+	left, _ := filepath.Glob(fmt.Sprintf("/tmp/srt-mux-%d-*", pid))
+	projects, _ := filepath.Glob(fmt.Sprintf("/tmp/claude-%d/*%s*", os.Getuid(), filepath.Base(filepath.Dir(dir))))
+	left = append(left, projects...)
+	for _, p := range emptyMountSources() {
+		if !slices.Contains(before, p) {
+			left = append(left, p)
+		}
+	}
+	return left
+}
+
+func emptyMountSources() []string {
+	m, _ := filepath.Glob("/tmp/claude-empty-*")
+	return m
 }

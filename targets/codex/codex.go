@@ -152,6 +152,11 @@ func Overrides(cfg map[string]any) []string {
 	return out
 }
 
+// AccountHome implements targets.AccountHomed.
+func (t *Target) AccountHome() string {
+	return "Codex keeps its state under $HOME/.codex and refuses a HOME under /tmp, where trial directories usually are"
+}
+
 // Prepare returns `codex sandbox -c ... -- COMMAND`, run in the workspace (Codex takes its
 // working directory as the sandbox's cwd). TMPDIR is a directory of the session's own, which
 // Codex keeps writable. Codex keeps state under $HOME/.codex (or $CODEX_HOME), which must not be

@@ -106,15 +106,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		// The cases are about names: they resolve through the fixture whatever the mode.
 		binds = []proc.Bind{{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
-	tmp, err := t.TmpDir()
-	if err != nil {
-		return nil, err
-	}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
-		// The sandbox's host-side files (srt's socket per process id in $TMPDIR) in the trial's
-		// own directory: a stale one another run left in /tmp under a reused process id made
-		// srt refuse to start (EADDRINUSE), which is no bypass case's business.
-		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp)
 		s.Policy.AllowedHosts = policy.AllowedHosts
 		s.Policy.DeniedHosts = policy.DeniedHosts
 		if b.Session != nil {

@@ -140,6 +140,9 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 	plans := []fsPlan{
 		w("workspace/write", filepath.Join(ws, n), true, ""),
 		md("workspace/mkdir", filepath.Join(ws, "sub", "deep", n), true),
+		// $TMPDIR as the sandbox sets it inside: srt's own /tmp/claude whatever the trial's
+		// TMPDIR (a known finding where /tmp/claude is missing); Claude Code's per-uid directory
+		// under the TMPDIR it is given, the trial's.
 		w("workspace/tmpdir", "$TMPDIR/"+n, true, ""),
 		w("outside/tmp", "/tmp/"+n, false, "/tmp/"+n),
 		w("outside/home", filepath.Join(home, n), false, filepath.Join(home, n)),
@@ -312,6 +315,8 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{harness.SecretDir(t.Dir)}}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
+		// outside/home is about the account's real HOME: $HOME is that one, not the trial's.
+		s.Env = targets.SetEnv(s.Env, "HOME", t.Home())
 		if session != nil {
 			session(s)
 		}

@@ -172,15 +172,10 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	}
 	spec := applicable(plans, na)
 	policy := l.policy()
-	tmp, err := t.TmpDir()
-	if err != nil {
-		return nil, err
-	}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
-		s.Env = targets.SetEnv(s.Env, "TMPDIR", tmp) // as in bypass.Run: the host-side sockets are the trial's
 	}, nil)
 	if err != nil {
 		return nil, err

@@ -139,7 +139,6 @@ func RunCommandIn(ctx context.Context, setup Setup, argv, env []string, dir, coo
 	defer phases.Time(phases.Cleanup)()
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	KillCookie(cookie)
-	removeDeadMuxSockets(env, start)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
