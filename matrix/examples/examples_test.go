@@ -4,9 +4,7 @@ package examples_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +21,7 @@ import (
 	_ "github.com/sandcheck/sandcheck/runner/hosts/vm"
 	_ "github.com/sandcheck/sandcheck/runner/hosts/wsl"
 	_ "github.com/sandcheck/sandcheck/runner/hosts/wsl2like"
+	"github.com/sandcheck/sandcheck/suites"
 	"github.com/sandcheck/sandcheck/targets"
 	_ "github.com/sandcheck/sandcheck/targets/bwrap"
 	_ "github.com/sandcheck/sandcheck/targets/claudecode"
@@ -32,31 +31,21 @@ import (
 	_ "github.com/sandcheck/sandcheck/targets/srt"
 )
 
-// topLabel finds the label of each top-level Describe in the spec files: the scenario families.
-var topLabel = regexp.MustCompile(`(?m)^var _ = Describe\("[^"]*",.*\bLabel\("([^"]+)"`)
-
 // TestQualificationMatricesCoverEveryScenario: the release and nightly matrices feed the gate, and
-// the gate can only judge what ran. Each must select every scenario family the suites define
-// (read from the spec files, so a new family is covered or this test says so).
+// the gate can only judge what ran. Each must select every scenario the suites define, by the
+// labels the catalogue reads from the specs (so a new scenario is covered or this test says so).
 func TestQualificationMatricesCoverEveryScenario(t *testing.T) {
-	specs, err := filepath.Glob("../../suites/*/*.go")
+	all, err := suites.Catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var families []string
-	for _, f := range specs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range topLabel.FindAllSubmatch(b, -1) {
-			families = append(families, string(m[1]))
-		}
+	families := map[string]bool{}
+	for _, sc := range all {
+		families[sc.Family] = true
 	}
-	slices.Sort(families)
-	for _, want := range []string{"concurrency", "failclosed", "filesystem", "network", "untrusted"} {
-		if !slices.Contains(families, want) {
-			t.Fatalf("scenario families read from suites/*/*.go = %v, want %q among them (did the Describe shape change?)", families, want)
+	for _, want := range []string{"bypass", "concurrency", "failclosed", "filesystem", "network", "untrusted"} {
+		if !families[want] {
+			t.Fatalf("the catalogue's families are %v, want %q among them", families, want)
 		}
 	}
 	for _, f := range []string{"release.yaml", "nightly.yaml"} {
@@ -68,9 +57,9 @@ func TestQualificationMatricesCoverEveryScenario(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: scenarios %q: %v", f, m.Scenarios, err)
 		}
-		for _, fam := range families {
-			if !match([]string{fam}) {
-				t.Errorf("%s: scenarios %q leaves out the %s scenarios", f, m.Scenarios, fam)
+		for _, sc := range all {
+			if !match(sc.Labels) {
+				t.Errorf("%s: scenarios %q leaves out %s (labels %v)", f, m.Scenarios, sc.ID, sc.Labels)
 			}
 		}
 	}
