@@ -172,6 +172,13 @@ func TestVerdictOfCurlSignatures(t *testing.T) {
 		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) Can't complete SOCKS5 connection to denied.sandcheck.test. (2)"}, PolicyBlocked},
 		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) connection to proxy closed"}, ProxyEmpty},
 		{probe.Attempt{Channel: "http", Status: 502}, ProxyError},
+		// A proxy that wants credentials the client lacks answered: not dead, not a policy
+		// refusal (srt's proxy with another session's credentials, in a shared network).
+		{probe.Attempt{Channel: "http", Status: 407}, ProxyError},
+		{probe.Attempt{Channel: "https", Exit: 56, Err: "curl: (56) CONNECT tunnel failed, response 407", Status: 407}, ProxyError},
+		{probe.Attempt{Channel: "https", Exit: 56, Err: "curl: (56) CONNECT tunnel failed, response 407"}, ProxyError},
+		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) No authentication method was acceptable."}, ProxyError},
+		{probe.Attempt{Channel: "socks", Exit: 97, Err: "curl: (97) User was rejected by the SOCKS5 server (1 1)."}, ProxyError},
 		{probe.Attempt{Channel: "direct", Exit: 1, Errno: "ENETUNREACH"}, NoRoute},
 		{probe.Attempt{Channel: "dns", Exit: 1, Err: "network is unreachable"}, NoRoute},
 		{probe.Attempt{Channel: "dns", Resolved: []string{"198.18.0.3"}}, Reached},

@@ -87,6 +87,11 @@ func VerdictOf(a probe.Attempt, tokens map[string]string) (Verdict, string) {
 	switch {
 	case a.Status == 403 || strings.Contains(msg, "response 403") || strings.Contains(a.Body, "blocked by network allowlist"):
 		return PolicyBlocked, cmp.Or(a.ProxyError, msg, "403")
+	case a.Status == 407 || strings.Contains(msg, "response 407") ||
+		a.Exit == 97 && (strings.Contains(msg, "No authentication method was acceptable") || strings.Contains(msg, "User was rejected")):
+		// The proxy answered, wanting credentials the client does not have (another session's
+		// proxy, in a shared network): alive, and no policy consulted.
+		return ProxyError, cmp.Or(msg, "407 proxy authentication required")
 	case a.Status >= 500:
 		// The proxy answered (plain HTTP, or to the CONNECT) but could not reach upstream.
 		return ProxyError, cmp.Or(msg, fmt.Sprintf("%d %s", a.Status, a.ProxyError))
