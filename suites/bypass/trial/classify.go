@@ -156,6 +156,16 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 	by := map[string][]model.Hit{}
 	conn := map[string]string{}
 	owner := func(h model.Hit) string {
+		// A resolver query for a name some request sent as it is belongs to that request, before
+		// any whose name merely begins with it (a proxy resolving the allowed host for the
+		// controls is not the exact-prefix case asking).
+		if h.Proto == model.ProtoDNS {
+			for _, c := range cases {
+				if ViaProxy(c.Raw.Via) && sameName(h.Path, c.Raw.Host) {
+					return c.Raw.ID
+				}
+			}
+		}
 		for _, c := range cases {
 			id := c.Raw.ID
 			switch h.Proto {
@@ -193,6 +203,12 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 		}
 	}
 	return by, rest
+}
+
+// sameName says whether a resolver query is for exactly the name a request sent.
+func sameName(q, host string) bool {
+	q = strings.ToLower(strings.TrimSuffix(q, "."))
+	return q != "" && q == strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
 }
 
 // askedFor says whether a resolver query is for the name a request sent: the same name, or what

@@ -119,6 +119,30 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A resolver query for the allowed name is the controls', not a case's whose name merely begins
+// with it: Codex's proxy asks the resolver for the allowed host's AAAA, and the exact-prefix
+// case (allowed.sandcheck.test.denied.sandcheck.test), refused, was blamed for it. In the order
+// the trial lists them: the cases, then the controls.
+func TestClassifyQueryForTheAllowedName(t *testing.T) {
+	in := bin([]Case{{Name: "bypass/m/exact-prefix", Raw: crafted.Request{ID: "exact-prefix", Via: crafted.ViaConnect, Host: "allowed.sandcheck.test.denied.sandcheck.test", Port: 80}},
+		ctl(crafted.ViaConnect)},
+		[]crafted.Result{refused("exact-prefix", crafted.ViaConnect), reached("control-connect", crafted.ViaConnect, "tokA")},
+		logged(model.RoleAllowed, "control-connect"),
+		model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: "allowed.sandcheck.test", Detail: "AAAA", From: "198.18.0.1:53000"})
+	if got := Classify(in).Cases["bypass/m/exact-prefix"]; got.Outcome != model.Correct {
+		t.Errorf("exact-prefix: %s (%s), want correct", got.Outcome, got.Hint)
+	}
+	// A query for the case's own name, cut where a resolver would cut it, stays the case's.
+	in = bin([]Case{{Name: "bypass/m/nul", Raw: crafted.Request{ID: "nul", Via: crafted.ViaSOCKS, Host: "denied.sandcheck.test\x00.wild.sandcheck.test", Port: 80}},
+		ctl(crafted.ViaSOCKS)},
+		[]crafted.Result{refused("nul", crafted.ViaSOCKS), reached("control-socks", crafted.ViaSOCKS, "tokA")},
+		logged(model.RoleAllowed, "control-socks"),
+		model.Hit{Role: model.RoleDenied, Proto: model.ProtoDNS, Path: "denied.sandcheck.test", Detail: "A", From: "198.18.0.1:53000"})
+	if got := Classify(in).Cases["bypass/m/nul"]; got.Outcome != model.NonEnforcing {
+		t.Errorf("nul: %s (%s), want non-enforcing (the cut name was asked of the resolver)", got.Outcome, got.Hint)
+	}
+}
+
 // TestClassifyNoProxy: a request that uses no proxy is judged against its unsandboxed
 // control: no control that got through, no judgement.
 func TestClassifyNoProxy(t *testing.T) {
