@@ -147,6 +147,22 @@ type Seamed interface {
 	Seams() []model.Seam
 }
 
+// Unjudgeable is a target that cannot be judged on a class of scenarios where sandcheck's
+// fixture runs, because the fixture itself makes it turn the guard under test off (Codex's
+// private-address guard, off so that any allowed name is reachable in 198.18.0.0/15).
+// Unjudged says why for a class ("bypass/resolved-address"), "" when it can be judged.
+type Unjudgeable interface {
+	Unjudged(class string) string
+}
+
+// UnjudgedReason is t's Unjudged for class, or "" for a target that can be judged on anything.
+func UnjudgedReason(t Target, class string) string {
+	if u, ok := t.(Unjudgeable); ok {
+		return u.Unjudged(class)
+	}
+	return ""
+}
+
 // AccountHomed is a target that runs with its account's own HOME, not the private one a trial
 // gives every session (see harness.Trial.SessionHome); AccountHome says why.
 type AccountHomed interface {

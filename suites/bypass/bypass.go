@@ -88,6 +88,9 @@ func (c bypassClass) skip(t targets.Target) string {
 	case c.needs != "" && !targets.Has(t, c.needs):
 		return fmt.Sprintf("%s does not claim %s", t.Name(), c.needs)
 	}
+	if why := targets.UnjudgedReason(t, "bypass/"+c.class); why != "" {
+		return why
+	}
 	return ""
 }
 

@@ -37,6 +37,11 @@ var KnownBads = []KnownBad{
 	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
 		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
 			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...)},
+	// Codex with its proxy off and the host's network shared: the side channels, host and
+	// abstract unix sockets (its seccomp filter lets io_uring fail still).
+	{"codex", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
+		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata"),
+			cases("unix-sockets", "host-socket", "abstract")...)},
 	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
 	{"srt", "srt-seccomp:mode=socket-only", "bypass-unix-sockets", cases("unix-sockets", "uring-host-socket")},
 	{"srt", "srt-seccomp:mode=none", "bypass-unix-sockets", cases("unix-sockets", "host-socket", "uring-host-socket")},

@@ -4,17 +4,28 @@
 // bubblewrap-style namespaces plus seccomp, not the bwrap on PATH), so its fault seam is its
 // configuration: the `-c` overrides this adapter generates, which a fault may patch.
 //
-// Policy: sandbox_mode workspace-write (read-only when nothing is writable) with the workspace
-// as the only writable root, /tmp excluded, $TMPDIR a directory of the session's own, and
-// network_access=false. Codex has no domain allow-list in this mode: network is all or nothing,
-// so the adapter is a deny-all sandbox. It does not hide paths from reading (the root stays
-// readable), so it does not claim deny-read.
+// Policy: sandbox_mode workspace-write with the workspace as the only writable root, /tmp
+// excluded and $TMPDIR a directory of the session's own. The network takes one of two shapes
+// (the target setting `network`):
+//
+//   - proxy (the default): Codex's allow-list proxy (the experimental feature network_proxy,
+//     from codex-rs/network-proxy). Codex unshares the network, relays 127.0.0.1 ports inside
+//     to its own host-side HTTP and SOCKS5 listeners, and injects HTTP(S)_PROXY and ALL_PROXY;
+//     network.allowed_domains and network.denied_domains are the policy. The proxy resolves and
+//     dials names on the host side, in the trial's mount namespace, where the trial's hosts
+//     file and fixture resolver answer.
+//   - deny-all: network_access=false, network all or nothing (what Codex builds without the
+//     feature offer), and read-only when nothing is writable.
+//
+// It does not hide paths from reading (the root stays readable), so it does not claim deny-read.
 package codex
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +46,15 @@ const Name = "codex"
 // ToolsBin is where `make` installs the pinned Codex CLI, relative to the repository root.
 const ToolsBin = ".tools/npm-codex/node_modules/.bin/codex"
 
+// knownFindings are where the real, healthy Codex fails a spec (package knownfindings reads them).
+//
+//go:embed knownfindings.yaml
+var knownFindings []byte
+
 func init() {
-	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return New(s["path"]) })
+	targets.Register(Name, func(s map[string]string) (targets.Target, error) { return NewWith(s["path"], s["network"]) })
+	targets.RegisterFindings(Name, targets.Findings{File: "targets/codex/knownfindings.yaml", Data: knownFindings})
+	targets.RegisterCheck(Name, func(s map[string]string) error { _, err := mode(s["network"]); return err })
 	// Codex's npm package pulls its native binary in as an optional dependency; its scripts
 	// are not needed for that.
 	targets.RegisterNPM(Name, targets.NPM{Package: "@openai/codex", Bin: "codex", IgnoreScripts: true})
@@ -52,35 +70,76 @@ var cli = targets.CLI{Name: "codex", EnvVar: config.Codex, ToolsBin: ToolsBin,
 		return strings.TrimSpace(string(out))
 	}}
 
+// The network shapes (the target setting `network`; see the package comment).
+const (
+	NetworkProxy   = "proxy"
+	NetworkDenyAll = "deny-all"
+)
+
+// Feature is the Codex feature flag that turns its allow-list proxy on.
+const Feature = "network_proxy"
+
+// mode reads the `network` setting: "" is the default, the proxy.
+func mode(s string) (string, error) {
+	switch s {
+	case "", NetworkProxy:
+		return NetworkProxy, nil
+	case NetworkDenyAll:
+		return s, nil
+	}
+	return "", fmt.Errorf("codex settings.network: %q is not one of %s, %s", s, NetworkProxy, NetworkDenyAll)
+}
+
 // Target is the codex adapter.
 type Target struct {
 	*targets.Executable
+	network   string // NetworkProxy or NetworkDenyAll
 	driveOnce sync.Once
 	undriven  string
 }
 
-// New finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched upward
-// from the working directory and from this executable), then PATH.
-func New(path string) (*Target, error) {
+// New finds codex (see NewWith) in its default shape, the allow-list proxy.
+func New(path string) (*Target, error) { return NewWith(path, "") }
+
+// NewWith finds codex: an explicit path, $SANDCHECK_CODEX, the project's tools dir (searched
+// upward from the working directory and from this executable), then PATH; network is the
+// shape of its network policy ("" for the default).
+func NewWith(path, network string) (*Target, error) {
+	m, err := mode(network)
+	if err != nil {
+		return nil, err
+	}
 	exe, err := cli.Find(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Executable: exe}, nil
+	return &Target{Executable: exe, network: m}, nil
 }
+
+// Network is the shape of the target's network policy (NetworkProxy or NetworkDenyAll).
+func (t *Target) Network() string { return t.network }
 
 // Locate resolves the codex executable.
 func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Capabilities are network off and the workspace writable.
+// Capabilities are the allow-list proxy (or network off) and the workspace writable.
 func (t *Target) Capabilities() []model.Capability {
-	return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
+	if t.network == NetworkDenyAll {
+		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
+	}
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths}
 }
 
-// Reach is empty: with network_access=false nothing leaves the sandbox.
-func (t *Target) Reach() []string { return nil }
+// Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy
+// (ALL_PROXY=socks5h://...); nothing with network_access=false.
+func (t *Target) Reach() []string {
+	if t.network == NetworkDenyAll {
+		return nil
+	}
+	return []string{model.ChanHTTP, model.ChanHTTPS, model.ChanSOCKS}
+}
 
 // Undrivable says why this build cannot be driven: the adapter runs `codex sandbox`, which early
 // releases do not have (0.1.x lists only exec, mcp, proto and debug, with the sandbox as `debug
@@ -99,16 +158,48 @@ func (t *Target) Undrivable() string {
 			t.undriven = fmt.Sprintf("`codex --help` failed (%v: %s)", err, first)
 		case !sandboxCommand.Match(out):
 			t.undriven = "this build has no `codex sandbox` command (its `codex --help` lists no sandbox among its commands)"
+		case t.network == NetworkProxy:
+			t.undriven = t.proxyUndrivable()
 		}
 	})
 	return t.undriven
 }
 
+// proxyUndrivable asks the build whether it has the allow-list proxy: `codex features list`
+// must list network_proxy. Builds before the feature have no allow-list; the deny-all shape
+// drives them.
+func (t *Target) proxyUndrivable() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.Path(), "features", "list")
+	// Codex reads its config from CODEX_HOME; an empty one of its own keeps a user's out.
+	home, err := os.MkdirTemp("", "sandcheck-codex-features-")
+	if err != nil {
+		return fmt.Sprintf("cannot ask `codex features list`: %v", err)
+	}
+	defer os.RemoveAll(home)
+	cmd.Env = targets.SetEnv(os.Environ(), "CODEX_HOME", home)
+	out, err := cmd.CombinedOutput()
+	switch {
+	case ctx.Err() != nil:
+		return "`codex features list` gave no answer in 15s"
+	case err != nil:
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return fmt.Sprintf("this build has no allow-list proxy: `codex features list` failed (%v: %s); the deny-all shape (settings network: deny-all) drives it", err, first)
+	case !featureLine.Match(out):
+		return "this build has no allow-list proxy: `codex features list` does not list " + Feature + "; the deny-all shape (settings network: deny-all) drives it"
+	}
+	return ""
+}
+
+// featureLine is the proxy's line in `codex features list` ("network_proxy  experimental  false").
+var featureLine = regexp.MustCompile(`(?m)^` + Feature + `\s`)
+
 // sandboxCommand is the sandbox subcommand's line in `codex --help`'s command list.
 var sandboxCommand = regexp.MustCompile(`(?m)^\s+sandbox\s`)
 
-// Config is the configuration a policy becomes, as the nested map Codex's config.toml would hold
-// (faults patch it), before it is flattened into -c overrides.
+// Config is the configuration a policy becomes in the deny-all shape, as the nested map Codex's
+// config.toml would hold (faults patch it), before it is flattened into -c overrides.
 func Config(p targets.Policy) map[string]any {
 	if len(p.WritablePaths) == 0 {
 		return map[string]any{"sandbox_mode": "read-only"}
@@ -124,19 +215,74 @@ func Config(p targets.Policy) map[string]any {
 	}
 }
 
-// Overrides flattens a config map into sorted `-c key=value` arguments, values as TOML (JSON's
-// strings, numbers, booleans and arrays of strings are valid TOML).
+// Unjudged implements targets.Unjudgeable: Codex refuses names that resolve to local or
+// private addresses unless allow_local_binding is on, and it counts the fixture's range
+// (198.18.0.0/15) as private. The proxy shape turns it on whenever an allowed host is a name, so
+// the guard the resolved-address class tests is off by configuration there.
+func (t *Target) Unjudged(class string) string {
+	if t.network == NetworkProxy && class == "bypass/resolved-address" {
+		return "codex's guard against allowed names resolving to local or private addresses is off here " +
+			"(allow_local_binding = true): Codex counts the fixture's addresses (198.18.0.0/15) as private, and with the guard on " +
+			"it refuses every name resolving into the fixture, the allowed ones too (not_allowed_local)"
+	}
+	return ""
+}
+
+// Profile is the name of the permissions profile the proxy shape defines.
+const Profile = "sandcheck"
+
+// ProxyConfig is the configuration a policy becomes in the proxy shape: a permissions profile of
+// sandcheck's own (Codex 0.171 reads its network policy only from a profile; the older
+// network.allowed_domains keys are accepted and ignored) whose filesystem is the root readable,
+// the writable paths and $TMPDIR writable, and whose network is Codex's proxy
+// (features.network_proxy) allowing the allowed hosts, denying the denied ones (deny wins).
+// allow_local_binding is on where an allowed host is a name: the fixture's addresses
+// (198.18.0.0/15) are in a range Codex counts as private, and without it no allowed name would
+// resolve to anything Codex dials (an allowed IP literal passes the guard as it is).
+// An empty domain table blocks everything (Codex's own rule).
+func ProxyConfig(p targets.Policy) map[string]any {
+	fs := map[string]any{":root": "read", ":tmpdir": "write"}
+	for _, w := range p.WritablePaths {
+		fs[w] = "write"
+	}
+	domains := map[string]any{}
+	local := false // IP literals pass the private-address guard when listed; names do not
+	for _, h := range p.AllowedHosts {
+		domains[h] = "allow"
+		if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err != nil {
+			local = true
+		}
+	}
+	for _, h := range p.DeniedHosts {
+		domains[h] = "deny"
+	}
+	return map[string]any{
+		"default_permissions": Profile,
+		"features":            map[string]any{Feature: true},
+		"permissions": map[string]any{Profile: map[string]any{
+			"filesystem": fs,
+			"network": map[string]any{
+				"enabled":             true,
+				"allow_local_binding": local,
+				"domains":             domains,
+			},
+		}},
+	}
+}
+
+// Overrides flattens a config map into sorted `-c key=value` arguments, values as TOML: a table
+// whose keys are all bare TOML keys becomes dotted paths; one with any other key (a path, a
+// domain name) is one inline table, since -c splits its path at dots.
 func Overrides(cfg map[string]any) []string {
 	flat := map[string]string{}
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
 		for k, v := range m {
-			if sub, ok := v.(map[string]any); ok {
+			if sub, ok := v.(map[string]any); ok && allBare(sub) {
 				walk(prefix+k+".", sub)
 				continue
 			}
-			b, _ := json.Marshal(v)
-			flat[prefix+k] = string(b)
+			flat[prefix+k] = tomlValue(v)
 		}
 	}
 	walk("", cfg)
@@ -150,6 +296,38 @@ func Overrides(cfg map[string]any) []string {
 		out = append(out, "-c", k+"="+flat[k])
 	}
 	return out
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func allBare(m map[string]any) bool {
+	for k := range m {
+		if !bareKey.MatchString(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// tomlValue writes v as a TOML value: JSON's strings, numbers, booleans and arrays are valid
+// TOML; objects become inline tables with quoted keys, sorted.
+func tomlValue(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		q, _ := json.Marshal(k)
+		parts[i] = string(q) + "=" + tomlValue(m[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // AccountHome implements targets.AccountHomed.
@@ -180,6 +358,9 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		env = targets.SetEnv(env, "TMPDIR", tmp)
 	}
 	cfg := Config(s.Policy)
+	if t.network == NetworkProxy {
+		cfg = ProxyConfig(s.Policy)
+	}
 	for _, patch := range s.Patches {
 		patch(cfg)
 	}

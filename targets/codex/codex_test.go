@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -23,6 +24,30 @@ func TestOverrides(t *testing.T) {
 	if got := strings.Join(Overrides(Config(targets.Policy{})), " "); got != `-c sandbox_mode="read-only"` {
 		t.Errorf("no writable paths: %s", got)
 	}
+	// The proxy shape: a permissions profile; tables keyed by paths and domain names are inline
+	// tables, since -c splits its key at dots.
+	got = strings.Join(Overrides(ProxyConfig(targets.Policy{WritablePaths: []string{"/w"},
+		AllowedHosts: []string{"*.sandcheck.test"}, DeniedHosts: []string{"denied.sandcheck.test"}})), " ")
+	want = `-c default_permissions="sandcheck" -c features.network_proxy=true ` +
+		`-c permissions.sandcheck.filesystem={"/w"="write",":root"="read",":tmpdir"="write"} ` +
+		`-c permissions.sandcheck.network.allow_local_binding=true ` +
+		`-c permissions.sandcheck.network.domains={"*.sandcheck.test"="allow","denied.sandcheck.test"="deny"} ` +
+		`-c permissions.sandcheck.network.enabled=true`
+	if got != want {
+		t.Errorf("proxy overrides\n got %s\nwant %s", got, want)
+	}
+}
+
+// The network setting: proxy by default, deny-all by name, anything else refused with the key.
+func TestNetworkSetting(t *testing.T) {
+	for in, want := range map[string]string{"": NetworkProxy, "proxy": NetworkProxy, "deny-all": NetworkDenyAll} {
+		if got, err := mode(in); err != nil || got != want {
+			t.Errorf("mode(%q) = %q, %v", in, got, err)
+		}
+	}
+	if err := targets.CheckSettings(Name, map[string]any{"network": "none"}); err == nil || !strings.Contains(err.Error(), "settings.network") {
+		t.Errorf("network=none: %v", err)
+	}
 }
 
 // TestRealCodex runs a command under the real `codex sandbox` with the adapter's overrides: the
@@ -36,7 +61,7 @@ func TestRealCodex(t *testing.T) {
 	if home, _ := os.UserHomeDir(); home == "" || strings.HasPrefix(home, "/tmp") {
 		skip.Missing(t, "HOME=%q: Codex needs a HOME outside /tmp", home)
 	}
-	tg, err := targets.New(Name, map[string]string{"path": p})
+	tg, err := targets.New(Name, map[string]string{"path": p, "network": NetworkDenyAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +123,75 @@ func TestUndrivableWithoutSandboxCommand(t *testing.T) {
 	if why := tg.Undrivable(); !strings.Contains(why, "no `codex sandbox` command") {
 		t.Fatalf("undrivable = %q", why)
 	}
+	// 0.171.0's help and features list (`codex features list`), one stand-in for both.
 	current := filepath.Join(dir, "codex-new")
-	os.WriteFile(current, []byte("#!/bin/sh\nprintf 'Commands:\\n  exec              Run Codex\\n  sandbox           Run commands within a Codex-provided sandbox\\n'\n"), 0o755)
+	os.WriteFile(current, []byte("#!/bin/sh\nprintf 'Commands:\\n  exec              Run Codex\\n  sandbox           Run commands within a Codex-provided sandbox\\n'\n"+
+		"printf 'network_proxy                            experimental       false\\n'\n"), 0o755)
 	if tg, _ := New(current); tg.Undrivable() != "" {
 		t.Fatalf("a build with `codex sandbox` is undrivable: %q", tg.Undrivable())
+	}
+	// A build with the sandbox but not the proxy: the proxy shape cannot drive it, and says
+	// which shape can; the deny-all shape drives it.
+	noProxy := filepath.Join(dir, "codex-noproxy")
+	os.WriteFile(noProxy, []byte("#!/bin/sh\nprintf 'Commands:\\n  sandbox           Run commands within a Codex-provided sandbox\\n'\n"), 0o755)
+	if tg, _ := New(noProxy); !strings.Contains(tg.Undrivable(), "does not list network_proxy") || !strings.Contains(tg.Undrivable(), "deny-all") {
+		t.Fatalf("a build without the proxy feature: %q", tg.Undrivable())
+	}
+	if tg, _ := NewWith(noProxy, NetworkDenyAll); tg.Undrivable() != "" {
+		t.Fatalf("deny-all shape on a build without the proxy: %q", tg.Undrivable())
 	}
 	broken := filepath.Join(dir, "codex-broken")
 	os.WriteFile(broken, []byte("#!/bin/sh\necho 'node: not found' >&2; exit 127\n"), 0o755)
 	if tg, _ := New(broken); !strings.Contains(tg.Undrivable(), "node: not found") {
 		t.Fatalf("broken build: %q", tg.Undrivable())
+	}
+}
+
+// TestRealCodexProxy: the proxy shape on the real Codex: the command gets Codex's proxy in its
+// environment and nothing else of the network, the workspace and TMPDIR are writable, /tmp
+// and the rest are not. The network scenario judges the policy itself, against the fixture.
+func TestRealCodexProxy(t *testing.T) {
+	p, err := Locate("")
+	if err != nil {
+		skip.Missing(t, "%v", err)
+	}
+	if home, _ := os.UserHomeDir(); home == "" || strings.HasPrefix(home, "/tmp") {
+		skip.Missing(t, "HOME=%q: Codex needs a HOME outside /tmp", home)
+	}
+	tg, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := tg.Undrivable(); why != "" {
+		t.Fatalf("pinned codex has no proxy: %s", why)
+	}
+	if targets.DenyAll(tg) || !targets.Has(tg, model.CapProxyAllowList) {
+		t.Errorf("capabilities %v, reach %v", tg.Capabilities(), tg.Reach())
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	script := `echo "proxy=$HTTP_PROXY all=$ALL_PROXY"; echo hi > ok && echo WROTE; echo t > "$TMPDIR/t" && echo TMP-OK;
+echo x > /tmp/sandcheck-codex-test 2>/dev/null && echo ESCAPED-TMP; echo x > ` + filepath.Join(dir, "outside") + ` 2>/dev/null && echo ESCAPED-PARENT; true`
+	s := &targets.Session{Dir: dir, Workspace: ws, Env: os.Environ(), Command: []string{"sh", "-c", script},
+		Policy: targets.Policy{WritablePaths: []string{ws}, AllowedHosts: []string{"allowed.sandcheck.test"}}}
+	inv, err := tg.Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(inv.Argv[0], inv.Argv[1:]...)
+	cmd.Env, cmd.Dir = inv.Env, inv.Dir
+	out, err := cmd.CombinedOutput()
+	os.Remove("/tmp/sandcheck-codex-test")
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", inv.Argv, err, out)
+	}
+	o := string(out)
+	if !regexp.MustCompile(`proxy=http://127\.0\.0\.1:\d+ all=socks5h://127\.0\.0\.1:\d+`).MatchString(o) {
+		t.Errorf("no proxy in the command's environment:\n%s", o)
+	}
+	if strings.Contains(o, "ESCAPED") || !strings.Contains(o, "WROTE") || !strings.Contains(o, "TMP-OK") {
+		t.Errorf("filesystem policy not as configured:\n%s", o)
 	}
 }
 
