@@ -65,12 +65,13 @@ func TestAdapters(t *testing.T) {
 				"filesystem/outside/home": "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",
 				"filesystem/isolation":    "firejail@unprivileged:filesystem/outside/home#$HOME/sandcheck-fs-*",
 			}},
+		// Codex in its deny-all shape (its allow-list proxy: TestCodexProxy).
 		{target: "codex", available: func() string {
 			if _, err := codex.Locate(""); err != nil {
 				return err.Error()
 			}
 			return ""
-		}, faults: map[string][]string{"netns-shared": netns}},
+		}, env: []string{`SANDCHECK_TARGET_SETTINGS={"network":"deny-all"}`}, faults: map[string][]string{"netns-shared": netns}},
 		{target: "command", available: lookFor("bwrap"), env: []string{"SANDCHECK_TARGET_SETTINGS=" + string(command)},
 			faults: map[string][]string{"netns-shared": netns}},
 	}

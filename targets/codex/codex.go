@@ -96,6 +96,10 @@ type Target struct {
 	network   string // NetworkProxy or NetworkDenyAll
 	driveOnce sync.Once
 	undriven  string
+	// sandbox is the subcommand that runs a command under the sandbox: ["sandbox"], or
+	// ["sandbox", "linux"] in the releases whose `codex sandbox` takes a platform first
+	// (up to 0.133: macos, linux, windows).
+	sandbox []string
 }
 
 // New finds codex (see NewWith) in its default shape, the allow-list proxy.
@@ -161,8 +165,34 @@ func (t *Target) Undrivable() string {
 		case t.network == NetworkProxy:
 			t.undriven = t.proxyUndrivable()
 		}
+		t.sandbox = t.sandboxArgs()
 	})
 	return t.undriven
+}
+
+// sandboxArgs asks the build how its sandbox command takes a command: releases up to 0.133
+// list platforms under `codex sandbox` (linux, macos, windows) and refuse a command there
+// ("unrecognized subcommand").
+func (t *Target) sandboxArgs() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, t.Path(), "sandbox", "--help").CombinedOutput()
+	if platformCommand.Match(out) {
+		return []string{"sandbox", "linux"}
+	}
+	return []string{"sandbox"}
+}
+
+// platformCommand is the linux platform's line in an older `codex sandbox --help`.
+var platformCommand = regexp.MustCompile(`(?m)^\s+linux\s`)
+
+// sandboxCommand returns the subcommand that runs a command under the sandbox (see sandbox).
+func (t *Target) sandboxCommand() []string {
+	t.Undrivable()
+	if t.sandbox == nil {
+		return []string{"sandbox"}
+	}
+	return t.sandbox
 }
 
 // proxyUndrivable asks the build whether it has the allow-list proxy: `codex features list`
@@ -365,7 +395,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		patch(cfg)
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
-	argv := append(append([]string{t.Path(), "sandbox"}, Overrides(cfg)...), "--")
+	argv := append(append(append([]string{t.Path()}, t.sandboxCommand()...), Overrides(cfg)...), "--")
 	argv = append(argv, s.Command...)
 	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: string(b)}, nil
 }

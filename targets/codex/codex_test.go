@@ -205,3 +205,42 @@ func TestPinnedCodexIsDrivable(t *testing.T) {
 		t.Fatalf("pinned codex %s: %s", tg.Version(), why)
 	}
 }
+
+// Releases up to 0.133 take a platform under `codex sandbox` (`codex sandbox linux -- CMD`) and
+// refuse a command in its place ("unrecognized subcommand"): the adapter asks the build's own
+// `codex sandbox --help` and speaks its form. The stand-in prints 0.131.0's command lists.
+func TestSandboxPlatformSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "codex-0.131")
+	os.WriteFile(old, []byte(`#!/bin/sh
+case "$1 $2" in
+"sandbox --help") printf 'Commands:\n  macos    Run a command under Seatbelt\n  linux    Run a command under the Linux sandbox\n  windows  Run a command under Windows restricted token\n' ;;
+"features list") printf 'network_proxy  experimental  false\n' ;;
+*) printf 'Commands:\n  sandbox  Run commands within a Codex-provided sandbox\n' ;;
+esac
+`), 0o755)
+	current := filepath.Join(dir, "codex-0.171")
+	os.WriteFile(current, []byte(`#!/bin/sh
+case "$1 $2" in
+"sandbox --help") printf 'Usage: codex sandbox [OPTIONS] [COMMAND]...\n\nCommands:\n  uninstall  Remove the legacy Windows sandbox\n' ;;
+"features list") printf 'network_proxy  experimental  false\n' ;;
+*) printf 'Commands:\n  sandbox  Run commands within a Codex-provided sandbox\n' ;;
+esac
+`), 0o755)
+	for exe, want := range map[string]string{old: "sandbox linux -c", current: "sandbox -c"} {
+		tg, err := New(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := tg.Undrivable(); why != "" {
+			t.Fatalf("%s: undrivable: %s", exe, why)
+		}
+		inv, err := tg.Prepare(&targets.Session{Dir: dir, Workspace: dir, Env: []string{"HOME=/root"}, Command: []string{"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(inv.Argv, " "); !strings.Contains(got, " "+want) {
+			t.Errorf("%s: argv %s, want %q", filepath.Base(exe), got, want)
+		}
+	}
+}
