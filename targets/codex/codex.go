@@ -215,9 +215,9 @@ func (t *Target) proxyUndrivable() string {
 		return "`codex features list` gave no answer in 15s"
 	case err != nil:
 		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		return fmt.Sprintf("this build has no allow-list proxy: `codex features list` failed (%v: %s); the deny-all shape (settings network: deny-all) drives it", err, first)
+		return fmt.Sprintf("this build has no allow-list proxy: `codex features list` failed (%v: %s) (the deny-all shape, settings network: deny-all, drives it)", err, first)
 	case !featureLine.Match(out):
-		return "this build has no allow-list proxy: `codex features list` does not list " + Feature + "; the deny-all shape (settings network: deny-all) drives it"
+		return "this build has no allow-list proxy: `codex features list` does not list " + Feature + " (the deny-all shape, settings network: deny-all, drives it)"
 	}
 	return ""
 }
