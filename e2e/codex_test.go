@@ -138,3 +138,49 @@ func TestCodexProxy(t *testing.T) {
 		t.Errorf("open-proxy on codex: %v, want not-applicable naming the seam it lacks%s", row.Outcomes, why(row))
 	}
 }
+
+// TestCodexAgentModes: Codex as its users run it, `codex exec` with its shell tool asked by the
+// scripted model to run the probe, one cell per agent mode (matrix/examples/codex-agent.yaml).
+// The sandboxed modes hold; the two that turn the sandbox off are the known-bads, flagged on the
+// direct channel every time; the profile's proxy stops the command at the first request it
+// refuses (Codex's words kept), which is a sandbox failure, never a pass. Codex's own start-up
+// traffic is kept off the fixture (codex.Quiet): no cell may show egress it did not cause.
+func TestCodexAgentModes(t *testing.T) {
+	requireSandbox(t)
+	if _, err := codex.Locate(""); err != nil {
+		skip.Missing(t, "%v", err)
+	}
+	const n = 2
+	rep := runReport(t, "--matrix", "../matrix/examples/codex-agent.yaml", "-n", fmt.Sprint(n), "-j", "2")
+	mode := func(c schema.Cell) string {
+		id, _, _ := strings.Cut(c.CellID, ".")
+		return strings.TrimPrefix(id, codex.ExecName+"-")
+	}
+	seen := map[string]bool{}
+	for _, c := range rep.Cells {
+		m := mode(c)
+		seen[m] = true
+		switch m {
+		case codex.ModeWorkspaceWrite, codex.ModeReadOnly, codex.ModeFullAuto:
+			if c.Failures != 0 || c.Trials != n {
+				t.Errorf("%s %s: %v, want no failure in %d trials%s", m, c.Scenario, c.Outcomes, n, why(c))
+			}
+		case codex.ModeDangerFullAccess, codex.ModeBypass:
+			if c.Scenario == "network/channel/direct" && c.Outcomes["non-enforcing"] != n {
+				t.Errorf("%s %s: %v, want non-enforcing in all %d (no sandbox)%s", m, c.Scenario, c.Outcomes, n, why(c))
+			}
+		case codex.ModeProfile:
+			if c.Scenario == "network/channel/http" && (c.Outcomes["sandbox-failed"] != n || !strings.Contains(why(c), "was blocked")) {
+				t.Errorf("%s %s: %v, want sandbox-failed in all %d, Codex saying the request was blocked%s", m, c.Scenario, c.Outcomes, n, why(c))
+			}
+			if c.Outcomes["non-enforcing"] != 0 {
+				t.Errorf("%s %s: %v: the profile's proxy let something through%s", m, c.Scenario, c.Outcomes, why(c))
+			}
+		}
+	}
+	for _, m := range codex.ExecModes {
+		if !seen[m] {
+			t.Errorf("mode %s: no cell", m)
+		}
+	}
+}
