@@ -299,7 +299,10 @@ func (c *Cache) Install(ctx context.Context, s Spec) (Install, error) {
 // run runs npm with args; output combined.
 func (c *Cache) run(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.npm(), args...)
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_fund=false")
+	// npm's own download cache goes under ours, and it writes no debug logs: an install leaves
+	// nothing in the caller's HOME (~/.npm/_logs held one file per install before).
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_fund=false",
+		"npm_config_cache="+filepath.Join(c.dir(), ".npm"), "npm_config_logs_max=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -254,3 +254,23 @@ func TestSizeCountsInstalls(t *testing.T) {
 		t.Fatalf("after an install: %d %v", n, err)
 	}
 }
+
+// An install leaves nothing in the caller's HOME: npm's download cache is under ours and it
+// writes no debug log (npm 11 wrote ~/.npm/_logs/*-debug-0.log for every install, which the
+// leftover check blamed on the versions tests of a fresh machine).
+func TestInstallKeepsNPMOutOfHome(t *testing.T) {
+	c, _ := setup(t)
+	envLog := filepath.Join(t.TempDir(), "env")
+	npm := c.NPM
+	os.WriteFile(npm, []byte(strings.Replace(fakeNPM, "cmd=$1; shift", "env > \""+envLog+"\"\ncmd=$1; shift", 1)), 0o755)
+	if _, err := c.Install(context.Background(), spec("0.0.83")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(envLog)
+	env := string(b)
+	for _, want := range []string{"npm_config_cache=" + filepath.Join(c.Dir, ".npm") + "\n", "npm_config_logs_max=0\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("npm ran without %q", strings.TrimSpace(want))
+		}
+	}
+}
