@@ -293,6 +293,9 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	// Evidence first: the servers' log, then a forbidden token seen by the client.
 	var breach []model.Hit
 	for _, h := range mine {
+		if h.Proto == model.ProtoDNS && h.Role == model.RoleAllowed {
+			continue // resolving the allowed name is no request to the allowed host
+		}
 		if h.Egress() || !c.AllowedOK {
 			breach = append(breach, h)
 		}

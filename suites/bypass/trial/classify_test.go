@@ -183,3 +183,23 @@ func TestClassifyNoProxy(t *testing.T) {
 		t.Errorf("input in the caller's terminal: %s (%s)", got.Outcome, got.Hint)
 	}
 }
+
+// A resolver query for the allowed host's name is no request to the allowed host: a case aimed
+// at the allowed host that must not get through (a POST under reading methods only) is not
+// breached by its proxy resolving the name first (Codex asks for its AAAA), only by the host's
+// own log or its token.
+func TestClassifyResolvingTheAllowedNameIsNoBreach(t *testing.T) {
+	post := Case{Name: "bypass/m/post", Raw: crafted.Request{ID: "post", Via: crafted.ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Method: "POST"}}
+	in := bin([]Case{post, ctl(crafted.ViaHTTP)},
+		[]crafted.Result{refused("post", crafted.ViaHTTP), reached("control-http", crafted.ViaHTTP, "tokA")},
+		logged(model.RoleAllowed, "control-http"),
+		model.Hit{Role: model.RoleAllowed, Proto: model.ProtoDNS, Path: "allowed.sandcheck.test", Detail: "AAAA", From: "198.18.0.1:53000"})
+	if got := Classify(in).Cases["bypass/m/post"]; got.Outcome != model.Correct {
+		t.Errorf("post: %s (%s), want correct", got.Outcome, got.Hint)
+	}
+	// The allowed host's own log of the case's request is a breach.
+	in.Hits = append(in.Hits, logged(model.RoleAllowed, "post"))
+	if got := Classify(in).Cases["bypass/m/post"]; got.Outcome != model.NonEnforcing {
+		t.Errorf("post logged by the allowed host: %s (%s), want non-enforcing", got.Outcome, got.Hint)
+	}
+}
