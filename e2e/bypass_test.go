@@ -23,6 +23,11 @@ import (
 // bypassClasses are the classes; each must have run in the healthy test and have a known-bad.
 var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay"}
 
+// claimedClasses are bypass classes only a sandbox that claims their capability is judged on
+// (methods: Codex's limited mode; private-addresses: its guard against names resolving to
+// private addresses); each has a known-bad all the same.
+var claimedClasses = []string{"methods", "private-addresses"}
+
 // byTarget indexes report rows by target, fault and scenario.
 func byTarget(rep *schema.Report) map[string]schema.Cell {
 	m := map[string]schema.Cell{}
@@ -134,7 +139,7 @@ func TestBypassKnownBadsFlagged(t *testing.T) {
 		})
 	}
 	// Every case has a known-bad somewhere in the list.
-	for _, cl := range bypassClasses {
+	for _, cl := range append(append([]string{}, bypassClasses...), claimedClasses...) {
 		found := false
 		for s := range covered {
 			found = found || strings.HasPrefix(s, "bypass/"+cl+"/")

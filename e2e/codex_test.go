@@ -99,11 +99,21 @@ func TestCodexProxy(t *testing.T) {
 	rep := runReport(t, "--target", "codex", "-n", fmt.Sprint(n), "-j", "2",
 		"--label-filter", "network || filesystem || failclosed || bypass",
 		"--fault", "", "--fault", "netns-shared", "--fault", "policy-allows-denied", "--fault", "open-proxy")
-	// The untrusted family alone, one session at a time: with a dead caller proxy
-	// (proxy-env-dead), two Codex sessions of one account at once outlive their commands
-	// (targets/codex/knownfindings.yaml), which would make this a test of that.
-	untrusted := runReport(t, "--target", "codex", "-n", fmt.Sprint(n), "-j", "1", "--label-filter", "untrusted")
-	rep.Cells = append(rep.Cells, untrusted.Cells...)
+	// The untrusted family alone: with a dead caller proxy (proxy-env-dead) `codex sandbox` may
+	// outlive its command (targets/codex/knownfindings.yaml: 6 of 6 trials at -j 2, also seen at
+	// -j 1 on a loaded machine), a timeout that is Codex's, not the harness's: it may take any
+	// trial, but never all of them, and nothing fails open.
+	untrusted := runReport(t, "--target", "codex", "-n", fmt.Sprint(n), "-j", "1", "--label-filter", "untrusted", "--max-harness-rate", "1")
+	for _, c := range untrusted.Cells {
+		if c.Scenario != "untrusted/proxy-env-dead" {
+			rep.Cells = append(rep.Cells, c)
+			continue
+		}
+		k := c.Known()["codex:untrusted/proxy-env-dead#proxy-env-dead"].Trials
+		if k == 0 || k+c.Outcomes["timeout"] != n {
+			t.Errorf("untrusted/proxy-env-dead: %v (known %d), want the known finding in some trials, a timeout in the others%s", c.Outcomes, k, why(c))
+		}
+	}
 	r := rows(rep)
 	shown := map[string]int{}
 	for _, c := range rep.Cells {

@@ -24,10 +24,17 @@ const (
 	CapPortRules Capability = "port-rules"
 	// CapDenyWrite: paths inside a writable one can be kept read-only (Policy.DenyWrite).
 	CapDenyWrite Capability = "deny-write"
+	// CapMethodRules: the proxy can let only reading methods through (GET, HEAD, OPTIONS) to an
+	// allowed host (Policy.ReadOnlyMethods): Codex's limited mode.
+	CapMethodRules Capability = "method-rules"
+	// CapPrivateGuard: the proxy refuses every name that resolves to a local or private address,
+	// an allowed one too, while an allowed address written as such passes (Policy.RefusePrivate):
+	// Codex without allow_local_binding.
+	CapPrivateGuard Capability = "private-guard"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

@@ -24,6 +24,12 @@ type Policy struct {
 	DenyRead      []string
 	// DenyWrite are paths inside a writable one that must stay read-only.
 	DenyWrite []string
+	// ReadOnlyMethods lets only reading methods (GET, HEAD, OPTIONS) through to the allowed
+	// hosts (model.CapMethodRules).
+	ReadOnlyMethods bool
+	// RefusePrivate refuses every name that resolves to a local or private address, allowed
+	// ones too; allowed IP literals pass (model.CapPrivateGuard).
+	RefusePrivate bool
 }
 
 // Session is one sandboxed run: the policy, where it runs, and the command to wrap.

@@ -59,14 +59,21 @@ type bypassSession struct {
 	tty     bool
 	// noControls: the policy allows nothing, so no control can exist (policyRefusal cases).
 	noControls bool
+	// ipControls: the controls name the allowed host by its address, not its name (the names
+	// are what the session's cases test).
+	ipControls bool
 }
 
-// controls are the requests proving each proxy channel works: the allowed host through it.
-func controls() []bypassCase {
+// controls are the requests proving each proxy channel works: the allowed host through it, by
+// name, or by address (byIP).
+func controls(byIP bool) []bypassCase {
 	var out []bypassCase
 	for _, via := range []string{crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS} {
 		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
 			req: func(f *nethost.Hosts) crafted.Request {
+				if byIP {
+					return crafted.Request{Via: via, Host: f.Allowed.IP.String(), Port: 80, ATYP: 1}
+				}
 				return crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
 			}})
 	}
@@ -189,7 +196,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 		}
 	}
 	if proxy && !s.noControls {
-		for _, bc := range controls() {
+		for _, bc := range controls(s.ipControls) {
 			r := bc.req(f)
 			r.ID = bc.id
 			out = append(out, bypasstrial.Case{Raw: r, AllowedOK: true, Control: true})

@@ -42,6 +42,11 @@ var KnownBads = []KnownBad{
 	{"codex", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
 		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata"),
 			cases("unix-sockets", "host-socket", "abstract")...)},
+	// Codex with its limited mode turned back to full: every write reaches the allowed host, the
+	// one in a SOCKS5 tunnel too.
+	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-socks")},
+	// Codex dialling names that resolve to private addresses.
+	{"codex", "private-guard-off", "bypass-private-addresses", cases("private-addresses", "loopback", "metadata", "host-address", "allowed-name")},
 	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
 	{"srt", "srt-seccomp:mode=socket-only", "bypass-unix-sockets", cases("unix-sockets", "uring-host-socket")},
 	{"srt", "srt-seccomp:mode=none", "bypass-unix-sockets", cases("unix-sockets", "host-socket", "uring-host-socket")},

@@ -133,7 +133,7 @@ func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 	}
-	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths}
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapPrivateGuard}
 }
 
 // Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy
@@ -245,6 +245,9 @@ func Config(p targets.Policy) map[string]any {
 	}
 }
 
+// Seams implements targets.Seamed: Codex's configuration (the -c overrides) is its one seam.
+func (t *Target) Seams() []model.Seam { return []model.Seam{model.SettingsFormat("codex")} }
+
 // Unjudged implements targets.Unjudgeable: Codex refuses names that resolve to local or
 // private addresses unless allow_local_binding is on, and it counts the fixture's range
 // (198.18.0.0/15) as private. The proxy shape turns it on whenever an allowed host is a name, so
@@ -253,7 +256,7 @@ func (t *Target) Unjudged(class string) string {
 	if t.network == NetworkProxy && class == "bypass/resolved-address" {
 		return "codex's guard against allowed names resolving to local or private addresses is off here " +
 			"(allow_local_binding = true): Codex counts the fixture's addresses (198.18.0.0/15) as private, and with the guard on " +
-			"it refuses every name resolving into the fixture, the allowed ones too (not_allowed_local)"
+			"it refuses every name resolving into the fixture, the allowed ones too (not_allowed_local); bypass/private-addresses tests the guard on"
 	}
 	return ""
 }
@@ -280,23 +283,24 @@ func ProxyConfig(p targets.Policy) map[string]any {
 	for _, h := range p.AllowedHosts {
 		domains[h] = "allow"
 		if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err != nil {
-			local = true
+			local = !p.RefusePrivate
 		}
 	}
 	for _, h := range p.DeniedHosts {
 		domains[h] = "deny"
 	}
+	network := map[string]any{
+		"enabled":             true,
+		"allow_local_binding": local,
+		"domains":             domains,
+	}
+	if p.ReadOnlyMethods {
+		network["mode"] = "limited" // GET, HEAD and OPTIONS only; CONNECT only under its MITM
+	}
 	return map[string]any{
 		"default_permissions": Profile,
 		"features":            map[string]any{Feature: true},
-		"permissions": map[string]any{Profile: map[string]any{
-			"filesystem": fs,
-			"network": map[string]any{
-				"enabled":             true,
-				"allow_local_binding": local,
-				"domains":             domains,
-			},
-		}},
+		"permissions":         map[string]any{Profile: map[string]any{"filesystem": fs, "network": network}},
 	}
 }
 

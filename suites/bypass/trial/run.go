@@ -107,8 +107,9 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		binds = []proc.Bind{{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
-		s.Policy.AllowedHosts = policy.AllowedHosts
-		s.Policy.DeniedHosts = policy.DeniedHosts
+		// The session's network policy is the class's, whole; its paths stay the trial's.
+		s.Policy.AllowedHosts, s.Policy.DeniedHosts = policy.AllowedHosts, policy.DeniedHosts
+		s.Policy.ReadOnlyMethods, s.Policy.RefusePrivate = policy.ReadOnlyMethods, policy.RefusePrivate
 		if b.Session != nil {
 			b.Session(s)
 		}

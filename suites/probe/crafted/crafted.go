@@ -58,6 +58,32 @@ type Request struct {
 	// NoAuth leaves the proxy credentials of the environment out, as a process that found the
 	// proxy port without them would.
 	NoAuth bool `json:"no_auth,omitempty"`
+	// Method is the HTTP method of the request to the destination (through the HTTP proxy, or
+	// inside a tunnel), sent as it is (case and all); "" is GET. Any other sends an empty body.
+	Method string `json:"method,omitempty"`
+	// Pipelined (ViaHTTP) sends a GET first and the case's request after it on the same
+	// connection, kept alive: a proxy that judges a connection by its first request passes the
+	// second unjudged. The GET asks for the case's path plus FirstSuffix, never attributed to it.
+	Pipelined bool `json:"pipelined,omitempty"`
+}
+
+// FirstSuffix marks the path of a pipelined case's first, harmless request.
+const FirstSuffix = ".first"
+
+// method is r's method ("" is GET).
+func (r Request) method() string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return r.Method
+}
+
+// bodyHeader is what a request with a method other than GET carries: an empty body, said so.
+func (r Request) bodyHeader() string {
+	if r.method() == http.MethodGet {
+		return ""
+	}
+	return "Content-Length: 0\r\n"
 }
 
 // Result is what one raw request saw.
@@ -220,8 +246,18 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	}
 	defer c.Close()
 	a := r.authority()
-	fmt.Fprintf(c, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", a, BypassPath(s.Nonce, r.ID), a, proxyAuth(p, r))
-	readResponse(bufio.NewReader(c), nil, res)
+	br := bufio.NewReader(c)
+	if r.Pipelined {
+		fmt.Fprintf(c, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: keep-alive\r\n\r\n", a, BypassPath(s.Nonce, r.ID)+FirstSuffix, a, proxyAuth(p, r))
+		first := &Result{}
+		readResponse(br, nil, first)
+		if first.Status == 0 {
+			res.Stage, res.Err, res.Errno = "first", first.Err, first.Errno
+			return
+		}
+	}
+	fmt.Fprintf(c, "%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n", r.method(), a, BypassPath(s.Nonce, r.ID), a, r.bodyHeader(), proxyAuth(p, r))
+	readResponse(br, nil, res)
 }
 
 // proxyConnect opens a CONNECT tunnel and asks for the case's path through it.
@@ -359,7 +395,7 @@ func tunnelGet(s spec, r Request, c net.Conn, res *Result) {
 
 func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Result) {
 	c.SetDeadline(time.Now().Add(s.Timeout))
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sandcheck\r\nConnection: close\r\n\r\n", BypassPath(s.Nonce, r.ID)); err != nil {
+	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: sandcheck\r\n%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), r.bodyHeader()); err != nil {
 		fail(res, "tunnel", err)
 		return
 	}

@@ -176,3 +176,33 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestMethodAndPipelined: a case's method goes as written (case and all) with an empty body, and
+// a pipelined case sends a harmless GET first and its own request second, on one connection.
+func TestMethodAndPipelined(t *testing.T) {
+	type seen struct{ method, path, conn string }
+	got := make(chan seen, 8)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.Method, r.URL.Path, r.RemoteAddr}
+		fmt.Fprint(w, "ok")
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("HTTP_PROXY", "http://"+ln.Addr().String())
+	t.Setenv("http_proxy", "http://"+ln.Addr().String())
+
+	res := Send(Request{ID: "m.post", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Method: "post"}, "n0nce", 3*time.Second)
+	if s := <-got; res.Status != 200 || s.method != "post" || s.path != BypassPath("n0nce", "m.post") {
+		t.Fatalf("method: %+v, server saw %+v", res, s)
+	}
+	res = Send(Request{ID: "m.pipe", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Method: "POST", Pipelined: true}, "n0nce", 3*time.Second)
+	first, second := <-got, <-got
+	if res.Status != 200 || first.method != "GET" || first.path != BypassPath("n0nce", "m.pipe")+FirstSuffix ||
+		second.method != "POST" || second.path != BypassPath("n0nce", "m.pipe") || first.conn != second.conn {
+		t.Fatalf("pipelined: %+v, server saw %+v then %+v", res, first, second)
+	}
+}

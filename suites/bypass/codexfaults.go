@@ -1,0 +1,54 @@
+package bypass
+
+import (
+	"github.com/sandcheck/sandcheck/fixtures/faults"
+	"github.com/sandcheck/sandcheck/model"
+)
+
+// Codex's known-bads for the classes only it claims: its configuration (the -c overrides the
+// adapter writes) is its one seam, and each fault turns one promise of its proxy off there.
+func init() {
+	faults.Register(&faults.Fault{
+		Name:    "methods-ignored",
+		Summary: "the proxy forgets its reading-methods-only rule: Codex's network mode back to full (every method to an allowed host)",
+		Expect:  model.NonEnforcing,
+		Seams:   []model.Seam{model.SettingsFormat("codex")},
+		Scope:   faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
+			for _, n := range profileNetworks(s) {
+				if n["mode"] != nil {
+					n["mode"] = "full"
+				}
+			}
+		}))
+		return nil
+	})
+	faults.Register(&faults.Fault{
+		Name:    "private-guard-off",
+		Summary: "the proxy dials names that resolve to local or private addresses: Codex's allow_local_binding on",
+		Expect:  model.NonEnforcing,
+		Seams:   []model.Seam{model.SettingsFormat("codex")},
+		Scope:   faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
+			for _, n := range profileNetworks(s) {
+				n["allow_local_binding"] = true
+			}
+		}))
+		return nil
+	})
+}
+
+// profileNetworks are the network tables of Codex's permission profiles in its configuration.
+func profileNetworks(s map[string]any) []map[string]any {
+	var out []map[string]any
+	profiles, _ := s["permissions"].(map[string]any)
+	for _, p := range profiles {
+		profile, _ := p.(map[string]any)
+		if n, ok := profile["network"].(map[string]any); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
