@@ -56,11 +56,12 @@ results-tables: deps build bypass-table ## the sandbox x scenario and bypass tab
 	@echo "docs/results/sandboxes.md: written"
 
 # The allow-list sandboxes side by side (srt, Claude Code's bundled srt, Codex's own proxy), and
-# the deny-all ones, on every bypass class: 3 healthy trials each.
+# the deny-all ones, on every bypass class: 3 healthy trials each (a Claude Code trial starts
+# claude once per session, eight sessions: minutes, not the default 2m).
 BYPASS_TARGETS ?= srt claude-code codex bwrap firejail
 bypass-table: deps build ## the bypass class x target table (srt, Claude Code, Codex, bwrap, firejail) into docs/results/bypass.md
 	@mkdir -p out
-	@TARGETS="$(BYPASS_TARGETS)" LABELS=bypass BYPASS_TABLE=out/bypass-table.md ./scripts/readme-table.sh 3 > /dev/null
+	@TARGETS="$(BYPASS_TARGETS)" LABELS=bypass TIMEOUT=10m BYPASS_TABLE=out/bypass-table.md ./scripts/readme-table.sh 3 > /dev/null
 	@./scripts/results-header.sh "bypass-table" "Bypass classes x target, healthy" out/bypass-table.md > docs/results/bypass.md
 	@echo "docs/results/bypass.md: written"
 

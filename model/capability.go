@@ -31,10 +31,14 @@ const (
 	// an allowed one too, while an allowed address written as such passes (Policy.RefusePrivate):
 	// Codex without allow_local_binding.
 	CapPrivateGuard Capability = "private-guard"
+	// CapDenyList: the proxy takes deny entries that win over allow entries covering them
+	// (Policy.DeniedHosts). An adapter that cannot write them must not claim it: a deny entry
+	// silently dropped reads as the sandbox letting the denied host through.
+	CapDenyList Capability = "deny-list"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

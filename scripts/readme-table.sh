@@ -3,7 +3,7 @@
 # sandbox is installed is run healthy through the network, filesystem, fail-closed, untrusted and
 # bypass scenarios (`sandcheck run --target X -n N --json`), and the reports become one Markdown
 # table; the bypass class x target table goes to $BYPASS_TABLE (default out/bypass-table.md).
-#   scripts/readme-table.sh [N]        N trials per sandbox (default 3)
+#   scripts/readme-table.sh [N]        N trials per sandbox (default 3); TIMEOUT per trial (2m)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-3}"
@@ -21,7 +21,7 @@ for t in $TARGETS; do
   # Exit 1 is a measured run whose scenarios failed (or whose known findings are egress, which
   # run never excuses): it belongs in the table. Any other failure means it did not run here.
   rc=0
-  "$bin" run --target "$t" -n "$N" -j 2 --json --plain --label-filter "$LABELS" --out "$out" >"$work/$t.json" 2>"$work/$t.err" || rc=$?
+  "$bin" run --target "$t" -n "$N" -j 2 --timeout "${TIMEOUT:-2m}" --json --plain --label-filter "$LABELS" --out "$out" >"$work/$t.json" 2>"$work/$t.err" || rc=$?
   if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
     echo "readme-table: $t not run here (exit $rc): $(tail -n 1 "$work/$t.err")" >&2
     continue

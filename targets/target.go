@@ -6,6 +6,7 @@ package targets
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,18 @@ type Session struct {
 	// Adapter holds options only one adapter understands, set by that adapter's own scenarios
 	// (claudecode.Options: permission mode, trust, where the settings live); others ignore it.
 	Adapter any
+	// Listen listens where the sandbox's host is (a trial's isolated host namespace), for what
+	// the sandbox's side must reach there: an agent's stand-in model. Nil: this process's network.
+	Listen func(network, addr string) (net.Listener, error)
+}
+
+// Loopback listens on a free 127.0.0.1 port where the session's sandbox runs (Session.Listen),
+// or in this process's network when the session says nowhere else.
+func (s *Session) Loopback() (net.Listener, error) {
+	if s.Listen != nil {
+		return s.Listen("tcp", "127.0.0.1:0")
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
 }
 
 // Invocation is the command line that runs a Session under the sandbox.

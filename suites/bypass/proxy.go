@@ -62,7 +62,7 @@ var matchingAllow = bypassClass{
 }
 
 var matchingDeny = bypassClass{
-	class: "matching", title: "deny-list entries", proxyOnly: true,
+	class: "matching", title: "deny-list entries", proxyOnly: true, needs: model.CapDenyList,
 	cases: []bypassCase{
 		{id: "deny-wins", what: "a deny entry wins over an allow entry that covers it", req: raw(crafted.ViaHTTP, deniedName)},
 		{id: "deny-case", what: "a deny entry matches whatever the case (DENIED.sandcheck.test)", req: raw(crafted.ViaHTTP, "DENIED."+nethost.Domain)},

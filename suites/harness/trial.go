@@ -183,6 +183,10 @@ func (t *Trial) session(specFile string) *targets.Session {
 	}
 	if t.Hosts != nil {
 		s.Policy.AllowedHosts = append([]string{t.Addr(t.Hosts.Allowed)}, t.Change.AllowedHosts...)
+		if t.Hosts.Isolated() {
+			// An agent in the isolated host reaches its stand-in model on that host's loopback.
+			s.Listen = t.Hosts.Listen
+		}
 	}
 	return s
 }

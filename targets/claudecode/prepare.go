@@ -82,10 +82,11 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err := lay.trust(opt.trust()); err != nil {
 		return nil, err
 	}
-	srv, err := scriptedmodel.Start(scriptedmodel.Script{Command: targets.ShellJoin(s.Command), Input: opt.ToolInput})
+	ln, err := s.Loopback()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scripted model: listen: %w", err)
 	}
+	srv := scriptedmodel.Serve(ln, scriptedmodel.Script{Command: targets.ShellJoin(s.Command), Input: opt.ToolInput})
 	argv := []string{t.path, "-p", Prompt}
 	switch opt.Permission {
 	case PermissionDefault:

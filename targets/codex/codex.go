@@ -133,7 +133,7 @@ func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 	}
-	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapPrivateGuard}
+	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapPrivateGuard, model.CapDenyList}
 }
 
 // Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy

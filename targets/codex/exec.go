@@ -135,10 +135,11 @@ func (e *Exec) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := scriptedmodel.StartResponses(scriptedmodel.Script{Command: targets.ShellJoin(s.Command)})
+	ln, err := s.Loopback()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scripted model: listen: %w", err)
 	}
+	srv := scriptedmodel.ServeResponses(ln, scriptedmodel.Script{Command: targets.ShellJoin(s.Command)})
 	argv := []string{e.Path(), "exec", "--skip-git-repo-check", "--color", "never",
 		"-c", `model_provider="sandcheck"`,
 		"-c", fmt.Sprintf(`model_providers.sandcheck={name="sandcheck",base_url=%q,wire_api="responses"}`, srv.URL()+"/v1"),

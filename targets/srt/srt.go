@@ -60,7 +60,7 @@ func (t *Target) Name() string { return Name }
 
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite, model.CapDenyList}
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
