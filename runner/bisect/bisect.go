@@ -209,6 +209,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if step.Verdict == "undecided" {
 			res.Undecided = fmt.Sprintf("%s undecided after %d trials (%d showed the event): its rate lies between the good and the bad one's, or changes more than once; the first bad version is in %s .. %s",
 				v, step.Trials, step.Events, opt.Versions[lo+1], opt.Versions[hi])
+			if st.measured == 0 {
+				step.Example = ev.example(recs[v], false)
+				res.Steps[len(res.Steps)-1] = step
+				res.Undecided = fmt.Sprintf("%s gave no evidence in %d trials (%s): this harness cannot judge it; the first bad version is in %s .. %s",
+					v, step.Trials, step.Example, opt.Versions[lo+1], opt.Versions[hi])
+			}
 			break
 		}
 	}
@@ -255,11 +261,22 @@ func stepLine(s Step) string {
 type sprtStopper struct {
 	ev Event
 	s  *stats.SPRT
+	// unmeasured counts the trials that were no evidence (Event.Measures); measured the others.
+	unmeasured, measured int
 }
+
+// unmeasuredStop is how many trials without evidence, and none with, end a step undecided: the
+// release cannot be judged by this harness (an agent asking what its stand-in does not answer).
+const unmeasuredStop = 3
 
 func (st *sprtStopper) Observe(bool) bool { return false } // ObserveRecord is used instead
 
 func (st *sprtStopper) ObserveRecord(rec model.Record) bool {
+	if !st.ev.Measures(rec) {
+		st.unmeasured++
+		return st.measured == 0 && st.unmeasured >= unmeasuredStop
+	}
+	st.measured++
 	return st.s.Step(st.ev.Shows(rec)) != stats.Continue
 }
 

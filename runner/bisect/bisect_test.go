@@ -193,3 +193,43 @@ func (h *halfway) Run(ctx context.Context, t runner.Trial) model.Record {
 	}
 	return rec
 }
+
+// A midpoint whose trials measured nothing (harness errors: the adapter's stand-in model did not
+// answer a request of that release) is no evidence either way: never "like the good one". Seen
+// bisecting Claude Code's resolved-address fix: 2.1.275 and 2.1.289 asked for an unscripted
+// endpoint, were counted like 2.1.215, and the search named 2.1.290.
+func TestBisectNeverCountsHarnessErrorsAsEvidence(t *testing.T) {
+	f := newFake(9, 5, 0, 1)
+	broken := &harnessErrors{fake: f, at: map[string]bool{f.versions[4]: true}}
+	o := options(f, t.TempDir())
+	o.Exec, o.Parallel = broken, 1
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Steps {
+		if s.Version == f.versions[4] && s.Verdict != "undecided" {
+			t.Fatalf("%s gave only harness errors, judged %s: %+v", s.Version, s.Verdict, res)
+		}
+	}
+	if res.Undecided == "" || res.Trials > 2*DefaultEndpointTrials+3 {
+		t.Fatalf("want an undecided stop at %s after 3 unmeasured trials: %+v", f.versions[4], res)
+	}
+}
+
+// harnessErrors makes some versions' trials harness errors.
+type harnessErrors struct {
+	*fake
+	at map[string]bool
+}
+
+func (h *harnessErrors) Run(ctx context.Context, t runner.Trial) model.Record {
+	rec := h.fake.Run(ctx, t)
+	if h.at[t.Cell.Version] {
+		rec.Outcome, rec.Hint = model.HarnessError, "scripted model: unexpected request HEAD /api/hello"
+		for i := range rec.Scenarios {
+			rec.Scenarios[i].Outcome, rec.Scenarios[i].Pass = model.HarnessError, false
+		}
+	}
+	return rec
+}

@@ -38,6 +38,21 @@ func (e Event) Shows(rec model.Record) bool {
 	return reported(rec, e.Scenario, e.Outcome) != e.Not
 }
 
+// Measures says whether rec is evidence either way: its scenario (or, where it did not report,
+// the trial) has an outcome that says something about the sandbox. A harness error, a timeout or
+// a not-applicable is no evidence for "like the good one" nor for "like the bad one", unless it
+// is the very outcome the endpoints differ by.
+func (e Event) Measures(rec model.Record) bool {
+	o := rec.Outcome
+	for _, s := range rec.Scenarios {
+		if s.Name == e.Scenario {
+			o = s.Outcome
+			break
+		}
+	}
+	return o.Measured() || string(o) == e.Outcome
+}
+
 // reported says whether rec's scenario reported outcome. A trial where the scenario did not
 // report at all (the sandbox never started; a build the adapter cannot drive) counts under the
 // trial's own outcome.
