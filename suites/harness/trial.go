@@ -195,9 +195,18 @@ func (t *Trial) session(specFile string) *targets.Session {
 // is on another file system than the TMPDIR the account's session has (SANDCHECK_WORKDIR on a
 // WSL 2 Windows drive, 9p), in a directory of the trial's own in that TMPDIR, removed with the
 // trial too: the sandbox's sockets must land on the file system they would for its user.
+//
+// Where the trial directory's path is long (a TMPDIR deep in a test's own), the TMPDIR is a short
+// directory in /tmp instead: sandboxes put unix sockets there, and a socket's path has at most
+// 107 bytes (srt 0.0.1: "Failed to create bridge sockets after 5 attempts").
 func (t *Trial) ownTmpAndHome() error {
 	root := t.Dir
-	if tmp := envValue(t.Env, "TMPDIR", "/tmp"); !sameFS(tmp, t.Dir) {
+	tmp := envValue(t.Env, "TMPDIR", "/tmp")
+	long := len(filepath.Join(t.Dir, "tmp")) > maxTmpDir
+	if long {
+		tmp = "/tmp"
+	}
+	if long || !sameFS(tmp, t.Dir) {
 		dir, err := os.MkdirTemp(tmp, "sandcheck-trial-")
 		if err != nil {
 			return err
@@ -221,6 +230,10 @@ func (t *Trial) ownTmpAndHome() error {
 	}
 	return t.Account.Chown(root, nil)
 }
+
+// maxTmpDir is the longest TMPDIR a trial gives its sessions: room for a sandbox's socket name
+// (srt's "claude-http-" plus a UUID and ".sock", 53 bytes) within a unix socket's 107.
+const maxTmpDir = 50
 
 // sameFS says whether a and b are on one file system (an error reads as yes: nothing to move).
 func sameFS(a, b string) bool {
