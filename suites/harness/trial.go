@@ -231,9 +231,10 @@ func (t *Trial) ownTmpAndHome() error {
 	return t.Account.Chown(root, nil)
 }
 
-// maxTmpDir is the longest TMPDIR a trial gives its sessions: room for a sandbox's socket name
-// (srt's "claude-http-" plus a UUID and ".sock", 53 bytes) within a unix socket's 107.
-const maxTmpDir = 50
+// maxTmpDir is the longest TMPDIR a trial gives its sessions: room for the socket names sandboxes
+// put there within a unix socket's 107 bytes. Measured with srt 0.0.1: a 73-byte TMPDIR works,
+// an 81-byte one does not.
+const maxTmpDir = 72
 
 // sameFS says whether a and b are on one file system (an error reads as yes: nothing to move).
 func sameFS(a, b string) bool {
