@@ -188,10 +188,7 @@ var platformCommand = regexp.MustCompile(`(?m)^\s+linux\s`)
 
 // sandboxCommand returns the subcommand that runs a command under the sandbox (see sandbox).
 func (t *Target) sandboxCommand() []string {
-	t.Undrivable()
-	if t.sandbox == nil {
-		return []string{"sandbox"}
-	}
+	t.Undrivable() // asks the build once
 	return t.sandbox
 }
 
@@ -374,6 +371,20 @@ func (t *Target) AccountHome() string {
 // Codex keeps writable. Codex keeps state under $HOME/.codex (or $CODEX_HOME), which must not be
 // under /tmp.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
+	env, cfg, err := t.configure(s)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	argv := append(append(append([]string{t.Path()}, t.sandboxCommand()...), Overrides(cfg)...), "--")
+	argv = append(argv, s.Command...)
+	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: string(b)}, nil
+}
+
+// configure is what every Codex command takes of a session: its environment (a HOME Codex
+// accepts, a TMPDIR of the session's own) and the configuration its policy becomes, with the
+// faults' patches applied.
+func (t *Target) configure(s *targets.Session) ([]string, map[string]any, error) {
 	env := s.Env
 	home := ""
 	for _, e := range env {
@@ -382,12 +393,12 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		}
 	}
 	if home == "/tmp" || strings.HasPrefix(home, "/tmp/") {
-		return nil, fmt.Errorf("codex: HOME=%s is under /tmp, where Codex refuses to keep its state; use a HOME outside /tmp", home)
+		return nil, nil, fmt.Errorf("codex: HOME=%s is under /tmp, where Codex refuses to keep its state; use a HOME outside /tmp", home)
 	}
 	if s.Dir != "" {
 		tmp := filepath.Join(s.Dir, "codex-tmp")
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
-			return nil, fmt.Errorf("codex tmp: %w", err)
+			return nil, nil, fmt.Errorf("codex tmp: %w", err)
 		}
 		env = targets.SetEnv(env, "TMPDIR", tmp)
 	}
@@ -398,8 +409,5 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	for _, patch := range s.Patches {
 		patch(cfg)
 	}
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	argv := append(append(append([]string{t.Path()}, t.sandboxCommand()...), Overrides(cfg)...), "--")
-	argv = append(argv, s.Command...)
-	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: string(b)}, nil
+	return env, cfg, nil
 }

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -115,26 +116,22 @@ func (e *Exec) Capabilities() []model.Capability {
 	switch e.mode {
 	case ModeReadOnly:
 		return []model.Capability{model.CapDenyAllNet}
-	case ModeWorkspaceWrite, ModeFullAuto:
-		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
-	case ModeDangerFullAccess:
-		// What the user would expect of the workspace-write sandbox it replaces: network off.
+	case ModeWorkspaceWrite, ModeFullAuto, ModeDangerFullAccess:
+		// danger-full-access: what the user would expect of the workspace-write sandbox it
+		// replaces, network off.
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 	}
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths}
 }
 
-// AccountHome implements targets.AccountHomed: `codex exec` keeps its sessions under
-// $HOME/.codex, as `codex sandbox` keeps its state.
-func (e *Exec) AccountHome() string { return e.Target.AccountHome() }
-
 // Prepare starts the scripted model and returns `codex exec [mode] -c provider... PROMPT`, run in
 // the workspace. The invocation's Agent hands back what the shell tool returned.
 func (e *Exec) Prepare(s *targets.Session) (*targets.Invocation, error) {
-	sand, err := e.Target.Prepare(s) // the TMPDIR, the HOME check, the profile's overrides
+	env, cfg, err := e.configure(s)
 	if err != nil {
 		return nil, err
 	}
+	overrides := Overrides(cfg)
 	ln, err := s.Loopback()
 	if err != nil {
 		return nil, fmt.Errorf("scripted model: listen: %w", err)
@@ -147,26 +144,27 @@ func (e *Exec) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	argv = append(argv, Quiet...)
 	switch e.mode {
 	case ModeProfile, ModeBypass:
-		argv = append(argv, sandboxOverrides(sand.Argv)...)
+		argv = append(argv, overrides...)
 		if e.mode == ModeBypass {
 			argv = append(argv, "--dangerously-bypass-approvals-and-sandbox")
 		}
 	case ModeFullAuto:
 		// The preset's workspace-write, with the policy's writable roots and /tmp excluded
 		// (Codex's own default adds /tmp, where trial directories are).
-		argv = append(append(argv, sandboxOverrides(sand.Argv)...), e.autoFlag())
+		argv = append(append(argv, overrides...), e.autoFlag())
 	case ModeWorkspaceWrite:
-		argv = append(append(argv, sandboxOverrides(sand.Argv)...), "-s", e.mode)
+		argv = append(append(argv, overrides...), "-s", e.mode)
 	default:
 		argv = append(argv, "-s", e.mode)
 	}
 	argv = append(argv, ExecPrompt)
-	settings := sand.Settings
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	settings := string(b)
 	switch e.mode {
 	case ModeReadOnly, ModeDangerFullAccess:
 		settings = fmt.Sprintf("%q (codex exec's own mode, nothing else given)", e.mode)
 	}
-	return &targets.Invocation{Argv: argv, Env: sand.Env, Dir: sand.Dir, Settings: settings, Agent: &execAgent{srv: srv}}, nil
+	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: settings, Agent: &execAgent{srv: srv}}, nil
 }
 
 // Quiet are the overrides that keep the agent's own traffic off the network: left on, Codex
@@ -180,21 +178,6 @@ var Quiet = []string{
 	"-c", "features.remote_plugin=false",
 	"-c", "features.plugin_sharing=false",
 	"-c", "features.apps=false",
-}
-
-// sandboxOverrides are the -c arguments of a `codex sandbox` command line.
-func sandboxOverrides(argv []string) []string {
-	var out []string
-	for i := 0; i+1 < len(argv); i++ {
-		if argv[i] == "--" {
-			break
-		}
-		if argv[i] == "-c" {
-			out = append(out, "-c", argv[i+1])
-			i++
-		}
-	}
-	return out
 }
 
 // execAgent is one run's scripted model, read back once Codex has ended.
