@@ -203,17 +203,19 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			decided++
 		default:
 			step.Verdict = "undecided"
+			if st.measured == 0 {
+				step.Example = ev.example(recs[v], false) // what the trials said instead
+			}
 		}
 		res.Steps = append(res.Steps, step)
 		s.logf("step %d: %s %s -> %s (%d of %d versions left)", len(res.Steps)-2, v, stepLine(step), step.Verdict, hi-lo+1, len(opt.Versions))
 		if step.Verdict == "undecided" {
-			res.Undecided = fmt.Sprintf("%s undecided after %d trials (%d showed the event): its rate lies between the good and the bad one's, or changes more than once; the first bad version is in %s .. %s",
-				v, step.Trials, step.Events, opt.Versions[lo+1], opt.Versions[hi])
 			if st.measured == 0 {
-				step.Example = ev.example(recs[v], false)
-				res.Steps[len(res.Steps)-1] = step
 				res.Undecided = fmt.Sprintf("%s gave no evidence in %d trials (%s): this harness cannot judge it; the first bad version is in %s .. %s",
 					v, step.Trials, step.Example, opt.Versions[lo+1], opt.Versions[hi])
+			} else {
+				res.Undecided = fmt.Sprintf("%s undecided after %d trials (%d showed the event): its rate lies between the good and the bad one's, or changes more than once; the first bad version is in %s .. %s",
+					v, step.Trials, step.Events, opt.Versions[lo+1], opt.Versions[hi])
 			}
 			break
 		}

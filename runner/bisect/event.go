@@ -43,26 +43,24 @@ func (e Event) Shows(rec model.Record) bool {
 // a not-applicable is no evidence for "like the good one" nor for "like the bad one", unless it
 // is the very outcome the endpoints differ by.
 func (e Event) Measures(rec model.Record) bool {
-	o := rec.Outcome
-	for _, s := range rec.Scenarios {
-		if s.Name == e.Scenario {
-			o = s.Outcome
-			break
-		}
-	}
+	o := outcomeOf(rec, e.Scenario)
 	return o.Measured() || string(o) == e.Outcome
 }
 
-// reported says whether rec's scenario reported outcome. A trial where the scenario did not
-// report at all (the sandbox never started; a build the adapter cannot drive) counts under the
-// trial's own outcome.
+// reported says whether rec's scenario reported outcome.
 func reported(rec model.Record, scenario, outcome string) bool {
+	return string(outcomeOf(rec, scenario)) == outcome
+}
+
+// outcomeOf is rec's scenario's outcome. A trial where the scenario did not report at all (the
+// sandbox never started; a build the adapter cannot drive) counts under the trial's own outcome.
+func outcomeOf(rec model.Record, scenario string) model.Outcome {
 	for _, s := range rec.Scenarios {
 		if s.Name == scenario {
-			return string(s.Outcome) == outcome
+			return s.Outcome
 		}
 	}
-	return string(rec.Outcome) == outcome
+	return rec.Outcome
 }
 
 // chooseEvent finds the (scenario, outcome) whose rate differs most between the endpoints
