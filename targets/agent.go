@@ -1,5 +1,7 @@
 package targets
 
+import "sync"
+
 // Agent is what an adapter runs beside its sandbox when the sandbox is reached through an
 // agent's tool call rather than a command line (Claude Code's Bash tool): a scripted model that
 // asks the agent to run the session's command. The command's output then comes back inside the
@@ -26,4 +28,22 @@ type AgentResult struct {
 	// Notes are evidence lines: the agent's own view of its sandbox (violations it reported,
 	// warnings it printed), the requests it made.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// OnceAgent is an Agent whose Finish stops what ran beside the sandbox (a scripted model) and
+// reads what came back through it, once: later calls return the same result.
+type OnceAgent struct {
+	Stop func()
+	Read func() AgentResult
+	once sync.Once
+	res  AgentResult
+}
+
+// Finish implements Agent.
+func (a *OnceAgent) Finish() AgentResult {
+	a.once.Do(func() {
+		a.Stop()
+		a.res = a.Read()
+	})
+	return a.res
 }

@@ -5,26 +5,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sandcheck/sandcheck/fixtures/scriptedmodel"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// agent is one run's scripted model, read back once Claude Code has ended.
-type agent struct {
-	srv  *scriptedmodel.Server
-	once sync.Once
-	res  targets.AgentResult
-}
-
-// Finish stops the scripted model and reads what the Bash tool returned (idempotent).
-func (a *agent) Finish() targets.AgentResult {
-	a.once.Do(func() {
-		a.srv.Close()
-		a.res = Interpret(a.srv.Report())
-	})
-	return a.res
+// agent is one run's scripted model, read back once Claude Code has ended: what the Bash tool
+// returned.
+func agent(srv *scriptedmodel.Server) targets.Agent {
+	return &targets.OnceAgent{Stop: srv.Close, Read: func() targets.AgentResult { return Interpret(srv.Report()) }}
 }
 
 var (

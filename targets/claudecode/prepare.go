@@ -106,7 +106,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		Env:      Env(s.Env, home, srv.URL()),
 		Dir:      s.Workspace,
 		Settings: settingsText,
-		Agent:    &agent{srv: srv},
+		Agent:    agent(srv),
 	}, nil
 }
 

@@ -164,7 +164,7 @@ func (e *Exec) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	case ModeReadOnly, ModeDangerFullAccess:
 		settings = fmt.Sprintf("%q (codex exec's own mode, nothing else given)", e.mode)
 	}
-	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: settings, Agent: &execAgent{srv: srv}}, nil
+	return &targets.Invocation{Argv: argv, Env: env, Dir: s.Workspace, Settings: settings, Agent: execAgent(srv)}, nil
 }
 
 // Quiet are the overrides that keep the agent's own traffic off the network: left on, Codex
@@ -180,20 +180,10 @@ var Quiet = []string{
 	"-c", "features.apps=false",
 }
 
-// execAgent is one run's scripted model, read back once Codex has ended.
-type execAgent struct {
-	srv  *scriptedmodel.Server
-	once sync.Once
-	res  targets.AgentResult
-}
-
-// Finish stops the scripted model and reads what the shell tool returned (idempotent).
-func (a *execAgent) Finish() targets.AgentResult {
-	a.once.Do(func() {
-		a.srv.Close()
-		a.res = InterpretExec(a.srv.Report())
-	})
-	return a.res
+// execAgent is one run's scripted model, read back once Codex has ended: what the shell tool
+// returned.
+func execAgent(srv *scriptedmodel.Server) targets.Agent {
+	return &targets.OnceAgent{Stop: srv.Close, Read: func() targets.AgentResult { return InterpretExec(srv.Report()) }}
 }
 
 var (
