@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/matrix"
-	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
 	"github.com/sandcheck/sandcheck/runner/process"
@@ -83,9 +82,6 @@ func (l *Host) Close() error {
 		l.exec.Close()
 	}
 	for _, s := range l.users {
-		if s == model.UserRoot {
-			continue
-		}
 		a, err := users.Resolve(s)
 		if err != nil {
 			continue
