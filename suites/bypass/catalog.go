@@ -17,7 +17,7 @@ func interplayLabel(name string) string    { return fsInterplayClass + "-" + nam
 
 // sessions are the family's sandboxed sessions, every class in one of them.
 func sessions() []bypassSession {
-	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels)
+	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession)
 }
 
 // flags are the family's known-bads as the catalogue keeps them: each flags its scenarios

@@ -29,6 +29,10 @@ var KnownBads = []KnownBad{
 			cases("ports", "other-port-http", "other-port-connect", "other-port-socks")...),
 			cases("policy-semantics", "empty-list-http", "empty-list-connect", "empty-list-socks")...),
 			cases("other-egress", "proxy-no-credentials")...)},
+	// The same proxy serving a control API on its own port, which the command reaches through
+	// the relay srt gives it; and one that dials IP literals unchecked, its host's loopback too.
+	{"srt", "bad-proxy:bug=admin", "bypass-policy-tamper-admin-api", cases("policy-tamper", "admin-api")},
+	{"srt", "bad-proxy:bug=ip-literals", "bypass-policy-tamper-admin-via-proxy", cases("policy-tamper", "admin-via-proxy")},
 	// (policy-semantics/absent-list has none through the real srt: every release validates the
 	// file before a proxy starts; 0.0.60 on refuse it loudly, earlier ones silently replace the
 	// whole file by the built-in defaults, which deny everything. Its verdict is the empty

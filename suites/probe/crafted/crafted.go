@@ -65,6 +65,9 @@ type Request struct {
 	// connection, kept alive: a proxy that judges a connection by its first request passes the
 	// second unjudged. The GET asks for the case's path plus FirstSuffix, never attributed to it.
 	Pipelined bool `json:"pipelined,omitempty"`
+	// Tamper is what the command tries on the proxy's control plane before the request
+	// (TamperAdmin), "" nothing.
+	Tamper string `json:"tamper,omitempty"`
 }
 
 // FirstSuffix marks the path of a pipelined case's first, harmless request.
@@ -100,6 +103,8 @@ type Result struct {
 	Errno      string `json:"errno,omitempty"`
 	Connected  bool   `json:"connected,omitempty"` // the destination (not a proxy) accepted or answered
 	ElapsedMS  int64  `json:"elapsed_ms"`
+	// Tampered is what each control-plane request answered (Request.Tamper).
+	Tampered []string `json:"tampered,omitempty"`
 }
 
 // bodyLimit is how much of an answer a result keeps, as the probe's channels do.
@@ -123,6 +128,14 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 	s := spec{Nonce: nonce, Timeout: timeout}
 	start := time.Now()
 	res := Result{ID: r.ID, Via: r.Via, Reply: -1}
+	switch r.Tamper {
+	case "":
+	case TamperAdmin:
+		tamperAdmin(s, r, &res)
+	default:
+		res.Skipped = "unknown tampering " + r.Tamper
+		return res
+	}
 	switch r.Via {
 	case ViaHTTP, ViaConnect:
 		p := httpProxy()
