@@ -59,6 +59,7 @@ func claudeFaults() []*faults.Fault {
 // the seed's version (and of a few trials of the newest: its runtime is the same code path).
 func TestClaudeCodeDetector(t *testing.T) {
 	requireSandbox(t)
+	stayInFixture(t)
 	n := claudeTrials(t)
 	want := map[string]string{"": "correct"}
 	var faultArgs []string

@@ -85,9 +85,11 @@ func TestBisectCodexProxyFix(t *testing.T) {
 // in every trial but where its known findings (targets/codex/knownfindings.yaml) cover it, each
 // of those in every trial; the proxy specs apply (they are not-applicable only for the deny-all
 // shape); faults through Codex's own seam are flagged every time, and one through srt's seams
-// is not-applicable with the reason, never a pass.
+// is not-applicable with the reason, never a pass. Nothing of it leaves the fixture ranges
+// (stayInFixture).
 func TestCodexProxy(t *testing.T) {
 	requireSandbox(t)
+	stayInFixture(t)
 	if _, err := codex.Locate(""); err != nil {
 		skip.Missing(t, "%v", err)
 	}
@@ -154,9 +156,11 @@ func TestCodexProxy(t *testing.T) {
 // The sandboxed modes hold; the two that turn the sandbox off are the known-bads, flagged on the
 // direct channel every time; the profile's proxy stops the command at the first request it
 // refuses (Codex's words kept), which is a sandbox failure, never a pass. Codex's own start-up
-// traffic is kept off the fixture (codex.Quiet): no cell may show egress it did not cause.
+// traffic is kept off the fixture (codex.Quiet): no cell may show egress it did not cause, and
+// nothing of it leaves the fixture ranges (stayInFixture).
 func TestCodexAgentModes(t *testing.T) {
 	requireSandbox(t)
+	stayInFixture(t)
 	if _, err := codex.Locate(""); err != nil {
 		skip.Missing(t, "%v", err)
 	}

@@ -190,6 +190,7 @@ func tierTrials() int {
 // TestDetector: healthy srt 20/20 correct; each deterministic fault 20/20 its known outcome.
 func TestDetector(t *testing.T) {
 	requireSandbox(t)
+	stayInFixture(t)
 	cases := []struct {
 		fault string
 		want  model.Outcome

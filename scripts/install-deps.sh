@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 SRT_VERSION="${SRT_VERSION:-0.0.83}"
 APT_PACKAGES=(bubblewrap socat curl ripgrep iproute2 util-linux procps ca-certificates firejail)
 # --test adds what only the test suite needs: a browser to render report.html, cpio(1) to
-# unpack the VM initramfs we write, and real third-party consumers of our JUnit and HTML output.
+# unpack the VM initramfs we write, iptables(8) to watch what the sandbox's user sends outside
+# the fixture ranges, and real third-party consumers of our JUnit and HTML output.
 TEST=0; [ "${1:-}" = "--test" ] && TEST=1
-[ $TEST = 1 ] && APT_PACKAGES+=(chromium cpio)
+[ $TEST = 1 ] && APT_PACKAGES+=(chromium cpio iptables)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

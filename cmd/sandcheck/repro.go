@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
+	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
@@ -22,13 +24,13 @@ func init() {
 // It exits as run does (1: the report shows a failure), printing the report for 0, 1 and 3.
 func reproCmd(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlags("repro", "[--target srt] [-n 10] [--settings FILE] [--out DIR]", `  sandcheck repro -n 10 > bug-report.md
-  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro
+  sandcheck repro -n 20 --settings ~/.srt-settings.json --out out/repro   # also out/repro/repro/*.sh
   sandcheck repro --target claude-code --settings ~/.claude/settings.json   # the seed's repro through Claude Code`, stderr)
 	var o trialOptions
 	o.bind(fs, true)
 	n := fs.Int("n", 10, "trials")
 	j := fs.Int("j", 1, "trials in parallel")
-	out := fs.String("out", "", "keep the run (journal and all reports) in this directory")
+	out := fs.String("out", "", "keep the run (journal, reports, and standalone reproducers in DIR/repro) in this directory")
 	if ok, code := cli.Parse(fs, args); !ok {
 		return code
 	}
@@ -42,22 +44,16 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	labels := o.labels
-	if name, _ := orchestrate.SplitTarget(o.target); labels == "" && name == claudecode.Name {
+	labels := cmp.Or(o.labels, "network")
+	if name, _ := orchestrate.SplitTarget(o.target); o.labels == "" && name == claudecode.Name {
 		labels = "claude-seed-repro" // the seed's own invocation and curls, through Claude Code
-	} else if labels == "" {
-		labels = "network"
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
 		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
-	if o.targetSettings != "" {
-		run = append(run, "--target-settings", o.targetSettings)
-	}
-	if o.Settings != "" {
-		run = append(run, "--settings", o.Settings)
-	}
-	if o.TargetPath != "" {
-		run = append(run, "--target-path", o.TargetPath)
+	for _, f := range [][2]string{{"--target-settings", o.targetSettings}, {"--settings", o.Settings}, {"--target-path", o.TargetPath}} {
+		if f[1] != "" {
+			run = append(run, f[0], f[1])
+		}
 	}
 	cli.Args = append([]string{"repro"}, args...)
 	code := runCmd(run, io.Discard, stderr)
@@ -72,5 +68,8 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitHarness
 	}
 	stdout.Write(md)
+	if *out != "" {
+		reproscript.Report(stdout, stderr, filepath.Join(dir, "journal.jsonl"), filepath.Join(dir, "repro"))
+	}
 	return code
 }

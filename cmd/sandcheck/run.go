@@ -14,6 +14,7 @@ import (
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
 	"github.com/sandcheck/sandcheck/matrix"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/reports/runsummary"
 	"github.com/sandcheck/sandcheck/reports/truthtable"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
@@ -55,6 +56,7 @@ type runFlags struct {
 	plain      bool
 	full       bool
 	maxHarness float64
+	reproDir   string
 }
 
 func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
@@ -85,6 +87,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.plain, "plain", false, "plain progress lines even on a terminal")
 	fs.BoolVar(&f.full, "full-journal", false, "journal every trial with its evidence (default: passing trials and those failing only by known findings are journaled compact, without evidence; each cell's first trial and every other failure keep theirs)")
 	fs.Float64Var(&f.maxHarness, "max-harness-rate", 0.05, "exit 3 when harness errors and timeouts exceed this fraction of a cell's trials")
+	fs.StringVar(&f.reproDir, "repro-dir", "", "write a standalone reproducer (DIR/<scenario-id-with-dashes>.sh, run without sandcheck) for every failing scenario that has one")
 	return fs, f
 }
 
@@ -93,6 +96,7 @@ type runPlan struct {
 	*orchestrate.Plan
 	asJSON     bool
 	maxHarness float64
+	reproDir   string
 }
 
 // planRun parses run's flags and loads the matrix. A nil plan comes with the exit code (0 for
@@ -140,7 +144,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 	if err := orchestrate.ResolveVersions(rctx, m, dir, f.resume, stderr); err != nil {
 		return fail("versions: %v", err)
 	}
-	p := &runPlan{Plan: orchestrate.NewPlan(m, f.o.Trial, sh, dir, f.resume), asJSON: f.asJSON, maxHarness: f.maxHarness}
+	p := &runPlan{Plan: orchestrate.NewPlan(m, f.o.Trial, sh, dir, f.resume), asJSON: f.asJSON, maxHarness: f.maxHarness, reproDir: f.reproDir}
 	p.Runner.Plain, p.Runner.FullJournal = f.plain, f.full
 	p.Executors = runExecutors
 	return p, 0
@@ -224,6 +228,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if err := truthtable.WriteTerminal(stdout, rep, cells, truthtable.TerminalOptions{}); err != nil {
 			fmt.Fprintf(stderr, "sandcheck run: %v\n", err)
 		}
+		reproscript.Report(stdout, stderr, sum.Journal, p.reproDir) // none without --repro-dir
 		fmt.Fprintf(stdout, "\njournal: %s\n", sum.Journal)
 		runsummary.WriteEnding(stdout, end)
 	}

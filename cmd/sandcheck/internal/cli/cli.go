@@ -121,5 +121,19 @@ var (
 // WriteReports writes the reports of journals into dir (orchestrate.Reports) and returns the
 // report model; their Repro section is this invocation.
 func WriteReports(dir string, journals []string, stderr io.Writer) (*schema.Report, error) {
-	return orchestrate.Reports(dir, journals, Version, "sandcheck "+strings.Join(Args, " "), stderr)
+	return orchestrate.Reports(dir, journals, Version, CommandLine(Args), stderr)
+}
+
+// CommandLine is `sandcheck ARGS` as a shell reads it back: an argument with anything but
+// plain characters in single quotes (JSON settings, label expressions, an empty fault).
+func CommandLine(args []string) string {
+	out := []string{"sandcheck"}
+	for _, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(out, " ")
 }

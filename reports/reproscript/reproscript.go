@@ -1,0 +1,342 @@
+// Package reproscript writes a standalone reproducer for a failing scenario: a POSIX shell script
+// a maintainer runs without sandcheck. It needs root, iproute2, python3 and the sandbox under
+// test, and nothing of sandcheck's: it stands up the fixture hosts itself (two network namespaces
+// of its own, one for the sandbox's host, one for the fixture), gives the sandbox the exact
+// settings and command line the trial used, sends the same request byte for byte, prints what
+// the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
+//
+// What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
+// srt, whose command line is its settings file and the command. Everything else says why it has
+// no reproducer yet (Why).
+package reproscript
+
+import (
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/wire/journal"
+)
+
+//go:embed serve.py
+var serverPy string
+
+//go:embed request.py
+var requestPy string
+
+// FileName is the script's name for a scenario: its id with slashes as dashes.
+func FileName(scenario string) string { return strings.ReplaceAll(scenario, "/", "-") + ".sh" }
+
+// evidence is what a reproducer needs of a bypass trial's evidence.
+type evidence struct {
+	Target        string          `json:"target"`
+	TargetVersion string          `json:"target_version"`
+	Fault         string          `json:"fault"`
+	Settings      json.RawMessage `json:"settings"`
+	Names         []struct {
+		Name, Role string
+	} `json:"names"`
+	Cases []struct {
+		Name      string `json:"name"`
+		AllowedOK bool   `json:"allowed_ok"`
+		Control   bool   `json:"control"`
+		Raw       struct {
+			Via, Host, Method, Tamper string
+			Port                      int
+			ATYP                      byte `json:"atyp"`
+			NoAuth                    bool `json:"no_auth"`
+			Pipelined                 bool
+		} `json:"raw"`
+	} `json:"cases"`
+	Run struct {
+		Argv []string `json:"argv"`
+	} `json:"run"`
+}
+
+// find is the evidence, of a record's, that holds scenario: the record's own, or one of those
+// keyed by scenario when the trial ran several sessions.
+func find(rec model.Record, scenario string) (*evidence, error) {
+	if len(rec.Evidence) == 0 {
+		return nil, fmt.Errorf("the trial kept no evidence")
+	}
+	var one evidence
+	if err := json.Unmarshal(rec.Evidence, &one); err == nil && len(one.Cases) > 0 {
+		if one.has(scenario) {
+			return &one, nil
+		}
+		return nil, fmt.Errorf("the trial's evidence has no case %s", scenario)
+	}
+	var many map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Evidence, &many); err != nil {
+		return nil, fmt.Errorf("read the trial's evidence: %w", err)
+	}
+	for _, raw := range many {
+		var e evidence
+		if json.Unmarshal(raw, &e) == nil && e.has(scenario) {
+			return &e, nil
+		}
+	}
+	return nil, fmt.Errorf("no case %s in the trial's evidence", scenario)
+}
+
+func (e *evidence) has(scenario string) bool {
+	for _, c := range e.Cases {
+		if c.Name == scenario {
+			return true
+		}
+	}
+	return false
+}
+
+// Script is the reproducer of scenario as the trial rec ran it; the error says why there is none.
+func Script(rec model.Record, scenario, why string) (string, error) {
+	if !strings.HasPrefix(scenario, "bypass/") {
+		return "", fmt.Errorf("standalone reproducers cover the bypass family's proxy requests so far, not %s", scenario)
+	}
+	e, err := find(rec, scenario)
+	if err != nil {
+		return "", err
+	}
+	if e.Target != "srt" {
+		return "", fmt.Errorf("standalone reproducers drive srt so far, not %s", e.Target)
+	}
+	if e.Fault != "" {
+		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	}
+	argv, err := srtArgv(e.Run.Argv)
+	if err != nil {
+		return "", err
+	}
+	var control, kase *caseOf
+	for i := range e.Cases {
+		c := &e.Cases[i]
+		if c.Name == scenario {
+			kase = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port, method: c.Raw.Method, allowedOK: c.AllowedOK}
+			switch {
+			case c.Raw.Tamper != "" || c.Raw.Pipelined || c.Raw.NoAuth || c.Raw.ATYP != 0 && c.Raw.ATYP != 3:
+				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (tampering, pipelining, no credentials or an address type)", scenario)
+			case c.Raw.Via != "http" && c.Raw.Via != "connect" && c.Raw.Via != "socks":
+				return "", fmt.Errorf("%s goes %s, not through the proxy: the reproducer sends proxy requests only so far", scenario, c.Raw.Via)
+			}
+		}
+	}
+	for i := range e.Cases {
+		if c := &e.Cases[i]; c.Name == "" && c.Raw.Via == kase.via {
+			control = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port}
+		}
+	}
+	if control == nil {
+		control = &caseOf{via: kase.via, host: "allowed." + domain, port: 80}
+	}
+	settings, err := relocate(e.Settings, argv.trialDir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("#!/bin/sh\n")
+	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
+	if why != "" {
+		w("# What the trial saw: %s\n", oneLine(why))
+	}
+	b.WriteString(header)
+	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
+	b.WriteString(prelude)
+	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
+	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
+	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", serverPy)
+	w("cat > \"$w/request.py\" <<'PY'\n%sPY\n", requestPy)
+	w("{\n  echo '127.0.0.1 localhost'\n  echo '::1 localhost'\n")
+	for _, n := range hostNames(e) {
+		w("  echo \"%s %s\"\n", addrOf(n.role), n.name)
+	}
+	w("} > \"$w/hosts\"\n")
+	b.WriteString(fixture)
+	w("echo \"== control: the allowed host, the same way ($(echo %s))\"\n", control.via)
+	w("send %s %s %d GET /repro/control\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
+	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
+	w(": > \"$w/log\"\n")
+	w("echo \"== the case: %s\"\n", shellSafe(scenario))
+	w("send %s %s %d %s /repro/case\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp(kase.method, "GET"))
+	pattern := "."
+	if kase.allowedOK {
+		pattern = "^[^a]\\|^allowed@[^8]"
+	}
+	w("sleep 0.2\necho '-- the fixture logged:'; cat \"$w/log\"\n")
+	w("if grep -q '%s' \"$w/log\"; then echo 'BUG: the request reached a fixture host the policy forbids'; exit 1; fi\n", pattern)
+	w("echo 'no bug: refused, and the allowed host was reached the same way'\nexit 0\n")
+	return b.String(), nil
+}
+
+const domain = "sandcheck.test"
+
+type caseOf struct {
+	via, host, method string
+	port              int
+	allowedOK         bool
+}
+
+type srtCommand struct{ user, trialDir string }
+
+// srtArgv reads the trial's command line: [setpriv --reuid=U ... --] SRT --settings FILE -c CMD.
+func srtArgv(argv []string) (srtCommand, error) {
+	out := srtCommand{user: "root"}
+	i := 0
+	if len(argv) > 0 && argv[0] == "setpriv" {
+		out.user = "sandcheck" // the dedicated account trials run as by default
+		for i < len(argv) && argv[i] != "--" {
+			i++
+		}
+		i++
+	}
+	if len(argv) < i+5 || argv[i+1] != "--settings" || argv[i+3] != "-c" {
+		return out, fmt.Errorf("the trial's command line is not srt's --settings FILE -c CMD: %q", argv)
+	}
+	out.trialDir = filepath.Dir(argv[i+2])
+	return out, nil
+}
+
+// relocate makes the settings the script's own: the trial directory becomes @DIR@, which the
+// script replaces by its own; ports of a substituted proxy are refused (a fault's).
+func relocate(settings json.RawMessage, trialDir string) (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(settings, &m); err != nil {
+		return "", fmt.Errorf("the trial's settings: %w", err)
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	s := strings.ReplaceAll(string(b), trialDir, "@DIR@")
+	if strings.Contains(s, "ProxyPort") {
+		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
+	}
+	return s, nil
+}
+
+type hostName struct{ name, role string }
+
+// hostNames are the names the fixture answers: the allowed and denied hosts and the session's
+// own, each by its role.
+func hostNames(e *evidence) []hostName {
+	seen := map[string]bool{}
+	out := []hostName{{"allowed." + domain, model.RoleAllowed}, {"denied." + domain, model.RoleDenied}}
+	for _, n := range e.Names {
+		if !seen[n.Name] && validName.MatchString(n.Name) {
+			seen[n.Name] = true
+			out = append(out, hostName{n.Name, n.Role})
+		}
+	}
+	sort.SliceStable(out[2:], func(i, j int) bool { return out[2+i].name < out[2+j].name })
+	return out
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9.-]+$`)
+
+// addrOf is where a role's host listens in the script's fixture ($b is its /24).
+func addrOf(role string) string {
+	switch role {
+	case model.RoleAllowed:
+		return "$b.2"
+	case model.RoleLoopback:
+		return "127.0.0.1"
+	case model.RoleMetadata:
+		return "169.254.169.254"
+	case model.RoleSelf:
+		return "$b.1"
+	}
+	return "$b.3" // denied, and any name the policy must refuse
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func shellSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '$' || r == '`' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Written is what WriteAll did for one failing scenario: the script's path, or why none.
+type Written struct {
+	Scenario, Path, Why string
+}
+
+// WriteAll writes, into dir, a reproducer for every scenario that failed in the journal at path
+// (known findings included: a maintainer needs those most), from the first trial that showed it
+// with its evidence kept; each scenario's entry says where, or why it has none.
+func WriteAll(path, dir string) ([]Written, error) {
+	done := map[string]*Written{}
+	var order []string
+	_, err := journal.Scan(path, func(rec model.Record) error {
+		for _, s := range rec.Scenarios {
+			if !s.Failed() {
+				continue
+			}
+			w := done[s.Name]
+			if w == nil {
+				w = &Written{Scenario: s.Name}
+				done[s.Name] = w
+				order = append(order, s.Name)
+			}
+			if w.Path != "" {
+				continue
+			}
+			text, err := Script(rec, s.Name, s.Hint)
+			if err != nil {
+				w.Why = err.Error()
+				continue
+			}
+			w.Path, w.Why = filepath.Join(dir, FileName(s.Name)), ""
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(w.Path, []byte(text), 0o755); err != nil {
+				return fmt.Errorf("write %s: %w", w.Path, err)
+			}
+		}
+		return nil
+	})
+	out := make([]Written, len(order))
+	for i, name := range order {
+		out[i] = *done[name]
+	}
+	return out, err
+}
+
+// Report writes the reproducers of a run's failing scenarios into dir (WriteAll) and lists them
+// on stdout, each with how to run it or why it has none; nothing when dir is "".
+func Report(stdout, stderr io.Writer, journal, dir string) {
+	if dir == "" {
+		return
+	}
+	done, err := WriteAll(journal, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandcheck: standalone reproducers: %v\n", err)
+	}
+	if len(done) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "\n## Standalone reproducers\n\nEach needs root, iproute2, python3 and the sandbox (SANDBOX=/path/to/it); exit 1: the bug shows, 0: it does not, 2: cannot tell.\n\n")
+	for _, w := range done {
+		if w.Path != "" {
+			fmt.Fprintf(stdout, "- `%s`: `sudo SANDBOX=$(command -v srt) sh %s`\n", w.Scenario, w.Path)
+		} else {
+			fmt.Fprintf(stdout, "- `%s`: none: %s\n", w.Scenario, w.Why)
+		}
+	}
+}

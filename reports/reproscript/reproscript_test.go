@@ -1,0 +1,128 @@
+package reproscript
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/wire/journal"
+)
+
+// trialEvidence is a bypass trial's evidence as the journal keeps it (the fields a reproducer
+// reads), for srt run as the dedicated account.
+func trialEvidence(fault, via string) json.RawMessage {
+	ev := map[string]any{
+		"target": "srt", "target_version": "@anthropic-ai/sandbox-runtime@0.0.75", "fault": fault,
+		"settings": map[string]any{
+			"network":    map[string]any{"allowedDomains": []string{"allowed.sandcheck.test:80", "*.rebind.sandcheck.test"}, "deniedDomains": []string{}},
+			"filesystem": map[string]any{"allowWrite": []string{"/tmp/sandcheck-trial-1/workspace"}, "denyRead": []string{}, "denyWrite": []string{}},
+		},
+		"names": []map[string]any{{"name": "loopback.rebind.sandcheck.test", "addr": "127.0.0.1", "role": "loopback"}},
+		"cases": []map[string]any{
+			{"name": "bypass/resolved-address/loopback", "raw": map[string]any{"id": "resolved-address.loopback", "via": via, "host": "loopback.rebind.sandcheck.test", "port": 80}},
+			{"name": "", "allowed_ok": true, "control": true, "raw": map[string]any{"id": "control-" + via, "via": via, "host": "allowed.sandcheck.test", "port": 80}},
+		},
+		"run": map[string]any{"argv": []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--",
+			"/opt/srt", "--settings", "/tmp/sandcheck-trial-1/srt-settings.json", "-c", "'probe' 'x'"}},
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+// TestScript: the script is valid sh, carries the trial's settings with its own directory in the
+// trial's place, resolves the session's names to their roles' listeners, runs the sandbox as the
+// trial's account, and sends the control before the case, the case's host byte for byte.
+func TestScript(t *testing.T) {
+	rec := model.Record{Evidence: trialEvidence("", "http")}
+	s, err := Script(rec, "bypass/resolved-address/loopback", "loopback reached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"@DIR@/workspace"`, `"*.rebind.sandcheck.test"`, `echo "127.0.0.1 loopback.rebind.sandcheck.test"`,
+		`echo "$b.3 denied.sandcheck.test"`, "RUN_AS=${RUN_AS:-sandcheck}",
+		"send http " + hexOf("allowed.sandcheck.test") + " 80 GET /repro/control",
+		"send http " + hexOf("loopback.rebind.sandcheck.test") + " 80 GET /repro/case",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Index(s, "/repro/control") > strings.Index(s, "/repro/case") {
+		t.Error("the case is sent before its control")
+	}
+	if strings.Contains(s, "/tmp/sandcheck-trial-1") {
+		t.Error("the trial's directory is left in the script")
+	}
+	f := filepath.Join(t.TempDir(), "r.sh")
+	os.WriteFile(f, []byte(s), 0o755)
+	if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v: %s", err, out)
+	}
+}
+
+// TestScriptRefuses: a fault's finding, another target, a request that uses no proxy have no
+// reproducer, each saying why.
+func TestScriptRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ev   json.RawMessage
+		want string
+	}{
+		"fault":  {trialEvidence("bad-proxy", "http"), "fault"},
+		"direct": {trialEvidence("", "direct"), "not through the proxy"},
+		"codex":  {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"codex"`, 1)), "drive srt"},
+	} {
+		_, err := Script(model.Record{Evidence: tc.ev}, "bypass/resolved-address/loopback", "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tc.want)
+		}
+	}
+	if _, err := Script(model.Record{Evidence: trialEvidence("", "http")}, "network/channel/http", ""); err == nil {
+		t.Error("a network scenario got a script")
+	}
+}
+
+// TestWriteAll: one script per failing scenario, from its first trial with evidence; a passing
+// one gets none; a failing one without a reproducer says why.
+func TestWriteAll(t *testing.T) {
+	dir := t.TempDir()
+	jp := filepath.Join(dir, "journal.jsonl")
+	w, err := journal.OpenWriter(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := model.Scenario{Name: "bypass/resolved-address/loopback", Outcome: model.NonEnforcing}
+	pass := model.Scenario{Name: "bypass/resolved-address/metadata", Outcome: model.Correct, Pass: true}
+	other := model.Scenario{Name: "bypass/other-egress/udp", Outcome: model.NonEnforcing}
+	cell := model.Cell{ID: "srt.local", Target: "srt", Host: "local"}
+	for i, ev := range []json.RawMessage{nil, trialEvidence("", "http")} {
+		if err := w.Append(model.Record{Cell: cell, Trial: i, Outcome: model.NonEnforcing, Scenarios: []model.Scenario{fail, pass, other}, Evidence: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	got, err := WriteAll(jp, filepath.Join(dir, "repro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Path != filepath.Join(dir, "repro", "bypass-resolved-address-loopback.sh") || got[1].Path != "" || got[1].Why == "" {
+		t.Fatalf("WriteAll: %+v", got)
+	}
+	if _, err := os.Stat(got[0].Path); err != nil {
+		t.Error(err)
+	}
+}
+
+func hexOf(s string) string {
+	const digits = "0123456789abcdef"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(digits[s[i]>>4])
+		b.WriteByte(digits[s[i]&15])
+	}
+	return b.String()
+}
