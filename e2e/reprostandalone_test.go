@@ -1,62 +1,63 @@
 package e2e
 
 import (
-	"os"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/reports/reproscript"
-	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
-// The standalone reproducer (issue 31), end to end, on a real escape of a real release: srt
-// 0.0.75 dials an allowed name that resolves to the host's loopback (bypass/resolved-address,
-// open from 0.0.70 to 0.0.75); srt 0.0.83 refuses it. `sandcheck repro --out DIR` on the open
-// release writes DIR/repro/bypass-resolved-address-loopback.sh; run as a maintainer would run
-// it (sh, a fresh environment, outside sandcheck), the script shows the bug with that release
-// (exit 1) and not with the fixed one (exit 0).
+// A published escape from end to end (issues 28 and 31): srt dialled an allowed name that
+// resolves to the host's loopback (bypass/resolved-address/loopback), open in 0.0.75. As the
+// unprivileged user, `bisect` between 0.0.75 and 0.0.83 names the release that fixed it; `repro
+// --out DIR` on the open release writes DIR/repro/bypass-resolved-address-loopback.sh; and that
+// script, run as a maintainer would run it (sh, a fresh environment, outside sandcheck), shows the
+// bug with the last open release (exit 1) and not with the fixing one (exit 0).
 const (
-	reproOpenRelease = "0.0.75"
-	reproScenario    = "bypass/resolved-address/loopback"
+	reproOpenRelease  = "0.0.75"
+	reproFixedRelease = "0.0.76"
+	reproScenario     = "bypass/resolved-address/loopback"
+	reproLabels       = "bypass-resolved-address-loopback"
 )
 
 func TestReproStandalone(t *testing.T) {
 	requireSandbox(t)
 	stayInFixture(t)
+	stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", "srt", "--label-filter", reproLabels,
+		"--good", reproOpenRelease, "--bad", "0.0.83", "-n", "5", "--out", t.TempDir(), "--json")
+	var fix struct {
+		FirstBad string `json:"first_bad"`
+		LastGood string `json:"last_good"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &fix); err != nil || code != 0 || fix.FirstBad != reproFixedRelease || fix.LastGood != reproOpenRelease {
+		t.Fatalf("bisect: exit %d, %+v (%v), want the fix in %s after %s\n%s\n%s", code, fix, err, reproFixedRelease, reproOpenRelease, stdout, stderr)
+	}
 	out := t.TempDir()
-	cmd := exec.Command(bin, "repro", "--target", "srt@"+reproOpenRelease, "--label-filter", "bypass-resolved-address-loopback", "-n", "1", "--out", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	b, err := cmd.CombinedOutput()
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("sandcheck repro on srt %s: exit %d, want 1 (the escape)\n%s", reproOpenRelease, code, b)
+	stdout, stderr, code = sandcheckExit(t, nil, "repro", "--target", "srt@"+reproOpenRelease, "--label-filter", reproLabels, "-n", "1", "--out", out)
+	if code != 1 {
+		t.Fatalf("sandcheck repro on srt %s: exit %d, want 1 (the escape)\n%s\n%s", reproOpenRelease, code, stdout, stderr)
 	}
 	script := filepath.Join(out, "repro", reproscript.FileName(reproScenario))
-	if !strings.Contains(string(b), script) {
-		t.Errorf("the report does not name the reproducer %s:\n%s", script, b)
-	}
-	open, err := filepath.Glob("/var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@" + reproOpenRelease + "/node_modules/.bin/srt")
-	if err != nil || len(open) != 1 {
-		t.Fatalf("srt %s not in the cache after the run: %v", reproOpenRelease, open)
-	}
-	fixed, err := srt.Locate("")
-	if err != nil {
-		t.Fatal(err)
+	if !strings.Contains(stdout, script) {
+		t.Errorf("the report does not name the reproducer %s:\n%s", script, stdout)
 	}
 	for _, c := range []struct {
-		srt  string
-		want int
-	}{{open[0], 1}, {fixed, 0}} {
+		release string
+		want    int
+	}{{reproOpenRelease, 1}, {reproFixedRelease, 0}} {
+		srt := "/var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@" + c.release + "/node_modules/.bin/srt"
 		run := exec.Command("sh", script)
 		run.Dir = t.TempDir()
-		run.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + c.srt}
+		run.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srt}
 		got, err := run.CombinedOutput()
 		if code := exitCode(err); code != c.want {
-			t.Errorf("%s with %s: exit %d, want %d\n%s", script, c.srt, code, c.want, got)
+			t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, c.release, code, c.want, got)
 		}
-		if c.want == 1 && !strings.Contains(string(got), "loopback@80") {
-			t.Errorf("%s with %s: the fixture's loopback listener is not in what it printed:\n%s", script, c.srt, got)
+		if c.want == 1 && !strings.Contains(string(got), "loopback@80 GET /repro/case") {
+			t.Errorf("%s with srt %s: the fixture's loopback listener is not in what it printed:\n%s", script, c.release, got)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func TestBisectRealReleases(t *testing.T) {
 	skip.UnlessLong(t, "installs up to five srt releases")
 	out := t.TempDir()
 	stdout, stderr, code := sandcheckExit(t, []string{"TMPDIR=" + t.TempDir()}, "bisect", "--target", "srt", "--label-filter", "network && seed",
-		"--good", "0.0.64", "--bad", "0.0.68", "-n", "4", "--out", out, "--json")
+		"--good", "0.0.64", "--bad", "0.0.68", "-n", "4", "--user", "root", "--out", out, "--json")
 	var res struct {
 		FirstBad    string `json:"first_bad"`
 		LastGood    string `json:"last_good"`

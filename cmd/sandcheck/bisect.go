@@ -117,7 +117,7 @@ func bisectCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	answer, err := orchestrate.RunBisect(ctx, self, orchestrate.BisectJob{
-		Target: t, NPM: npm, Releases: list, Good: goodV, Bad: badV, Labels: o.labels, Fault: matrix.NormalizeFault(o.fault), Trial: &o.Trial,
+		Target: t, NPM: npm, Releases: list, Good: goodV, Bad: badV, Labels: o.labels, Fault: matrix.NormalizeFault(o.fault), User: o.user, Trial: &o.Trial,
 		Options: bisect.Options{
 			Dir: dir, Resume: *resume, Parallel: *j, Timeout: *timeout,
 			EndpointTrials: *n, Alpha: *alpha, Beta: *beta, MaxPerStep: *maxTrials,

@@ -72,14 +72,16 @@ func BisectRange(ctx context.Context, t matrix.Target, npm targets.NPM, good, ba
 
 // Bisect searches the published versions list (oldest first: good .. bad) of target t for the
 // first whose outcomes on labels (with fault) differ from good's (runner/bisect): each version is
-// installed into the npm cache as the search reaches it, and its trials run on this machine
-// (self is this binary). opt holds the search's own settings (trials, alpha, beta, directory).
-func Bisect(ctx context.Context, self string, t matrix.Target, npm targets.NPM, list []string, labels, fault string, o *Trial, opt bisect.Options) (*bisect.Result, error) {
+// installed into the npm cache as the search reaches it, and its trials run on this machine as
+// user (self is this binary). opt holds the search's own settings (trials, alpha, beta,
+// directory).
+func Bisect(ctx context.Context, self string, t matrix.Target, npm targets.NPM, list []string, labels, fault, user string, o *Trial, opt bisect.Options) (*bisect.Result, error) {
 	m := &matrix.Matrix{Targets: []matrix.Target{t}, Scenarios: labels, Faults: []string{fault}}
+	user = model.NormalizeUser(user)
 	if o.VersionPaths == nil {
 		o.VersionPaths = map[string]string{}
 	}
-	local, err := hosts.New(matrix.Host{Name: "local", Kind: matrix.KindLocal}, hosts.Options{})
+	local, err := hosts.New(matrix.Host{Name: "local", Kind: matrix.KindLocal, Users: []string{user}}, hosts.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +91,10 @@ func Bisect(ctx context.Context, self string, t matrix.Target, npm targets.NPM, 
 		return nil, err
 	}
 	opt.Versions, opt.Exec = list, exec
-	opt.Cell = func(v string) model.Cell {
-		return model.Cell{ID: matrix.VersionedCellID(t.ID, v, "local", fault, labels), Target: t.ID, Version: v,
-			Host: "local", Fault: fault, Labels: labels}
+	if _, err := local.Prepare(ctx, self); err != nil { // the user's account exists, or no trial runs
+		return nil, err
 	}
+	opt.Cell = func(v string) model.Cell { return bisectCell(t, v, user, fault, labels) }
 	opt.Prepare = func(ctx context.Context, v string) error {
 		in, err := NpmCache().Install(ctx, npmcache.Spec{Package: npm.Package, Version: v, Bin: npm.Bin, IgnoreScripts: npm.IgnoreScripts})
 		if err != nil {
@@ -102,4 +104,10 @@ func Bisect(ctx context.Context, self string, t matrix.Target, npm targets.NPM, 
 		return nil
 	}
 	return bisect.Run(ctx, opt)
+}
+
+// bisectCell is the cell of version v in a bisect: on this machine, as user.
+func bisectCell(t matrix.Target, v, user, fault, labels string) model.Cell {
+	return model.Cell{ID: matrix.VersionedCellID(t.ID, v, matrix.HostAs("local", user), fault, labels), Target: t.ID, Version: v,
+		Host: "local", User: user, Fault: fault, Labels: labels}
 }

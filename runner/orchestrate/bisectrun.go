@@ -25,6 +25,7 @@ type BisectJob struct {
 	Bad      string // the last release, known bad
 	Labels   string
 	Fault    string // normalized (matrix.NormalizeFault)
+	User     string // who the sandbox runs as (model.CheckUser; "": the default, unprivileged)
 	Trial    *Trial
 	Options  bisect.Options
 	// Reports writes the reports of the versions the search ran into dir, beside its journal.
@@ -50,7 +51,7 @@ func RunBisect(ctx context.Context, self string, j BisectJob) (BisectOutput, err
 	list, opt := j.Releases, j.Options
 	fmt.Fprintf(opt.Progress, "bisect %s (%s) on %q: %s (good) .. %s (bad), %d releases\n", j.Target.Name, j.NPM.Package, j.Labels,
 		j.Good, j.Bad, len(list))
-	res, err := Bisect(ctx, self, j.Target, j.NPM, list, j.Labels, j.Fault, j.Trial, opt)
+	res, err := Bisect(ctx, self, j.Target, j.NPM, list, j.Labels, j.Fault, j.User, j.Trial, opt)
 	out := BisectOutput{Target: j.Target.Name, Package: j.NPM.Package, Labels: j.Labels, Fault: j.Fault, Result: res}
 	if res != nil {
 		if j.Reports != nil && j.Reports(opt.Dir, []string{res.Journal}) == nil {
