@@ -24,6 +24,9 @@ import (
 //	0.0.21   -c 'STRING' runs a shell command string; the argument list remains.
 //	0.0.50   the argument list is shell-quoted (run as argv), no longer joined into a shell
 //	         string: only -c takes a shell command from here on.
+//	0.0.68   an allowedDomains entry may name a port (host:port). 0.0.60 to 0.0.67 refuse the
+//	         whole file for one ("Invalid domain pattern"), earlier releases fall back to their
+//	         all-deny default (measured here, each release's bypass-resolved-address trial).
 //
 // Every published release (0.0.1 .. 0.0.83) is drivable by one of these shapes; a build the
 // table does not know (newer than the adapter, or no version at all) gets the newest shape.
@@ -55,6 +58,7 @@ type Shape struct {
 	Since    string // the first release with this shape
 	Dialect  Dialect
 	Command  CommandForm
+	Ports    bool   // allowedDomains entries may name a port (model.CapPortRules)
 	Changed  string // what changed in Since, for reports and --help
 	Drivable string // "" when the adapter can drive it; else why not (the trial is not-applicable)
 }
@@ -67,6 +71,8 @@ var History = []Shape{
 		Changed: "own settings file (~/.srt-settings.json): network.allowedDomains, filesystem.allowWrite/denyRead/denyWrite"},
 	{Since: "0.0.21", Dialect: DialectSRT, Command: CommandFlag,
 		Changed: "-c 'COMMAND' runs a shell command string"},
+	{Since: "0.0.68", Dialect: DialectSRT, Command: CommandFlag, Ports: true,
+		Changed: "allowedDomains entries may name a port (host:port)"},
 }
 
 // ShapeOf returns the shape of a release ("0.0.60", or an adapter's "@pkg@0.0.60"); an unknown

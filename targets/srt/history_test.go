@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -125,5 +126,21 @@ func TestPermissionsKeepsOtherKeys(t *testing.T) {
 		`"sandbox":{"ignoreViolations":{"*":["/usr"]},"network":{"allowUnixSockets":["/s"]}},"somethingElse":true}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
+
+// TestPortRulesFromTheirRelease: allowedDomains entries naming a port (host:port) are read from
+// srt 0.0.68 on; 0.0.60 to 0.0.67 refuse the whole file for one ("Invalid domain pattern",
+// measured here), earlier releases fall back to their all-deny default. A release before it does
+// not claim port-rules, so no policy hands it a port and the ports class is not-applicable there.
+func TestPortRulesFromTheirRelease(t *testing.T) {
+	for version, want := range map[string]bool{"0.0.20": false, "0.0.62": false, "0.0.67": false, "0.0.68": true, "0.0.83": true} {
+		tg, err := New(fakeInstall(t, version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := targets.Has(tg, model.CapPortRules); got != want {
+			t.Errorf("srt %s claims port-rules: %v, want %v", version, got, want)
+		}
 	}
 }

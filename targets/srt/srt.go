@@ -58,9 +58,14 @@ func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
+// Capabilities are srt's, port rules from the release that reads them (see History).
 func (t *Target) Capabilities() []model.Capability {
-	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapPortRules, model.CapDenyWrite, model.CapDenyList}
+	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList}
+	if t.Shape().Ports {
+		c = append(c, model.CapPortRules)
+	}
+	return c
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
