@@ -10,55 +10,77 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 )
 
-// A published escape from end to end (issues 28 and 31): srt dialled an allowed name that
-// resolves to the host's loopback (bypass/resolved-address/loopback), open in 0.0.75. As the
-// unprivileged user, `bisect` between 0.0.75 and 0.0.83 names the release that fixed it; `repro
-// --out DIR` on the open release writes DIR/repro/bypass-resolved-address-loopback.sh; and that
-// script, run as a maintainer would run it (sh, a fresh environment, outside sandcheck), shows the
-// bug with the last open release (exit 1) and not with the fixing one (exit 0).
-const (
-	reproOpenRelease  = "0.0.75"
-	reproFixedRelease = "0.0.76"
-	reproScenario     = "bypass/resolved-address/loopback"
-	reproLabels       = "bypass-resolved-address-loopback"
-)
+// Published escapes from end to end (issues 28 and 31), each on the real releases: as the
+// unprivileged user, `bisect` from the last open release to the pinned one names the release that
+// fixed it; `repro --out DIR` on the open release writes DIR/repro/<scenario>.sh; and that script,
+// run as a maintainer would run it (sh, a fresh environment, outside sandcheck), shows the bug
+// with the last open release (exit 1) and not with the fixing one (exit 0).
+//   - bypass/resolved-address/loopback: srt dialled an allowed name (*.rebind...) resolving to
+//     the host's loopback up to 0.0.75; 0.0.76 refuses it.
+//   - bypass/matching/nul: srt's SOCKS5 proxy took a name carrying a NUL (denied...\0.wild...)
+//     for an allowed one and dialled the denied host up to 0.0.42; 0.0.43 refuses it.
+//   - bypass/unix-sockets/uring-host-socket: srt's seccomp filter refused socket(AF_UNIX) but
+//     not io_uring's IORING_OP_SOCKET up to 0.0.44; 0.0.45 filters it.
+//   - bypass/other-egress/proxy-no-credentials: srt's proxy served anyone who reached its port
+//     up to 0.0.54; 0.0.55 asks for the session's token.
+//
+// The last two have no standalone script yet (a request through io_uring, one without the
+// proxy's credentials): `repro` says so, and the test checks that it does.
+var publishedEscapes = []struct {
+	scenario, labels, open, fixed, reached string
+}{
+	{"bypass/resolved-address/loopback", "bypass-resolved-address-loopback", "0.0.75", "0.0.76", "loopback@80 GET /repro/case"},
+	{"bypass/matching/nul", "bypass-matching-nul", "0.0.42", "0.0.43", "denied@80 GET /repro/case"},
+	{"bypass/unix-sockets/uring-host-socket", "bypass-unix-sockets-uring-host-socket", "0.0.44", "0.0.45", ""},
+	{"bypass/other-egress/proxy-no-credentials", "bypass-other-egress-proxy-no-credentials", "0.0.54", "0.0.55", ""},
+}
 
 func TestReproStandalone(t *testing.T) {
 	requireSandbox(t)
 	stayInFixture(t)
-	stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", "srt", "--label-filter", reproLabels,
-		"--good", reproOpenRelease, "--bad", "0.0.83", "-n", "5", "--out", t.TempDir(), "--json")
-	var fix struct {
-		FirstBad string `json:"first_bad"`
-		LastGood string `json:"last_good"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &fix); err != nil || code != 0 || fix.FirstBad != reproFixedRelease || fix.LastGood != reproOpenRelease {
-		t.Fatalf("bisect: exit %d, %+v (%v), want the fix in %s after %s\n%s\n%s", code, fix, err, reproFixedRelease, reproOpenRelease, stdout, stderr)
-	}
-	out := t.TempDir()
-	stdout, stderr, code = sandcheckExit(t, nil, "repro", "--target", "srt@"+reproOpenRelease, "--label-filter", reproLabels, "-n", "1", "--out", out)
-	if code != 1 {
-		t.Fatalf("sandcheck repro on srt %s: exit %d, want 1 (the escape)\n%s\n%s", reproOpenRelease, code, stdout, stderr)
-	}
-	script := filepath.Join(out, "repro", reproscript.FileName(reproScenario))
-	if !strings.Contains(stdout, script) {
-		t.Errorf("the report does not name the reproducer %s:\n%s", script, stdout)
-	}
-	for _, c := range []struct {
-		release string
-		want    int
-	}{{reproOpenRelease, 1}, {reproFixedRelease, 0}} {
-		srt := "/var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@" + c.release + "/node_modules/.bin/srt"
-		run := exec.Command("sh", script)
-		run.Dir = t.TempDir()
-		run.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srt}
-		got, err := run.CombinedOutput()
-		if code := exitCode(err); code != c.want {
-			t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, c.release, code, c.want, got)
-		}
-		if c.want == 1 && !strings.Contains(string(got), "loopback@80 GET /repro/case") {
-			t.Errorf("%s with srt %s: the fixture's loopback listener is not in what it printed:\n%s", script, c.release, got)
-		}
+	for _, e := range publishedEscapes {
+		t.Run(e.scenario, func(t *testing.T) {
+			stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", "srt", "--label-filter", e.labels,
+				"--good", e.open, "--bad", "0.0.83", "-n", "5", "--out", t.TempDir(), "--json")
+			var fix struct {
+				FirstBad string `json:"first_bad"`
+				LastGood string `json:"last_good"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &fix); err != nil || code != 0 || fix.FirstBad != e.fixed || fix.LastGood != e.open {
+				t.Fatalf("bisect: exit %d, %+v (%v), want the fix in %s after %s\n%s\n%s", code, fix, err, e.fixed, e.open, stdout, stderr)
+			}
+			out := t.TempDir()
+			stdout, stderr, code = sandcheckExit(t, nil, "repro", "--target", "srt@"+e.open, "--label-filter", e.labels, "-n", "1", "--out", out)
+			if code != 1 {
+				t.Fatalf("sandcheck repro on srt %s: exit %d, want 1 (the escape)\n%s\n%s", e.open, code, stdout, stderr)
+			}
+			script := filepath.Join(out, "repro", reproscript.FileName(e.scenario))
+			if e.reached == "" {
+				if !strings.Contains(stdout, "`"+e.scenario+"`: none: ") {
+					t.Errorf("the report does not say why %s has no reproducer:\n%s", e.scenario, stdout)
+				}
+				return
+			}
+			if !strings.Contains(stdout, script) {
+				t.Errorf("the report does not name the reproducer %s:\n%s", script, stdout)
+			}
+			for _, c := range []struct {
+				release string
+				want    int
+			}{{e.open, 1}, {e.fixed, 0}} {
+				srt := "/var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@" + c.release + "/node_modules/.bin/srt"
+				run := exec.Command("sh", script)
+				run.Dir = t.TempDir()
+				run.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srt}
+				got, err := run.CombinedOutput()
+				if code := exitCode(err); code != c.want {
+					t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, c.release, code, c.want, got)
+				}
+				if c.want == 1 && !strings.Contains(string(got), e.reached) {
+					t.Errorf("%s with srt %s: %q is not in what it printed:\n%s", script, c.release, e.reached, got)
+				}
+			}
+		})
 	}
 }
 
