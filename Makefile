@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test results-tables bypass-table scenarios-doc build run test unit lint bench sweep clean
+.PHONY: all deps deps-test results-tables bypass-table bypass-history scenarios-doc build run test unit lint bench sweep clean
 
 all: build
 
@@ -64,6 +64,17 @@ bypass-table: deps build ## the bypass class x target table (srt, Claude Code, C
 	@TARGETS="$(BYPASS_TARGETS)" LABELS=bypass TIMEOUT=10m BYPASS_TABLE=out/bypass-table.md ./scripts/readme-table.sh 3 > /dev/null
 	@./scripts/results-header.sh "bypass-table" "Bypass classes x target, healthy" out/bypass-table.md > docs/results/bypass.md
 	@echo "docs/results/bypass.md: written"
+
+# Every bypass case on the srt releases around each published fix (the last release with each
+# escape, the first without it): the version x case table of the run's report.md, into
+# docs/results/bypass-history.md. Old releases fail (that is the history): exit 1 is expected.
+bypass-history: deps build ## every bypass case across srt's releases around each fix into docs/results/bypass-history.md
+	@mkdir -p out/bypass-history-tmp
+	@TMPDIR=$(CURDIR)/out/bypass-history-tmp $(BIN) run --matrix matrix/examples/bypass-history.yaml --out out/bypass-history > out/bypass-history.log 2>&1; \
+	  code=$$?; [ $$code -le 1 ] || { cat out/bypass-history.log; exit $$code; }
+	@awk '/^## Versions/{p=1} /^## Truth tables/{p=0} p' out/bypass-history/report.md > out/bypass-history/versions.md
+	@./scripts/results-header.sh "bypass-history" "Bypass cases across srt's releases" out/bypass-history/versions.md > docs/results/bypass-history.md
+	@echo "docs/results/bypass-history.md: written"
 
 # The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
 # the committed file is stale.

@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/schema"
+)
+
+// TestBypassHistory (issue 28): every bypass case on the srt releases around each published fix
+// (matrix/examples/bypass-history.yaml, what `make bypass-history` tables in
+// docs/results/bypass-history.md), as the unprivileged user. Every case is decided on every
+// release: correct, non-enforcing, or not-applicable with its reason, never a refusal of the
+// settings sandcheck wrote or a control that failed (the one exception is absent-list's loud
+// refusal to start, which its spec counts as a pass). And each published escape shows on its
+// last open release in every trial and on its fixing release in none. Long tier: it installs
+// twelve releases.
+func TestBypassHistory(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessLong(t, "installs twelve srt releases")
+	rep := runReport(t, "--matrix", "../matrix/examples/bypass-history.yaml")
+	byVersion := map[string]schema.Cell{}
+	for _, c := range rep.Cells {
+		byVersion[c.Version+"|"+c.Scenario] = c
+		for o, n := range c.Outcomes {
+			switch model.Outcome(o) {
+			case model.Correct, model.NonEnforcing:
+			case model.NotApplicable:
+				if ex, ok := c.Examples[o]; !ok || ex.Hint == "" {
+					t.Errorf("srt %s %s: not-applicable %d/%d without its reason", c.Version, c.Scenario, n, c.Trials)
+				}
+			case model.SandboxFailed:
+				if c.Scenario == "bypass/policy-semantics/absent-list" && c.Failures == 0 {
+					continue // a loud refusal to start passes this case
+				}
+				fallthrough
+			default:
+				t.Errorf("srt %s %s: %s in %d/%d trials: undecided%s", c.Version, c.Scenario, o, n, c.Trials, why(c))
+			}
+		}
+	}
+	for _, e := range publishedEscapes {
+		open, fixed := byVersion[e.open+"|"+e.scenario], byVersion[e.fixed+"|"+e.scenario]
+		if open.Trials == 0 || open.Outcomes[string(model.NonEnforcing)] != open.Trials {
+			t.Errorf("%s on srt %s (the last open release): %v, want non-enforcing in every trial%s", e.scenario, e.open, open.Outcomes, why(open))
+		}
+		if fixed.Trials == 0 || fixed.Outcomes[string(model.Correct)] != fixed.Trials {
+			t.Errorf("%s on srt %s (the fix): %v, want correct in every trial%s", e.scenario, e.fixed, fixed.Outcomes, why(fixed))
+		}
+	}
+	t.Logf("%d version x case rows", len(rep.Cells))
+}
