@@ -24,15 +24,15 @@ import (
 //   - bypass/other-egress/proxy-no-credentials: srt's proxy served anyone who reached its port
 //     up to 0.0.54; 0.0.55 asks for the session's token.
 //
-// The last two have no standalone script yet (a request through io_uring, one without the
-// proxy's credentials): `repro` says so, and the test checks that it does.
+// The io_uring one has no standalone script yet (the request goes through io_uring): `repro` says
+// so, and the test checks that it does.
 var publishedEscapes = []struct {
 	scenario, labels, open, fixed, reached string
 }{
 	{"bypass/resolved-address/loopback", "bypass-resolved-address-loopback", "0.0.75", "0.0.76", "loopback@80 GET /repro/case"},
 	{"bypass/matching/nul", "bypass-matching-nul", "0.0.42", "0.0.43", "denied@80 GET /repro/case"},
 	{"bypass/unix-sockets/uring-host-socket", "bypass-unix-sockets-uring-host-socket", "0.0.44", "0.0.45", ""},
-	{"bypass/other-egress/proxy-no-credentials", "bypass-other-egress-proxy-no-credentials", "0.0.54", "0.0.55", ""},
+	{"bypass/other-egress/proxy-no-credentials", "bypass-other-egress-proxy-no-credentials", "0.0.54", "0.0.55", "allowed@80 GET /repro/case"},
 }
 
 func TestReproStandalone(t *testing.T) {

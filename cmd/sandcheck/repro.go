@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
+	"github.com/sandcheck/sandcheck/reports/format"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/runner/orchestrate"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
@@ -62,12 +63,11 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 	default:
 		return code
 	}
-	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
+	// The report a maintainer reads: the known findings' evidence shown, not left in report.json.
+	if err := format.WriteMarkdownFrom(stdout, dir, format.Options{Repro: cli.CommandLine(cli.Args), KnownEvidence: true}); err != nil {
 		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
 		return cli.ExitHarness
 	}
-	stdout.Write(md)
 	if *out != "" {
 		reproscript.Report(stdout, stderr, filepath.Join(dir, "journal.jsonl"), filepath.Join(dir, "repro"))
 	}

@@ -77,3 +77,19 @@ func writeFile(path string, fn func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// WriteMarkdownFrom writes the Markdown report of the run in dir (its report.json) to w, with
+// opts: a bug report (`sandcheck repro`) shows the known findings' evidence too.
+func WriteMarkdownFrom(w io.Writer, dir string, opts Options) error {
+	rep, err := schema.ReadFile(filepath.Join(dir, JSONFile))
+	if err != nil {
+		return err
+	}
+	if opts.Settings == "" && len(rep.Settings) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, rep.Settings, "", "  ") == nil {
+			opts.Settings = b.String()
+		}
+	}
+	return markdown.Write(w, rep, opts)
+}

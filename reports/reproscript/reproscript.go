@@ -119,10 +119,10 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	for i := range e.Cases {
 		c := &e.Cases[i]
 		if c.Name == scenario {
-			kase = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port, method: c.Raw.Method, allowedOK: c.AllowedOK}
+			kase = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port, method: c.Raw.Method, allowedOK: c.AllowedOK, noAuth: c.Raw.NoAuth}
 			switch {
-			case c.Raw.Tamper != "" || c.Raw.Pipelined || c.Raw.NoAuth || c.Raw.ATYP != 0 && c.Raw.ATYP != 3:
-				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (tampering, pipelining, no credentials or an address type)", scenario)
+			case c.Raw.Tamper != "" || c.Raw.Pipelined || c.Raw.ATYP != 0 && c.Raw.ATYP != 3:
+				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (tampering, pipelining or an address type)", scenario)
 			case c.Raw.Via != "http" && c.Raw.Via != "connect" && c.Raw.Via != "socks":
 				return "", fmt.Errorf("%s goes %s, not through the proxy: the reproducer sends proxy requests only so far", scenario, c.Raw.Via)
 			}
@@ -160,12 +160,12 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	w("} > \"$w/hosts\"\n")
 	b.WriteString(fixture)
-	w("echo \"== control: the allowed host, the same way ($(echo %s))\"\n", control.via)
-	w("send %s %s %d GET /repro/control\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
+	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
+	w("send %s %s %d GET /repro/control auth\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
 	w(": > \"$w/log\"\n")
 	w("echo \"== the case: %s\"\n", shellSafe(scenario))
-	w("send %s %s %d %s /repro/case\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp(kase.method, "GET"))
+	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp(kase.method, "GET"), kase.auth())
 	pattern := "."
 	if kase.allowedOK {
 		pattern = "^[^a]\\|^allowed@[^8]"
@@ -181,7 +181,15 @@ const domain = "sandcheck.test"
 type caseOf struct {
 	via, host, method string
 	port              int
-	allowedOK         bool
+	allowedOK, noAuth bool
+}
+
+// auth is the request's credentials argument (request.py's AUTH).
+func (c *caseOf) auth() string {
+	if c.noAuth {
+		return "noauth"
+	}
+	return "auth"
 }
 
 type srtCommand struct{ user, trialDir string }

@@ -45,8 +45,8 @@ func TestScript(t *testing.T) {
 	for _, want := range []string{
 		`"@DIR@/workspace"`, `"*.rebind.sandcheck.test"`, `echo "127.0.0.1 loopback.rebind.sandcheck.test"`,
 		`echo "$b.3 denied.sandcheck.test"`, "RUN_AS=${RUN_AS:-sandcheck}",
-		"send http " + hexOf("allowed.sandcheck.test") + " 80 GET /repro/control",
-		"send http " + hexOf("loopback.rebind.sandcheck.test") + " 80 GET /repro/case",
+		"send http " + hexOf("allowed.sandcheck.test") + " 80 GET /repro/control auth",
+		"send http " + hexOf("loopback.rebind.sandcheck.test") + " 80 GET /repro/case auth",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q", want)
@@ -62,6 +62,22 @@ func TestScript(t *testing.T) {
 	os.WriteFile(f, []byte(s), 0o755)
 	if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
 		t.Errorf("sh -n: %v: %s", err, out)
+	}
+}
+
+// TestScriptNoAuth: a case that leaves the proxy's credentials out is sent without them; its
+// control, with them.
+func TestScriptNoAuth(t *testing.T) {
+	var m map[string]any
+	json.Unmarshal(trialEvidence("", "http"), &m)
+	m["cases"].([]any)[0].(map[string]any)["raw"].(map[string]any)["no_auth"] = true
+	ev, _ := json.Marshal(m)
+	s, err := Script(model.Record{Evidence: ev}, "bypass/resolved-address/loopback", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s, "/repro/case noauth") || !strings.Contains(s, "/repro/control auth") {
+		t.Errorf("script sends:\n%s", s[strings.Index(s, "== control"):])
 	}
 }
 

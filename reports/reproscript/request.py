@@ -1,12 +1,14 @@
 # One request, sent byte for byte through the proxy the sandbox gives the command (its
 # environment), or straight to the destination: VIA (http: an absolute-URI request to the HTTP
 # proxy; connect: CONNECT, then the request in the tunnel; socks: SOCKS5 CONNECT with the name as
-# sent, then the request), HOST as hex (it may hold any byte), PORT, METHOD, PATH. Prints what
-# came back.
+# sent, then the request), HOST as hex (it may hold any byte), PORT, METHOD, PATH, and AUTH
+# (noauth: leave the proxy's credentials out, as a process that found its port would). Prints
+# what came back.
 import os, socket, struct, sys
 from urllib.parse import urlsplit
 
 via, host, port, method, path = sys.argv[1], bytes.fromhex(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+with_auth = sys.argv[6] != "noauth"
 authority = host + b":" + str(port).encode()
 
 def proxy(names):
@@ -14,6 +16,8 @@ def proxy(names):
         v = os.environ.get(n, "")
         if v and (n.lower().startswith("http") or v.startswith("socks")):
             u = urlsplit(v)
+            if not with_auth:
+                return u.hostname, u.port, None, None
             return u.hostname, u.port, u.username, u.password
     sys.exit("no proxy in the environment (%s)" % ", ".join(names))
 

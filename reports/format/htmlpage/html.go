@@ -194,7 +194,7 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 			if ex.Hint != "" {
 				sum += " — " + ex.Hint
 			}
-			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: wording.ExampleEvidence(rep, ex, wording.PageEvidenceBytes)})
+			cv.Examples = append(cv.Examples, exView{Outcome: name, Color: colorOf(name), Summary: sum, Error: ex.Error, Evidence: wording.ExampleEvidence(rep, ex, wording.PageEvidenceBytes, opts.KnownEvidence)})
 		}
 		v.Cells = append(v.Cells, cv)
 	}

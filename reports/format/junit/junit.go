@@ -212,7 +212,7 @@ func failureBody(rep *schema.Report, c schema.Cell) string {
 		if ex.Error != "" {
 			fmt.Fprintf(&b, "error: %s\n", ex.Error)
 		}
-		b.WriteString(wording.ExampleEvidence(rep, ex, wording.JUnitEvidenceBytes))
+		b.WriteString(wording.ExampleEvidence(rep, ex, wording.JUnitEvidenceBytes, false))
 		b.WriteString("\n\n")
 	}
 	return b.String()

@@ -153,7 +153,7 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 			if ex.Error != "" {
 				p("Harness error: %s\n\n", mdCell(ex.Error))
 			}
-			codeBlock(bw, "json", wording.ExampleEvidence(rep, ex, wording.PageEvidenceBytes))
+			codeBlock(bw, "json", wording.ExampleEvidence(rep, ex, wording.PageEvidenceBytes, opts.KnownEvidence))
 			p("\n</details>\n\n")
 		}
 	}

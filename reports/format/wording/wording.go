@@ -22,6 +22,9 @@ type Options struct {
 	Settings string // sandbox settings / matrix excerpt used, shown verbatim
 	Repro    string // the command that reproduces the run, shown verbatim
 	Expected string // what a healthy sandbox does; "" = the design's definition of correct
+	// KnownEvidence shows the evidence of failures known findings cover in full, which reports
+	// of nightly runs leave in report.json: a bug report's reader needs exactly that evidence.
+	KnownEvidence bool
 }
 
 // DefaultExpected is what DESIGN.md defines as a healthy trial, for every kind of scenario.
@@ -76,13 +79,13 @@ func SeverityOf(o string) string {
 }
 
 // ExampleEvidence is an example's evidence for reading, cut to limit bytes (0: whole), or why
-// there is none to show. An example whose failures are all pinned known findings shows none:
-// its evidence is in report.json, and repeating it in every cell of a nightly would bury the
-// failures nobody has explained yet.
-func ExampleEvidence(rep *schema.Report, ex schema.Example, limit int) string {
+// there is none to show. An example whose failures are all pinned known findings shows none
+// unless known says to (a bug report, Options.KnownEvidence): its evidence is in report.json, and
+// repeating it in every cell of a nightly would bury the failures nobody has explained yet.
+func ExampleEvidence(rep *schema.Report, ex schema.Example, limit int, known bool) string {
 	ev := rep.ExampleEvidence(ex)
 	switch {
-	case len(ev) > 0 && ex.Known:
+	case len(ev) > 0 && ex.Known && !known:
 		return fmt.Sprintf("(every failure here is a known finding: the evidence of trial %d is in report.json, evidence[%q])", ex.Trial, ex.EvidenceRef)
 	case len(ev) > 0:
 		text := prettyEvidence(ev)

@@ -15,15 +15,20 @@ func TestPageEvidence(t *testing.T) {
 	ref := schema.EvidenceKey("r", "c", 4)
 	big := json.RawMessage(fmt.Sprintf(`{"stderr":%q}`, strings.Repeat("x", 2*PageEvidenceBytes)))
 	rep := &schema.Report{Evidence: map[string]json.RawMessage{ref: big}}
-	got := ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref}, PageEvidenceBytes)
+	got := ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref}, PageEvidenceBytes, false)
 	if len(got) > PageEvidenceBytes+200 || !strings.Contains(got, "cut here") || !strings.Contains(got, ref) {
 		t.Fatalf("cut evidence: %d bytes, ends %q", len(got), got[max(0, len(got)-150):])
 	}
-	got = ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref, Known: true}, PageEvidenceBytes)
+	got = ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref, Known: true}, PageEvidenceBytes, false)
 	if !strings.Contains(got, "known finding") || !strings.Contains(got, ref) || strings.Contains(got, "xxxx") {
 		t.Fatalf("known example: %q", got)
 	}
-	if got := ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 9, Pass: true}, PageEvidenceBytes); !strings.Contains(got, "passing trial") {
+	// A bug report shows it all the same: its reader needs exactly that evidence.
+	got = ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 4, EvidenceRef: ref, Known: true}, PageEvidenceBytes, true)
+	if !strings.Contains(got, "xxxx") || !strings.Contains(got, "cut here") {
+		t.Fatalf("known example in a bug report: %q", got[:min(len(got), 200)])
+	}
+	if got := ExampleEvidence(rep, schema.Example{RunID: "r", Trial: 9, Pass: true}, PageEvidenceBytes, false); !strings.Contains(got, "passing trial") {
 		t.Fatalf("passing example: %q", got)
 	}
 }
