@@ -38,6 +38,7 @@ import (
 	"github.com/sandcheck/sandcheck/config"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Name of the adapter in matrices and on the command line.
@@ -128,13 +129,24 @@ func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Capabilities are the allow-list proxy (or network off) and the workspace writable.
+// Capabilities are the allow-list proxy (or network off) and the workspace writable; the guard
+// against private addresses from the release that lets allow-listed IP literals through it.
 func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
 	}
-	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapPrivateGuard, model.CapDenyList}
+	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList}
+	if v, err := versions.Parse(versions.Extract(t.Version())); err != nil || versions.Compare(v, privateGuardSince) >= 0 {
+		c = append(c, model.CapPrivateGuard)
+	}
+	return c
 }
+
+// privateGuardSince is the first release whose guard against local and private addresses lets an
+// allow-listed IP literal through (0.131.0 to 0.145.0 refuse it as well: HTTP 502, SOCKS5 reply
+// 5, measured on each), so the first that can express a policy of allowed addresses with the
+// guard on (bypass/private-addresses). A build of unknown version is taken for a new one.
+var privateGuardSince = versions.MustParse("0.146.0")
 
 // Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy
 // (ALL_PROXY=socks5h://...); nothing with network_access=false.
