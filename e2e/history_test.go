@@ -8,27 +8,28 @@ import (
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
-// TestBypassHistory (issue 28): every bypass case on every srt release from 0.0.25 to 0.0.83
-// (matrix/examples/bypass-history.yaml, what `make bypass-history` tables in
-// docs/results/bypass-history.md), as the unprivileged user. Every case is decided on every
+// TestBypassHistory (issue 28): every bypass case on every srt release from 0.0.25 to 0.0.83 and
+// every Codex release from 0.131.0 to 0.171.0 (matrix/examples/bypass-history.yaml, what `make
+// bypass-history` tables in docs/results/bypass-history.md), as the unprivileged user. Every case is decided on every
 // release: correct, non-enforcing, or not-applicable with its reason, never a refusal of the
 // settings sandcheck wrote or a control that failed (the one exception is absent-list's loud
 // refusal to start, which its spec counts as a pass). And each published escape shows on its
-// last open release in every trial and on its fixing release in none. Long tier: it installs
-// 57 releases and runs about 3 minutes.
+// last open release in every trial and on its fixing release in none: srt's four, and Codex's
+// proxy that was not the only way out (0.131.0 to 0.138.0: the command's own UDP reaches the denied
+// host; 0.139.0 closed it). Long tier: 57 srt and 68 Codex releases, about 10 minutes.
 func TestBypassHistory(t *testing.T) {
 	requireSandbox(t)
-	skip.UnlessLong(t, "installs 57 srt releases")
+	skip.UnlessLong(t, "runs 125 releases of srt and Codex")
 	rep := runReport(t, "--matrix", "../matrix/examples/bypass-history.yaml")
 	byVersion := map[string]schema.Cell{}
 	for _, c := range rep.Cells {
-		byVersion[c.Version+"|"+c.Scenario] = c
+		byVersion[c.Target+"@"+c.Version+"|"+c.Scenario] = c
 		for o, n := range c.Outcomes {
 			switch model.Outcome(o) {
 			case model.Correct, model.NonEnforcing:
 			case model.NotApplicable:
 				if ex, ok := c.Examples[o]; !ok || ex.Hint == "" {
-					t.Errorf("srt %s %s: not-applicable %d/%d without its reason", c.Version, c.Scenario, n, c.Trials)
+					t.Errorf("%s %s %s: not-applicable %d/%d without its reason", c.Target, c.Version, c.Scenario, n, c.Trials)
 				}
 			case model.SandboxFailed:
 				if c.Scenario == "bypass/policy-semantics/absent-list" && c.Failures == 0 {
@@ -36,17 +37,21 @@ func TestBypassHistory(t *testing.T) {
 				}
 				fallthrough
 			default:
-				t.Errorf("srt %s %s: %s in %d/%d trials: undecided%s", c.Version, c.Scenario, o, n, c.Trials, why(c))
+				t.Errorf("%s %s %s: %s in %d/%d trials: undecided%s", c.Target, c.Version, c.Scenario, o, n, c.Trials, why(c))
 			}
 		}
 	}
+	escapes := []struct{ target, scenario, open, fixed string }{{"codex", "bypass/other-egress/udp", "0.138.0", "0.139.0"}}
 	for _, e := range publishedEscapes {
-		open, fixed := byVersion[e.open+"|"+e.scenario], byVersion[e.fixed+"|"+e.scenario]
+		escapes = append(escapes, struct{ target, scenario, open, fixed string }{"srt", e.scenario, e.open, e.fixed})
+	}
+	for _, e := range escapes {
+		open, fixed := byVersion[e.target+"@"+e.open+"|"+e.scenario], byVersion[e.target+"@"+e.fixed+"|"+e.scenario]
 		if open.Trials == 0 || open.Outcomes[string(model.NonEnforcing)] != open.Trials {
-			t.Errorf("%s on srt %s (the last open release): %v, want non-enforcing in every trial%s", e.scenario, e.open, open.Outcomes, why(open))
+			t.Errorf("%s on %s %s (the last open release): %v, want non-enforcing in every trial%s", e.scenario, e.target, e.open, open.Outcomes, why(open))
 		}
 		if fixed.Trials == 0 || fixed.Outcomes[string(model.Correct)] != fixed.Trials {
-			t.Errorf("%s on srt %s (the fix): %v, want correct in every trial%s", e.scenario, e.fixed, fixed.Outcomes, why(fixed))
+			t.Errorf("%s on %s %s (the fix): %v, want correct in every trial%s", e.scenario, e.target, e.fixed, fixed.Outcomes, why(fixed))
 		}
 	}
 	t.Logf("%d version x case rows", len(rep.Cells))
