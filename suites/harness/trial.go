@@ -60,7 +60,7 @@ type Trial struct {
 	Account  *users.Account
 	Env      []string
 	ProbeBin string
-	ledger   *users.Ledger
+	ledgers  []*users.Ledger // the account's, and root's (users.Account.BeginTrial)
 }
 
 // Options say what a scenario needs of the scaffolding.
@@ -90,13 +90,13 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	if t.Account, err = users.Resolve(cfg.User); err != nil {
 		return nil, err
 	}
-	if t.ledger, err = t.Account.Begin(t.Nonce); err != nil {
+	if t.ledgers, err = t.Account.BeginTrial(t.Nonce); err != nil {
 		return nil, err
 	}
-	if t.ledger != nil {
-		reportSwept(t.ledger.Found)
+	for _, l := range t.ledgers {
+		reportSwept(l.Found)
+		t.undo = append(t.undo, func() { reportSwept(l.End()) })
 	}
-	t.undo = append(t.undo, func() { reportSwept(t.ledger.End()) })
 	if t.Dir, err = os.MkdirTemp(cfg.WorkDir, "sandcheck-trial-"); err != nil {
 		return nil, fmt.Errorf("trial dir: %w", err)
 	}
