@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/targets"
@@ -53,7 +54,27 @@ func TestNetworkSetting(t *testing.T) {
 // TestRealCodex runs a command under the real `codex sandbox` with the adapter's overrides: the
 // workspace and the session's TMPDIR are writable, /tmp and the rest are not, and the network
 // namespace is not the host's.
+// asTrial registers a test that runs codex itself with the leftover ledger, as every trial is
+// (fixtures/users): codex run as root makes /tmp/codex-daemon-0 (hard-coded /tmp) and leaves it,
+// and the last registered run to end removes it while empty.
+func asTrial(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return // the ledger lives in /run; another account's runtime directory is its own
+	}
+	root, err := users.Resolve(model.UserRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := root.Begin(strings.ReplaceAll(t.Name(), "/", "-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.End() })
+}
+
 func TestRealCodex(t *testing.T) {
+	asTrial(t)
 	p, err := Locate("")
 	if err != nil {
 		skip.Missing(t, "%v", err)
@@ -151,6 +172,7 @@ func TestUndrivableWithoutSandboxCommand(t *testing.T) {
 // environment and nothing else of the network, the workspace and TMPDIR are writable, /tmp
 // and the rest are not. The network scenario judges the policy itself, against the fixture.
 func TestRealCodexProxy(t *testing.T) {
+	asTrial(t)
 	p, err := Locate("")
 	if err != nil {
 		skip.Missing(t, "%v", err)
