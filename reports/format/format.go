@@ -40,12 +40,7 @@ func WriteAll(dir string, rep *schema.Report, opts Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
-	if opts.Settings == "" && len(rep.Settings) > 0 {
-		var b bytes.Buffer
-		if json.Indent(&b, rep.Settings, "", "  ") == nil {
-			opts.Settings = b.String()
-		}
-	}
+	opts = withSettings(opts, rep)
 	writers := []struct {
 		name string
 		fn   func(io.Writer) error
@@ -85,11 +80,17 @@ func WriteMarkdownFrom(w io.Writer, dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
+	opts = withSettings(opts, rep)
+	return markdown.Write(w, rep, opts)
+}
+
+// withSettings fills opts.Settings from the report's own settings when the caller gave none.
+func withSettings(opts Options, rep *schema.Report) Options {
 	if opts.Settings == "" && len(rep.Settings) > 0 {
 		var b bytes.Buffer
 		if json.Indent(&b, rep.Settings, "", "  ") == nil {
 			opts.Settings = b.String()
 		}
 	}
-	return markdown.Write(w, rep, opts)
+	return opts
 }

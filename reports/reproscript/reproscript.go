@@ -11,6 +11,7 @@
 package reproscript
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
@@ -165,7 +166,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
 	w(": > \"$w/log\"\n")
 	w("echo \"== the case: %s\"\n", shellSafe(scenario))
-	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp(kase.method, "GET"), kase.auth())
+	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp.Or(kase.method, "GET"), kase.auth())
 	pattern := "."
 	if kase.allowedOK {
 		pattern = "^[^a]\\|^allowed@[^8]"
@@ -199,7 +200,7 @@ func srtArgv(argv []string) (srtCommand, error) {
 	out := srtCommand{user: "root"}
 	i := 0
 	if len(argv) > 0 && argv[0] == "setpriv" {
-		out.user = "sandcheck" // the dedicated account trials run as by default
+		out.user = model.DedicatedUser // the account trials run as by default
 		for i < len(argv) && argv[i] != "--" {
 			i++
 		}
@@ -270,13 +271,6 @@ func shellSafe(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Written is what WriteAll did for one failing scenario: the script's path, or why none.
