@@ -42,7 +42,7 @@ type Aggregator struct {
 	sprt     *stats.SPRT
 	until    *schema.Until
 	cells    map[string]*cellAcc
-	hosts    map[string]json.RawMessage
+	hosts    map[string]map[string]json.RawMessage // host key -> target -> the first fingerprint
 	runIDs   map[string]bool
 }
 
@@ -152,7 +152,7 @@ func New(opts Options) (*Aggregator, error) {
 	if opts.ClaimRate <= 0 || opts.ClaimRate >= 1 {
 		return nil, fmt.Errorf("aggregate: claim rate %v not in (0,1)", opts.ClaimRate)
 	}
-	a := &Aggregator{opts: opts, cells: map[string]*cellAcc{}, hosts: map[string]json.RawMessage{}, runIDs: map[string]bool{}}
+	a := &Aggregator{opts: opts, cells: map[string]*cellAcc{}, hosts: map[string]map[string]json.RawMessage{}, runIDs: map[string]bool{}}
 	if opts.Until != "" {
 		h, err := stats.ParseUntil(opts.Until)
 		if err != nil {
@@ -182,8 +182,11 @@ func (a *Aggregator) Add(r model.Record) {
 			a.settings = append(json.RawMessage(nil), ev.Settings...)
 		}
 	}
-	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk] == nil {
-		a.hosts[hk] = append(json.RawMessage(nil), r.HostFP...)
+	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk][r.Cell.Target] == nil {
+		if a.hosts[hk] == nil {
+			a.hosts[hk] = map[string]json.RawMessage{}
+		}
+		a.hosts[hk][r.Cell.Target] = append(json.RawMessage(nil), r.HostFP...)
 	}
 	id := r.Cell.ID
 	if id == "" {
@@ -314,7 +317,7 @@ func (a *Aggregator) Report() *schema.Report {
 		SandcheckVersion: a.opts.SandcheckVersion,
 		RunIDs:           sortedKeys(a.runIDs),
 		Sources:          a.opts.Sources,
-		Hosts:            a.hosts,
+		Hosts:            a.fingerprints(),
 		Until:            a.until,
 		ClaimRate:        a.opts.ClaimRate,
 		Cells:            []schema.Cell{},
@@ -510,4 +513,20 @@ func FromJournals(paths []string, opts Options) (*schema.Report, load.Result, er
 		return nil, res, fmt.Errorf("report: %w", err)
 	}
 	return a.Report(), res, nil
+}
+
+// fingerprints keys each host's fingerprint by the host (and user), or by target as well where
+// more than one target ran there: the fingerprint names the sandbox (schema.TargetHostKey).
+func (a *Aggregator) fingerprints() map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for hk, byTarget := range a.hosts {
+		for target, fp := range byTarget {
+			if len(byTarget) == 1 {
+				out[hk] = fp
+				continue
+			}
+			out[schema.WithTarget(hk, target)] = fp
+		}
+	}
+	return out
 }

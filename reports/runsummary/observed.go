@@ -202,7 +202,7 @@ func (c cellView) version(rep *schema.Report) string {
 	var fp struct {
 		Sandbox string `json:"sandbox"`
 	}
-	if raw := rep.Hosts[schema.HostKey(c.cell.Host, c.cell.User)]; len(raw) > 0 && json.Unmarshal(raw, &fp) == nil {
+	if _, raw := rep.Fingerprint(c.cell.Host, c.cell.User, c.cell.Target); len(raw) > 0 && json.Unmarshal(raw, &fp) == nil {
 		return versions.Extract(fp.Sandbox)
 	}
 	return ""

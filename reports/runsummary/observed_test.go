@@ -65,3 +65,24 @@ func TestHeadlineAndOutcomesOutsideKnown(t *testing.T) {
 		})
 	}
 }
+
+// Two targets on one host as one user each head their lines with their own sandbox's version:
+// the host's fingerprint names the sandbox, so it is kept per target when targets share a host
+// (codex's cell read "codex 2.1.215", Claude Code's version, when both ran in one run).
+func TestHeadlineVersionPerTargetOnOneHost(t *testing.T) {
+	a, _ := aggregate.New(aggregate.Options{})
+	var cells []model.Cell
+	for target, sandbox := range map[string]string{"claude-code": "@anthropic-ai/claude-code@2.1.215", "codex": "@openai/codex@0.171.0"} {
+		cell := model.Cell{ID: target, Target: target, Host: "local", User: model.UserUnprivileged}
+		cells = append(cells, cell)
+		a.Add(model.Record{Cell: cell, Outcome: model.Correct, HostFP: json.RawMessage(`{"sandbox":"` + sandbox + `"}`),
+			Scenarios: []model.Scenario{{Name: "network/seed", Outcome: model.Correct, Pass: true}}})
+	}
+	var b bytes.Buffer
+	Observed(&b, a.Report(), cells)
+	for _, w := range []string{"codex 0.171.0 on local", "claude-code 2.1.215 on local"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, b.String())
+		}
+	}
+}

@@ -113,6 +113,23 @@ func HostKey(host, user string) string {
 	return host + " user=" + user
 }
 
+// TargetHostKey is the key of a host's fingerprint in Report.Hosts when more than one target
+// ran there as that user: the fingerprint names the sandbox, so each target keeps its own.
+func TargetHostKey(host, user, target string) string { return WithTarget(HostKey(host, user), target) }
+
+// WithTarget extends a HostKey by the target's name (TargetHostKey).
+func WithTarget(hostKey, target string) string { return hostKey + " target=" + target }
+
+// Fingerprint is the host fingerprint a target's trials recorded on host as user, and its key:
+// the target's own where targets shared the host, else the host's.
+func (r *Report) Fingerprint(host, user, target string) (string, json.RawMessage) {
+	if k := TargetHostKey(host, user, target); r.Hosts[k] != nil {
+		return k, r.Hosts[k]
+	}
+	k := HostKey(host, user)
+	return k, r.Hosts[k]
+}
+
 // Series is the cell without its version: the cells of one target at different versions,
 // otherwise alike, share it (the version table's columns, compare --versions' pairs).
 func (c CellRef) Series() CellRef {

@@ -263,7 +263,7 @@ func HostNames(rep *schema.Report) []string {
 	}
 	// Hosts that ran trials but recorded no fingerprint still get a table of "unknown".
 	for _, o := range rep.Overall {
-		if k := schema.HostKey(o.Host, o.User); !seen[k] {
+		if k, _ := rep.Fingerprint(o.Host, o.User, o.Target); !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}
