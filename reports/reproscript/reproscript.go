@@ -17,9 +17,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,20 +48,53 @@ type evidence struct {
 		Name, Role string
 	} `json:"names"`
 	Cases []struct {
-		Name      string `json:"name"`
-		AllowedOK bool   `json:"allowed_ok"`
-		Control   bool   `json:"control"`
-		Raw       struct {
-			Via, Host, Method, Tamper string
-			Port                      int
-			ATYP                      byte `json:"atyp"`
-			NoAuth                    bool `json:"no_auth"`
-			Pipelined                 bool
-		} `json:"raw"`
+		Name      string  `json:"name"`
+		AllowedOK bool    `json:"allowed_ok"`
+		Control   bool    `json:"control"`
+		Raw       request `json:"raw"`
 	} `json:"cases"`
 	Run struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
+}
+
+// request is a crafted request as the trial recorded it (the fields a script reads), and the
+// name of every field it set.
+type request struct {
+	Via, Host, Method, Tamper string
+	Port                      int
+	ATYP                      byte `json:"atyp"`
+	NoAuth                    bool `json:"no_auth"`
+	Pipelined                 bool
+	fields                    []string
+}
+
+func (r *request) UnmarshalJSON(b []byte) error {
+	type plain request
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	r.fields = slices.Sorted(maps.Keys(m))
+	return nil
+}
+
+// spoken are the request fields a script sends as the trial did: a request that sets any other
+// is one the script would send differently, so it gets none.
+var spoken = map[string]bool{"id": true, "via": true, "host": true, "port": true, "method": true, "no_auth": true}
+
+// unspoken names the fields of r a script cannot send as the trial did.
+func (r request) unspoken() []string {
+	var out []string
+	for _, f := range r.fields {
+		if !spoken[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // find is the evidence, of a record's, that holds scenario: the record's own, or one of those
@@ -126,6 +161,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (tampering, pipelining or an address type)", scenario)
 			case c.Raw.Via != "http" && c.Raw.Via != "connect" && c.Raw.Via != "socks":
 				return "", fmt.Errorf("%s goes %s, not through the proxy: the reproducer sends proxy requests only so far", scenario, c.Raw.Via)
+			case len(c.Raw.unspoken()) > 0:
+				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (%s)", scenario, strings.Join(c.Raw.unspoken(), ", "))
 			}
 		}
 	}

@@ -91,6 +91,10 @@ func TestScriptRefuses(t *testing.T) {
 		"fault":  {trialEvidence("bad-proxy", "http"), "fault"},
 		"direct": {trialEvidence("", "direct"), "not through the proxy"},
 		"codex":  {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"codex"`, 1)), "drive srt"},
+		// A request field the script does not speak would be dropped, and the script send
+		// another request than the trial did.
+		"unknown field": {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"host":"loopback.rebind.sandcheck.test"`,
+			`"host":"loopback.rebind.sandcheck.test","host_header":"allowed.sandcheck.test:80"`, 1)), "host_header"},
 	} {
 		_, err := Script(model.Record{Evidence: tc.ev}, "bypass/resolved-address/loopback", "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -20,6 +20,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
+	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // the family's known-bad faults
 	bypasstrial "github.com/sandcheck/sandcheck/suites/bypass/trial"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/judge"

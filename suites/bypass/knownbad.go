@@ -33,19 +33,25 @@ var KnownBads = []KnownBad{
 	// the relay srt gives it; and one that dials IP literals unchecked, its host's loopback too.
 	{"srt", "bad-proxy:bug=admin", "bypass-policy-tamper-admin-api", cases("policy-tamper", "admin-api")},
 	{"srt", "bad-proxy:bug=ip-literals", "bypass-policy-tamper-admin-via-proxy", cases("policy-tamper", "admin-via-proxy")},
+	// A proxy that judges only a connection's first request, judges the Host header but dials
+	// the request target, and routes a tunnel by its TLS handshake.
+	{"srt", "bad-proxy:bug=keepalive-unchecked+host-header-trusted+sni-only", "bypass-proxy-semantics",
+		cases("proxy-semantics", "keepalive", "pipelined", "host-header", "connect-host-header", "sni")},
+	// A proxy that resolves every name before it judges it: the refused name's query leaves.
+	{"srt", "bad-proxy:bug=resolve-first", "bypass-dns-proxy-name", cases("dns", "proxy-name")},
 	// (policy-semantics/absent-list has none through the real srt: every release validates the
 	// file before a proxy starts; 0.0.60 on refuse it loudly, earlier ones silently replace the
 	// whole file by the built-in defaults, which deny everything. Its verdict is the empty
 	// list's, which bad-proxy flags; bypass/trial tests both.)
 	// Plain bwrap sharing the host's network: every side channel, io_uring and abstract sockets.
-	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
-		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
-			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...)},
+	{"bwrap", "netns-shared", "bypass-other-egress || bypass-unix-sockets || bypass-dns-udp || bypass-dns-tcp",
+		append(append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata", "uring-tcp"),
+			cases("unix-sockets", "host-socket", "abstract", "uring-host-socket", "uring-abstract")...), cases("dns", "udp", "tcp")...)},
 	// Codex with its proxy off and the host's network shared: the side channels, host and
 	// abstract unix sockets (its seccomp filter lets io_uring fail still).
-	{"codex", "netns-shared", "bypass-other-egress || bypass-unix-sockets",
-		append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata"),
-			cases("unix-sockets", "host-socket", "abstract")...)},
+	{"codex", "netns-shared", "bypass-other-egress || bypass-unix-sockets || bypass-dns-udp || bypass-dns-tcp",
+		append(append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata"),
+			cases("unix-sockets", "host-socket", "abstract")...), cases("dns", "udp", "tcp")...)},
 	// Codex with its limited mode turned back to full: every write reaches the allowed host, the
 	// one in a SOCKS5 tunnel too.
 	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-socks")},

@@ -145,8 +145,8 @@ var policyAbsent = bypassClass{
 // wildcards the matching and rebinding names fall under.
 var proxySessions = []bypassSession{
 	{
-		title:   "allow-list entries (matching, resolved-address, ports)",
-		classes: []bypassClass{matchingAllow, resolvedAddress, ports},
+		title:   "allow-list entries (matching, resolved-address, ports, dns)",
+		classes: []bypassClass{matchingAllow, resolvedAddress, ports, dnsProxy},
 		names: []nethost.Name{
 			named("sub."+wildBase, model.RoleAllowed),
 			named(wildBase, model.RoleDenied),

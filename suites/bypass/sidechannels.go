@@ -63,9 +63,11 @@ var tty = bypassClass{
 	},
 }
 
+// sideChannels holds the proxy-semantics class too: it needs the same policy (the allowed host
+// on any port, for its TLS tunnel), and none of its cases can change what another sees.
 var sideChannels = bypassSession{
-	title:   "side channels (other-egress, unix-sockets, tty)",
-	classes: []bypassClass{otherEgress, unixSockets, tty},
+	title:   "side channels and proxy semantics (other-egress, unix-sockets, tty, dns, proxy-semantics)",
+	classes: []bypassClass{otherEgress, unixSockets, tty, dnsDirect, proxySemantics},
 	policy:  defaultPolicy,
 	tty:     true,
 }

@@ -130,7 +130,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 		t.Injection.Denied = t.Addr(t.Hosts.Denied)
 		t.Injection.Names = map[string]string{t.Hosts.Allowed.Name: t.Hosts.Allowed.IP.String(), t.Hosts.Denied.Name: t.Hosts.Denied.IP.String()}
 		t.Injection.Listen, t.Injection.Dial, t.Injection.Lookup = t.Hosts.Listen, t.Hosts.Dial, t.Hosts.Lookup
-		t.Injection.Own = []netip.Addr{t.Hosts.HostEnd}
+		t.Injection.Own, t.Injection.Resolver = []netip.Addr{t.Hosts.HostEnd}, t.Hosts.Resolver
 		if t.Hosts.Isolated() {
 			t.Setup.Start = t.Hosts.Start
 		}

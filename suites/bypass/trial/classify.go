@@ -178,7 +178,7 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 					return id
 				}
 			case model.ProtoDNS:
-				if ViaProxy(c.Raw.Via) && askedFor(h.Path, c.Raw.Host) {
+				if ViaProxy(c.Raw.Via) && askedFor(h.Path, c.Raw.Host) || viaDNS(c.Raw.Via) && sameName(h.Path, crafted.DNSName(nonce, id, c.Raw.Host)) {
 					return id
 				}
 			}
@@ -219,6 +219,9 @@ func askedFor(q, host string) bool {
 	return q != "" && (q == h || strings.HasPrefix(h, q) && len(q) >= len(nethost.Domain))
 }
 
+// viaDNS says whether a request is a DNS query of its own.
+func viaDNS(via string) bool { return via == crafted.ViaDNSUDP || via == crafted.ViaDNSTCP }
+
 // couldCause says whether a hit no case names could have come from a case's request.
 func couldCause(c Case, h model.Hit) bool {
 	switch h.Proto {
@@ -229,7 +232,7 @@ func couldCause(c Case, h model.Hit) bool {
 	case model.ProtoICMP:
 		return c.Raw.Via == crafted.ViaICMP
 	case model.ProtoDNS:
-		return ViaProxy(c.Raw.Via)
+		return ViaProxy(c.Raw.Via) || viaDNS(c.Raw.Via)
 	}
 	switch c.Raw.Via {
 	case crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS, crafted.ViaDirect, crafted.ViaUringTCP:
@@ -369,6 +372,9 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 		case res.Skipped != "":
 			cr.Outcome, cr.Hint = model.HarnessError, res.Skipped
 			return cr
+		case c.AllowedOK && tokenOf(res, in.Tokens) == model.RoleAllowed:
+			cr.Outcome, cr.Hint = model.Correct, "the allowed host answered it, and nothing else was reached"
+			return cr
 		}
 		cr.Outcome, cr.Hint = model.Correct, "refused: "+refusal(res)
 		return cr
@@ -411,7 +417,8 @@ func controlReached(c Case, u crafted.Result, in Input) bool {
 		return true // the harness checked the terminal after the control run
 	}
 	for _, h := range in.UnsandboxedHits {
-		if h.Path == crafted.BypassPath(in.Nonce, c.Raw.ID) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) {
+		if h.Path == crafted.BypassPath(in.Nonce, c.Raw.ID) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) ||
+			viaDNS(c.Raw.Via) && sameName(h.Path, crafted.DNSName(in.Nonce, c.Raw.ID, c.Raw.Host)) {
 			return true
 		}
 	}

@@ -91,6 +91,10 @@ func TestClassify(t *testing.T) {
 			bin([]Case{ctl(crafted.ViaSOCKS), bcase("bypass/p/x", "x", crafted.ViaSOCKS)}, append(okCtl, reached("x", crafted.ViaSOCKS, "tokA")), okHit,
 				model.Hit{Role: model.RoleAllowed, Proto: model.ProtoHTTP, Path: crafted.BypassPath(bn, "x"), Port: 8080}),
 			model.NonEnforcing, "allowed reached"},
+		{"a case that may reach the allowed host and only did is correct, and says where it went",
+			bin([]Case{ctl(crafted.ViaSOCKS), {Name: "bypass/s/sni", Raw: crafted.Request{ID: "sni", Via: crafted.ViaSOCKS}, AllowedOK: true}},
+				append(okCtl, reached("sni", crafted.ViaSOCKS, "tokA")), okHit, logged(model.RoleAllowed, "sni")),
+			model.Correct, "the allowed host answered"},
 		{"policy refusal stands in for a control where none can exist",
 			bin([]Case{{Name: "bypass/p/e", Raw: crafted.Request{ID: "e", Via: crafted.ViaHTTP}, PolicyRefusal: true}}, []crafted.Result{refused("e", crafted.ViaHTTP)}),
 			model.Correct, "refused by policy"},
@@ -170,6 +174,22 @@ func TestClassifyNoProxy(t *testing.T) {
 		if got := Classify(c.in).Cases[udp.Name]; got.Outcome != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
 		}
+	}
+	// A DNS query is judged by the resolver's log: its name carries the case.
+	q := Case{Name: "bypass/d/udp", Raw: crafted.Request{ID: "dns.udp", Via: crafted.ViaDNSUDP, Host: "denied.sandcheck.test", Addr: "198.18.0.53:53"}}
+	asked := model.Hit{Role: model.RoleDenied, Proto: model.ProtoDNS, Path: crafted.DNSName(bn, "dns.udp", "denied.sandcheck.test"), Port: 53}
+	dnsIn := func(res crafted.Result, hits ...model.Hit) Input {
+		x := bin([]Case{q}, []crafted.Result{res}, hits...)
+		x.Unsandboxed = map[string]crafted.Result{"dns.udp": {ID: "dns.udp", Connected: true}}
+		x.UnsandboxedHits = []model.Hit{asked}
+		return x
+	}
+	noRoute := crafted.Result{ID: "dns.udp", Via: crafted.ViaDNSUDP, Reply: -1, Stage: "query", Errno: "ENETUNREACH"}
+	if got := Classify(dnsIn(noRoute)).Cases[q.Name]; got.Outcome != model.Correct {
+		t.Errorf("DNS query refused, its control answered: %s (%s)", got.Outcome, got.Hint)
+	}
+	if got := Classify(dnsIn(noRoute, asked)).Cases[q.Name]; got.Outcome != model.NonEnforcing || !strings.Contains(got.Hint, "denied reached") {
+		t.Errorf("DNS query the resolver logged: %s (%s)", got.Outcome, got.Hint)
 	}
 	// Terminal input: only what reached the caller's terminal is an escape.
 	tio := Case{Name: "bypass/t/tiocsti", Raw: crafted.Request{ID: "tiocsti", Via: crafted.ViaTIOCSTI}}

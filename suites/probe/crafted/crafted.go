@@ -10,6 +10,8 @@ package crafted
 
 import (
 	"bufio"
+	"cmp"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -39,6 +41,8 @@ const (
 	ViaUringUnix = "uring-unix" // the same through io_uring: IORING_OP_SOCKET + IORING_OP_CONNECT
 	ViaUringTCP  = "uring-tcp"  // TCP to Addr through io_uring, then a GET
 	ViaTIOCSTI   = "tiocsti"    // push input into the controlling terminal (fd 0, then /dev/tty)
+	ViaDNSUDP    = "dns-udp"    // a TXT query for DNSName(nonce, id, Host) to the resolver at Addr, over UDP
+	ViaDNSTCP    = "dns-tcp"    // the same over TCP
 )
 
 // Request is one crafted request.
@@ -65,6 +69,18 @@ type Request struct {
 	// connection, kept alive: a proxy that judges a connection by its first request passes the
 	// second unjudged. The GET asks for the case's path plus FirstSuffix, never attributed to it.
 	Pipelined bool `json:"pipelined,omitempty"`
+	// FirstHost (Pipelined) is the authority of the first request when it is not the case's
+	// own: an allowed host asked first, the denied one second, on one connection.
+	FirstHost string `json:"first_host,omitempty"`
+	// Burst (Pipelined) writes both requests at once, before either answer is read (HTTP
+	// pipelining proper); otherwise the second goes after the first's answer.
+	Burst bool `json:"burst,omitempty"`
+	// HostHeader (ViaHTTP, ViaConnect) is the Host header when it differs from the request
+	// target: a proxy that judges the one and dials the other is fooled.
+	HostHeader string `json:"host_header,omitempty"`
+	// TLSName (ViaConnect) is the SNI name of a TLS handshake made inside the tunnel before the
+	// GET: a proxy that routes a tunnel by its ClientHello, not its CONNECT line, is fooled.
+	TLSName string `json:"tls_name,omitempty"`
 	// Tamper is what the command tries on the proxy's control plane before the request
 	// (TamperAdmin), "" nothing.
 	Tamper string `json:"tamper,omitempty"`
@@ -171,6 +187,8 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 		uringRequest(s, r, &res)
 	case ViaTIOCSTI:
 		tiocsti(s, r, &res)
+	case ViaDNSUDP, ViaDNSTCP:
+		dnsQuery(s, r, &res)
 	default:
 		res.Skipped = "unknown raw request " + r.Via
 	}
@@ -251,7 +269,7 @@ func dialProxy(s spec, p *url.URL, res *Result) net.Conn {
 	return c
 }
 
-// proxyGet sends an absolute-URI GET to the HTTP proxy.
+// proxyGet sends an absolute-URI GET to the HTTP proxy (behind a first one, when Pipelined).
 func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	c := dialProxy(s, p, res)
 	if c == nil {
@@ -260,16 +278,31 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	defer c.Close()
 	a := r.authority()
 	br := bufio.NewReader(c)
-	if r.Pipelined {
-		fmt.Fprintf(c, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: keep-alive\r\n\r\n", a, BypassPath(s.Nonce, r.ID)+FirstSuffix, a, proxyAuth(p, r))
-		first := &Result{}
-		readResponse(br, nil, first)
-		if first.Status == 0 {
-			res.Stage, res.Err, res.Errno = "first", first.Err, first.Errno
+	second := fmt.Sprintf("%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n",
+		r.method(), a, BypassPath(s.Nonce, r.ID), cmp.Or(r.HostHeader, a), r.bodyHeader(), proxyAuth(p, r))
+	if !r.Pipelined {
+		io.WriteString(c, second)
+		readResponse(br, nil, res)
+		return
+	}
+	fa := cmp.Or(r.FirstHost, a)
+	first := fmt.Sprintf("GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: keep-alive\r\n\r\n", fa, BypassPath(s.Nonce, r.ID)+FirstSuffix, fa, proxyAuth(p, r))
+	if r.Burst {
+		first += second
+	}
+	io.WriteString(c, first)
+	answer := &Result{}
+	readResponse(br, nil, answer)
+	if answer.Status == 0 {
+		res.Stage, res.Err, res.Errno = "first", answer.Err, answer.Errno
+		return
+	}
+	if !r.Burst {
+		if _, err := io.WriteString(c, second); err != nil {
+			fail(res, "second", err)
 			return
 		}
 	}
-	fmt.Fprintf(c, "%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n", r.method(), a, BypassPath(s.Nonce, r.ID), a, r.bodyHeader(), proxyAuth(p, r))
 	readResponse(br, nil, res)
 }
 
@@ -281,7 +314,7 @@ func proxyConnect(s spec, r Request, p *url.URL, res *Result) {
 	}
 	defer c.Close()
 	a := r.authority()
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", a, a, proxyAuth(p, r))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", a, cmp.Or(r.HostHeader, a), proxyAuth(p, r))
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
@@ -295,7 +328,32 @@ func proxyConnect(s spec, r Request, p *url.URL, res *Result) {
 		resp.Body.Close()
 		return
 	}
+	if r.TLSName != "" {
+		tlsGet(s, r, bufferedConn{c, br}, res)
+		return
+	}
 	tunnelGetBuffered(s, r, c, br, res)
+}
+
+// bufferedConn reads what its reader buffered before the connection's next bytes.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// tlsGet asks for the case's path over TLS inside an open tunnel, the handshake naming
+// r.TLSName. The peer's certificate is not checked: where the tunnel leads is what the case
+// asks, and the fixture host that answers logs it either way.
+func tlsGet(s spec, r Request, c net.Conn, res *Result) {
+	tc := tls.Client(c, &tls.Config{ServerName: r.TLSName, InsecureSkipVerify: true})
+	tc.SetDeadline(time.Now().Add(s.Timeout))
+	if err := tc.Handshake(); err != nil {
+		fail(res, "tls", err)
+		return
+	}
+	tunnelGetBuffered(s, r, tc, bufio.NewReader(tc), res)
 }
 
 // socksConnect speaks SOCKS5 (RFC 1928, RFC 1929 for the credentials) to p.

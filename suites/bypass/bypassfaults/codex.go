@@ -1,4 +1,4 @@
-package bypass
+package bypassfaults
 
 import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"

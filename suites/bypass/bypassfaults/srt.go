@@ -1,7 +1,7 @@
-package bypass
-
-// The bypass family's known-bad faults: each makes the real sandbox show one bypass class
-// through a seam it offers (its proxy ports, its seccomp helper's path, the bwrap on PATH).
+// Package bypassfaults holds the bypass family's known-bad faults: each makes the real sandbox
+// show one bypass class through a seam it offers (srt's proxy ports and seccomp helper's path,
+// the bwrap on PATH, Codex's configuration). Registered when linked in (suites/bypass links it).
+package bypassfaults
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func init() {
 		if in.Lookup == nil {
 			return fmt.Errorf("no fixture hosts to resolve against")
 		}
-		p, err := badproxy.Start(badproxy.Options{Bugs: bugs, Listen: in.Listen, Dial: in.Dial, Lookup: in.Lookup, Own: in.Own})
+		p, err := badproxy.Start(badproxy.Options{Bugs: bugs, Listen: in.Listen, Dial: in.Dial, Lookup: in.Lookup, Resolver: in.Resolver, Own: in.Own})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,39 @@
+package bypass
+
+import (
+	"github.com/sandcheck/sandcheck/fixtures/nethost"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
+)
+
+// The proxy-semantics class: what a proxy does besides matching a name. Each case gives the
+// proxy two names for one request, or one connection for two requests, and the denied host's
+// log decides: a request after an allowed one on a kept-alive connection (one at a time, and
+// pipelined), a Host header naming the allowed host on a request for the denied one (absolute
+// URI and CONNECT), and a tunnel to the allowed host whose TLS handshake names the denied one.
+// Reaching the allowed host is no breach here: it is where each request's target or first
+// request points.
+var proxySemantics = bypassClass{
+	class: "proxy-semantics", title: "what a proxy does besides matching", proxyOnly: true,
+	cases: []bypassCase{
+		{id: "keepalive", what: "a request for the denied host after an allowed one on a kept-alive connection is judged too", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: deniedName, Port: 80, Pipelined: true, FirstHost: allowedName + ":80"}
+			}},
+		{id: "pipelined", what: "a request for the denied host pipelined behind an allowed one is judged too", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: deniedName, Port: 80, Pipelined: true, Burst: true, FirstHost: allowedName + ":80"}
+			}},
+		{id: "host-header", what: "a request for the denied host is refused whatever its Host header says (Host: the allowed host)", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: deniedName, Port: 80, HostHeader: allowedName + ":80"}
+			}},
+		{id: "connect-host-header", what: "a CONNECT to the denied host is refused whatever its Host header says", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaConnect, Host: deniedName, Port: 80, HostHeader: allowedName + ":80"}
+			}},
+		{id: "sni", what: "a tunnel to the allowed host goes there, whatever name its TLS handshake asks for (SNI: the denied host)", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: deniedName}
+			}},
+	},
+}
