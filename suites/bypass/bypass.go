@@ -63,19 +63,26 @@ type bypassSession struct {
 	// ipControls: the controls name the allowed host by its address, not its name (the names
 	// are what the session's cases test).
 	ipControls bool
+	// tlsConnect: the CONNECT control asks over TLS, on port 443: a proxy that intercepts TLS in
+	// its tunnels (Codex under reading methods only) reads nothing else there.
+	tlsConnect bool
 }
 
 // controls are the requests proving each proxy channel works: the allowed host through it, by
-// name, or by address (byIP).
-func controls(byIP bool) []bypassCase {
+// name, or by address (byIP); the CONNECT one over TLS where the session says so.
+func controls(byIP, tlsConnect bool) []bypassCase {
 	var out []bypassCase
 	for _, via := range []string{crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS} {
 		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
 			req: func(f *nethost.Hosts) crafted.Request {
+				r := crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
 				if byIP {
-					return crafted.Request{Via: via, Host: f.Allowed.IP.String(), Port: 80, ATYP: 1}
+					r = crafted.Request{Via: via, Host: f.Allowed.IP.String(), Port: 80, ATYP: 1}
 				}
-				return crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
+				if tlsConnect && via == crafted.ViaConnect {
+					r.Port, r.TLSName = 443, f.Allowed.Name
+				}
+				return r
 			}})
 	}
 	return out
@@ -197,7 +204,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 		}
 	}
 	if proxy && !s.noControls {
-		for _, bc := range controls(s.ipControls) {
+		for _, bc := range controls(s.ipControls, s.tlsConnect) {
 			r := bc.req(f)
 			r.ID = bc.id
 			out = append(out, bypasstrial.Case{Raw: r, AllowedOK: true, Control: true})

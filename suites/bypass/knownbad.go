@@ -54,7 +54,7 @@ var KnownBads = []KnownBad{
 			cases("unix-sockets", "host-socket", "abstract")...), cases("dns", "udp", "tcp")...)},
 	// Codex with its limited mode turned back to full: every write reaches the allowed host, the
 	// one in a SOCKS5 tunnel too.
-	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-socks")},
+	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-https", "post-socks")},
 	// Codex dialling names that resolve to private addresses.
 	{"codex", "private-guard-off", "bypass-private-addresses", cases("private-addresses", "loopback", "metadata", "host-address", "allowed-name")},
 	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).

@@ -20,10 +20,14 @@ var methods = bypassClass{
 		{id: "delete", what: "a DELETE to the allowed host is refused", req: method(crafted.ViaHTTP, "DELETE", false)},
 		{id: "lowercase-post", what: "a method spelt in lower case (post) is not taken for a reading one", req: method(crafted.ViaHTTP, "post", false)},
 		{id: "pipelined-post", what: "a POST behind a GET on one kept-alive connection is judged too", req: method(crafted.ViaHTTP, "POST", true)},
+		// HTTPS: a CONNECT tunnel under reading methods only is answered by the proxy's own TLS
+		// interception, which must refuse the write it reads inside.
+		{id: "post-https", what: "a POST over HTTPS (in a CONNECT tunnel) to the allowed host is refused",
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: allowedName, Method: "POST"}
+			}},
 		// A SOCKS5 tunnel carries bytes the proxy cannot read: one under reading methods only is
-		// refused by the policy (SOCKS5 reply 2), which stands in for the tunnel's control. (A
-		// CONNECT tunnel is answered under Codex's own TLS interception, which a plain-text request
-		// inside cannot be judged by: a TLS request inside the tunnel is still to come.)
+		// refused by the policy (SOCKS5 reply 2), which stands in for the tunnel's control.
 		{id: "post-socks", what: "a POST inside a SOCKS5 tunnel is refused", req: method(crafted.ViaSOCKS, "POST", false), policyRefusal: true},
 	},
 }
@@ -36,8 +40,9 @@ func method(via, m string, pipelined bool) func(*nethost.Hosts) crafted.Request 
 
 // methodSession: the allowed host, reading methods only.
 var methodSession = bypassSession{
-	title:   "reading methods only (methods)",
-	classes: []bypassClass{methods},
+	title:      "reading methods only (methods)",
+	classes:    []bypassClass{methods},
+	tlsConnect: true,
 	policy: func(*nethost.Hosts, targets.Target) targets.Policy {
 		return targets.Policy{AllowedHosts: []string{allowedName}, ReadOnlyMethods: true}
 	},

@@ -110,6 +110,11 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		// The session's network policy is the class's, whole; its paths stay the trial's.
 		s.Policy.AllowedHosts, s.Policy.DeniedHosts = policy.AllowedHosts, policy.DeniedHosts
 		s.Policy.ReadOnlyMethods, s.Policy.RefusePrivate = policy.ReadOnlyMethods, policy.RefusePrivate
+		if speaksTLS(cases) {
+			// The sandbox's host trusts the fixture's CA as it would a real site's: a proxy that
+			// intercepts TLS (Codex's, under reading methods only) then reaches the fixture host.
+			s.Env = targets.SetEnv(s.Env, "SSL_CERT_FILE", t.Hosts.CAFile)
+		}
 		if b.Session != nil {
 			b.Session(s)
 		}
@@ -136,6 +141,16 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	})
 	done()
 	return bt, nil
+}
+
+// speaksTLS says whether any request of the trial speaks TLS inside its tunnel.
+func speaksTLS(cases []Case) bool {
+	for _, c := range cases {
+		if c.Raw.TLSName != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,

@@ -466,7 +466,10 @@ func tunnelGet(s spec, r Request, c net.Conn, res *Result) {
 
 func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Result) {
 	c.SetDeadline(time.Now().Add(s.Timeout))
-	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: sandcheck\r\n%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), r.bodyHeader()); err != nil {
+	// Over TLS the Host is the name the handshake asked for, as a client's would be: a proxy
+	// that intercepts the tunnel refuses a request whose Host is not its target's.
+	host := cmp.Or(r.TLSName, "sandcheck")
+	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), host, r.bodyHeader()); err != nil {
 		fail(res, "tunnel", err)
 		return
 	}
