@@ -5,6 +5,7 @@ package classify
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
@@ -20,7 +21,7 @@ func Preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, s
 	case parseErr != nil:
 		return model.HarnessError, "probe output: " + parseErr.Error(), true
 	case !ran && exit != 0 && strings.TrimSpace(stderr) != "":
-		return model.SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastLine(stderr)), true
+		return model.SandboxFailed, fmt.Sprintf("sandbox exited %d before the command ran: %s", exit, lastWords(stderr)), true
 	case !ran:
 		return model.HarnessError, fmt.Sprintf("SANDBOX-RAN marker missing (exit %d, no message)", exit), true
 	case !haveObs:
@@ -29,10 +30,18 @@ func Preconditions(timedOut bool, parseErr error, ran, haveObs bool, exit int, s
 	return "", "", false
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
+// lastWords is the last line of a sandbox's message that says something: the backtrace a
+// runtime prints after it (Rust's frames and notes, Node's "at" lines) says where, not what.
+func lastWords(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !backtraceLine.MatchString(l) {
+			return l
+		}
 	}
-	return s
+	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+// backtraceLine matches what runtimes print after the message: Rust's "stack backtrace:", its
+// numbered frames and their "at" lines, its notes; Node's "at" lines.
+var backtraceLine = regexp.MustCompile(`^(stack backtrace:|note: |\d+: |at )`)
