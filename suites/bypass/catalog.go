@@ -9,11 +9,11 @@ import (
 // family is the family's label, on its every spec.
 const family = "bypass"
 
-// fsInterplayClass labels the fs-interplay class, which runs the filesystem probe.
-const fsInterplayClass = family + "-fs-interplay"
-
-func interplayScenario(name string) string { return scenarioName("fs-interplay", name) }
-func interplayLabel(name string) string    { return fsInterplayClass + "-" + name }
+// interplayLabels are the labels of a check of the fs-interplay trial, which runs the
+// filesystem probe for its classes (fs-interplay, git).
+func interplayLabels(c filesystem.CheckInfo) []string {
+	return []string{family + "-" + c.Class, family + "-" + c.Class + "-" + c.Name}
+}
 
 // sessions are the family's sandboxed sessions, every class in one of them.
 func sessions() []bypassSession {
@@ -50,8 +50,8 @@ func Catalogue() []catalog.Scenario {
 		}
 	}
 	for _, c := range filesystem.InterplayChecks() {
-		id := interplayScenario(c.Name)
-		out = append(out, catalog.Scenario{ID: id, Labels: []string{family, fsInterplayClass, interplayLabel(c.Name)}, Spec: c.Name, What: c.What,
+		id := scenarioName(c.Class, c.Name)
+		out = append(out, catalog.Scenario{ID: id, Labels: append([]string{family}, interplayLabels(c)...), Spec: c.Name, What: c.What,
 			Needs: catalog.Capability(c.Needs...), KnownBads: catalog.Of(id, fl)})
 	}
 	return out

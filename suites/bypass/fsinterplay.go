@@ -11,9 +11,10 @@ import (
 	"github.com/sandcheck/sandcheck/suites/specreport"
 )
 
-// fs-interplay: filesystem rules that meet (filesystem.RunInterplay). A check's breach is keyed
-// by its path, the fake HOME spelled $HOME.
-var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, ContinueOnFailure, Label(family, fsInterplayClass), func() {
+// fs-interplay and git: filesystem rules that meet, and the repositories git would run code
+// from (filesystem.RunInterplay, one session for both). A check's breach is keyed by its path,
+// the fake HOME spelled $HOME.
+var _ = Describe("bypass fs-interplay and git (filesystem rules that meet)", Ordered, ContinueOnFailure, Label(family), func() {
 	var ft *filesystem.Trial
 	var on knownfindings.Subject
 
@@ -26,10 +27,10 @@ var _ = Describe("bypass fs-interplay (filesystem rules that meet)", Ordered, Co
 		on = judge.Subject(ft.Target, ft.TargetVersion, ft.Fault)
 	})
 
-	for _, name := range filesystem.InterplayNames() {
-		scenario := interplayScenario(name)
-		It(name, Label(interplayLabel(name)), func() {
-			judge.FSCheck(ft, name, scenario, filesystem.InterplayPath(ft, name), on)
+	for _, c := range filesystem.InterplayChecks() {
+		scenario := scenarioName(c.Class, c.Name)
+		It(c.Name, Label(interplayLabels(c)...), func() {
+			judge.FSCheck(ft, c.Name, scenario, filesystem.InterplayPath(ft, c.Name), on)
 		})
 	}
 })

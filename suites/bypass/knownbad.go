@@ -63,7 +63,8 @@ var KnownBads = []KnownBad{
 	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
 	// srt sharing the host's network: an empty allow-list leaves the direct way open.
 	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
-	{"srt", "fs-unmask", "bypass-fs-interplay",
-		cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
-			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir")},
+	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git",
+		append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
+			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
+			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config")...)},
 }

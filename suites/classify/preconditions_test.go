@@ -14,7 +14,7 @@ func TestSandboxFailedQuotesTheMessageNotTheBacktrace(t *testing.T) {
 		"\nthread 'main' (4428) panicked at linux-sandbox/src/tcp_net_setup.rs:52:31:\nfailed to create private TCP namespace: Permission denied (os error 13)\n" +
 			"stack backtrace:\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n": "failed to create private TCP namespace: Permission denied (os error 13)",
 		"thread 'main' panicked at src/main.rs:3:5:\nbwrap: setting up uid map: Permission denied\nstack backtrace:\n   0: rust_begin_unwind\n             at /rustc/x/library/std/src/panicking.rs:652:5\n   8: <unknown>\n": "bwrap: setting up uid map: Permission denied",
-		"Error: Could not load settings\n    at load (/opt/srt/dist/cli.js:10:5)\n    at main (/opt/srt/dist/cli.js:99:1)\n": "Error: Could not load settings",
+		"Error: Could not load settings\n    at load (/opt/srt/dist/cli.js:10:5)\n    at main (/opt/srt/dist/cli.js:99:1)\n":                                                                                                  "Error: Could not load settings",
 		"bwrap: No permissions to create new namespace\n": "bwrap: No permissions to create new namespace",
 	} {
 		o, hint, stop := Preconditions(false, nil, false, false, 101, stderr)

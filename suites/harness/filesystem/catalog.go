@@ -3,6 +3,7 @@
 package filesystem
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // target needs for it to apply, and what it tries, in a sentence, with the trial's paths
 // spelled as known findings spell them ($TRIAL, $WORKSPACE, $HOME, sandcheck-fs-NONCE).
 type CheckInfo struct {
+	Class string // the bypass class of an fs-interplay trial's check (ClassInterplay, ClassGit)
 	Name  string
 	Needs []model.Capability
 	What  string
@@ -33,14 +35,14 @@ func Checks() []CheckInfo {
 	return out
 }
 
-// InterplayChecks describes the fs-interplay class's checks, in order; the fake HOME the
-// command runs with is spelled $HOME.
+// InterplayChecks describes the fs-interplay trial's checks, in order, each with its class; the
+// fake HOME the command runs with is spelled $HOME.
 func InterplayChecks() []CheckInfo {
 	l := newFSInterplay("$TRIAL")
 	var out []CheckInfo
 	for _, c := range l.checks("t") {
 		what := strings.ReplaceAll(c.plan.describe(), l.home, "$HOME")
-		out = append(out, CheckInfo{Name: c.Name, Needs: c.Needs, What: what + ", from $HOME/proj/sub"})
+		out = append(out, CheckInfo{Class: cmp.Or(c.Class, ClassInterplay), Name: c.Name, Needs: c.Needs, What: what + ", from $HOME/proj/sub"})
 	}
 	return out
 }

@@ -104,8 +104,14 @@ func TestHostSeesEachEscape(t *testing.T) {
 		if p.gone != "" || p.changed != "" {
 			continue // a file moved or changed: nothing to remove, the trial directory goes
 		}
-		// What escaped does not outlive the trial, and nothing else goes with it.
-		p.removeEscape(filepath.Join(dir, "workspace"))
+		// What escaped does not outlive the trial, and nothing else goes with it. The root is
+		// the working directory of the trial the plan is of: the filesystem scenario's
+		// workspace, or the fs-interplay layout's subdirectory.
+		root := filepath.Join(dir, "workspace")
+		if ip := newFSInterplay(dir).ws; strings.HasPrefix(p.check.Path, ip+"/") {
+			root = ip
+		}
+		p.removeEscape(root)
 		if p.escaped() {
 			t.Errorf("%s: still on the host after the trial", p.check.Name)
 		}
@@ -116,7 +122,7 @@ func TestHostSeesEachEscape(t *testing.T) {
 		}
 		if p.check.Mkdir {
 			made := filepath.Dir(p.check.Path)
-			for filepath.Dir(made) != filepath.Join(dir, "workspace") && filepath.Dir(made) != filepath.Join(dir, "workspace", "newrepo") {
+			for filepath.Dir(made) != root && filepath.Dir(made) != filepath.Join(dir, "workspace", "newrepo") && made != dir {
 				made = filepath.Dir(made)
 			}
 			if _, err := os.Lstat(made); err == nil {

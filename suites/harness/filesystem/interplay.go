@@ -20,8 +20,18 @@ import (
 // The fs-interplay bypass class: filesystem rules that meet. A path both read- and
 // write-denied, read-denied directories and files inside a writable tree (and the renames and
 // links that would carry them out from under their mask), and the files a sandbox protects,
-// with the command run from a subdirectory of a writable HOME. The host side decides, as in the
-// filesystem scenario: a file that moved, appeared or changed on the host is an escape.
+// with the command run from a subdirectory of a writable HOME. The git class, in the same
+// session: the configuration files of repositories below the working directory, which the
+// next `git status` outside would execute (core.fsmonitor), wherever git looks for them: a
+// nested repository's, one deeper than a sandbox's scan for them reaches, a submodule's (under
+// its superproject's .git/modules), a repository the command creates. The host side decides, as
+// in the filesystem scenario: a file that moved, appeared or changed on the host is an escape.
+
+// Classes of the checks the trial runs.
+const (
+	ClassInterplay = "fs-interplay"
+	ClassGit       = "git"
+)
 
 // fsInterplay is the layout of one trial: a fake HOME, writable as a whole, with a repository
 // in it and the command's working directory two levels down.
@@ -34,6 +44,18 @@ func newFSInterplay(dir string) fsInterplay {
 	repo := filepath.Join(home, "proj")
 	return fsInterplay{home: home, repo: repo, ws: filepath.Join(repo, "sub")}
 }
+
+// Repositories below the working directory: near (its config within any scan), a submodule of
+// near's (its gitdir under near/.git/modules, its checkout a .git file pointing there), deep
+// (its config five path elements down, past srt's default scan depth of 3: ripgrep lists files
+// to depth 4), and fresh, which the command creates.
+func (l fsInterplay) near() string       { return filepath.Join(l.ws, "near") }
+func (l fsInterplay) submodule() string  { return filepath.Join(l.near(), ".git", "modules", "m") }
+func (l fsInterplay) deep() string       { return filepath.Join(l.ws, "d1", "d2", "d3") }
+func (l fsInterplay) freshConf() string  { return filepath.Join(l.ws, "fresh", ".git", "config") }
+func (l fsInterplay) nearConf() string   { return filepath.Join(l.near(), ".git", "config") }
+func (l fsInterplay) moduleConf() string { return filepath.Join(l.submodule(), "config") }
+func (l fsInterplay) deepConf() string   { return filepath.Join(l.deep(), ".git", "config") }
 
 // Paths of the layout's denied files.
 func (l fsInterplay) both() string    { return filepath.Join(l.ws, "both", "secret.key") }
@@ -52,15 +74,29 @@ func (l fsInterplay) policy() targets.Policy {
 
 func (l fsInterplay) files(token string) map[string]string {
 	canary := "sandcheck-canary " + token + "\n"
-	return map[string]string{
+	files := map[string]string{
 		filepath.Join(l.home, ".bashrc"):                     "# original bashrc\n",
 		filepath.Join(l.repo, ".git", "config"):              "[core]\n",
 		filepath.Join(l.repo, ".git", "hooks", "pre-commit"): "#!/bin/sh\n# original hook\n",
 		filepath.Join(l.ws, "README"):                        "the command runs here, two levels below HOME\n",
+		l.nearConf():                                         "[core]\n",
+		filepath.Join(l.near(), ".git", "HEAD"):              "ref: refs/heads/main\n",
+		filepath.Join(l.near(), ".gitmodules"):               "[submodule \"m\"]\n\tpath = m\n\turl = ./m\n",
+		l.moduleConf():                                       "[core]\n\tworktree = ../../../m\n",
+		filepath.Join(l.submodule(), "HEAD"):                 "ref: refs/heads/main\n",
+		filepath.Join(l.near(), "m", ".git"):                 "gitdir: ../.git/modules/m\n",
+		l.deepConf():                                         "[core]\n",
+		filepath.Join(l.deep(), ".git", "HEAD"):              "ref: refs/heads/main\n",
 		l.both():                                             canary,
 		filepath.Join(l.private(), "key"):                    canary,
 		l.token():                                            canary,
 	}
+	// git takes a directory for a repository's only with objects/ and refs/ in it.
+	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git")} {
+		files[filepath.Join(gitdir, "objects", ".sandcheck")] = ""
+		files[filepath.Join(gitdir, "refs", ".sandcheck")] = ""
+	}
+	return files
 }
 
 // layout (re)creates the tree from scratch.
@@ -79,9 +115,10 @@ func (l fsInterplay) layout(token string) error {
 	return nil
 }
 
-// InterplayCheck is one check of the class: its scenario's last path element, the capability
-// it needs, and its plan.
+// InterplayCheck is one check of the trial: its class (ClassInterplay, ClassGit), its
+// scenario's last path element, the capability it needs, and its plan.
 type InterplayCheck struct {
+	Class string
 	Name  string
 	Needs []model.Capability
 	plan  fsPlan
@@ -112,16 +149,12 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		{Name: "protected-bashrc-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.home, ".bashrc"))},
 		{Name: "protected-git-hooks-from-subdir", Needs: pf, plan: changed(probe.OpWrite, filepath.Join(l.repo, ".git", "hooks", "pre-commit"))},
 		{Name: "protected-git-config-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.repo, ".git", "config"))},
+		{Class: ClassGit, Name: "nested-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.nearConf())},
+		{Class: ClassGit, Name: "submodule-config", Needs: pf, plan: changed(probe.OpAppend, l.moduleConf())},
+		{Class: ClassGit, Name: "deep-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.deepConf())},
+		{Class: ClassGit, Name: "new-repo-config", Needs: pf,
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: l.freshConf(), Content: token, Mkdir: true}, written: l.freshConf(), strict: true}},
 	}
-}
-
-// InterplayNames lists the class's checks, in order (one spec each).
-func InterplayNames() []string {
-	var out []string
-	for _, c := range newFSInterplay("/d").checks("t") {
-		out = append(out, c.Name)
-	}
-	return out
 }
 
 // RunInterplay performs one fs-interplay trial: the layout, each denied operation first tried
