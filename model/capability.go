@@ -35,10 +35,14 @@ const (
 	// (Policy.DeniedHosts). An adapter that cannot write them must not claim it: a deny entry
 	// silently dropped reads as the sandbox letting the denied host through.
 	CapDenyList Capability = "deny-list"
+	// CapAgentConfig: the sandbox keeps its agent's own configuration in the working directory
+	// read-only, so a command cannot change what the next session runs under (Claude Code's
+	// .claude/settings.json and settings.local.json, Codex's .codex/config.toml).
+	CapAgentConfig Capability = "agent-config"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

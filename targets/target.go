@@ -182,6 +182,22 @@ func UnjudgedReason(t Target, class string) string {
 	return ""
 }
 
+// AgentConfigured is a target whose agent reads its own configuration from the working
+// directory and keeps it read-only inside the sandbox (model.CapAgentConfig): AgentConfig lists
+// those files, relative to the working directory.
+type AgentConfigured interface {
+	AgentConfig() []string
+}
+
+// AgentConfigFiles are the files a target keeps read-only as its agent's configuration (none for
+// a target that is no agent).
+func AgentConfigFiles(t Target) []string {
+	if a, ok := t.(AgentConfigured); ok {
+		return a.AgentConfig()
+	}
+	return nil
+}
+
 // AccountHomed is a target that runs with its account's own HOME, not the private one a trial
 // gives every session (see harness.Trial.SessionHome); AccountHome says why.
 type AccountHomed interface {

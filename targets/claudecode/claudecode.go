@@ -133,7 +133,13 @@ func (t *Target) Starts() string { return t.path }
 // Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings.
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig}
+}
+
+// AgentConfig implements targets.AgentConfigured: Claude Code's project settings, which the next
+// session runs under (its sandbox among them).
+func (t *Target) AgentConfig() []string {
+	return []string{".claude/settings.json", ".claude/settings.local.json"}
 }
 
 // Reach is the bundled runtime's: its HTTP proxy (plain and CONNECT) and its SOCKS proxy.

@@ -133,14 +133,18 @@ func (t *Target) Name() string { return Name }
 // against private addresses from the release that lets allow-listed IP literals through it.
 func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
-		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths}
+		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapAgentConfig}
 	}
-	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList}
+	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList, model.CapAgentConfig}
 	if v, err := versions.Parse(versions.Extract(t.Version())); err != nil || versions.Compare(v, privateGuardSince) >= 0 {
 		c = append(c, model.CapPrivateGuard)
 	}
 	return c
 }
+
+// AgentConfig implements targets.AgentConfigured: Codex's project configuration, which the next
+// session runs under.
+func (t *Target) AgentConfig() []string { return []string{".codex/config.toml"} }
 
 // privateGuardSince is the first release whose guard against local and private addresses lets an
 // allow-listed IP literal through (0.131.0 to 0.145.0 refuse it as well: HTTP 502, SOCKS5 reply
@@ -276,16 +280,23 @@ const Profile = "sandcheck"
 // ProxyConfig is the configuration a policy becomes in the proxy shape: a permissions profile of
 // sandcheck's own (Codex 0.171 reads its network policy only from a profile; the older
 // network.allowed_domains keys are accepted and ignored) whose filesystem is the root readable,
-// the writable paths and $TMPDIR writable, and whose network is Codex's proxy
+// the writable paths and $TMPDIR writable (the working directory, when writable, its project
+// root), and whose network is Codex's proxy
 // (features.network_proxy) allowing the allowed hosts, denying the denied ones (deny wins).
 // allow_local_binding is on where an allowed host is a name: the fixture's addresses
 // (198.18.0.0/15) are in a range Codex counts as private, and without it no allowed name would
 // resolve to anything Codex dials (an allowed IP literal passes the guard as it is).
 // An empty domain table blocks everything (Codex's own rule).
-func ProxyConfig(p targets.Policy) map[string]any {
+func ProxyConfig(p targets.Policy, workspace string) map[string]any {
 	fs := map[string]any{":root": "read", ":tmpdir": "write"}
 	for _, w := range p.WritablePaths {
 		fs[w] = "write"
+		if workspace == w || strings.HasPrefix(workspace, w+"/") {
+			// The working directory is the project root, as Codex's own profiles write it
+			// (":project_roots" "." = "write"): Codex keeps .codex and .git read-only only under
+			// project roots (a path made writable alone leaves them writable: measured, 0.171.0).
+			fs[":project_roots"] = map[string]any{".": "write"}
+		}
 	}
 	domains := map[string]any{}
 	local := false // IP literals pass the private-address guard when listed; names do not
@@ -381,7 +392,7 @@ func (t *Target) AccountHome() string {
 // Prepare returns `codex sandbox -c ... -- COMMAND`, run in the workspace (Codex takes its
 // working directory as the sandbox's cwd). TMPDIR is a directory of the session's own, which
 // Codex keeps writable. Codex keeps state under $HOME/.codex (or $CODEX_HOME), which must not be
-// under /tmp.
+// under that TMPDIR.
 func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	env, cfg, err := t.configure(s)
 	if err != nil {
@@ -404,19 +415,22 @@ func (t *Target) configure(s *targets.Session) ([]string, map[string]any, error)
 			home = v
 		}
 	}
-	if home == "/tmp" || strings.HasPrefix(home, "/tmp/") {
-		return nil, nil, fmt.Errorf("codex: HOME=%s is under /tmp, where Codex refuses to keep its state; use a HOME outside /tmp", home)
-	}
+	// Codex will not keep its state ($HOME/.codex) under its temp dir: the session's own TMPDIR,
+	// or /tmp without one.
+	tmp := "/tmp"
 	if s.Dir != "" {
-		tmp := filepath.Join(s.Dir, "codex-tmp")
+		tmp = filepath.Join(s.Dir, "codex-tmp")
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("codex tmp: %w", err)
 		}
 		env = targets.SetEnv(env, "TMPDIR", tmp)
 	}
+	if home == tmp || strings.HasPrefix(home, tmp+"/") {
+		return nil, nil, fmt.Errorf("codex: HOME=%s is under Codex's TMPDIR (%s), where Codex refuses to keep its state; use a HOME outside it", home, tmp)
+	}
 	cfg := Config(s.Policy)
 	if t.network == NetworkProxy {
-		cfg = ProxyConfig(s.Policy)
+		cfg = ProxyConfig(s.Policy, s.Workspace)
 	}
 	for _, patch := range s.Patches {
 		patch(cfg)

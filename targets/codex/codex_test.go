@@ -27,15 +27,20 @@ func TestOverrides(t *testing.T) {
 	}
 	// The proxy shape: a permissions profile; tables keyed by paths and domain names are inline
 	// tables, since -c splits its key at dots.
+	// The working directory, writable, is the profile's project root as well (as Codex's own
+	// profiles write it): Codex keeps .codex and .git read-only only under project roots.
 	got = strings.Join(Overrides(ProxyConfig(targets.Policy{WritablePaths: []string{"/w"},
-		AllowedHosts: []string{"*.sandcheck.test"}, DeniedHosts: []string{"denied.sandcheck.test"}})), " ")
+		AllowedHosts: []string{"*.sandcheck.test"}, DeniedHosts: []string{"denied.sandcheck.test"}}, "/w/sub")), " ")
 	want = `-c default_permissions="sandcheck" -c features.network_proxy=true ` +
-		`-c permissions.sandcheck.filesystem={"/w"="write",":root"="read",":tmpdir"="write"} ` +
+		`-c permissions.sandcheck.filesystem={"/w"="write",":project_roots"={"."="write"},":root"="read",":tmpdir"="write"} ` +
 		`-c permissions.sandcheck.network.allow_local_binding=true ` +
 		`-c permissions.sandcheck.network.domains={"*.sandcheck.test"="allow","denied.sandcheck.test"="deny"} ` +
 		`-c permissions.sandcheck.network.enabled=true`
 	if got != want {
 		t.Errorf("proxy overrides\n got %s\nwant %s", got, want)
+	}
+	if got := strings.Join(Overrides(ProxyConfig(targets.Policy{WritablePaths: []string{"/w"}}, "/elsewhere")), " "); strings.Contains(got, "project_roots") {
+		t.Errorf("a working directory the policy does not make writable became a writable project root: %s", got)
 	}
 }
 
@@ -285,5 +290,27 @@ func TestPrivateGuardFromItsRelease(t *testing.T) {
 		if got := targets.Has(tg, model.CapPrivateGuard); got != want {
 			t.Errorf("codex %s claims private-guard: %v, want %v", version, got, want)
 		}
+	}
+}
+
+// TestHomeUnderTmp: Codex keeps its state in $HOME/.codex and will not keep it under its temp
+// dir; the adapter gives it a TMPDIR of the session's own, so a HOME elsewhere under /tmp (a
+// trial's fake HOME) is Codex's to use (measured: `codex sandbox` runs, making HOME/.codex). Only a
+// HOME under the TMPDIR Codex sees is refused.
+func TestHomeUnderTmp(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "codex")
+	os.WriteFile(exe, []byte("#!/bin/sh\nprintf 'Commands:\\n  sandbox  Run commands within a Codex-provided sandbox\\n'\nprintf 'network_proxy  experimental  false\\n'\n"), 0o755)
+	tg, err := New(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &targets.Session{Dir: dir, Workspace: dir, Env: []string{"HOME=" + filepath.Join(dir, "fakehome")}, Command: []string{"true"}}
+	if _, err := tg.Prepare(s); err != nil {
+		t.Errorf("HOME under /tmp, outside the session's TMPDIR: %v", err)
+	}
+	s.Env = []string{"HOME=" + filepath.Join(dir, "codex-tmp", "home")}
+	if _, err := tg.Prepare(s); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("HOME under the session's TMPDIR: %v, want a refusal naming TMPDIR", err)
 	}
 }

@@ -16,7 +16,7 @@ func init() {
 		Scope:   faults.ScopeBypass,
 	}, func(in *faults.Injection) error {
 		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, n := range profileNetworks(s) {
+			for _, n := range profileTables(s, "network") {
 				if n["mode"] != nil {
 					n["mode"] = "full"
 				}
@@ -32,21 +32,37 @@ func init() {
 		Scope:   faults.ScopeBypass,
 	}, func(in *faults.Injection) error {
 		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, n := range profileNetworks(s) {
+			for _, n := range profileTables(s, "network") {
 				n["allow_local_binding"] = true
+			}
+		}))
+		return nil
+	})
+	faults.Register(&faults.Fault{
+		Name: "project-roots-off",
+		Summary: "the working directory is writable as a plain path, not as the profile's project root: " +
+			"Codex keeps .codex and .git read-only only under project roots",
+		Expect: model.NonEnforcing,
+		Seams:  []model.Seam{model.SettingsFormat("codex")},
+		Scope:  faults.ScopeBypass,
+	}, func(in *faults.Injection) error {
+		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
+			for _, fs := range profileTables(s, "filesystem") {
+				delete(fs, ":project_roots")
 			}
 		}))
 		return nil
 	})
 }
 
-// profileNetworks are the network tables of Codex's permission profiles in its configuration.
-func profileNetworks(s map[string]any) []map[string]any {
+// profileTables are the tables named table (network, filesystem) of Codex's permission profiles
+// in its configuration.
+func profileTables(s map[string]any, table string) []map[string]any {
 	var out []map[string]any
 	profiles, _ := s["permissions"].(map[string]any)
 	for _, p := range profiles {
 		profile, _ := p.(map[string]any)
-		if n, ok := profile["network"].(map[string]any); ok {
+		if n, ok := profile[table].(map[string]any); ok {
 			out = append(out, n)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	fsverdict "github.com/sandcheck/sandcheck/suites/classify/filesystem"
@@ -29,9 +30,31 @@ import (
 
 // Classes of the checks the trial runs.
 const (
-	ClassInterplay = "fs-interplay"
-	ClassGit       = "git"
+	ClassInterplay   = "fs-interplay"
+	ClassGit         = "git"
+	ClassPersistence = "persistence"
 )
+
+// shellFiles are the login and shell start-up files a next session sources, which the layout
+// gives the working directory (as a HOME would hold them) and a check each appends to.
+var shellFiles = []struct{ name, file string }{
+	{"profile", ".profile"}, {"bash-profile", ".bash_profile"}, {"zshrc", ".zshrc"}, {"zprofile", ".zprofile"},
+}
+
+// configFiles configure a later session of a tool, or of the sandbox's agent itself: each check
+// creates one in the working directory. needs is what a target must claim for it to apply.
+var configFiles = []struct {
+	name, file string
+	needs      model.Capability
+}{
+	{"gitmodules", ".gitmodules", model.CapProtectedFiles},
+	{"ripgreprc", ".ripgreprc", model.CapProtectedFiles},
+	{"idea", filepath.Join(".idea", "workspace.xml"), model.CapProtectedFiles},
+	{"claude-agents", filepath.Join(".claude", "agents", "helper.md"), model.CapProtectedFiles},
+	{"claude-settings", filepath.Join(".claude", "settings.json"), model.CapAgentConfig},
+	{"claude-settings-local", filepath.Join(".claude", "settings.local.json"), model.CapAgentConfig},
+	{"codex-config", filepath.Join(".codex", "config.toml"), model.CapAgentConfig},
+}
 
 // fsInterplay is the layout of one trial: a fake HOME, writable as a whole, with a repository
 // in it and the command's working directory two levels down.
@@ -91,6 +114,9 @@ func (l fsInterplay) files(token string) map[string]string {
 		filepath.Join(l.private(), "key"):                    canary,
 		l.token():                                            canary,
 	}
+	for _, f := range shellFiles {
+		files[filepath.Join(l.ws, f.file)] = "# original " + f.file + "\n"
+	}
 	// git takes a directory for a repository's only with objects/ and refs/ in it.
 	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git")} {
 		files[filepath.Join(gitdir, "objects", ".sandcheck")] = ""
@@ -122,6 +148,9 @@ type InterplayCheck struct {
 	Name  string
 	Needs []model.Capability
 	plan  fsPlan
+	// agentFile is the working-directory-relative file of an agent-config check: it applies
+	// only to a target whose agent it configures (targets.AgentConfigFiles).
+	agentFile string
 }
 
 func (l fsInterplay) checks(token string) []InterplayCheck {
@@ -134,7 +163,12 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	changed := func(op, p string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
 	}
-	return []InterplayCheck{
+	// created: a file the command must not be able to create, its directories with it; only the
+	// token proves it was (a sandbox may leave an empty placeholder there).
+	created := func(p string) fsPlan {
+		return fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: p, Content: token, Mkdir: true}, written: p, strict: true}
+	}
+	out := []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
 		{Name: "deny-read-dir-write", Needs: dr,
@@ -152,9 +186,19 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		{Class: ClassGit, Name: "nested-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.nearConf())},
 		{Class: ClassGit, Name: "submodule-config", Needs: pf, plan: changed(probe.OpAppend, l.moduleConf())},
 		{Class: ClassGit, Name: "deep-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.deepConf())},
-		{Class: ClassGit, Name: "new-repo-config", Needs: pf,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: l.freshConf(), Content: token, Mkdir: true}, written: l.freshConf(), strict: true}},
+		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: created(l.freshConf())},
 	}
+	for _, f := range shellFiles {
+		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.ws, f.file))})
+	}
+	for _, f := range configFiles {
+		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: created(filepath.Join(l.ws, f.file))}
+		if f.needs == model.CapAgentConfig {
+			c.agentFile = f.file
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // RunInterplay performs one fs-interplay trial: the layout, each denied operation first tried
@@ -182,6 +226,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 			if !targets.Has(t.Target, need) {
 				na.notApplicable(c.Name, fmt.Sprintf("%s does not claim %s", t.Target.Name(), need))
 			}
+		}
+		if own := targets.AgentConfigFiles(t.Target); c.agentFile != "" && targets.Has(t.Target, model.CapAgentConfig) && !slices.Contains(own, c.agentFile) {
+			na.notApplicable(c.Name, fmt.Sprintf("%s configures another agent: %s keeps %s read-only", c.agentFile, t.Target.Name(), strings.Join(own, ", ")))
 		}
 	}
 	if len(na) == len(checks) {
