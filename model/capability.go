@@ -39,10 +39,14 @@ const (
 	// read-only, so a command cannot change what the next session runs under (Claude Code's
 	// .claude/settings.json and settings.local.json, Codex's .codex/config.toml).
 	CapAgentConfig Capability = "agent-config"
+	// CapHTTPSInterception: under reading methods only, the proxy reads HTTPS inside its tunnels
+	// (its own CA towards the command) and reaches an allowed host over TLS trusting the CA its
+	// host gives it (SSL_CERT_FILE), so a write over HTTPS can be judged: Codex from 0.142.0.
+	CapHTTPSInterception Capability = "https-interception"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

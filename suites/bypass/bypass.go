@@ -8,6 +8,7 @@
 package bypass
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -38,6 +39,16 @@ type bypassCase struct {
 	// passIfRefusedToStart: the sandbox refusing to start at all, loudly, also passes (a
 	// configuration it documents as invalid).
 	passIfRefusedToStart bool
+	// needs is what this case needs of a target beyond its class's needs.
+	needs model.Capability
+}
+
+// skip says why a target cannot be judged on this case beyond its class ("" when it can).
+func (bc bypassCase) skip(t targets.Target) string {
+	if bc.needs != "" && !targets.Has(t, bc.needs) {
+		return fmt.Sprintf("%s does not claim %s", t.Name(), bc.needs)
+	}
+	return ""
 }
 
 // bypassClass is one class: its cases and what a target needs for them.
@@ -124,7 +135,7 @@ func (s bypassSession) describe() {
 	Describe("bypass: "+s.title, Ordered, ContinueOnFailure, Label(family), func() {
 		var bt *bypasstrial.Trial
 		var on knownfindings.Subject
-		skips := map[string]string{} // class -> why the target cannot be judged on it
+		skips := map[string]string{} // class, or class/case, -> why the target cannot be judged on it
 
 		BeforeAll(func(ctx SpecContext) {
 			cfg, err := harness.Current()
@@ -138,7 +149,9 @@ func (s bypassSession) describe() {
 					continue
 				}
 				for _, bc := range c.cases {
-					run = run || selected(c, bc.id)
+					if skips[scenarioName(c.class, bc.id)] = bc.skip(target); skips[scenarioName(c.class, bc.id)] == "" {
+						run = run || selected(c, bc.id)
+					}
 				}
 			}
 			if !run {
@@ -157,7 +170,7 @@ func (s bypassSession) describe() {
 			for _, bc := range c.cases {
 				name := scenarioName(c.class, bc.id)
 				It(bc.what, Label(c.labels(bc.id)...), func() {
-					if why := skips[c.class]; why != "" {
+					if why := cmp.Or(skips[c.class], skips[name]); why != "" {
 						judge.NotApplicable(name, why)
 					}
 					r, ok := bt.Result.Cases[name]
@@ -194,7 +207,7 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			continue
 		}
 		for _, bc := range c.cases {
-			if !selected(c, bc.id) {
+			if !selected(c, bc.id) || skips[scenarioName(c.class, bc.id)] != "" {
 				continue
 			}
 			r := bc.req(f)

@@ -1,6 +1,8 @@
 package bypass
 
 import (
+	"slices"
+
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/catalog"
 	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
@@ -44,8 +46,12 @@ func Catalogue() []catalog.Scenario {
 			}
 			for _, bc := range c.cases {
 				id := scenarioName(c.class, bc.id)
+				n := needs
+				if bc.needs != "" {
+					n.Capabilities = append(slices.Clone(n.Capabilities), bc.needs)
+				}
 				out = append(out, catalog.Scenario{ID: id, Labels: append([]string{family}, c.labels(bc.id)...), Spec: bc.what, What: bc.what,
-					Needs: needs, KnownBads: catalog.Of(id, fl)})
+					Needs: n, KnownBads: catalog.Of(id, fl)})
 			}
 		}
 	}

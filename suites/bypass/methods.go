@@ -22,7 +22,7 @@ var methods = bypassClass{
 		{id: "pipelined-post", what: "a POST behind a GET on one kept-alive connection is judged too", req: method(crafted.ViaHTTP, "POST", true)},
 		// HTTPS: a CONNECT tunnel under reading methods only is answered by the proxy's own TLS
 		// interception, which must refuse the write it reads inside.
-		{id: "post-https", what: "a POST over HTTPS (in a CONNECT tunnel) to the allowed host is refused",
+		{id: "post-https", what: "a POST over HTTPS (in a CONNECT tunnel) to the allowed host is refused", needs: model.CapHTTPSInterception,
 			req: func(*nethost.Hosts) crafted.Request {
 				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: allowedName, Method: "POST"}
 			}},

@@ -136,8 +136,12 @@ func (t *Target) Capabilities() []model.Capability {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapAgentConfig}
 	}
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList, model.CapAgentConfig}
-	if v, err := versions.Parse(versions.Extract(t.Version())); err != nil || versions.Compare(v, privateGuardSince) >= 0 {
+	v, err := versions.Parse(versions.Extract(t.Version()))
+	if err != nil || versions.Compare(v, privateGuardSince) >= 0 {
 		c = append(c, model.CapPrivateGuard)
+	}
+	if err != nil || versions.Compare(v, httpsInterceptionSince) >= 0 {
+		c = append(c, model.CapHTTPSInterception)
 	}
 	return c
 }
@@ -151,6 +155,12 @@ func (t *Target) AgentConfig() []string { return []string{".codex/config.toml"} 
 // 5, measured on each), so the first that can express a policy of allowed addresses with the
 // guard on (bypass/private-addresses). A build of unknown version is taken for a new one.
 var privateGuardSince = versions.MustParse("0.146.0")
+
+// httpsInterceptionSince is the first release whose reading-methods-only mode reads HTTPS and
+// reaches an allowed host over TLS with the CA its host gives it: 0.131.0 and 0.132.0 refuse every
+// CONNECT there (403, blocked-by-mitm-required), 0.133.0 to 0.141.0 answer the fixture's allowed
+// host over TLS with 502 (measured on each, bypass/methods/post-https's control).
+var httpsInterceptionSince = versions.MustParse("0.142.0")
 
 // Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy
 // (ALL_PROXY=socks5h://...); nothing with network_access=false.
