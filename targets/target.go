@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/versions"
 )
 
 // Policy is what the scenario wants enforced, in sandcheck's own terms.
@@ -218,6 +219,28 @@ func Offers(t Target, seams ...model.Seam) bool {
 // DenyAll reports whether a target offers no way out at all (Reach is empty): the network
 // scenario then expects the allowed host to be blocked too.
 func DenyAll(t Target) bool { return len(t.Reach()) == 0 }
+
+// ClaimHistory is a target whose releases claim a capability only from one release on:
+// ClaimedFrom names that release ("" when the capability has no such history).
+type ClaimHistory interface {
+	ClaimedFrom(c model.Capability) string
+}
+
+// Unclaimed is why a target is not judged on what needs c: it does not claim it. It names the
+// target's release and, where a release claims c from some point on, that one.
+func Unclaimed(t Target, c model.Capability) string {
+	what := t.Name()
+	if v := versions.Extract(t.Version()); v != "" {
+		what += " " + v
+	}
+	why := fmt.Sprintf("%s does not claim %s", what, c)
+	if h, ok := t.(ClaimHistory); ok {
+		if from := h.ClaimedFrom(c); from != "" {
+			why += fmt.Sprintf(" (%s claims it from %s)", t.Name(), from)
+		}
+	}
+	return why
+}
 
 // Has reports whether a target has a capability.
 func Has(t Target, c model.Capability) bool {

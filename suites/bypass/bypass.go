@@ -46,7 +46,7 @@ type bypassCase struct {
 // skip says why a target cannot be judged on this case beyond its class ("" when it can).
 func (bc bypassCase) skip(t targets.Target) string {
 	if bc.needs != "" && !targets.Has(t, bc.needs) {
-		return fmt.Sprintf("%s does not claim %s", t.Name(), bc.needs)
+		return targets.Unclaimed(t, bc.needs)
 	}
 	return ""
 }
@@ -112,7 +112,7 @@ func (c bypassClass) skip(t targets.Target) string {
 	case c.proxyOnly && targets.DenyAll(t):
 		return fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", t.Name(), c.class, c.title)
 	case c.needs != "" && !targets.Has(t, c.needs):
-		return fmt.Sprintf("%s does not claim %s", t.Name(), c.needs)
+		return targets.Unclaimed(t, c.needs)
 	}
 	if why := targets.UnjudgedReason(t, "bypass/"+c.class); why != "" {
 		return why
@@ -149,7 +149,8 @@ func (s bypassSession) describe() {
 					continue
 				}
 				for _, bc := range c.cases {
-					if skips[scenarioName(c.class, bc.id)] = bc.skip(target); skips[scenarioName(c.class, bc.id)] == "" {
+					name := scenarioName(c.class, bc.id)
+					if skips[name] = bc.skip(target); skips[name] == "" {
 						run = run || selected(c, bc.id)
 					}
 				}

@@ -146,7 +146,7 @@ var _ = Describe("untrusted or degraded configuration", Label(family), func() {
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
 			if need := untrustedNeeds(c.name); !targets.Has(target, need) {
-				judge.NotApplicable(c.scenario(), fmt.Sprintf("%s does not claim %s", target.Name(), need))
+				judge.NotApplicable(c.scenario(), targets.Unclaimed(target, need))
 			}
 			opt := c.opts("")
 			opt.Condition = c.name

@@ -150,6 +150,18 @@ func (t *Target) Capabilities() []model.Capability {
 // session runs under.
 func (t *Target) AgentConfig() []string { return []string{".codex/config.toml"} }
 
+// ClaimedFrom implements targets.ClaimHistory: the guard and HTTPS interception each from the
+// first release that can be judged on them.
+func (t *Target) ClaimedFrom(c model.Capability) string {
+	switch c {
+	case model.CapPrivateGuard:
+		return privateGuardSince.String()
+	case model.CapHTTPSInterception:
+		return httpsInterceptionSince.String()
+	}
+	return ""
+}
+
 // privateGuardSince is the first release whose guard against local and private addresses lets an
 // allow-listed IP literal through (0.131.0 to 0.145.0 refuse it as well: HTTP 502, SOCKS5 reply
 // 5, measured on each), so the first that can express a policy of allowed addresses with the

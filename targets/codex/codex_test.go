@@ -303,6 +303,9 @@ func checkClaim(t *testing.T, version string, c model.Capability, want bool) {
 	if got := targets.Has(tg, c); got != want {
 		t.Errorf("codex %s claims %s: %v, want %v", version, c, got, want)
 	}
+	if why := targets.Unclaimed(tg, c); !want && !strings.HasPrefix(why, "codex "+version+" does not claim "+string(c)+" (codex claims it from 0.14") {
+		t.Errorf("codex %s: %q", version, why)
+	}
 }
 
 // TestHomeUnderTmp: Codex keeps its state in $HOME/.codex and will not keep it under its temp

@@ -142,5 +142,9 @@ func TestPortRulesFromTheirRelease(t *testing.T) {
 		if got := targets.Has(tg, model.CapPortRules); got != want {
 			t.Errorf("srt %s claims port-rules: %v, want %v", version, got, want)
 		}
+		// Not-applicable names the release, and the one that claims it.
+		if why := targets.Unclaimed(tg, model.CapPortRules); !want && why != "srt "+version+" does not claim port-rules (srt claims it from 0.0.68)" {
+			t.Errorf("srt %s: %q", version, why)
+		}
 	}
 }

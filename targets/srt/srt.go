@@ -58,6 +58,20 @@ func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
+// ClaimedFrom implements targets.ClaimHistory: port rules from the first release that reads
+// them (see History).
+func (t *Target) ClaimedFrom(c model.Capability) string {
+	if c != model.CapPortRules {
+		return ""
+	}
+	for _, s := range History {
+		if s.Ports {
+			return s.Since
+		}
+	}
+	return ""
+}
+
 // Capabilities are srt's, port rules from the release that reads them (see History).
 func (t *Target) Capabilities() []model.Capability {
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,

@@ -299,7 +299,7 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	na := skipped{}
 	for _, p := range plans {
 		if c := fsNeeds(p.check.Name); !targets.Has(t.Target, c) {
-			na.notApplicable(p.check.Name, fmt.Sprintf("%s does not claim %s", t.Target.Name(), c))
+			na.notApplicable(p.check.Name, targets.Unclaimed(t.Target, c))
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even

@@ -224,7 +224,7 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
 			if !targets.Has(t.Target, need) {
-				na.notApplicable(c.Name, fmt.Sprintf("%s does not claim %s", t.Target.Name(), need))
+				na.notApplicable(c.Name, targets.Unclaimed(t.Target, need))
 			}
 		}
 		if own := targets.AgentConfigFiles(t.Target); c.agentFile != "" && targets.Has(t.Target, model.CapAgentConfig) && !slices.Contains(own, c.agentFile) {
