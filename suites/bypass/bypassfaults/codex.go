@@ -8,47 +8,35 @@ import (
 // Codex's known-bads for the classes only it claims: its configuration (the -c overrides the
 // adapter writes) is its one seam, and each fault turns one promise of its proxy off there.
 func init() {
-	faults.Register(&faults.Fault{
-		Name:    "methods-ignored",
-		Summary: "the proxy forgets its reading-methods-only rule: Codex's network mode back to full (every method to an allowed host)",
-		Expect:  model.NonEnforcing,
-		Seams:   []model.Seam{model.SettingsFormat("codex")},
-		Scope:   faults.ScopeBypass,
-	}, func(in *faults.Injection) error {
-		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, n := range profileTables(s, "network") {
-				if n["mode"] != nil {
-					n["mode"] = "full"
-				}
+	profileFault("methods-ignored",
+		"the proxy forgets its reading-methods-only rule: Codex's network mode back to full (every method to an allowed host)",
+		"network", func(n map[string]any) {
+			if n["mode"] != nil {
+				n["mode"] = "full"
 			}
-		}))
-		return nil
-	})
-	faults.Register(&faults.Fault{
-		Name:    "private-guard-off",
-		Summary: "the proxy dials names that resolve to local or private addresses: Codex's allow_local_binding on",
-		Expect:  model.NonEnforcing,
-		Seams:   []model.Seam{model.SettingsFormat("codex")},
-		Scope:   faults.ScopeBypass,
-	}, func(in *faults.Injection) error {
-		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, n := range profileTables(s, "network") {
-				n["allow_local_binding"] = true
-			}
-		}))
-		return nil
-	})
-	faults.Register(&faults.Fault{
-		Name: "project-roots-off",
-		Summary: "the working directory is writable as a plain path, not as the profile's project root: " +
+		})
+	profileFault("private-guard-off",
+		"the proxy dials names that resolve to local or private addresses: Codex's allow_local_binding on",
+		"network", func(n map[string]any) { n["allow_local_binding"] = true })
+	profileFault("project-roots-off",
+		"the working directory is writable as a plain path, not as the profile's project root: "+
 			"Codex keeps .codex and .git read-only only under project roots",
-		Expect: model.NonEnforcing,
-		Seams:  []model.Seam{model.SettingsFormat("codex")},
-		Scope:  faults.ScopeBypass,
+		"filesystem", func(fs map[string]any) { delete(fs, ":project_roots") })
+}
+
+// profileFault registers a fault that changes the table named table (network, filesystem) of
+// every permission profile in Codex's configuration with patch.
+func profileFault(name, summary, table string, patch func(map[string]any)) {
+	faults.Register(&faults.Fault{
+		Name:    name,
+		Summary: summary,
+		Expect:  model.NonEnforcing,
+		Seams:   []model.Seam{model.SettingsFormat("codex")},
+		Scope:   faults.ScopeBypass,
 	}, func(in *faults.Injection) error {
 		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, fs := range profileTables(s, "filesystem") {
-				delete(fs, ":project_roots")
+			for _, t := range profileTables(s, table) {
+				patch(t)
 			}
 		}))
 		return nil
