@@ -56,9 +56,6 @@ func TestNetworkSetting(t *testing.T) {
 	}
 }
 
-// TestRealCodex runs a command under the real `codex sandbox` with the adapter's overrides: the
-// workspace and the session's TMPDIR are writable, /tmp and the rest are not, and the network
-// namespace is not the host's.
 // asTrial registers a test that runs codex itself with the leftover ledger, as every trial is
 // (fixtures/users): codex run as root makes /tmp/codex-daemon-0 (hard-coded /tmp) and leaves it,
 // and the last registered run to end removes it while empty.
@@ -78,6 +75,9 @@ func asTrial(t *testing.T) {
 	t.Cleanup(func() { l.End() })
 }
 
+// TestRealCodex runs a command under the real `codex sandbox` with the adapter's overrides: the
+// workspace and the session's TMPDIR are writable, /tmp and the rest are not, and the network
+// namespace is not the host's.
 func TestRealCodex(t *testing.T) {
 	asTrial(t)
 	p, err := Locate("")
