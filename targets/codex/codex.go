@@ -129,19 +129,19 @@ func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// Capabilities are the allow-list proxy (or network off) and the workspace writable; the guard
-// against private addresses from the release that lets allow-listed IP literals through it.
+// Capabilities are the allow-list proxy (or network off) and the workspace writable; each of
+// laterClaims from the release that first expresses it.
 func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapAgentConfig}
 	}
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList, model.CapAgentConfig}
 	v, err := versions.Parse(versions.Extract(t.Version()))
-	if err != nil || versions.Compare(v, privateGuardSince) >= 0 {
-		c = append(c, model.CapPrivateGuard)
-	}
-	if err != nil || versions.Compare(v, httpsInterceptionSince) >= 0 {
-		c = append(c, model.CapHTTPSInterception)
+	for _, l := range laterClaims {
+		// A build of unknown version is taken for a new one.
+		if err != nil || versions.Compare(v, l.since) >= 0 {
+			c = append(c, l.capability)
+		}
 	}
 	return c
 }
@@ -150,29 +150,34 @@ func (t *Target) Capabilities() []model.Capability {
 // session runs under.
 func (t *Target) AgentConfig() []string { return []string{".codex/config.toml"} }
 
-// ClaimedFrom implements targets.ClaimHistory: the guard and HTTPS interception each from the
-// first release that can be judged on them.
+// ClaimedFrom implements targets.ClaimHistory: each of laterClaims from the first release that
+// can be judged on it.
 func (t *Target) ClaimedFrom(c model.Capability) string {
-	switch c {
-	case model.CapPrivateGuard:
-		return privateGuardSince.String()
-	case model.CapHTTPSInterception:
-		return httpsInterceptionSince.String()
+	for _, l := range laterClaims {
+		if l.capability == c {
+			return l.since.String()
+		}
 	}
 	return ""
 }
 
-// privateGuardSince is the first release whose guard against local and private addresses lets an
-// allow-listed IP literal through (0.131.0 to 0.145.0 refuse it as well: HTTP 502, SOCKS5 reply
-// 5, measured on each), so the first that can express a policy of allowed addresses with the
-// guard on (bypass/private-addresses). A build of unknown version is taken for a new one.
-var privateGuardSince = versions.MustParse("0.146.0")
-
-// httpsInterceptionSince is the first release whose reading-methods-only mode reads HTTPS and
-// reaches an allowed host over TLS with the CA its host gives it: 0.131.0 and 0.132.0 refuse every
-// CONNECT there (403, blocked-by-mitm-required), 0.133.0 to 0.141.0 answer the fixture's allowed
-// host over TLS with 502 (measured on each, bypass/methods/post-https's control).
-var httpsInterceptionSince = versions.MustParse("0.142.0")
+// laterClaims are the capabilities Codex's proxy claims only from a release on, each measured
+// here on every release from 0.131.0:
+//   - private-guard from 0.146.0, the first whose guard against local and private addresses lets
+//     an allow-listed IP literal through (0.131.0 to 0.145.0 refuse it as well: HTTP 502, SOCKS5
+//     reply 5), so the first that can express a policy of allowed addresses with the guard on
+//     (bypass/private-addresses);
+//   - https-interception from 0.142.0, the first whose reading-methods-only mode reads HTTPS and
+//     reaches an allowed host over TLS with the CA its host gives it: 0.131.0 and 0.132.0 refuse
+//     every CONNECT there (403, blocked-by-mitm-required), 0.133.0 to 0.141.0 answer the allowed
+//     host over TLS with 502 (bypass/methods/post-https's control).
+var laterClaims = []struct {
+	capability model.Capability
+	since      versions.Version
+}{
+	{model.CapPrivateGuard, versions.MustParse("0.146.0")},
+	{model.CapHTTPSInterception, versions.MustParse("0.142.0")},
+}
 
 // Reach lists Codex's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS5 proxy
 // (ALL_PROXY=socks5h://...); nothing with network_access=false.
