@@ -516,7 +516,7 @@ func FromJournals(paths []string, opts Options) (*schema.Report, load.Result, er
 }
 
 // fingerprints keys each host's fingerprint by the host (and user), or by target as well where
-// more than one target ran there: the fingerprint names the sandbox (schema.TargetHostKey).
+// more than one target ran there: the fingerprint names the sandbox (schema.WithTarget).
 func (a *Aggregator) fingerprints() map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	for hk, byTarget := range a.hosts {

@@ -113,17 +113,15 @@ func HostKey(host, user string) string {
 	return host + " user=" + user
 }
 
-// TargetHostKey is the key of a host's fingerprint in Report.Hosts when more than one target
-// ran there as that user: the fingerprint names the sandbox, so each target keeps its own.
-func TargetHostKey(host, user, target string) string { return WithTarget(HostKey(host, user), target) }
-
-// WithTarget extends a HostKey by the target's name (TargetHostKey).
+// WithTarget extends a HostKey by the target's name: the key of a host's fingerprint in
+// Report.Hosts when more than one target ran there as that user. The fingerprint names the
+// sandbox, so each target keeps its own.
 func WithTarget(hostKey, target string) string { return hostKey + " target=" + target }
 
 // Fingerprint is the host fingerprint a target's trials recorded on host as user, and its key:
 // the target's own where targets shared the host, else the host's.
 func (r *Report) Fingerprint(host, user, target string) (string, json.RawMessage) {
-	if k := TargetHostKey(host, user, target); r.Hosts[k] != nil {
+	if k := WithTarget(HostKey(host, user), target); r.Hosts[k] != nil {
 		return k, r.Hosts[k]
 	}
 	k := HostKey(host, user)
