@@ -242,6 +242,15 @@ func Unclaimed(t Target, c model.Capability) string {
 	return why
 }
 
+// Lacks is why a target is not judged on what needs c (Unclaimed), or "" when it claims c or
+// nothing is needed.
+func Lacks(t Target, c model.Capability) string {
+	if c == "" || Has(t, c) {
+		return ""
+	}
+	return Unclaimed(t, c)
+}
+
 // Has reports whether a target has a capability.
 func Has(t Target, c model.Capability) bool {
 	for _, x := range t.Capabilities() {

@@ -44,12 +44,7 @@ type bypassCase struct {
 }
 
 // skip says why a target cannot be judged on this case beyond its class ("" when it can).
-func (bc bypassCase) skip(t targets.Target) string {
-	if bc.needs != "" && !targets.Has(t, bc.needs) {
-		return targets.Unclaimed(t, bc.needs)
-	}
-	return ""
-}
+func (bc bypassCase) skip(t targets.Target) string { return targets.Lacks(t, bc.needs) }
 
 // bypassClass is one class: its cases and what a target needs for them.
 type bypassClass struct {
@@ -108,11 +103,11 @@ func (c bypassClass) labels(id string) []string {
 
 // skip says why a target cannot be judged on a class ("" when it can).
 func (c bypassClass) skip(t targets.Target) string {
-	switch {
-	case c.proxyOnly && targets.DenyAll(t):
+	if c.proxyOnly && targets.DenyAll(t) {
 		return fmt.Sprintf("%s denies all network: it has no allow-list, which the %s cases (%s) test", t.Name(), c.class, c.title)
-	case c.needs != "" && !targets.Has(t, c.needs):
-		return targets.Unclaimed(t, c.needs)
+	}
+	if why := targets.Lacks(t, c.needs); why != "" {
+		return why
 	}
 	if why := targets.UnjudgedReason(t, "bypass/"+c.class); why != "" {
 		return why

@@ -145,8 +145,8 @@ var _ = Describe("untrusted or degraded configuration", Label(family), func() {
 			Expect(err).NotTo(HaveOccurred())
 			target, err := harness.NewTarget(cfg)
 			Expect(err).NotTo(HaveOccurred(), "target")
-			if need := untrustedNeeds(c.name); !targets.Has(target, need) {
-				judge.NotApplicable(c.scenario(), targets.Unclaimed(target, need))
+			if why := targets.Lacks(target, untrustedNeeds(c.name)); why != "" {
+				judge.NotApplicable(c.scenario(), why)
 			}
 			opt := c.opts("")
 			opt.Condition = c.name

@@ -146,5 +146,13 @@ func TestPortRulesFromTheirRelease(t *testing.T) {
 		if why := targets.Unclaimed(tg, model.CapPortRules); !want && why != "srt "+version+" does not claim port-rules (srt claims it from 0.0.68)" {
 			t.Errorf("srt %s: %q", version, why)
 		}
+		// Lacks says the same where the release does not claim it, nothing where it does or
+		// where nothing is needed.
+		if why := targets.Lacks(tg, model.CapPortRules); (why == "") != want || (!want && why != targets.Unclaimed(tg, model.CapPortRules)) {
+			t.Errorf("srt %s lacks port-rules: %q", version, why)
+		}
+		if why := targets.Lacks(tg, ""); why != "" {
+			t.Errorf("srt %s lacks nothing needed: %q", version, why)
+		}
 	}
 }

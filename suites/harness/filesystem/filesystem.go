@@ -298,8 +298,8 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	}()
 	na := skipped{}
 	for _, p := range plans {
-		if c := fsNeeds(p.check.Name); !targets.Has(t.Target, c) {
-			na.notApplicable(p.check.Name, targets.Unclaimed(t.Target, c))
+		if why := targets.Lacks(t.Target, fsNeeds(p.check.Name)); why != "" {
+			na.notApplicable(p.check.Name, why)
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even

@@ -223,8 +223,8 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		c.plan.check.Name = c.Name
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
-			if !targets.Has(t.Target, need) {
-				na.notApplicable(c.Name, targets.Unclaimed(t.Target, need))
+			if why := targets.Lacks(t.Target, need); why != "" {
+				na.notApplicable(c.Name, why)
 			}
 		}
 		if own := targets.AgentConfigFiles(t.Target); c.agentFile != "" && targets.Has(t.Target, model.CapAgentConfig) && !slices.Contains(own, c.agentFile) {
