@@ -164,15 +164,22 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 			changed: filepath.Join(ws, ".bashrc"), was: files[filepath.Join(ws, ".bashrc")]},
 		protected(w("protected/gitconfig", filepath.Join(ws, ".gitconfig"), false, "")),
 		protected(w("protected/mcp-json", filepath.Join(ws, ".mcp.json"), false, "")),
-		protected(md("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), false)),
-		protected(md("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), false)),
+		created("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), token),
+		created("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), token),
 		{check: probe.FSCheck{Name: "protected/git-hooks", Op: probe.OpWrite, Path: filepath.Join(ws, ".git", "hooks", "pre-commit"), Content: token},
 			changed: filepath.Join(ws, ".git", "hooks", "pre-commit"), was: files[filepath.Join(ws, ".git", "hooks", "pre-commit")]},
 		{check: probe.FSCheck{Name: "protected/git-config", Op: probe.OpAppend, Path: filepath.Join(ws, ".git", "config"), Content: token},
 			changed: filepath.Join(ws, ".git", "config"), was: files[filepath.Join(ws, ".git", "config")]},
-		protected(md("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), false)),
+		created("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), token),
 	}
 	return plans
+}
+
+// created is a file the command must not be able to create, its directories with it: the
+// workspace is a host directory, and only the token proves the file was written there (a
+// sandbox may leave an empty placeholder where it protects a path).
+func created(name, path, token string) fsPlan {
+	return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token, Mkdir: true}, written: path, strict: true}
 }
 
 // fsNeeds is the capability a check needs of the target, by its group: workspace confinement

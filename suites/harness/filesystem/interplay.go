@@ -163,11 +163,6 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	changed := func(op, p string) fsPlan {
 		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
 	}
-	// created: a file the command must not be able to create, its directories with it; only the
-	// token proves it was (a sandbox may leave an empty placeholder there).
-	created := func(p string) fsPlan {
-		return fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: p, Content: token, Mkdir: true}, written: p, strict: true}
-	}
 	out := []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
@@ -186,13 +181,13 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		{Class: ClassGit, Name: "nested-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.nearConf())},
 		{Class: ClassGit, Name: "submodule-config", Needs: pf, plan: changed(probe.OpAppend, l.moduleConf())},
 		{Class: ClassGit, Name: "deep-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.deepConf())},
-		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: created(l.freshConf())},
+		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: created("", l.freshConf(), token)},
 	}
 	for _, f := range shellFiles {
 		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.ws, f.file))})
 	}
 	for _, f := range configFiles {
-		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: created(filepath.Join(l.ws, f.file))}
+		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: created("", filepath.Join(l.ws, f.file), token)}
 		if f.needs == model.CapAgentConfig {
 			c.agentFile = f.file
 		}
