@@ -43,10 +43,20 @@ const (
 	// (its own CA towards the command) and reaches an allowed host over TLS trusting the CA its
 	// host gives it (SSL_CERT_FILE), so a write over HTTPS can be judged: Codex from 0.142.0.
 	CapHTTPSInterception Capability = "https-interception"
+	// CapCredentials: the sandbox withholds the secrets it is told to, environment variables and
+	// files, from the command (srt's credentials with mode deny, from 0.0.56).
+	CapCredentials Capability = "credentials"
+	// CapCredentialMasking: the command sees a stand-in for a declared environment variable,
+	// which the proxy swaps for the real value only on requests to that secret's own hosts (srt's
+	// credentials.envVars with mode mask and injectHosts, from 0.0.58).
+	CapCredentialMasking Capability = "credential-masking"
+	// CapFileMasking: the same for a declared file, whose content the command sees as a stand-in
+	// (srt's credentials.files with mode mask, from 0.0.61; 0.0.58 to 0.0.60 refuse it).
+	CapFileMasking Capability = "credential-file-masking"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

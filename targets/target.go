@@ -32,6 +32,21 @@ type Policy struct {
 	// RefusePrivate refuses every name that resolves to a local or private address, allowed
 	// ones too; allowed IP literals pass (model.CapPrivateGuard).
 	RefusePrivate bool
+	// Credentials are secrets of the caller's the command must not have in clear
+	// (model.CapCredentials, model.CapCredentialMasking).
+	Credentials []Credential
+}
+
+// Credential is one secret the sandbox withholds from the command, or masks: the command sees a
+// stand-in, which the proxy swaps for the real value only on requests to InjectHosts.
+type Credential struct {
+	Env  string // an environment variable's name, or
+	File string // a file's path (~/ is the session's HOME)
+	Mask bool   // mask it; else withhold it (deny)
+	// InjectHosts (Mask) are the hosts the real value may go to, and PlaintextInject lets the
+	// proxy swap it on plain HTTP too, where otherwise only TLS it terminates gets it.
+	InjectHosts     []string
+	PlaintextInject bool
 }
 
 // Session is one sandboxed run: the policy, where it runs, and the command to wrap.

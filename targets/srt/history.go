@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/versions"
 )
 
@@ -55,10 +56,12 @@ const (
 
 // Shape is how one release is driven.
 type Shape struct {
-	Since    string // the first release with this shape
-	Dialect  Dialect
-	Command  CommandForm
-	Ports    bool   // allowedDomains entries may name a port (model.CapPortRules)
+	Since   string // the first release with this shape
+	Dialect Dialect
+	Command CommandForm
+	// Claims are the capabilities this release claims beyond those every release does
+	// (model.CapPortRules: allowedDomains entries may name a port).
+	Claims   []model.Capability
 	Changed  string // what changed in Since, for reports and --help
 	Drivable string // "" when the adapter can drive it; else why not (the trial is not-applicable)
 }
@@ -71,7 +74,13 @@ var History = []Shape{
 		Changed: "own settings file (~/.srt-settings.json): network.allowedDomains, filesystem.allowWrite/denyRead/denyWrite"},
 	{Since: "0.0.21", Dialect: DialectSRT, Command: CommandFlag,
 		Changed: "-c 'COMMAND' runs a shell command string"},
-	{Since: "0.0.68", Dialect: DialectSRT, Command: CommandFlag, Ports: true,
+	{Since: "0.0.56", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapCredentials},
+		Changed: "credentials.envVars and credentials.files: declared secrets withheld from the command (mode deny)"},
+	{Since: "0.0.58", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapCredentials, model.CapCredentialMasking},
+		Changed: "credentials mode mask for environment variables: the command sees a stand-in, swapped for the real value only towards injectHosts"},
+	{Since: "0.0.61", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapCredentials, model.CapCredentialMasking, model.CapFileMasking},
+		Changed: "credentials mode mask for files"},
+	{Since: "0.0.68", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapCredentials, model.CapCredentialMasking, model.CapFileMasking, model.CapPortRules},
 		Changed: "allowedDomains entries may name a port (host:port)"},
 }
 

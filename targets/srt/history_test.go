@@ -156,3 +156,31 @@ func TestPortRulesFromTheirRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsFromTheirRelease: srt reads a credentials section from 0.0.56 (mode deny only:
+// 0.0.56 and 0.0.57 refuse mask, "not supported yet"), masks environment variables with
+// per-secret injectHosts and allowPlaintextInject from 0.0.58, files from 0.0.61 (0.0.58 to
+// 0.0.60 refuse a masked file, "not supported for files yet"): read in each release's
+// sandbox-config.js, and 0.0.58's refusal seen here.
+func TestCredentialsFromTheirRelease(t *testing.T) {
+	for version, want := range map[string][3]bool{"0.0.55": {}, "0.0.56": {true, false, false}, "0.0.57": {true, false, false},
+		"0.0.58": {true, true, false}, "0.0.60": {true, true, false}, "0.0.61": {true, true, true}, "0.0.68": {true, true, true}, "0.0.83": {true, true, true}} {
+		tg, err := New(fakeInstall(t, version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := [3]bool{targets.Has(tg, model.CapCredentials), targets.Has(tg, model.CapCredentialMasking), targets.Has(tg, model.CapFileMasking)}
+		if got != want {
+			t.Errorf("srt %s claims credentials, masking, file masking: %v, want %v", version, got, want)
+		}
+		if got := targets.Has(tg, model.CapPortRules); got != (version >= "0.0.68") {
+			t.Errorf("srt %s claims port-rules: %v", version, got)
+		}
+	}
+	tg, _ := New(fakeInstall(t, "0.0.83"))
+	for c, from := range map[model.Capability]string{model.CapCredentials: "0.0.56", model.CapCredentialMasking: "0.0.58", model.CapFileMasking: "0.0.61", model.CapPortRules: "0.0.68"} {
+		if got := tg.ClaimedFrom(c); got != from {
+			t.Errorf("%s claimed from %q, want %s", c, got, from)
+		}
+	}
+}

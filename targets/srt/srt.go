@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/sandcheck/sandcheck/config"
@@ -58,28 +59,22 @@ func Locate(path string) (string, error) { return cli.Locate(path) }
 
 func (t *Target) Name() string { return Name }
 
-// ClaimedFrom implements targets.ClaimHistory: port rules from the first release that reads
-// them (see History).
+// ClaimedFrom implements targets.ClaimHistory: port rules and credentials each from the first
+// release that reads them (see History).
 func (t *Target) ClaimedFrom(c model.Capability) string {
-	if c != model.CapPortRules {
-		return ""
-	}
 	for _, s := range History {
-		if s.Ports {
+		if slices.Contains(s.Claims, c) {
 			return s.Since
 		}
 	}
 	return ""
 }
 
-// Capabilities are srt's, port rules from the release that reads them (see History).
+// Capabilities are srt's, and those its release claims from some release on (see History).
 func (t *Target) Capabilities() []model.Capability {
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
 		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList}
-	if t.Shape().Ports {
-		c = append(c, model.CapPortRules)
-	}
-	return c
+	return append(c, t.Shape().Claims...)
 }
 
 // Reach lists srt's ways out: its HTTP proxy (plain and CONNECT) and its SOCKS proxy; nothing direct.
@@ -124,7 +119,35 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	targets.SettingsAdd(fs, "allowWrite", p.WritablePaths)
 	targets.SettingsAdd(fs, "denyRead", p.DenyRead)
 	targets.SettingsAdd(fs, "denyWrite", p.DenyWrite)
+	if len(p.Credentials) > 0 {
+		credentials(targets.SettingsObject(s, "credentials"), p.Credentials)
+	}
 	return s, nil
+}
+
+// credentials writes a policy's secrets as srt's credentials section: envVars and files, each
+// with its mode, and injectHosts where masked.
+func credentials(c map[string]any, creds []targets.Credential) {
+	for _, cr := range creds {
+		e := map[string]any{"mode": "deny"}
+		if cr.Mask {
+			e["mode"] = "mask"
+			if len(cr.InjectHosts) > 0 {
+				e["injectHosts"] = cr.InjectHosts
+			}
+			if cr.PlaintextInject {
+				c["allowPlaintextInject"] = true
+			}
+		}
+		key := "files"
+		if cr.Env != "" {
+			key, e["name"] = "envVars", cr.Env
+		} else {
+			e["path"] = cr.File
+		}
+		list, _ := c[key].([]any)
+		c[key] = append(list, e)
+	}
 }
 
 // Shape is how this build is driven (see History).

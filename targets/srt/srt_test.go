@@ -91,6 +91,47 @@ func TestRealSRTRuns(t *testing.T) {
 	}
 }
 
+// The policy's secrets are srt's credentials section: variables and files, withheld or masked
+// with the hosts the real value may go to; and the real srt takes it: a withheld variable is
+// unset inside, a withheld file unreadable, an undeclared one as it was.
+func TestCredentialsSettings(t *testing.T) {
+	p := targets.Policy{AllowedHosts: []string{"allowed.sandcheck.test", "inject.sandcheck.test"}, Credentials: []targets.Credential{
+		{Env: "SC_DENY"}, {File: "~/.netrc"},
+		{Env: "SC_MASK", Mask: true, InjectHosts: []string{"inject.sandcheck.test"}, PlaintextInject: true}}}
+	s, err := Settings(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(s["credentials"])
+	want := `{"allowPlaintextInject":true,"envVars":[{"mode":"deny","name":"SC_DENY"},{"injectHosts":["inject.sandcheck.test"],"mode":"mask","name":"SC_MASK"}],"files":[{"mode":"deny","path":"~/.netrc"}]}`
+	if string(b) != want {
+		t.Errorf("credentials:\n%s\nwant\n%s", b, want)
+	}
+
+	tg, err := New("")
+	if err != nil {
+		skip.Missing(t, "%v", err)
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(home, ".netrc"), []byte("password sc-file-secret\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".open"), []byte("sc-file-open\n"), 0o600)
+	env := append(os.Environ(), "HOME="+home, "SC_DENY=sc-env-secret", "SC_MASK=sc-env-masked", "SC_OPEN=sc-env-open")
+	p.WritablePaths = []string{ws}
+	inv, err := tg.Prepare(&targets.Session{Dir: t.TempDir(), Workspace: ws, Env: env, Policy: p,
+		Command: []string{"sh", "-c", `echo "deny=$SC_DENY mask=$SC_MASK open=$SC_OPEN"; cat ~/.netrc ~/.open`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(inv.Argv[0], inv.Argv[1:]...)
+	cmd.Dir, cmd.Env = inv.Dir, inv.Env
+	out, _ := cmd.CombinedOutput()
+	o := string(out)
+	if !strings.Contains(o, "deny= ") || !strings.Contains(o, "open=sc-env-open") || !strings.Contains(o, "sc-file-open") ||
+		strings.Contains(o, "sc-file-secret") || strings.Contains(o, "sc-env-masked") || !strings.Contains(o, "mask=") {
+		t.Fatalf("srt run with credentials:\n%s", o)
+	}
+}
+
 func TestLocateOrder(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "srt")
 	os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755)
