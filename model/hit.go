@@ -46,14 +46,18 @@ const (
 // Hit is one thing a fixture server received: the recording upstream that proves where traffic
 // went, whatever the probe inside claims.
 type Hit struct {
-	Role   string    `json:"role"`
-	Proto  string    `json:"proto"`            // one of the Proto constants
-	Path   string    `json:"path"`             // request path, SNI name, or the DNS name asked
-	Host   string    `json:"host,omitempty"`   // the fixture host's name (for DNS: whose name was asked)
-	Port   int       `json:"port,omitempty"`   // the server port (80, 443, 53)
-	From   string    `json:"from"`             // the client's address:port
-	Detail string    `json:"detail,omitempty"` // method, query type, answer...
-	At     time.Time `json:"at"`
+	Role   string `json:"role"`
+	Proto  string `json:"proto"`            // one of the Proto constants
+	Path   string `json:"path"`             // request path, SNI name, or the DNS name asked
+	Host   string `json:"host,omitempty"`   // the fixture host's name (for DNS: whose name was asked)
+	Port   int    `json:"port,omitempty"`   // the server port (80, 443, 53)
+	From   string `json:"from"`             // the client's address:port
+	Detail string `json:"detail,omitempty"` // method, query type, answer...
+	// Carried names the canaries (secrets planted in the sandbox's environment and files) whose
+	// real values the request carried, in its path, headers or body: sorted, joined by ", " (a
+	// string, so that a Hit stays comparable).
+	Carried string    `json:"carried,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // Egress reports whether the hit is traffic the policy does not allow, whatever the target: it
@@ -80,6 +84,9 @@ func (h Hit) String() string {
 	}
 	if h.From != "" {
 		b.WriteString(" from " + h.From)
+	}
+	if h.Carried != "" {
+		b.WriteString(" carrying " + h.Carried)
 	}
 	return b.String()
 }

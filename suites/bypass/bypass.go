@@ -41,6 +41,8 @@ type bypassCase struct {
 	passIfRefusedToStart bool
 	// needs is what this case needs of a target beyond its class's needs.
 	needs model.Capability
+	// mustCarry and mustNotCarry name canaries: see bypasstrial.Case.
+	mustCarry, mustNotCarry []string
 }
 
 // skip says why a target cannot be judged on this case beyond its class ("" when it can).
@@ -72,6 +74,8 @@ type bypassSession struct {
 	// tlsConnect: the CONNECT control asks over TLS, on port 443: a proxy that intercepts TLS in
 	// its tunnels (Codex under reading methods only) reads nothing else there.
 	tlsConnect bool
+	// canaries are secrets planted in the session (the secrets class).
+	canaries []bypasstrial.Canary
 }
 
 // controls are the requests proving each proxy channel works: the allowed host through it, by
@@ -153,7 +157,7 @@ func (s bypassSession) describe() {
 			if !run {
 				return // nothing selected can be judged: no sandbox to start
 			}
-			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty,
+			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty, Canaries: s.canaries,
 				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []bypasstrial.Case) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
@@ -209,7 +213,8 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			r := bc.req(f)
 			r.ID = c.class + "." + bc.id
 			proxy = proxy || bypasstrial.ViaProxy(r.Via)
-			out = append(out, bypasstrial.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal})
+			out = append(out, bypasstrial.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal,
+				MustCarry: bc.mustCarry, MustNotCarry: bc.mustNotCarry})
 		}
 	}
 	if proxy && !s.noControls {

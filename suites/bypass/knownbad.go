@@ -66,11 +66,16 @@ var KnownBads = []KnownBad{
 	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence",
 		append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
 			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
-			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config")...),
+			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer")...),
 			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents")...)},
 	// The agent's own configuration: Claude Code's settings through the same bwrap, Codex's
 	// .codex/config.toml with the working directory writable as a plain path.
 	{"claude-code", "fs-unmask", "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local",
 		cases("persistence", "claude-settings", "claude-settings-local")},
 	{"codex", "project-roots-off", "bypass-persistence-codex-config", cases("persistence", "codex-config")},
+	// srt with its credentials section dropped: every secret in clear; and with masked secrets
+	// swapped back towards any allowed host.
+	{"srt", "credentials-ignored", "bypass-secrets",
+		cases("secrets", "env-deny", "file-deny", "env-mask", "file-mask")},
+	{"srt", "inject-anywhere", "bypass-secrets-env-mask || bypass-secrets-file-mask", cases("secrets", "env-mask", "file-mask")},
 }

@@ -24,7 +24,7 @@ func TestBypassFaultsApplyWhereTheSeamsAre(t *testing.T) {
 		"firejail": func() (targets.Target, error) { return firejail.New(exe) },
 	}
 	want := map[string][]string{
-		"srt":      {"bad-proxy", "fs-unmask", "srt-seccomp", "tty-shared"},
+		"srt":      {"bad-proxy", "credentials-ignored", "fs-unmask", "inject-anywhere", "srt-seccomp", "tty-shared"},
 		"bwrap":    {"fs-unmask", "tty-shared"},
 		"firejail": nil,
 	}

@@ -41,6 +41,22 @@ type Case struct {
 	PolicyRefusal bool `json:"policy_refusal,omitempty"`
 	// NotApplicable, when set, is why the target cannot be judged on this case; it is not sent.
 	NotApplicable string `json:"not_applicable,omitempty"`
+	// MustNotCarry names canaries (secrets planted for the session) whose real values must not
+	// reach any fixture host; MustCarry those the case's own request must bring to the allowed
+	// host, which proves the request carried what the probe read (the case's control).
+	MustNotCarry []string `json:"must_not_carry,omitempty"`
+	MustCarry    []string `json:"must_carry,omitempty"`
+}
+
+// carries names the canaries of names a hit carried ("" none).
+func carries(h model.Hit, names []string) string {
+	var out []string
+	for _, n := range carriedNames(h) {
+		if slices.Contains(names, n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // ViaProxy says whether a request goes through the sandbox's proxy.
@@ -198,7 +214,7 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 		case (h.Proto == model.ProtoTCP || h.Proto == model.ProtoTLS || h.Proto == model.ProtoUnix) && conn[h.Role+" "+h.From] != "":
 			id := conn[h.Role+" "+h.From]
 			by[id] = append(by[id], h)
-		case h.Egress():
+		case h.Egress() || h.Carried != "":
 			rest = append(rest, h)
 		}
 	}
@@ -221,6 +237,40 @@ func askedFor(q, host string) bool {
 
 // viaDNS says whether a request is a DNS query of its own.
 func viaDNS(via string) bool { return via == crafted.ViaDNSUDP || via == crafted.ViaDNSTCP }
+
+// carriedNames are the canaries a hit carried.
+func carriedNames(h model.Hit) []string {
+	if h.Carried == "" {
+		return nil
+	}
+	return strings.Split(h.Carried, ", ")
+}
+
+// judgeCarried judges a case that takes secrets along to the allowed host (none of its hits
+// carried a secret it must not: judgeCase has seen to that): it passes only when its request
+// reached the allowed host with every canary it must carry, the proof that what the probe read
+// travelled, so the secret's absence is the sandbox's doing.
+func judgeCarried(c Case, cr CaseResult, res crafted.Result, mine []model.Hit) CaseResult {
+	read := strings.Join(res.CarryRead, "; ")
+	for _, h := range mine {
+		if h.Role != model.RoleAllowed || h.Proto == model.ProtoDNS {
+			continue
+		}
+		missing := slices.DeleteFunc(slices.Clone(c.MustCarry), func(n string) bool { return slices.Contains(carriedNames(h), n) })
+		if len(missing) == 0 {
+			cr.Outcome = model.Correct
+			cr.Hint = fmt.Sprintf("the allowed host got the request with %s and without %s (read inside: %s)",
+				strings.Join(c.MustCarry, ", "), strings.Join(c.MustNotCarry, ", "), read)
+			return cr
+		}
+		cr.Outcome = model.HarnessError
+		cr.Hint = fmt.Sprintf("the allowed host got the request without %s, which the command was given in clear: what the probe read did not travel, so a missing secret proves nothing (read inside: %s)",
+			strings.Join(missing, ", "), read)
+		return cr
+	}
+	cr.Outcome, cr.Hint = model.AllowedBlocked, "the request did not reach the allowed host: "+refusal(res)
+	return cr
+}
 
 // couldCause says whether a hit no case names could have come from a case's request.
 func couldCause(c Case, h model.Hit) bool {
@@ -299,6 +349,12 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 		if h.Proto == model.ProtoDNS && h.Role == model.RoleAllowed {
 			continue // resolving the allowed name is no request to the allowed host
 		}
+		if secret := carries(h, c.MustNotCarry); secret != "" {
+			cr.Outcome, cr.Reached = model.NonEnforcing, "secret"
+			cr.Hint = fmt.Sprintf("the real value of %s reached the %s host in clear: fixture logged %s", secret, h.Role, h.String())
+			cr.Server, cr.Egress = h.String(), []string{h.String()}
+			return cr
+		}
 		if h.Egress() || !c.AllowedOK {
 			breach = append(breach, h)
 		}
@@ -311,7 +367,7 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	}
 	var blame []model.Hit
 	for _, h := range unattributed {
-		if couldCause(c, h) {
+		if couldCause(c, h) && (h.Egress() || carries(h, c.MustNotCarry) != "") {
 			blame = append(blame, h)
 		}
 	}
@@ -372,6 +428,8 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 		case res.Skipped != "":
 			cr.Outcome, cr.Hint = model.HarnessError, res.Skipped
 			return cr
+		case len(c.MustCarry) > 0:
+			return judgeCarried(c, cr, res, mine)
 		case c.AllowedOK && tokenOf(res, in.Tokens) == model.RoleAllowed:
 			cr.Outcome, cr.Hint = model.Correct, "the allowed host answered it, and nothing else was reached"
 			return cr

@@ -60,6 +60,8 @@ type Plan struct {
 	// TTY runs the sandbox (and the unsandboxed control) with a terminal of the fixture's as its
 	// stdin and controlling terminal.
 	TTY bool
+	// Canaries are secrets planted in the session, which the fixture watches for.
+	Canaries []Canary
 }
 
 // Run performs one bypass trial: the fixture in a private host namespace, the requests
@@ -100,16 +102,22 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 			return nil, err
 		}
 	}
+	if len(b.Canaries) > 0 {
+		t.Hosts.WatchFor(canaryValues(b.Canaries, t.Nonce))
+	}
 	spec := probe.Spec{Raw: send, Timeout: t.Config.RequestTimeout(), Nonce: t.Nonce}
 	var binds []proc.Bind
 	if t.Config.Hostnames != "name" {
 		// The cases are about names: they resolve through the fixture whatever the mode.
 		binds = []proc.Bind{{Src: t.Hosts.HostsFile, Dst: "/etc/hosts"}, {Src: t.Hosts.ResolvConf, Dst: "/etc/resolv.conf"}}
 	}
+	var planted error
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		// The session's network policy is the class's, whole; its paths stay the trial's.
 		s.Policy.AllowedHosts, s.Policy.DeniedHosts = policy.AllowedHosts, policy.DeniedHosts
 		s.Policy.ReadOnlyMethods, s.Policy.RefusePrivate = policy.ReadOnlyMethods, policy.RefusePrivate
+		s.Policy.Credentials = policy.Credentials
+		planted = plant(s, b.Canaries, t.Nonce)
 		if speaksTLS(cases) {
 			// The sandbox's host trusts the fixture's CA as it would a real site's: a proxy that
 			// intercepts TLS (Codex's, under reading methods only) then reaches the fixture host.
@@ -121,6 +129,9 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	}, binds)
 	if err != nil {
 		return nil, err
+	}
+	if planted != nil {
+		return nil, planted
 	}
 	bt.Settings, bt.SandboxRun, bt.Hits = x.Settings, x.SandboxRun(), t.Hosts.Hits()
 	if term != nil {

@@ -25,7 +25,8 @@ import (
 // session: the configuration files of repositories below the working directory, which the
 // next `git status` outside would execute (core.fsmonitor), wherever git looks for them: a
 // nested repository's, one deeper than a sandbox's scan for them reaches, a submodule's (under
-// its superproject's .git/modules), a repository the command creates. The host side decides, as
+// its superproject's .git/modules), a repository the command creates, a bare repository's, and
+// a linked worktree's .git pointer file. The host side decides, as
 // in the filesystem scenario: a file that moved, appeared or changed on the host is an escape.
 
 // Classes of the checks the trial runs.
@@ -80,6 +81,13 @@ func (l fsInterplay) nearConf() string   { return filepath.Join(l.near(), ".git"
 func (l fsInterplay) moduleConf() string { return filepath.Join(l.submodule(), "config") }
 func (l fsInterplay) deepConf() string   { return filepath.Join(l.deep(), ".git", "config") }
 
+// A bare repository in the working directory (its config at its top, no .git in its path: git
+// reads it when run inside, and core.worktree there gives it a work tree whose `git status`
+// runs core.fsmonitor), and a linked worktree of near's, whose .git is a file naming its gitdir:
+// a command that points it at a directory of its own makes the next git there run its config.
+func (l fsInterplay) bareConf() string { return filepath.Join(l.ws, "bare.git", "config") }
+func (l fsInterplay) worktree() string { return filepath.Join(l.ws, "w") }
+
 // Paths of the layout's denied files.
 func (l fsInterplay) both() string    { return filepath.Join(l.ws, "both", "secret.key") }
 func (l fsInterplay) private() string { return filepath.Join(l.ws, "private") }
@@ -98,27 +106,33 @@ func (l fsInterplay) policy() targets.Policy {
 func (l fsInterplay) files(token string) map[string]string {
 	canary := "sandcheck-canary " + token + "\n"
 	files := map[string]string{
-		filepath.Join(l.home, ".bashrc"):                     "# original bashrc\n",
-		filepath.Join(l.repo, ".git", "config"):              "[core]\n",
-		filepath.Join(l.repo, ".git", "hooks", "pre-commit"): "#!/bin/sh\n# original hook\n",
-		filepath.Join(l.ws, "README"):                        "the command runs here, two levels below HOME\n",
-		l.nearConf():                                         "[core]\n",
-		filepath.Join(l.near(), ".git", "HEAD"):              "ref: refs/heads/main\n",
-		filepath.Join(l.near(), ".gitmodules"):               "[submodule \"m\"]\n\tpath = m\n\turl = ./m\n",
-		l.moduleConf():                                       "[core]\n\tworktree = ../../../m\n",
-		filepath.Join(l.submodule(), "HEAD"):                 "ref: refs/heads/main\n",
-		filepath.Join(l.near(), "m", ".git"):                 "gitdir: ../.git/modules/m\n",
-		l.deepConf():                                         "[core]\n",
-		filepath.Join(l.deep(), ".git", "HEAD"):              "ref: refs/heads/main\n",
-		l.both():                                             canary,
-		filepath.Join(l.private(), "key"):                    canary,
-		l.token():                                            canary,
+		filepath.Join(l.home, ".bashrc"):                               "# original bashrc\n",
+		filepath.Join(l.repo, ".git", "config"):                        "[core]\n",
+		filepath.Join(l.repo, ".git", "hooks", "pre-commit"):           "#!/bin/sh\n# original hook\n",
+		filepath.Join(l.ws, "README"):                                  "the command runs here, two levels below HOME\n",
+		l.nearConf():                                                   "[core]\n",
+		filepath.Join(l.near(), ".git", "HEAD"):                        "ref: refs/heads/main\n",
+		filepath.Join(l.near(), ".gitmodules"):                         "[submodule \"m\"]\n\tpath = m\n\turl = ./m\n",
+		l.moduleConf():                                                 "[core]\n\tworktree = ../../../m\n",
+		filepath.Join(l.submodule(), "HEAD"):                           "ref: refs/heads/main\n",
+		filepath.Join(l.near(), "m", ".git"):                           "gitdir: ../.git/modules/m\n",
+		l.deepConf():                                                   "[core]\n",
+		filepath.Join(l.deep(), ".git", "HEAD"):                        "ref: refs/heads/main\n",
+		l.bareConf():                                                   "[core]\n\tbare = true\n",
+		filepath.Join(l.ws, "bare.git", "HEAD"):                        "ref: refs/heads/main\n",
+		filepath.Join(l.worktree(), ".git"):                            "gitdir: " + filepath.Join(l.near(), ".git", "worktrees", "w") + "\n",
+		filepath.Join(l.near(), ".git", "worktrees", "w", "HEAD"):      "ref: refs/heads/w\n",
+		filepath.Join(l.near(), ".git", "worktrees", "w", "commondir"): "../..\n",
+		filepath.Join(l.near(), ".git", "worktrees", "w", "gitdir"):    filepath.Join(l.worktree(), ".git") + "\n",
+		l.both():                          canary,
+		filepath.Join(l.private(), "key"): canary,
+		l.token():                         canary,
 	}
 	for _, f := range shellFiles {
 		files[filepath.Join(l.ws, f.file)] = "# original " + f.file + "\n"
 	}
 	// git takes a directory for a repository's only with objects/ and refs/ in it.
-	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git")} {
+	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git"), filepath.Join(l.ws, "bare.git")} {
 		files[filepath.Join(gitdir, "objects", ".sandcheck")] = ""
 		files[filepath.Join(gitdir, "refs", ".sandcheck")] = ""
 	}
@@ -182,6 +196,8 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		{Class: ClassGit, Name: "submodule-config", Needs: pf, plan: changed(probe.OpAppend, l.moduleConf())},
 		{Class: ClassGit, Name: "deep-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.deepConf())},
 		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: created("", l.freshConf(), token)},
+		{Class: ClassGit, Name: "bare-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.bareConf())},
+		{Class: ClassGit, Name: "worktree-pointer", Needs: pf, plan: changed(probe.OpWrite, filepath.Join(l.worktree(), ".git"))},
 	}
 	for _, f := range shellFiles {
 		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.ws, f.file))})

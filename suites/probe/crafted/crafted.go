@@ -84,6 +84,9 @@ type Request struct {
 	// Tamper is what the command tries on the proxy's control plane before the request
 	// (TamperAdmin), "" nothing.
 	Tamper string `json:"tamper,omitempty"`
+	// Carry (ViaHTTP, and a request inside a tunnel) are sources whose values the request takes
+	// along in headers (carry.go): the secrets a sandbox promises to withhold or mask.
+	Carry []string `json:"carry,omitempty"`
 }
 
 // FirstSuffix marks the path of a pipelined case's first, harmless request.
@@ -121,6 +124,8 @@ type Result struct {
 	ElapsedMS  int64  `json:"elapsed_ms"`
 	// Tampered is what each control-plane request answered (Request.Tamper).
 	Tampered []string `json:"tampered,omitempty"`
+	// CarryRead is what reading each Carry source found inside: its length, or the error.
+	CarryRead []string `json:"carry_read,omitempty"`
 }
 
 // bodyLimit is how much of an answer a result keeps, as the probe's channels do.
@@ -278,8 +283,8 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	defer c.Close()
 	a := r.authority()
 	br := bufio.NewReader(c)
-	second := fmt.Sprintf("%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n",
-		r.method(), a, BypassPath(s.Nonce, r.ID), cmp.Or(r.HostHeader, a), r.bodyHeader(), proxyAuth(p, r))
+	second := fmt.Sprintf("%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%s%sConnection: close\r\n\r\n",
+		r.method(), a, BypassPath(s.Nonce, r.ID), cmp.Or(r.HostHeader, a), r.bodyHeader(), r.carryHeaders(res), proxyAuth(p, r))
 	if !r.Pipelined {
 		io.WriteString(c, second)
 		readResponse(br, nil, res)
@@ -469,7 +474,7 @@ func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Res
 	// Over TLS the Host is the name the handshake asked for, as a client's would be: a proxy
 	// that intercepts the tunnel refuses a request whose Host is not its target's.
 	host := cmp.Or(r.TLSName, "sandcheck")
-	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), host, r.bodyHeader()); err != nil {
+	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), host, r.bodyHeader(), r.carryHeaders(res)); err != nil {
 		fail(res, "tunnel", err)
 		return
 	}
