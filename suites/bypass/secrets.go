@@ -18,11 +18,11 @@ import (
 // secret's absence is the sandbox's doing. Masked values go over plain HTTP with the proxy told
 // it may swap there too: only its host check stands between the stand-in and the real value.
 var (
-	openEnv  = bypasstrial.Canary{Name: "open-env", Env: "SANDCHECK_OPEN_TOKEN"}
+	openEnv  = bypasstrial.Canary{Name: "open-env", Env: "CANARY_OPEN_TOKEN"}
 	openFile = bypasstrial.Canary{Name: "open-file", File: ".sandcheck-open"}
-	denyEnv  = bypasstrial.Canary{Name: "deny-env", Env: "SANDCHECK_API_KEY"}
+	denyEnv  = bypasstrial.Canary{Name: "deny-env", Env: "CANARY_API_KEY"}
 	denyFile = bypasstrial.Canary{Name: "deny-file", File: ".netrc"}
-	maskEnv  = bypasstrial.Canary{Name: "mask-env", Env: "SANDCHECK_MASKED_KEY"}
+	maskEnv  = bypasstrial.Canary{Name: "mask-env", Env: "CANARY_MASKED_KEY"}
 	maskFile = bypasstrial.Canary{Name: "mask-file", File: ".config/sandcheck/credentials"}
 )
 

@@ -14,11 +14,11 @@ import (
 func TestClassifyCarriedSecrets(t *testing.T) {
 	sc := Case{Name: "bypass/secrets/env-deny", AllowedOK: true, MustCarry: []string{"open-env"}, MustNotCarry: []string{"deny-env"},
 		Raw: crafted.Request{ID: "secrets.env-deny", Via: crafted.ViaHTTP, Host: "allowed.sandcheck.test", Port: 80,
-			Carry: []string{"env:SANDCHECK_OPEN_TOKEN", "env:SANDCHECK_API_KEY"}}}
+			Carry: []string{"env:CANARY_OPEN_TOKEN", "env:CANARY_API_KEY"}}}
 	okCtl := reached("control-http", crafted.ViaHTTP, "tokA")
 	ctlHit := logged(model.RoleAllowed, "control-http")
 	got := reached("secrets.env-deny", crafted.ViaHTTP, "tokA")
-	got.CarryRead = []string{"env:SANDCHECK_OPEN_TOKEN: 30 bytes", "env:SANDCHECK_API_KEY: not set"}
+	got.CarryRead = []string{"env:CANARY_OPEN_TOKEN: 30 bytes", "env:CANARY_API_KEY: not set"}
 	carrying := func(names ...string) model.Hit {
 		h := logged(model.RoleAllowed, "secrets.env-deny")
 		h.Carried = strings.Join(names, ", ")

@@ -16,7 +16,7 @@ import (
 func TestCarry(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	t.Setenv("SANDCHECK_T_KEY", "key-123")
+	t.Setenv("CANARY_T_KEY", "key-123")
 	if err := os.WriteFile(filepath.Join(home, ".netrc"), []byte("machine a\npassword p-456\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -35,13 +35,13 @@ func TestCarry(t *testing.T) {
 	t.Setenv("http_proxy", "http://"+ln.Addr().String())
 
 	res := Send(Request{ID: "s.c", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80,
-		Carry: []string{CarryEnv + "SANDCHECK_T_KEY", CarryFile + "~/.netrc", CarryEnv + "SANDCHECK_T_UNSET"}}, "n0nce", 3*time.Second)
+		Carry: []string{CarryEnv + "CANARY_T_KEY", CarryFile + "~/.netrc", CarryEnv + "CANARY_T_UNSET"}}, "n0nce", 3*time.Second)
 	h := <-got
 	if res.Status != 200 || h.Get(CarryHeader+"1") != "key-123" || h.Get(CarryHeader+"2") != "machine a password p-456" || h.Get(CarryHeader+"3") != "" {
 		t.Fatalf("result %+v, headers %v", res, h)
 	}
 	read := strings.Join(res.CarryRead, "|")
-	if !strings.Contains(read, "SANDCHECK_T_KEY: 7 bytes") || !strings.Contains(read, "SANDCHECK_T_UNSET: not set") ||
+	if !strings.Contains(read, "CANARY_T_KEY: 7 bytes") || !strings.Contains(read, "CANARY_T_UNSET: not set") ||
 		strings.Contains(read, "key-123") {
 		t.Errorf("carry read: %s", read)
 	}
