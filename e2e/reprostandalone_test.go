@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // Published escapes from end to end (issues 28 and 31), each on the real releases: as the
@@ -93,4 +97,49 @@ func exitCode(err error) int {
 		return x.ExitCode()
 	}
 	return -1
+}
+
+// gitFindings are the git class's findings pinned on srt 0.0.83: each one's reproducer, run as a
+// maintainer would, shows git running outside the sandbox what the sandboxed command planted.
+var gitFindings = []string{"submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer"}
+
+// TestReproStandaloneGit: `sandcheck repro` on the healthy srt writes a reproducer for each git
+// finding, which exits 1 run outside sandcheck; the same script for a case srt closes
+// (nested-repo-config, from the same trial's evidence) exits 0.
+func TestReproStandaloneGit(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "git")
+	out := t.TempDir()
+	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "srt", "--label-filter", "bypass-git", "-n", "1", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "known finding") {
+		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
+	}
+	run := func(script string) (int, string) {
+		cmd := exec.Command("sh", script)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + os.Getenv("SANDCHECK_SRT")}
+		got, err := cmd.CombinedOutput()
+		return exitCode(err), string(got)
+	}
+	for _, id := range gitFindings {
+		script := filepath.Join(out, "repro", reproscript.FileName("bypass/git/"+id))
+		if code, got := run(script); code != 1 || !strings.Contains(got, "BUG: git ran a command the sandboxed command planted") {
+			t.Errorf("%s: exit %d, want 1\n%s", script, code, got)
+		}
+	}
+	var rec model.Record
+	if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error { rec = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s, err := reproscript.Script(rec, "bypass/git/nested-repo-config", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := filepath.Join(t.TempDir(), "nested.sh")
+	if err := os.WriteFile(closed, []byte(s), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, got := run(closed); code != 0 || !strings.Contains(got, "no bug") {
+		t.Errorf("nested-repo-config, which srt closes: exit %d, want 0\n%s", code, got)
+	}
 }

@@ -6,8 +6,8 @@
 // the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
-// srt, whose command line is its settings file and the command. Everything else says why it has
-// no reproducer yet (Why).
+// srt, whose command line is its settings file and the command; and the git class on srt, whose
+// script shows the impact itself (git.go). Everything else says why it has no reproducer yet.
 package reproscript
 
 import (
@@ -134,6 +134,9 @@ func (e *evidence) has(scenario string) bool {
 
 // Script is the reproducer of scenario as the trial rec ran it; the error says why there is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
+	if strings.HasPrefix(scenario, "bypass/git/") {
+		return gitScript(rec, scenario, why)
+	}
 	if !strings.HasPrefix(scenario, "bypass/") {
 		return "", fmt.Errorf("standalone reproducers cover the bypass family's proxy requests so far, not %s", scenario)
 	}
@@ -370,7 +373,7 @@ func Report(stdout, stderr io.Writer, journal, dir string) {
 	if len(done) == 0 {
 		return
 	}
-	fmt.Fprintf(stdout, "\n## Standalone reproducers\n\nEach needs root, iproute2, python3 and the sandbox (SANDBOX=/path/to/it); exit 1: the bug shows, 0: it does not, 2: cannot tell.\n\n")
+	fmt.Fprintf(stdout, "\n## Standalone reproducers\n\nEach needs root and the sandbox (SANDBOX=/path/to/it), and says what else in its header (iproute2 and python3 for a request, git for a repository); exit 1: the bug shows, 0: it does not, 2: cannot tell.\n\n")
 	for _, w := range done {
 		if w.Path != "" {
 			fmt.Fprintf(stdout, "- `%s`: `sudo SANDBOX=$(command -v srt) sh %s`\n", w.Scenario, w.Path)

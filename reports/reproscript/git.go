@@ -1,0 +1,195 @@
+package reproscript
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
+)
+
+// The git class's reproducers: the repository the case needs, made with git on the host as the
+// trial's layout has it; the sandbox, with the trial's settings, running a shell command that
+// plants core.fsmonitor where the case says; then git status outside the sandbox, as the user
+// would run it next, and the marker the planted command leaves. What the maintainer sees is the
+// impact itself: a command from inside the sandbox ran outside it.
+
+// gitCase is one git case: the repository it needs (shell, run as the account from $ws), the
+// command the sandbox runs from $ws to plant the configuration ($plant is the config lines), and
+// where git status runs afterwards (relative to $ws).
+type gitCase struct {
+	setup, command, statusIn string
+}
+
+var gitCases = map[string]gitCase{
+	// Closed on srt 0.0.83 (its rule for **/.git/config): the script's no-bug side.
+	"nested-repo-config": {
+		setup:    `git init -q near`,
+		command:  `printf "$plant" >> near/.git/config`,
+		statusIn: "near",
+	},
+	"submodule-config": {
+		setup: `git init -q near
+mkdir -p near/m near/.git/modules/m/objects near/.git/modules/m/refs
+printf 'ref: refs/heads/main\n' > near/.git/modules/m/HEAD
+printf '[core]\n\tworktree = ../../../m\n' > near/.git/modules/m/config
+printf 'gitdir: ../.git/modules/m\n' > near/m/.git`,
+		command:  `printf "$plant" >> near/.git/modules/m/config`,
+		statusIn: "near/m",
+	},
+	"deep-repo-config": {
+		setup:    `git init -q d1/d2/d3`,
+		command:  `printf "$plant" >> d1/d2/d3/.git/config`,
+		statusIn: "d1/d2/d3",
+	},
+	"new-repo-config": {
+		command:  `mkdir -p fresh/.git/objects fresh/.git/refs && printf 'ref: refs/heads/main\n' > fresh/.git/HEAD && printf "$plant" > fresh/.git/config`,
+		statusIn: "fresh",
+	},
+	"bare-repo-config": {
+		setup:    `git init -q --bare bare.git`,
+		command:  `printf "$plant\tbare = false\n\tworktree = ..\n" >> bare.git/config`,
+		statusIn: "bare.git",
+	},
+	"worktree-pointer": {
+		setup: `git init -q near
+mkdir -p w near/.git/worktrees/w
+printf 'ref: refs/heads/w\n' > near/.git/worktrees/w/HEAD
+printf '../..\n' > near/.git/worktrees/w/commondir
+printf '%s/w/.git\n' "$ws" > near/.git/worktrees/w/gitdir
+printf 'gitdir: %s/near/.git/worktrees/w\n' "$ws" > w/.git`,
+		command:  `mkdir -p own/objects own/refs && printf 'ref: refs/heads/main\n' > own/HEAD && printf "$plant" > own/config && printf "gitdir: $PWD/own\n" > w/.git`,
+		statusIn: "w",
+	},
+}
+
+// fsEvidence is what a git reproducer needs of the filesystem trial's evidence.
+type fsEvidence struct {
+	Target        string          `json:"target"`
+	TargetVersion string          `json:"target_version"`
+	Fault         string          `json:"fault"`
+	Settings      json.RawMessage `json:"settings"`
+	Run           struct {
+		Argv []string `json:"argv"`
+	} `json:"run"`
+}
+
+// findFS is the evidence, of a record's, of the session that ran the fs-interplay layout (its
+// settings make its fake HOME writable): the record's own, or one of those keyed by scenario.
+func findFS(rec model.Record) (*fsEvidence, error) {
+	var one fsEvidence
+	if err := json.Unmarshal(rec.Evidence, &one); err == nil && strings.Contains(string(one.Settings), "/fakehome") {
+		return &one, nil
+	}
+	var many map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Evidence, &many); err != nil {
+		return nil, fmt.Errorf("read the trial's evidence: %w", err)
+	}
+	for _, raw := range many {
+		var e fsEvidence
+		if json.Unmarshal(raw, &e) == nil && strings.Contains(string(e.Settings), "/fakehome") {
+			return &e, nil
+		}
+	}
+	return nil, fmt.Errorf("no fs-interplay session in the trial's evidence")
+}
+
+// gitScript is the reproducer of a git case as the trial rec ran it.
+func gitScript(rec model.Record, scenario, why string) (string, error) {
+	gc, ok := gitCases[strings.TrimPrefix(scenario, "bypass/git/")]
+	if !ok {
+		return "", fmt.Errorf("no reproducer for %s yet", scenario)
+	}
+	if len(rec.Evidence) == 0 {
+		return "", fmt.Errorf("the trial kept no evidence")
+	}
+	e, err := findFS(rec)
+	if err != nil {
+		return "", err
+	}
+	if e.Target != "srt" {
+		return "", fmt.Errorf("standalone reproducers drive srt so far, not %s", e.Target)
+	}
+	if e.Fault != "" {
+		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	}
+	argv, err := srtArgv(e.Run.Argv)
+	if err != nil {
+		return "", err
+	}
+	settings, err := relocate(e.Settings, argv.trialDir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("#!/bin/sh\n")
+	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
+	if why != "" {
+		w("# What the trial saw: %s\n", oneLine(why))
+	}
+	b.WriteString(gitHeader)
+	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
+	b.WriteString(gitPrelude)
+	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
+	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
+	w("cat > \"$w/setup.sh\" <<'SETUP'\nset -e\ncd \"$ws\"\n%s\nSETUP\n", gc.setup)
+	w("as_user env ws=\"$ws\" sh \"$w/setup.sh\"\n")
+	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", gc.command)
+	w("echo \"== inside the sandbox, from $ws (plant: the core.fsmonitor lines):\"; sed 's/^/   /' \"$w/command.sh\"\n")
+	w("( cd \"$ws\" && as_user env plant=\"$plant\" \"$SANDBOX\" --settings \"$w/settings.json\" -c \"sh $w/command.sh\" ) || true\n")
+	w("echo \"== outside, as the user's next step: git status in %s\"\n", gc.statusIn)
+	w("( cd \"$ws/%s\" && as_user git status >/dev/null 2>&1 ) || true\n", gc.statusIn)
+	b.WriteString(gitVerdict)
+	return b.String(), nil
+}
+
+const gitHeader = `#
+# Needs root (to run the sandbox as RUN_AS), util-linux (setpriv), git, and the sandbox:
+# SANDBOX=/path/to/srt (default: srt on PATH). The sandbox runs as RUN_AS, the account the trial
+# used; where it does not exist, as root. It makes no network request.
+# Exit 1: the bug shows (a command planted from inside the sandbox ran outside it). 0: it does
+# not. 2: could not tell.
+set -eu
+`
+
+// gitPrelude checks what the script needs, makes its directory (removed on exit) with the
+// trial's layout around the working directory, and proves first that this git runs a planted
+// core.fsmonitor at all: without that, a marker that does not appear proves nothing.
+const gitPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
+command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }
+SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+w=$(mktemp -d /tmp/repro.XXXXXX)
+trap 'rm -rf "$w"' EXIT
+trap 'exit 2' INT TERM HUP
+chmod 755 "$w"
+# The trial's layout: a fake HOME, writable as a whole, the command two levels below it in a
+# repository's subdirectory.
+ws="$w/fakehome/proj/sub"
+mkdir -p "$ws" "$w/out" "$w/home" "$w/tmp"
+git init -q "$w/fakehome/proj"
+chown -R "$RUN_AS" "$w/fakehome" "$w/out" "$w/home" "$w/tmp"
+as_user() {
+  setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \
+    env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"
+}
+marker="$w/out/ran-outside"
+plant=$(printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$marker")
+# Control: this git runs a core.fsmonitor planted without any sandbox.
+mkdir -p "$w/out/control" && chown "$RUN_AS" "$w/out/control"
+as_user git init -q "$w/out/control"
+as_user sh -c 'printf "$1" >> "$2/.git/config"' sh "$plant" "$w/out/control"
+( cd "$w/out/control" && as_user git status >/dev/null 2>&1 ) || true
+[ -e "$marker" ] || { echo "could not tell: this git does not run core.fsmonitor even without a sandbox"; exit 2; }
+rm -f "$marker"
+`
+
+const gitVerdict = `if [ -e "$marker" ]; then
+  echo "BUG: git ran a command the sandboxed command planted ($marker exists)"
+  exit 1
+fi
+echo "no bug: the sandboxed command could not plant it, and git ran nothing"
+exit 0
+`
