@@ -117,7 +117,7 @@ func TestReproStandaloneGit(t *testing.T) {
 	run := func(script string) (int, string) {
 		cmd := exec.Command("sh", script)
 		cmd.Dir = t.TempDir()
-		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + os.Getenv("SANDCHECK_SRT")}
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srtPath(t)}
 		got, err := cmd.CombinedOutput()
 		return exitCode(err), string(got)
 	}
