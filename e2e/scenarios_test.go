@@ -44,11 +44,12 @@ func rows(rep *schema.Report) map[string]schema.Cell {
 }
 
 // TestScenariosOnHealthySRT: the healthy srt passes every filesystem, fail-closed and untrusted
-// spec in 20/20 trials, except where its documented known findings cover the failure in full,
-// and every non-intermittent finding shows in 20/20 trials: the list is pinned in both directions,
+// spec in every trial (tierTrials), except where its documented known findings cover the failure
+// in full, and every non-intermittent finding shows in every trial: the list is pinned in both directions,
 // by the narrow finding ids the trials recorded (targets/srt/knownfindings.yaml).
 func TestScenariosOnHealthySRT(t *testing.T) {
 	requireSandbox(t)
+	trials := tierTrials()
 	set, err := knownfindings.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,7 @@ func TestScenariosOnHealthySRT(t *testing.T) {
 // list` shows), each run against its family's specs only (every srt session costs half a second).
 func TestScenarioFaultsAreFlagged(t *testing.T) {
 	requireSandbox(t)
+	trials := tierTrials()
 	families := []struct {
 		label string
 		flags []catalog.Flags
