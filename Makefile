@@ -41,10 +41,13 @@ deps-test:
 
 # Unit and driver tests first (packages in parallel), then the end-to-end tests alone: they count
 # outcomes of the real srt, whose start-up waits are short enough that a loaded machine shows.
+# The e2e timeout guards against a hang; it is not the budget (issue 32 and make bench are): on
+# a slower 2-core machine the e2e tier went past the 25 minutes it had. Verbose, so that each
+# test's time is in the log (--- PASS: TestX (N s)).
 test: deps deps-test build lint ## every test, against the real srt, bwrap and socat
 	@mkdir -p out && ./scripts/check-leftovers.sh --snapshot out/leftovers-before.txt
 	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -count=1 -timeout 20m $$(go list ./... | grep -v /e2e)
-	go test -count=1 -timeout 25m ./e2e/
+	set -o pipefail; go test -count=1 -timeout 40m -v ./e2e/ 2>&1 | grep -v '^=== '
 	@./scripts/check-leftovers.sh --since out/leftovers-before.txt
 
 # Measured results live in docs/results/, each file saying when and on which machine: the tools
