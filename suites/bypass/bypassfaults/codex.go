@@ -27,18 +27,24 @@ func init() {
 // profileFault registers a fault that changes the table named table (network, filesystem) of
 // every permission profile in Codex's configuration with patch.
 func profileFault(name, summary, table string, patch func(map[string]any)) {
+	settingsFault("codex", name, summary, func(s map[string]any) {
+		for _, t := range profileTables(s, table) {
+			patch(t)
+		}
+	})
+}
+
+// settingsFault registers a bypass fault that only patches the settings a target of format
+// writes (a configuration the sandbox reads), and makes it non-enforcing.
+func settingsFault(format, name, summary string, patch func(map[string]any)) {
 	faults.Register(&faults.Fault{
 		Name:    name,
 		Summary: summary,
 		Expect:  model.NonEnforcing,
-		Seams:   []model.Seam{model.SettingsFormat("codex")},
+		Seams:   []model.Seam{model.SettingsFormat(format)},
 		Scope:   faults.ScopeBypass,
 	}, func(in *faults.Injection) error {
-		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			for _, t := range profileTables(s, table) {
-				patch(t)
-			}
-		}))
+		in.Add(faults.WithSettingsPatch(patch))
 		return nil
 	})
 }

@@ -97,38 +97,20 @@ func init() {
 		}
 		return faults.Shim(in, "bwrap-unmask.sh", "bwrap", map[string]any{"RealBwrap": r, "Prefix": in.Dir})
 	})
-	faults.Register(&faults.Fault{
-		Name: "credentials-ignored",
-		Summary: "srt reads no credentials section: every secret it was told to withhold or mask reaches the " +
-			"command in clear",
-		Expect: model.NonEnforcing,
-		Seams:  []model.Seam{model.SettingsFormat("srt")},
-		Scope:  faults.ScopeBypass,
-	}, func(in *faults.Injection) error {
-		in.Add(faults.WithSettingsPatch(func(s map[string]any) { delete(s, "credentials") }))
-		return nil
-	})
-	faults.Register(&faults.Fault{
-		Name: "inject-anywhere",
-		Summary: "srt's proxy swaps a masked secret's stand-in for the real value towards every allowed host, " +
-			"not only the secret's own (its injectHosts widened to allowedDomains)",
-		Expect: model.NonEnforcing,
-		Seams:  []model.Seam{model.SettingsFormat("srt")},
-		Scope:  faults.ScopeBypass,
-	}, func(in *faults.Injection) error {
-		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
-			allowed := targets.SettingsStrings(targets.SettingsObject(s, "network")["allowedDomains"])
-			c := targets.SettingsObject(s, "credentials")
-			for _, key := range []string{"envVars", "files"} {
-				list, _ := c[key].([]any)
-				for _, e := range list {
-					if m, ok := e.(map[string]any); ok && m["mode"] == "mask" {
-						targets.SettingsAdd(m, "injectHosts", allowed)
-					}
+	settingsFault("srt", "credentials-ignored", "srt reads no credentials section: every secret it was told to withhold or mask reaches the "+
+		"command in clear", func(s map[string]any) { delete(s, "credentials") })
+	settingsFault("srt", "inject-anywhere", "srt's proxy swaps a masked secret's stand-in for the real value towards every allowed host, "+
+		"not only the secret's own (its injectHosts widened to allowedDomains)", func(s map[string]any) {
+		allowed := targets.SettingsStrings(targets.SettingsObject(s, "network")["allowedDomains"])
+		c := targets.SettingsObject(s, "credentials")
+		for _, key := range []string{"envVars", "files"} {
+			list, _ := c[key].([]any)
+			for _, e := range list {
+				if m, ok := e.(map[string]any); ok && m["mode"] == "mask" {
+					targets.SettingsAdd(m, "injectHosts", allowed)
 				}
 			}
-		}))
-		return nil
+		}
 	})
 	faults.Register(&faults.Fault{
 		Name:    "tty-shared",
