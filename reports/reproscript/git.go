@@ -107,32 +107,15 @@ func gitScript(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if e.Target != "srt" {
-		return "", fmt.Errorf("standalone reproducers drive srt so far, not %s", e.Target)
-	}
-	if e.Fault != "" {
-		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
-	}
-	argv, err := srtArgv(e.Run.Argv)
-	if err != nil {
-		return "", err
-	}
-	settings, err := relocate(e.Settings, argv.trialDir)
-	if err != nil {
+	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	if err := run.check(); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("#!/bin/sh\n")
-	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
-	if why != "" {
-		w("# What the trial saw: %s\n", oneLine(why))
+	if err := run.open(&b, scenario, why, gitHeader, gitPrelude); err != nil {
+		return "", err
 	}
-	b.WriteString(gitHeader)
-	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
-	b.WriteString(gitPrelude)
-	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
-	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("cat > \"$w/setup.sh\" <<'SETUP'\nset -e\ncd \"$ws\"\n%s\nSETUP\n", gc.setup)
 	w("as_user env ws=\"$ws\" sh \"$w/setup.sh\"\n")
 	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", gc.command)

@@ -144,14 +144,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if e.Target != "srt" {
-		return "", fmt.Errorf("standalone reproducers drive srt so far, not %s", e.Target)
-	}
-	if e.Fault != "" {
-		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
-	}
-	argv, err := srtArgv(e.Run.Argv)
-	if err != nil {
+	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	if err := run.check(); err != nil {
 		return "", err
 	}
 	var control, kase *caseOf
@@ -177,22 +171,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if control == nil {
 		control = &caseOf{via: kase.via, host: "allowed." + domain, port: 80}
 	}
-	settings, err := relocate(e.Settings, argv.trialDir)
-	if err != nil {
+	var b strings.Builder
+	if err := run.open(&b, scenario, why, header, prelude); err != nil {
 		return "", err
 	}
-	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("#!/bin/sh\n")
-	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
-	if why != "" {
-		w("# What the trial saw: %s\n", oneLine(why))
-	}
-	b.WriteString(header)
-	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
-	b.WriteString(prelude)
-	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
-	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
 	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", serverPy)
 	w("cat > \"$w/request.py\" <<'PY'\n%sPY\n", requestPy)
 	w("{\n  echo '127.0.0.1 localhost'\n  echo '::1 localhost'\n")
@@ -231,6 +214,52 @@ func (c *caseOf) auth() string {
 		return "noauth"
 	}
 	return "auth"
+}
+
+// srtRun is what every reproducer reads of a trial: the sandbox, its settings and command line.
+type srtRun struct {
+	target, version, fault string
+	settings               json.RawMessage
+	argv                   []string
+}
+
+// check says why the trial's run cannot be reproduced: another target, a fault's finding, a
+// command line that is not srt's.
+func (r srtRun) check() error {
+	if r.target != "srt" {
+		return fmt.Errorf("standalone reproducers drive srt so far, not %s", r.target)
+	}
+	if r.fault != "" {
+		return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", r.fault)
+	}
+	_, err := srtArgv(r.argv)
+	return err
+}
+
+// open writes a script's opening: what it reproduces and what the trial saw, header, SANDBOX
+// and RUN_AS (the trial's account), prelude (which makes $w), and the trial's settings in
+// $w/settings.json with $w in the trial directory's place.
+func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) error {
+	argv, err := srtArgv(r.argv)
+	if err != nil {
+		return err
+	}
+	settings, err := relocate(r.settings, argv.trialDir)
+	if err != nil {
+		return err
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("#!/bin/sh\n")
+	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, r.target, r.version)
+	if why != "" {
+		w("# What the trial saw: %s\n", oneLine(why))
+	}
+	b.WriteString(header)
+	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
+	b.WriteString(prelude)
+	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
+	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
+	return nil
 }
 
 type srtCommand struct{ user, trialDir string }
