@@ -1,8 +1,6 @@
 package crafted
 
 import (
-	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,18 +19,7 @@ func TestCarry(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan http.Header, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- r.Header
-		fmt.Fprint(w, "ok")
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv("HTTP_PROXY", "http://"+ln.Addr().String())
-	t.Setenv("http_proxy", "http://"+ln.Addr().String())
+	proxyAt(t, func(r *http.Request) { got <- r.Header })
 
 	res := Send(Request{ID: "s.c", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80,
 		Carry: []string{CarryEnv + "CANARY_T_KEY", CarryFile + "~/.netrc", CarryEnv + "CANARY_T_UNSET"}}, "n0nce", 3*time.Second)

@@ -177,13 +177,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestMethodAndPipelined: a case's method goes as written (case and all) with an empty body, and
-// a pipelined case sends a harmless GET first and its own request second, on one connection.
-func TestMethodAndPipelined(t *testing.T) {
-	type seen struct{ method, path, conn string }
-	got := make(chan seen, 8)
+// proxyAt stands in for the HTTP proxy of the environment: a server on loopback that answers
+// "ok" to every request after handing it to seen.
+func proxyAt(t *testing.T, seen func(*http.Request)) {
+	t.Helper()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- seen{r.Method, r.URL.Path, r.RemoteAddr}
+		seen(r)
 		fmt.Fprint(w, "ok")
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -194,6 +193,14 @@ func TestMethodAndPipelined(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	t.Setenv("HTTP_PROXY", "http://"+ln.Addr().String())
 	t.Setenv("http_proxy", "http://"+ln.Addr().String())
+}
+
+// TestMethodAndPipelined: a case's method goes as written (case and all) with an empty body, and
+// a pipelined case sends a harmless GET first and its own request second, on one connection.
+func TestMethodAndPipelined(t *testing.T) {
+	type seen struct{ method, path, conn string }
+	got := make(chan seen, 8)
+	proxyAt(t, func(r *http.Request) { got <- seen{r.Method, r.URL.Path, r.RemoteAddr} })
 
 	res := Send(Request{ID: "m.post", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Method: "post"}, "n0nce", 3*time.Second)
 	if s := <-got; res.Status != 200 || s.method != "post" || s.path != BypassPath("n0nce", "m.post") {
