@@ -34,10 +34,11 @@ const injectName = "inject." + nethost.Domain
 // is planted (crafted.CarryEnv, crafted.CarryFile), to the allowed host.
 func carry(id, what string, needs model.Capability, open, hidden bypasstrial.Canary) bypassCase {
 	source := func(c bypasstrial.Canary) string {
-		if c.Env != "" {
-			return crafted.CarryEnv + c.Env
+		cr := c.Credential()
+		if cr.Env != "" {
+			return crafted.CarryEnv + cr.Env
 		}
-		return crafted.CarryFile + "~/" + c.File
+		return crafted.CarryFile + cr.File
 	}
 	return bypassCase{id: id, what: what, needs: needs, allowedOK: true,
 		mustCarry: []string{open.Name}, mustNotCarry: []string{hidden.Name},
@@ -69,10 +70,13 @@ var secretsSession = bypassSession{
 	policy: func(_ *nethost.Hosts, t targets.Target) targets.Policy {
 		// The open canaries are not declared: they are the controls.
 		p := targets.Policy{AllowedHosts: []string{allowedName},
-			Credentials: []targets.Credential{{Env: denyEnv.Env}, {File: "~/" + denyFile.File}}}
-		masked := map[model.Capability]targets.Credential{model.CapCredentialMasking: {Env: maskEnv.Env}, model.CapFileMasking: {File: "~/" + maskFile.File}}
-		for _, need := range []model.Capability{model.CapCredentialMasking, model.CapFileMasking} {
-			if c := masked[need]; targets.Has(t, need) {
+			Credentials: []targets.Credential{denyEnv.Credential(), denyFile.Credential()}}
+		for _, m := range []struct {
+			canary bypasstrial.Canary
+			need   model.Capability
+		}{{maskEnv, model.CapCredentialMasking}, {maskFile, model.CapFileMasking}} {
+			if targets.Has(t, m.need) {
+				c := m.canary.Credential()
 				c.Mask, c.InjectHosts, c.PlaintextInject = true, []string{injectName}, true
 				p.Credentials = append(p.Credentials, c)
 			}

@@ -20,6 +20,14 @@ type Canary struct {
 	File string // the file, relative to HOME
 }
 
+// Credential is the canary as a sandbox is told of it (a file's path from HOME, ~/), withheld.
+func (c Canary) Credential() targets.Credential {
+	if c.Env != "" {
+		return targets.Credential{Env: c.Env}
+	}
+	return targets.Credential{File: "~/" + c.File}
+}
+
 // Value is the canary's value in the trial named by nonce.
 func (c Canary) Value(nonce string) string { return "sandcheck-" + c.Name + "-" + nonce }
 
