@@ -305,6 +305,17 @@ func ShellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
+// EnvValue is key's last non-empty value in env, or def.
+func EnvValue(env []string, key, def string) string {
+	v := def
+	for _, e := range env {
+		if x, ok := strings.CutPrefix(e, key+"="); ok && x != "" {
+			v = x
+		}
+	}
+	return v
+}
+
 // SetEnv returns env with key set to value (replacing any earlier assignment).
 func SetEnv(env []string, key, value string) []string {
 	out := make([]string, 0, len(env)+1)

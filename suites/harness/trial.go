@@ -201,7 +201,7 @@ func (t *Trial) session(specFile string) *targets.Session {
 // 107 bytes (srt 0.0.1: "Failed to create bridge sockets after 5 attempts").
 func (t *Trial) ownTmpAndHome() error {
 	root := t.Dir
-	tmp := envValue(t.Env, "TMPDIR", "/tmp")
+	tmp := targets.EnvValue(t.Env, "TMPDIR", "/tmp")
 	long := len(filepath.Join(t.Dir, "tmp")) > maxTmpDir
 	if long {
 		tmp = "/tmp"
@@ -243,17 +243,6 @@ func sameFS(a, b string) bool {
 		return true
 	}
 	return sa.Dev == sb.Dev
-}
-
-// envValue is key's last value in env, or def.
-func envValue(env []string, key, def string) string {
-	v := def
-	for _, e := range env {
-		if x, ok := strings.CutPrefix(e, key+"="); ok && x != "" {
-			v = x
-		}
-	}
-	return v
 }
 
 // sessionEnv is the account's environment with the trial's own TMPDIR and HOME (see Tmp). srt

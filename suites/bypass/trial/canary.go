@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -50,12 +49,7 @@ func canaryValues(cs []Canary, nonce string) map[string]string {
 // HOME (owned by the sandbox's user with the rest of the trial's directory, mode 0600 as a
 // credentials file is).
 func plant(s *targets.Session, cs []Canary, nonce string) error {
-	home := ""
-	for _, e := range s.Env {
-		if v, ok := strings.CutPrefix(e, "HOME="); ok {
-			home = v
-		}
-	}
+	home := targets.EnvValue(s.Env, "HOME", "")
 	for _, c := range cs {
 		if c.Env != "" {
 			s.Env = targets.SetEnv(s.Env, c.Env, c.Value(nonce))
