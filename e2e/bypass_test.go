@@ -10,7 +10,7 @@ import (
 	"github.com/sandcheck/sandcheck/knownfindings"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/schema"
-	"github.com/sandcheck/sandcheck/suites/bypass"
+	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
 )
 
 // The bypass scenarios (issue 12) end to end: every class's known-bad, a fault in the real
@@ -21,7 +21,7 @@ import (
 //	flock /tmp/sandcheck-heavy.lock go test -count=1 -run 'TestBypassHealthy$' ./e2e/
 
 // bypassClasses are the classes; each must have run in the healthy test and have a known-bad.
-var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay", "policy-tamper", "proxy-semantics", "dns", "git", "persistence"}
+var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay", "policy-tamper", "proxy-semantics", "dns", "git", "persistence", "privilege"}
 
 // claimedClasses are bypass classes only a sandbox that claims their capability is judged on
 // (methods: Codex's limited mode; private-addresses: its guard against names resolving to
@@ -115,7 +115,7 @@ func checkBypassTarget(t testing.TB, target string, n int, rep *schema.Report, r
 func TestBypassKnownBadsFlagged(t *testing.T) {
 	requireSandbox(t)
 	covered := map[string]bool{}
-	for i, b := range bypass.KnownBads {
+	for i, b := range knownbad.Faults {
 		for _, s := range b.Scenarios {
 			covered[s] = true
 		}
@@ -134,6 +134,33 @@ func TestBypassKnownBadsFlagged(t *testing.T) {
 				}
 				if c.Outcomes["non-enforcing"] != trials {
 					t.Errorf("%s under %s on %s: %v, want non-enforcing in all %d%s", s, b.Fault, b.Target, c.Outcomes, trials, why(c))
+				}
+			}
+		})
+	}
+	// The known-bads no fault stands in for: the release with the bug flagged in every trial,
+	// the release that fixed it passed in every trial.
+	for _, b := range knownbad.Releases {
+		for _, s := range b.Scenarios {
+			covered[s] = true
+		}
+		if os.Getenv("SANDCHECK_BYPASS_BAD") != "" {
+			continue
+		}
+		t.Run(b.Target+"@"+b.Open, func(t *testing.T) {
+			trials := tierTrials()
+			rows := byTarget(runReportEnv(t, []string{"SANDCHECK_NPM_OFFLINE=1"}, "-n", fmt.Sprint(trials), "-j", "2",
+				"--label-filter", b.Labels, "--target", b.Target+"@"+b.Open, "--target", b.Target+"@"+b.Fixed, "--user", b.User))
+			for _, s := range b.Scenarios {
+				for release, want := range map[string]model.Outcome{b.Open: model.NonEnforcing, b.Fixed: model.Correct} {
+					c, ok := rows[b.Target+"@"+release+"||"+s]
+					if !ok {
+						t.Errorf("%s on %s: no row (rows: %v)", s, release, keys(rows))
+						continue
+					}
+					if c.Outcomes[string(want)] != trials {
+						t.Errorf("%s on %s %s as %s: %v, want %s in all %d%s", s, b.Target, release, b.User, c.Outcomes, want, trials, why(c))
+					}
 				}
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
 	"github.com/sandcheck/sandcheck/suites/catalog"
 	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
 )
@@ -26,15 +27,19 @@ func sessions() []bypassSession {
 // non-enforcing, in every trial.
 func flags() []catalog.Flags {
 	var out []catalog.Flags
-	for _, kb := range KnownBads {
+	for _, kb := range knownbad.Faults {
 		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Fault: kb.Fault, Target: kb.Target, Expect: model.NonEnforcing},
+			Scenarios: kb.Scenarios})
+	}
+	for _, kb := range knownbad.Releases {
+		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Target: kb.Target, Release: kb.Open, Fixed: kb.Fixed, User: kb.User, Expect: model.NonEnforcing},
 			Scenarios: kb.Scenarios})
 	}
 	return out
 }
 
 // Catalogue lists the family's scenarios, from the classes and checks its specs are built from,
-// each with the known-bads (KnownBads) that flag it.
+// each with the known-bads (knownbad) that flag it.
 func Catalogue() []catalog.Scenario {
 	fl := flags()
 	var out []catalog.Scenario

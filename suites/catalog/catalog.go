@@ -112,10 +112,15 @@ func (n Needs) String() string {
 	return strings.Join(out, ", ")
 }
 
-// KnownBad is a fault that must flag a scenario.
+// KnownBad is a fault that must flag a scenario, or a published release of a target that has
+// the bug (Release; no fault).
 type KnownBad struct {
-	// Fault as --fault names it, parameters included.
+	// Fault as --fault names it, parameters included; "" for a release.
 	Fault string `json:"fault"`
+	// Release is the target's published release that has the bug, and Fixed the first one
+	// after it that passes (both run under User).
+	Release string `json:"release,omitempty"`
+	Fixed   string `json:"fixed,omitempty"`
 	// Target is the target it is run on; "" any target whose seams it reaches.
 	Target string `json:"target,omitempty"`
 	// User is who the sandbox runs as for it to show; "" the default user.
@@ -129,7 +134,10 @@ type KnownBad struct {
 // String is the known-bad in a few words: "bad-proxy on srt: non-enforcing".
 func (k KnownBad) String() string {
 	s := k.Fault
-	if k.Target != "" {
+	switch {
+	case k.Release != "":
+		s = k.Name()
+	case k.Target != "":
 		s += " on " + k.Target
 	}
 	if k.User != "" {
@@ -143,7 +151,18 @@ func (k KnownBad) String() string {
 	default:
 		s += ": " + string(k.Expect)
 	}
+	if k.Fixed != "" {
+		s += " (fixed in " + k.Fixed + ")"
+	}
 	return s
+}
+
+// Name is the known-bad's name in a list: its fault, or the release (srt@0.0.65).
+func (k KnownBad) Name() string {
+	if k.Release != "" {
+		return k.Target + "@" + k.Release
+	}
+	return k.Fault
 }
 
 // Flags is a known-bad together with the scenarios it must flag, the way families declare them.

@@ -19,6 +19,18 @@ const (
 	OpSymlink = "symlink" // create a symlink at Path pointing to Path2
 )
 
+// Privileged steps a check can take before its operation: what a command that kept
+// CAP_SYS_ADMIN over its sandbox's mounts could do to them. Each works on the mount that holds
+// Path; the operation is tried whatever the step's result, and only its effect is judged.
+const (
+	// PrivRemount remounts the mount holding Path read-write (`mount -o remount,rw`).
+	PrivRemount = "remount-rw"
+	// PrivUnmount detaches the mounts stacked over Path (a read-only bind over a protected
+	// file, /dev/null or a tmpfs over a denied one), down to the mount that holds the working
+	// directory, which it leaves in place so that the checks after it still run where they were.
+	PrivUnmount = "unmount"
+)
+
 // FSCheck is one filesystem operation the probe attempts. The probe only reports what happened;
 // whether it should have been allowed is the classifier's business.
 type FSCheck struct {
@@ -30,6 +42,8 @@ type FSCheck struct {
 	// Mkdir creates missing parent directories first. Off by default: a write outside the
 	// workspace must not create directories on the host when a sandbox fails to confine it.
 	Mkdir bool `json:"mkdir,omitempty"`
+	// Privileged is a step taken first (PrivRemount, PrivUnmount); "" none.
+	Privileged string `json:"privileged,omitempty"`
 }
 
 // FSResult is what one check saw.
@@ -43,6 +57,9 @@ type FSResult struct {
 	// write had to make. The harness removes both from the host if they escaped there.
 	Path    string   `json:"path,omitempty"`
 	Created []string `json:"created,omitempty"`
+	// Privileged says what the check's privileged step did: the mounts it changed, or why
+	// it could not.
+	Privileged string `json:"privileged,omitempty"`
 }
 
 // runFS performs the checks in order.
@@ -65,6 +82,9 @@ func fsOp(c FSCheck, r *FSResult) error {
 	// Paths may name the sandbox's own environment ($TMPDIR, $HOME), known only inside.
 	c.Path, c.Path2 = os.ExpandEnv(c.Path), os.ExpandEnv(c.Path2)
 	r.Path = c.Path
+	if c.Privileged != "" {
+		r.Privileged = privileged(c.Privileged, c.Path)
+	}
 	switch c.Op {
 	case OpWrite:
 		if c.Mkdir {

@@ -70,6 +70,12 @@ func (p fsPlan) describe() string {
 	default:
 		what = c.Op + " " + c.Path
 	}
+	switch c.Privileged {
+	case probe.PrivRemount:
+		what = "after remounting its mount read-write, " + what
+	case probe.PrivUnmount:
+		what = "after unmounting the mounts over it, " + what
+	}
 	if p.allow {
 		return what + " succeeds"
 	}

@@ -403,12 +403,7 @@ func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na skipped, token string)
 // any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
 // what the probe saw. The checks' effects are undone by resetLayout.
 func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na skipped, token string) ([]probe.FSResult, error) {
-	spec := probe.Spec{Nonce: harness.RandomHex(8)}
-	for _, p := range plans {
-		if _, ok := na[p.check.Name]; !p.allow && !ok {
-			spec.FS = append(spec.FS, p.check)
-		}
-	}
+	spec := probe.Spec{Nonce: harness.RandomHex(8), FS: controlChecks(plans, na)}
 	if len(spec.FS) == 0 {
 		return nil, nil
 	}
@@ -452,6 +447,21 @@ func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na skipp
 		}
 	}
 	return out.Obs.FS, nil
+}
+
+// controlChecks are the checks the user tries without a sandbox: the denied ones still
+// applicable, each without its privileged step. The control is the operation itself; the step
+// would remount or unmount the host's own mounts.
+func controlChecks(plans []fsPlan, na skipped) []probe.FSCheck {
+	var out []probe.FSCheck
+	for _, p := range plans {
+		if _, ok := na[p.check.Name]; !p.allow && !ok {
+			c := p.check
+			c.Privileged = ""
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // permission says whether an errno is a refusal by permission: what the user cannot do anyway,

@@ -75,6 +75,9 @@ func freshLayout(t *testing.T) (string, []fsPlan) {
 // perform does the check's operation as the probe does it, with no sandbox.
 func perform(t *testing.T, c probe.FSCheck) {
 	t.Helper()
+	// The operation alone: a privileged step here would remount or unmount this host's own
+	// mounts, and the host side judges the operation's effect, however it got through.
+	c.Privileged = ""
 	obs := probe.Run(probe.Spec{FS: []probe.FSCheck{c}})
 	if len(obs.FS) != 1 || !obs.FS[0].OK {
 		t.Fatalf("%s without a sandbox: %+v", c.Name, obs.FS)
@@ -256,5 +259,40 @@ func TestProtectedWriteInsideIsABreach(t *testing.T) {
 				t.Fatalf("%s written inside only: %+v, escaped %v", name, c, ft.Escaped)
 			}
 		})
+	}
+}
+
+// TestInterplayPathSpellsHomeAndTrial: a check's path in a finding names the fake HOME and the
+// trial's directory as $HOME and $TRIAL, so a pin matches every trial's.
+func TestInterplayPathSpellsHomeAndTrial(t *testing.T) {
+	l := newFSInterplay("/tmp/sandcheck-trial-1")
+	ft := &Trial{Policy: l.policy(), SandboxRun: harness.SandboxRun{Observation: &probe.Observation{FS: []probe.FSResult{
+		{Name: "a", Path: l.gitconfig()}, {Name: "b", Path: l.remounted()}, {Name: "c", Path: "/etc/passwd"}}}}}
+	for name, want := range map[string]string{"a": "$HOME/proj/sub/.gitconfig", "b": "$TRIAL/remounted", "c": "/etc/passwd", "d": ""} {
+		if got := InterplayPath(ft, name); got != want {
+			t.Errorf("InterplayPath(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestControlsTakeNoPrivilegedStep: the unsandboxed controls run on the host itself, where a
+// remount or an unmount would change the host's own mounts; the privileged checks are in them,
+// as their plain operation.
+func TestControlsTakeNoPrivilegedStep(t *testing.T) {
+	plans := allDeniedPlans("/d")
+	privileged := 0
+	for _, p := range plans {
+		if p.check.Privileged != "" {
+			privileged++
+		}
+	}
+	checks := controlChecks(plans, skipped{})
+	if privileged == 0 || len(checks) != len(plans) {
+		t.Fatalf("%d privileged plans, %d controls of %d plans", privileged, len(checks), len(plans))
+	}
+	for _, c := range checks {
+		if c.Privileged != "" {
+			t.Errorf("%s: the control takes the step %s on the host", c.Name, c.Privileged)
+		}
 	}
 }

@@ -26,14 +26,18 @@ import (
 // next `git status` outside would execute (core.fsmonitor), wherever git looks for them: a
 // nested repository's, one deeper than a sandbox's scan for them reaches, a submodule's (under
 // its superproject's .git/modules), a repository the command creates, a bare repository's, and
-// a linked worktree's .git pointer file. The host side decides, as
-// in the filesystem scenario: a file that moved, appeared or changed on the host is an escape.
+// a linked worktree's .git pointer file. The persistence class: the files that configure a
+// later session. The privilege class, last: a command that kept CAP_SYS_ADMIN over its mounts
+// unmounts what covers a protected and a read-denied file, and remounts the read-only mount
+// over a file outside read-write. The host side decides, as in the filesystem scenario: a file
+// that moved, appeared or changed on the host is an escape.
 
 // Classes of the checks the trial runs.
 const (
 	ClassInterplay   = "fs-interplay"
 	ClassGit         = "git"
 	ClassPersistence = "persistence"
+	ClassPrivilege   = "privilege"
 )
 
 // shellFiles are the login and shell start-up files a next session sources, which the layout
@@ -88,6 +92,12 @@ func (l fsInterplay) deepConf() string   { return filepath.Join(l.deep(), ".git"
 func (l fsInterplay) bareConf() string { return filepath.Join(l.ws, "bare.git", "config") }
 func (l fsInterplay) worktree() string { return filepath.Join(l.ws, "w") }
 
+// remounted is a file outside the writable HOME (in the trial's directory, which the user
+// owns) that only a remount of the read-only mount over it would let the command write; the
+// workspace's .gitconfig is one of the files a sandbox protects by a mount of its own.
+func (l fsInterplay) remounted() string { return filepath.Join(filepath.Dir(l.home), "remounted") }
+func (l fsInterplay) gitconfig() string { return filepath.Join(l.ws, ".gitconfig") }
+
 // Paths of the layout's denied files.
 func (l fsInterplay) both() string    { return filepath.Join(l.ws, "both", "secret.key") }
 func (l fsInterplay) private() string { return filepath.Join(l.ws, "private") }
@@ -110,6 +120,7 @@ func (l fsInterplay) files(token string) map[string]string {
 		filepath.Join(l.repo, ".git", "config"):                        "[core]\n",
 		filepath.Join(l.repo, ".git", "hooks", "pre-commit"):           "#!/bin/sh\n# original hook\n",
 		filepath.Join(l.ws, "README"):                                  "the command runs here, two levels below HOME\n",
+		l.gitconfig():                                                  "# original .gitconfig\n",
 		l.nearConf():                                                   "[core]\n",
 		filepath.Join(l.near(), ".git", "HEAD"):                        "ref: refs/heads/main\n",
 		filepath.Join(l.near(), ".gitmodules"):                         "[submodule \"m\"]\n\tpath = m\n\turl = ./m\n",
@@ -139,10 +150,12 @@ func (l fsInterplay) files(token string) map[string]string {
 	return files
 }
 
-// layout (re)creates the tree from scratch.
+// layout (re)creates the tree from scratch, the file outside it that a check writes removed.
 func (l fsInterplay) layout(token string) error {
-	if err := os.RemoveAll(l.home); err != nil {
-		return fmt.Errorf("fs-interplay layout: %w", err)
+	for _, p := range []string{l.home, l.remounted()} {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("fs-interplay layout: %w", err)
+		}
 	}
 	for p, c := range l.files(token) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -209,6 +222,15 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		}
 		out = append(out, c)
 	}
+	// Last: what a command that kept CAP_SYS_ADMIN over its mounts does to them (srt up to
+	// 0.0.65 as root), each step followed by the operation its mount was there to refuse.
+	privileged := func(step string, p fsPlan) fsPlan { p.check.Privileged = step; return p }
+	out = append(out,
+		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, changed(probe.OpAppend, l.gitconfig()))},
+		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(l.both()))},
+		InterplayCheck{Class: ClassPrivilege, Name: "remount-rw", Needs: []model.Capability{model.CapWritablePaths},
+			plan: privileged(probe.PrivRemount, fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: l.remounted(), Content: token}, outside: l.remounted()})},
+	)
 	return out
 }
 
@@ -276,7 +298,8 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	return ft, nil
 }
 
-// InterplayPath is a check's path as findings spell it: the fake HOME as $HOME.
+// InterplayPath is a check's path as findings spell it: the fake HOME as $HOME, the trial's
+// directory around it as $TRIAL.
 func InterplayPath(ft *Trial, name string) string {
 	if ft.Observation == nil {
 		return ""
@@ -287,6 +310,9 @@ func InterplayPath(ft *Trial, name string) string {
 				home := ft.Policy.WritablePaths[0]
 				if rest, ok := strings.CutPrefix(r.Path, home+"/"); ok {
 					return "$HOME/" + rest
+				}
+				if rest, ok := strings.CutPrefix(r.Path, filepath.Dir(home)+"/"); ok {
+					return "$TRIAL/" + rest
 				}
 			}
 			return r.Path

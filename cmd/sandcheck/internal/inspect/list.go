@@ -89,8 +89,8 @@ const noneDeclared = "none declared"
 func knownBadNames(kbs []catalog.KnownBad) string {
 	var names []string
 	for _, kb := range kbs {
-		if !slices.Contains(names, kb.Fault) {
-			names = append(names, kb.Fault)
+		if !slices.Contains(names, kb.Name()) {
+			names = append(names, kb.Name())
 		}
 	}
 	switch {

@@ -141,8 +141,11 @@ func TestCatalogueNamesWhatExists(t *testing.T) {
 	for _, sc := range scs {
 		ids[sc.ID] = sc
 		for _, kb := range sc.KnownBads {
-			if _, _, err := faults.Parse(kb.Fault); err != nil {
+			if _, _, err := faults.Parse(kb.Fault); kb.Release == "" && err != nil {
 				t.Errorf("%s: known-bad %s: %v", sc.ID, kb, err)
+			}
+			if kb.Release != "" && (kb.Fault != "" || kb.Target == "" || kb.Fixed == "") {
+				t.Errorf("%s: known-bad %s: a release names its target and its fix, and no fault", sc.ID, kb)
 			}
 			if kb.Target != "" && !slices.Contains(targets.Names(), kb.Target) {
 				t.Errorf("%s: known-bad %s: no target %s", sc.ID, kb, kb.Target)

@@ -25,7 +25,7 @@ the compiled specs with Ginkgo's dry run and requires both to agree, spec for sp
   the seams a fail-closed condition acts through, the one target a setting belongs to); elsewhere the
   verdict is not-applicable.
 - **known-bads**: the faults that must flag the scenario, with the outcome they must produce ("flagged":
-  any failing one), and the target they run on. Bypass: suites/bypass/knownbad.go (e2e
+  any failing one), and the target they run on. Bypass: suites/bypass/knownbad (e2e
   TestBypassKnownBadsFlagged); network: the faults of scope network (fixtures/faults) and their
   outcome, on the trial as a whole (e2e TestDetector); filesystem, untrusted, fail-closed and
   concurrency: each family's KnownBads (e2e TestScenarioFaultsAreFlagged, TestConcurrency).

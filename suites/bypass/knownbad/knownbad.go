@@ -1,25 +1,28 @@
-package bypass
+// Package knownbad lists the bypass family's known-bads: the faults, and the real releases, that
+// each bypass scenario must flag non-enforcing in every trial. Together they cover every bypass
+// scenario (the e2e tests check both); a new case names here the known-bad that shows it.
+package knownbad
 
-// KnownBad is one known-bad of the family: a fault on a target, under a label filter, and the
-// scenarios it must flag non-enforcing in every trial. Together they cover every bypass scenario
-// (the e2e tests check both). A new case names here the known-bad that shows it.
-type KnownBad struct {
+import "github.com/sandcheck/sandcheck/model"
+
+// Fault is a fault on a target, under a label filter, and the scenarios it must flag.
+type Fault struct {
 	Target, Fault, Labels string
 	Scenarios             []string
 }
 
-// cases names a class's cases as scenarios.
+// cases names a class's cases as scenarios (bypass/CLASS/CASE).
 func cases(class string, ids ...string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = scenarioName(class, id)
+		out[i] = "bypass/" + class + "/" + id
 	}
 	return out
 }
 
-// KnownBads are the family's known-bads: one fault per class at least, each through the real
+// Faults are the family's known-bads: one fault per class at least, each through the real
 // sandbox's own seam.
-var KnownBads = []KnownBad{
+var Faults = []Fault{
 	// An allow-list proxy with every known matching bug in srt's place.
 	{"srt", "bad-proxy", "bypass-matching || bypass-resolved-address || bypass-ports || bypass-policy-semantics || bypass-other-egress-proxy-no-credentials",
 		append(append(append(append(
@@ -78,4 +81,22 @@ var KnownBads = []KnownBad{
 	{"srt", "credentials-ignored", "bypass-secrets",
 		cases("secrets", "env-deny", "file-deny", "env-mask", "file-mask")},
 	{"srt", "inject-anywhere", "bypass-secrets-env-mask || bypass-secrets-file-mask", cases("secrets", "env-mask", "file-mask")},
+}
+
+// Release is a class's known-bad that no fault stands in for: a published release of a target
+// that has the bug, flagged in every trial, and the release that fixed it, passed in every
+// trial, both as User.
+type Release struct {
+	Target, Open, Fixed, User, Labels string
+	Scenarios                         []string
+}
+
+// Releases are the family's known-bads in real releases.
+var Releases = []Release{
+	// srt up to 0.0.65 runs a root caller's command with root's capabilities in the initial user
+	// namespace: it remounts the read-only root read-write and unmounts the mounts over
+	// protected and denied files. 0.0.66 drops them (--unshare-user --cap-drop ALL) but then
+	// fails to start as root here until 0.0.76.
+	{Target: "srt", Open: "0.0.65", Fixed: "0.0.76", User: model.UserRoot, Labels: "bypass-privilege",
+		Scenarios: cases("privilege", "unmount-protected", "unmount-deny-read", "remount-rw")},
 }

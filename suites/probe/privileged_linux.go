@@ -1,0 +1,120 @@
+package probe
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// privileged takes a check's privileged step on the mounts over path and says what it did.
+func privileged(step, path string) string {
+	switch step {
+	case PrivRemount:
+		mp, err := mountPoint(path)
+		if err != nil {
+			return err.Error()
+		}
+		// The mount's own flags first (a read-only bind of a writable filesystem), then the
+		// filesystem's, as `mount -o remount,rw` tries them.
+		errBind := unix.Mount("", mp, "", unix.MS_REMOUNT|unix.MS_BIND, "")
+		if errBind == nil {
+			return "remounted " + mp + " read-write (bind)"
+		}
+		if err := unix.Mount("", mp, "", unix.MS_REMOUNT, ""); err != nil {
+			return fmt.Sprintf("remount %s: %v (bind: %v)", mp, err, errBind)
+		}
+		return "remounted " + mp + " read-write"
+	case PrivUnmount:
+		wd, err := os.Getwd()
+		if err != nil {
+			return err.Error()
+		}
+		floor, err := mountPoint(wd)
+		if err != nil {
+			return err.Error()
+		}
+		var done []string
+		// Bounded: a sandbox stacks a few mounts on a path, never many.
+		for range 8 {
+			mp, err := mountPoint(path)
+			if err != nil {
+				return err.Error()
+			}
+			if !strings.HasPrefix(mp, floor+"/") && floor != "/" || mp == floor || mp == "/" {
+				break
+			}
+			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
+				return fmt.Sprintf("%sumount %s: %v", prefixed(done), mp, err)
+			}
+			done = append(done, mp)
+		}
+		if len(done) == 0 {
+			return "no mount over " + path + " below the working directory's"
+		}
+		return "unmounted " + strings.Join(done, ", ")
+	}
+	return fmt.Sprintf("unknown privileged step %q", step)
+}
+
+func prefixed(done []string) string {
+	if len(done) == 0 {
+		return ""
+	}
+	return "unmounted " + strings.Join(done, ", ") + "; "
+}
+
+// mountPoint is the mount point, as this process sees its mounts, of the mount that holds path
+// (which need not exist yet): the longest mount point that is path or one of its parents, the
+// last mounted of those stacked there.
+func mountPoint(path string) (string, error) {
+	path = filepath.Clean(path)
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("mount point of %s: %w", path, err)
+	}
+	defer f.Close()
+	best := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if (mp == path || mp == "/" || strings.HasPrefix(path, mp+"/")) && len(mp) >= len(best) {
+			best = mp
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("mount point of %s: %w", path, err)
+	}
+	if best == "" {
+		return "", fmt.Errorf("mount point of %s: none in /proc/self/mountinfo", path)
+	}
+	return best, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+				b.WriteByte(byte(c))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
