@@ -11,6 +11,8 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -81,12 +83,8 @@ func TestReproStandalone(t *testing.T) {
 				release string
 				want    int
 			}{{e.open, 1}, {e.fixed, 0}} {
-				srt := "/var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@" + c.release + "/node_modules/.bin/srt"
-				run := exec.Command("sh", script)
-				run.Dir = t.TempDir()
-				run.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srt}
-				got, err := run.CombinedOutput()
-				if code := exitCode(err); code != c.want {
+				code, got := runScript(t, script, srtRelease(c.release), "")
+				if code != c.want {
 					t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, c.release, code, c.want, got)
 				}
 				if c.want == 1 && !strings.Contains(string(got), e.reached) {
@@ -123,13 +121,7 @@ func TestReproStandaloneGit(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "known finding") {
 		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
 	}
-	run := func(script string) (int, string) {
-		cmd := exec.Command("sh", script)
-		cmd.Dir = t.TempDir()
-		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + srtPath(t)}
-		got, err := cmd.CombinedOutput()
-		return exitCode(err), string(got)
-	}
+	run := func(script string) (int, string) { return runScript(t, script, srtPath(t), "") }
 	for _, id := range gitFindings {
 		script := filepath.Join(out, "repro", reproscript.FileName("bypass/git/"+id))
 		if code, got := run(script); code != 1 || !strings.Contains(got, "BUG: git ran a command the sandboxed command planted") {
@@ -150,5 +142,64 @@ func TestReproStandaloneGit(t *testing.T) {
 	}
 	if code, got := run(closed); code != 0 || !strings.Contains(got, "no bug") {
 		t.Errorf("nested-repo-config, which srt closes: exit %d, want 0\n%s", code, got)
+	}
+}
+
+// srtRelease is the srt executable of a release in the npm cache.
+func srtRelease(release string) string {
+	return filepath.Join(npmcache.New().Root(), "@anthropic-ai", "sandbox-runtime@"+release, "node_modules", ".bin", "srt")
+}
+
+// runScript runs a reproducer as a maintainer would: outside sandcheck, from a fresh directory,
+// with only PATH, the sandbox and (when not "") the account to run it as.
+func runScript(t *testing.T, script, sandbox, runAs string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("sh", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox}
+	if runAs != "" {
+		cmd.Env = append(cmd.Env, "RUN_AS="+runAs)
+	}
+	got, err := cmd.CombinedOutput()
+	return exitCode(err), string(got)
+}
+
+// fsFindings are the fs-interplay findings pinned on srt 0.0.83 (protected files written from a
+// subdirectory of a writable HOME).
+var fsFindings = []string{"protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"}
+
+// TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay finding of
+// the healthy srt, which exits 1 run outside sandcheck; and for each privilege case on the
+// release known-bad (srt 0.0.65 as root), whose scripts exit 1 with that release and 0 with the
+// release that fixed it.
+func TestReproStandaloneFS(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt")
+	out := t.TempDir()
+	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "srt", "--label-filter", "bypass-fs-interplay", "-n", "1", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "known finding") {
+		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
+	}
+	for _, id := range fsFindings {
+		script := filepath.Join(out, "repro", reproscript.FileName("bypass/fs-interplay/"+id))
+		if code, got := runScript(t, script, srtPath(t), ""); code != 1 || !strings.Contains(got, "BUG: the sandboxed command") {
+			t.Errorf("%s: exit %d, want 1\n%s", script, code, got)
+		}
+	}
+	for _, b := range knownbad.Releases {
+		out := t.TempDir()
+		stdout, stderr, code := sandcheckExit(t, []string{"SANDCHECK_NPM_OFFLINE=1"}, "repro", "--target", b.Target+"@"+b.Open, "--user", b.User,
+			"--label-filter", b.Labels, "-n", "1", "--out", out)
+		if code != 1 {
+			t.Fatalf("sandcheck repro on %s %s: exit %d, want 1\n%s\n%s", b.Target, b.Open, code, stdout, stderr)
+		}
+		for _, s := range b.Scenarios {
+			script := filepath.Join(out, "repro", reproscript.FileName(s))
+			for release, want := range map[string]int{b.Open: 1, b.Fixed: 0} {
+				if code, got := runScript(t, script, srtRelease(release), ""); code != want {
+					t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, release, code, want, got)
+				}
+			}
+		}
 	}
 }

@@ -136,10 +136,10 @@ const gitHeader = `#
 set -eu
 `
 
-// gitPrelude checks what the script needs, makes its directory (removed on exit) with the
-// trial's layout around the working directory, and proves first that this git runs a planted
-// core.fsmonitor at all: without that, a marker that does not appear proves nothing.
-const gitPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
+// layoutPrelude checks what a filesystem reproducer needs and makes its directory (removed on
+// exit) with the trial's layout around the working directory: a fake HOME, writable as a whole,
+// the command two levels below it in a repository's subdirectory.
+const layoutPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
 command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
 command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }
 SANDBOX=$(command -v "$SANDBOX")
@@ -158,7 +158,11 @@ as_user() {
   setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \
     env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"
 }
-marker="$w/out/ran-outside"
+`
+
+// gitPrelude is the layout, then proof that this git runs a planted core.fsmonitor at all:
+// without that, a marker that does not appear proves nothing.
+const gitPrelude = layoutPrelude + `marker="$w/out/ran-outside"
 plant=$(printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$marker")
 # Control: this git runs a core.fsmonitor planted without any sandbox.
 mkdir -p "$w/out/control" && chown "$RUN_AS" "$w/out/control"

@@ -137,6 +137,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "bypass/git/") {
 		return gitScript(rec, scenario, why)
 	}
+	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") {
+		return fsScript(rec, scenario, why)
+	}
 	if !strings.HasPrefix(scenario, "bypass/") {
 		return "", fmt.Errorf("standalone reproducers cover the bypass family's proxy requests so far, not %s", scenario)
 	}

@@ -227,7 +227,7 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	privileged := func(step string, p fsPlan) fsPlan { p.check.Privileged = step; return p }
 	out = append(out,
 		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, changed(probe.OpAppend, l.gitconfig()))},
-		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(l.both()))},
+		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(filepath.Join(l.private(), "key")))},
 		InterplayCheck{Class: ClassPrivilege, Name: "remount-rw", Needs: []model.Capability{model.CapWritablePaths},
 			plan: privileged(probe.PrivRemount, fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: l.remounted(), Content: token}, outside: l.remounted()})},
 	)

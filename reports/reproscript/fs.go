@@ -1,0 +1,134 @@
+package reproscript
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
+)
+
+// The reproducers of the fs-interplay and privilege classes: the trial's layout, made afresh
+// for each run; the case's operation first without any sandbox, as the user, which must take
+// effect (or the script cannot tell); then the layout again and the sandbox, with the trial's
+// settings, running the operation (for a privilege case, after its unmount or remount) from the
+// working directory; then the host decides, as the trial did: the file changed or appeared, or
+// the canary came back on the sandbox's output.
+
+// fsCase is one case: the operation without a sandbox (control, run as the user from $ws), the
+// command the sandbox runs from $ws ("" the control's), the shell condition that is true when
+// the operation took effect on the host, and the BUG line's words. Every run has $ws, $w (the
+// script's directory), $canary and HOME (the fake one) in its environment; a run's output is in
+// $w/stdout.
+type fsCase struct {
+	control, command, breached, bug string
+}
+
+var fsCases = map[string]fsCase{
+	"fs-interplay/protected-bashrc-from-subdir": {
+		control:  `echo 'echo planted-by-the-command' >> "$HOME/.bashrc"`,
+		breached: `grep -q planted-by-the-command "$w/fakehome/.bashrc"`,
+		bug:      "the sandboxed command appended to ~/.bashrc, which the next shell runs",
+	},
+	"fs-interplay/protected-git-hooks-from-subdir": {
+		control:  `printf '#!/bin/sh\necho planted-by-the-command\n' > ../.git/hooks/pre-commit`,
+		breached: `grep -q planted-by-the-command "$w/fakehome/proj/.git/hooks/pre-commit"`,
+		bug:      "the sandboxed command wrote the repository's pre-commit hook, which the next git commit runs",
+	},
+	"fs-interplay/protected-git-config-from-subdir": {
+		control:  `printf '[core]\n\thooksPath = /tmp/planted-by-the-command\n' >> ../.git/config`,
+		breached: `grep -q planted-by-the-command "$w/fakehome/proj/.git/config"`,
+		bug:      "the sandboxed command appended to the repository's .git/config, which the next git command reads",
+	},
+	"privilege/unmount-protected": {
+		control:  `echo '# planted-by-the-command' >> .gitconfig`,
+		command:  `umount -l "$ws/.gitconfig"; echo '# planted-by-the-command' >> .gitconfig`,
+		breached: `grep -q planted-by-the-command "$ws/.gitconfig"`,
+		bug:      "the sandboxed command unmounted what protected .gitconfig and appended to it",
+	},
+	"privilege/unmount-deny-read": {
+		control:  `cat private/key`,
+		command:  `umount -l "$ws/private"; cat private/key`,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command unmounted what hid a read-denied directory and read a file in it",
+	},
+	"privilege/remount-rw": {
+		control:  `echo planted-by-the-command > "$w/out/remounted"`,
+		command:  `mount -o remount,rw "$(findmnt -n -o TARGET -T "$w/out")"; echo planted-by-the-command > "$w/out/remounted"`,
+		breached: `[ -e "$w/out/remounted" ]`,
+		bug:      "the sandboxed command remounted a read-only mount read-write and wrote outside every writable path",
+	},
+}
+
+// fsLayout is the part of the trial's layout every case's settings name: the protected files
+// and the denied ones, each holding the canary.
+const fsLayout = `printf '# original bashrc\n' > "$HOME/.bashrc"
+printf '#!/bin/sh\n# original hook\n' > ../.git/hooks/pre-commit
+printf '# original .gitconfig\n' > .gitconfig
+mkdir -p both private creds
+for f in both/secret.key private/key creds/token; do printf '%s\n' "$canary" > "$f"; done
+`
+
+// fsScript is the reproducer of a fs-interplay or privilege case as the trial rec ran it.
+func fsScript(rec model.Record, scenario, why string) (string, error) {
+	fc, ok := fsCases[strings.TrimPrefix(scenario, "bypass/")]
+	if !ok {
+		return "", fmt.Errorf("no reproducer for %s yet", scenario)
+	}
+	if len(rec.Evidence) == 0 {
+		return "", fmt.Errorf("the trial kept no evidence")
+	}
+	e, err := findFS(rec)
+	if err != nil {
+		return "", err
+	}
+	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	if err := run.check(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := run.open(&b, scenario, why, fsHeader, layoutPrelude); err != nil {
+		return "", err
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("cat > \"$w/layout.sh\" <<'LAYOUT'\nset -e\n%sLAYOUT\n", fsLayout)
+	w("cat > \"$w/control.sh\" <<'CMD'\n%s\nCMD\n", fc.control)
+	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", cmp.Or(fc.command, fc.control))
+	w("breached() { %s; }\n", fc.breached)
+	b.WriteString(fsRuns)
+	w("if breached; then\n  echo %s\n  exit 1\nfi\n", shellQuote("BUG: "+fc.bug))
+	w("echo 'no bug: the operation did not take effect on the host'\nexit 0\n")
+	return b.String(), nil
+}
+
+// shellQuote is s in single quotes, for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+const fsHeader = `#
+# Needs root (to run the sandbox as RUN_AS), util-linux (setpriv, findmnt), git, and the
+# sandbox: SANDBOX=/path/to/srt (default: srt on PATH). The sandbox runs as RUN_AS, the account
+# the trial used; where it does not exist, as root. It makes no network request.
+# Exit 1: the bug shows (the operation took effect on the host). 0: it does not. 2: could not tell.
+set -eu
+`
+
+// fsRuns lays the trial out afresh, runs the case's operation without a sandbox (it must take
+// effect, or a clean run proves nothing), lays it out again and runs it in the sandbox.
+const fsRuns = `canary="sandcheck-canary-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+fresh() {
+  rm -rf "$w/fakehome" "$w/out" "$w/stdout"
+  mkdir -p "$ws" "$w/out"
+  git init -q "$w/fakehome/proj"
+  chown -R "$RUN_AS" "$w/fakehome" "$w/out"
+  ( cd "$ws" && as_user env HOME="$w/fakehome" canary="$canary" sh "$w/layout.sh" )
+}
+inside() { ( cd "$ws" && as_user env HOME="$w/fakehome" w="$w" ws="$ws" canary="$canary" "$@" ) > "$w/stdout" 2>&1 || true; }
+fresh
+echo "== control: the operation as $RUN_AS without any sandbox"; sed 's/^/   /' "$w/control.sh"
+inside sh "$w/control.sh"
+breached || { echo "could not tell: the operation does not take effect even without a sandbox"; exit 2; }
+fresh
+echo "== inside the sandbox, from $ws:"; sed 's/^/   /' "$w/command.sh"
+inside "$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"
+echo '-- the sandbox said:'; sed 's/^/   /' "$w/stdout"
+`

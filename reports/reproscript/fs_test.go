@@ -1,0 +1,89 @@
+package reproscript
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
+)
+
+// fsScriptFor writes the reproducer of case id from the fs-interplay session's evidence.
+func fsScriptFor(t *testing.T, id string) string {
+	t.Helper()
+	s, err := Script(model.Record{Evidence: fsTrialEvidence("")}, "bypass/"+id, "write $HOME/x")
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	f := filepath.Join(t.TempDir(), "r.sh")
+	if err := os.WriteFile(f, []byte(s), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFSScript: every fs-interplay and privilege case gets a script that is valid sh, carries the
+// trial's settings with its own directory in the trial's place, runs the control without a
+// sandbox first and the sandbox as the trial's account; a fault's finding and an unknown case
+// get none.
+func TestFSScript(t *testing.T) {
+	for id, fc := range fsCases {
+		f := fsScriptFor(t, id)
+		b, _ := os.ReadFile(f)
+		s := string(b)
+		for _, want := range []string{`"@DIR@/fakehome"`, "RUN_AS=${RUN_AS:-sandcheck}", "could not tell: the operation does not take effect even without a sandbox",
+			fc.control, `inside "$SANDBOX" --settings "$w/settings.json"`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: script lacks %q", id, want)
+			}
+		}
+		if strings.Contains(s, "/tmp/sandcheck-trial-7") {
+			t.Errorf("%s: the trial's directory is left in the script", id)
+		}
+		if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: sh -n: %v: %s", id, err, out)
+		}
+	}
+	if _, err := Script(model.Record{Evidence: fsTrialEvidence("fs-unmask")}, "bypass/fs-interplay/protected-bashrc-from-subdir", ""); err == nil || !strings.Contains(err.Error(), "fault") {
+		t.Errorf("a fault's finding: %v", err)
+	}
+	if _, err := Script(model.Record{Evidence: fsTrialEvidence("")}, "bypass/privilege/no-such-case", ""); err == nil {
+		t.Error("an unknown case got a script")
+	}
+}
+
+// TestFSScriptDecides runs the fs-interplay scripts (not the privilege ones: without a sandbox
+// their steps would remount and unmount this host's own mounts) with two stand-ins for the
+// sandbox: one that runs the command unconfined must make each exit 1, one that runs nothing
+// exit 0. The real srt's are run by e2e's TestReproStandaloneFS.
+func TestFSScriptDecides(t *testing.T) {
+	skip.UnlessRoot(t, "the script runs the sandbox as another account (setpriv)")
+	skip.UnlessTools(t, "apt-get install git util-linux", "git", "setpriv", "findmnt")
+	bin := t.TempDir()
+	open := filepath.Join(bin, "open-sandbox")
+	none := filepath.Join(bin, "no-sandbox")
+	os.WriteFile(open, []byte("#!/bin/sh\n# --settings FILE -c CMD: the command, unconfined\nexec sh -c \"$4\"\n"), 0o755)
+	os.WriteFile(none, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	os.Chmod(bin, 0o755)
+	for id := range fsCases {
+		if !strings.HasPrefix(id, "fs-interplay/") {
+			continue
+		}
+		f := fsScriptFor(t, id)
+		for sandbox, want := range map[string]int{open: 1, none: 0} {
+			cmd := exec.Command("sh", f)
+			cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if x, ok := err.(*exec.ExitError); ok {
+				code = x.ExitCode()
+			}
+			if code != want {
+				t.Errorf("%s with %s: exit %d, want %d\n%s", id, filepath.Base(sandbox), code, want, out)
+			}
+		}
+	}
+}
