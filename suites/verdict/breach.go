@@ -160,7 +160,7 @@ func FSPaths(results []probe.FSResult, ws, trial, home string) map[string]string
 func FSCheckBreach(c filesystem.CheckResult, path string) model.Breach {
 	b := model.Breach{Scenario: FSScenario(c.Name), Check: path, Outcome: c.Outcome}
 	verb := "write"
-	if strings.HasPrefix(c.Name, "secret/") {
+	if c.Op == probe.OpRead || strings.HasPrefix(c.Name, "secret/") { // a record from before Op
 		verb = "read"
 	}
 	shown := path

@@ -129,3 +129,22 @@ func TestConditionBreach(t *testing.T) {
 		t.Errorf("a proxy-dead condition breach lists egress %v", b.Egress)
 	}
 }
+
+// TestFSCheckBreachSaysTheOperation: a breach says what the command did, from the check's own
+// operation, not from its name (the fs-interplay and privilege classes' reads are named
+// deny-read-dir, unmount-deny-read, ...).
+func TestFSCheckBreachSaysTheOperation(t *testing.T) {
+	for _, c := range []struct {
+		r    filesystem.CheckResult
+		want string
+	}{
+		{filesystem.CheckResult{Name: "unmount-deny-read", Op: "read", Outcome: model.NonEnforcing}, "read $HOME/proj/sub/private/key"},
+		{filesystem.CheckResult{Name: "secret/read", Outcome: model.NonEnforcing}, "read $HOME/proj/sub/private/key"},
+		{filesystem.CheckResult{Name: "deny-read-file-rename", Op: "rename", Outcome: model.NonEnforcing}, "write $HOME/proj/sub/private/key"},
+		{filesystem.CheckResult{Name: "protected-bashrc-from-subdir", Op: "append", Outcome: model.NonEnforcing}, "write $HOME/proj/sub/private/key"},
+	} {
+		if got := FSCheckBreach(c.r, "$HOME/proj/sub/private/key").What; got != c.want {
+			t.Errorf("%s (%s): %q, want %q", c.r.Name, c.r.Op, got, c.want)
+		}
+	}
+}

@@ -37,7 +37,9 @@ type Expect struct {
 
 // CheckResult is the verdict of one filesystem check.
 type CheckResult struct {
-	Name    string        `json:"name"`
+	Name string `json:"name"`
+	// Op is the check's operation (probe.OpRead, OpWrite, ...): what a breach of it did.
+	Op      string        `json:"op,omitempty"`
 	Outcome model.Outcome `json:"outcome"`
 	Hint    string        `json:"hint,omitempty"`
 	Errno   string        `json:"errno,omitempty"`
@@ -116,7 +118,7 @@ func Classify(in Input) Result {
 
 // judgeFS classifies one check from the host side and the probe's report of it.
 func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
-	c := CheckResult{Name: e.Check.Name, Errno: res.Errno}
+	c := CheckResult{Name: e.Check.Name, Op: e.Check.Op, Errno: res.Errno}
 	switch {
 	case e.NotApplicable != "":
 		c.Outcome, c.Hint = model.NotApplicable, e.NotApplicable
