@@ -10,7 +10,7 @@ STATICCHECK := $(TOOLS)/bin/staticcheck
 ACTIONLINT := $(TOOLS)/bin/actionlint
 GO_PKGS := ./...
 
-.PHONY: all deps deps-test results-tables bypass-table bypass-history scenarios-doc build run test unit lint bench sweep clean
+.PHONY: all deps deps-test reports results-tables bypass-table bypass-history scenarios-doc build run test test-quick unit lint bench sweep clean
 
 all: build
 
@@ -50,6 +50,13 @@ test: deps deps-test build lint ## every test, against the real srt, bwrap and s
 	set -o pipefail; go test -count=1 -timeout 40m -v ./e2e/ 2>&1 | grep -v '^=== '
 	@./scripts/check-leftovers.sh --since out/leftovers-before.txt
 
+# The edit loop: lint, the unit tests without their slow tier (-short: VM boots, cross-builds,
+# runner processes), and every target's network scenario once healthy and once under a fail-open
+# known-bad (e2e TestQuick). Not coverage: make test is.
+test-quick: deps build lint ## lint, unit tests (-short) and one healthy and one fail-open cell per target, for the edit loop
+	SANDCHECK_NODE_MODULES=$(TOOLS)/npm-report/node_modules go test -short -count=1 -timeout 10m $$(go list ./... | grep -v /e2e)
+	set -o pipefail; go test -short -count=1 -timeout 10m -run 'TestQuick$$' -v ./e2e/ 2>&1 | grep -v '^=== '
+
 # Measured results live in docs/results/, each file saying when and on which machine: the tools
 # that measure them write them, never a hand.
 results-tables: deps build bypass-table ## the sandbox x scenario and bypass tables, measured on this machine, into docs/results/
@@ -80,6 +87,14 @@ bypass-history: deps build ## every bypass case across srt's releases around eac
 	@awk '/^## Versions/{p=1} /^## Truth tables/{p=0} p' out/bypass-history/report.md > out/bypass-history/versions.md
 	@./scripts/results-header.sh "bypass-history" "Bypass cases across srt's releases" out/bypass-history/versions.md > docs/results/bypass-history.md
 	@echo "docs/results/bypass-history.md: written"
+
+# Bug reports a maintainer acts on (docs/reports/): what `sandcheck repro` prints for a finding,
+# with every reproducer it wrote run here outside sandcheck. Each report's opening is written by
+# hand and kept (scripts/bug-report.sh).
+PROTECTED_FROM_SUBDIR := bypass-fs-interplay-protected-bashrc-from-subdir || bypass-fs-interplay-protected-git-hooks-from-subdir || bypass-fs-interplay-protected-git-config-from-subdir
+reports: deps build ## the bug reports in docs/reports/, each from a real run here, its reproducers run
+	@./scripts/bug-report.sh srt-protected-files-from-subdir $(SANDCHECK_SRT) -- --target srt --label-filter '$(PROTECTED_FROM_SUBDIR)' -n 5
+	@./scripts/bug-report.sh srt-0.0.65-root-keeps-capabilities /var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@0.0.65/node_modules/.bin/srt -- --target srt@0.0.65 --user root --label-filter bypass-privilege -n 5
 
 # The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
 # the committed file is stale.

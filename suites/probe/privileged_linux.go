@@ -44,7 +44,9 @@ func privileged(step, path string) string {
 			if err != nil {
 				return err.Error()
 			}
-			if !strings.HasPrefix(mp, floor+"/") && floor != "/" || mp == floor || mp == "/" {
+			// Only mounts deeper than the one that holds the working directory: without that
+			// one, every later check would run somewhere else.
+			if mp == "/" || mp == floor || floor != "/" && !strings.HasPrefix(mp, floor+"/") {
 				break
 			}
 			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {

@@ -28,7 +28,7 @@ import (
 // its superproject's .git/modules), a repository the command creates, a bare repository's, and
 // a linked worktree's .git pointer file. The persistence class: the files that configure a
 // later session. The privilege class, last: a command that kept CAP_SYS_ADMIN over its mounts
-// unmounts what covers a protected and a read-denied file, and remounts the read-only mount
+// unmounts what covers a protected file and a read-denied directory, and remounts the read-only mount
 // over a file outside read-write. The host side decides, as in the filesystem scenario: a file
 // that moved, appeared or changed on the host is an escape.
 
