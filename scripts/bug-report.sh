@@ -22,6 +22,16 @@ if [ -f "$doc" ]; then
 fi
 [ -n "$intro" ] || intro=$'<!-- intro -->\n(what the bug is, and what upstream would need to fix: written by hand)\n<!-- /intro -->'
 
+# shell_words prints its arguments as a shell reads them back, quoted only where they need it.
+shell_words() {
+  for a in "$@"; do
+    case $a in
+      *[!A-Za-z0-9@%+=:,./_-]*) printf "'%s' " "${a//\'/\'\\\'\'}" ;;
+      *) printf '%s ' "$a" ;;
+    esac
+  done
+}
+
 set +e
 bin/sandcheck repro "$@" --out "$out" > "$out/report.md" 2> "$out/stderr"
 code=$?
@@ -37,7 +47,7 @@ set -e
   echo "On $(date -u +%Y-%m-%d), on this repository's development machine ($(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), $(nproc) cores):"
   echo
   echo '```'
-  echo "sandcheck repro $(printf '%q ' "$@")--out DIR"
+  echo "sandcheck repro $(shell_words "$@")--out DIR"
   echo '```'
   echo
   echo "Its exit status was $code. What it printed follows, a level down; then each reproducer it wrote, run outside sandcheck."
