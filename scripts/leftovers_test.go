@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
 )
 
 // TestCheckLeftoversBlamesWhatIsNew: check-leftovers.sh blames whatever appeared in the places a
 // trial can write since the snapshot, whatever its name (a kind of leftover nobody taught it), a
 // left directory as one line, and not what was there before, what is ignored, or what is gone.
 func TestCheckLeftoversBlamesWhatIsNew(t *testing.T) {
+	skip.Short(t, "runs the leftover check over real processes and mounts, about 20 s")
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	for _, d := range []string{a, b, filepath.Join(a, "old")} {

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -16,6 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestSuites(t *testing.T) {
+	skip.Short(t, "every spec against the real sandbox, about 45 s")
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "sandcheck")
 }

@@ -124,6 +124,7 @@ func renderInChromium(tb testing.TB, bin, page string) (dom string, rendered tim
 // out fast, the heat map puts the longer of cells and scenarios down the page, and known
 // findings stay marked.
 func TestHTMLAtScale(t *testing.T) {
+	skip.Short(t, "a large report rendered in chromium, about 20 s")
 	bin := chromium()
 	if bin == "" {
 		skip.Missing(t, "chromium is not installed (make deps-test); report.html was not measured in a browser")

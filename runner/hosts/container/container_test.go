@@ -21,6 +21,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/hosttest"
 	"github.com/sandcheck/sandcheck/internal/keyscan"
 	"github.com/sandcheck/sandcheck/internal/procfs"
+	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/runner"
 	"github.com/sandcheck/sandcheck/runner/hosts"
@@ -85,6 +86,7 @@ func containersOfRun(t *testing.T, cli client.APIClient, runID string) []string 
 // TestContainer runs the container host against the real engine (started by
 // scripts/start-dockerd.sh), on the bookworm image (built on first use).
 func TestContainer(t *testing.T) {
+	skip.Short(t, "trials in real containers, about 20 s")
 	hosttest.RequireDocker(t)
 	bin := hosttest.StaticSandcheck(t)
 	t.Run("PerHost", func(t *testing.T) { testContainerPerHost(t, bin) })
