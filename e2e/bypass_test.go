@@ -185,3 +185,41 @@ func keys(m map[string]schema.Cell) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestPrivilegeAsRoot: the privilege class run by root on every target. What is pinned for root
+// (bubblewrap 0.8.0 and firejail 0.9.72 leave the command root's capabilities; Claude Code
+// 2.1.215's bundled runtime too) shows in every trial, as a known finding; everything else is
+// refused in every trial (srt 0.0.83, Codex 0.171.0, Claude Code 2.1.332), as
+// docs/results/findings.md says.
+func TestPrivilegeAsRoot(t *testing.T) {
+	requireSandbox(t)
+	const n = 2
+	rep := runReportEnv(t, []string{"SANDCHECK_NPM_OFFLINE=1"}, "-n", fmt.Sprint(n), "-j", "2", "--label-filter", "bypass-privilege", "--user", "root",
+		"--target", "srt", "--target", "bwrap", "--target", "firejail", "--target", "codex",
+		"--target", "claude-code@2.1.215", "--target", "claude-code@2.1.332")
+	pinned := map[string]bool{}
+	for _, target := range []string{"bwrap", "firejail", "claude-code@2.1.215"} {
+		for _, c := range []string{"remount-rw", "unmount-deny-read", "unmount-protected"} {
+			pinned[target+"|bypass/privilege/"+c] = target != "bwrap" && target != "firejail" || c != "unmount-protected"
+		}
+	}
+	seen := map[string]bool{}
+	for key, c := range byTarget(rep) {
+		target, scenario, _ := strings.Cut(strings.Replace(key, "||", "|", 1), "|")
+		row := target + "|" + scenario
+		seen[row] = true
+		switch {
+		case c.Trials != n:
+			t.Errorf("%s: %d trials, want %d", row, c.Trials, n)
+		case pinned[row] && (c.Outcomes[string(model.NonEnforcing)] != n || c.KnownFailures() != n):
+			t.Errorf("%s: %v (%d known), want non-enforcing in all %d, each a known finding%s", row, c.Outcomes, c.KnownFailures(), n, why(c))
+		case !pinned[row] && c.Failures != 0:
+			t.Errorf("%s: %v, want no failure as root%s", row, c.Outcomes, why(c))
+		}
+	}
+	for row, open := range pinned {
+		if open && !seen[row] {
+			t.Errorf("%s: no row", row)
+		}
+	}
+}
