@@ -75,19 +75,8 @@ func fsScript(rec model.Record, scenario, why string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no reproducer for %s yet", scenario)
 	}
-	if len(rec.Evidence) == 0 {
-		return "", fmt.Errorf("the trial kept no evidence")
-	}
-	e, err := findFS(rec)
-	if err != nil {
-		return "", err
-	}
-	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
-	if err := run.check(); err != nil {
-		return "", err
-	}
 	var b strings.Builder
-	if err := run.open(&b, scenario, why, fsHeader, layoutPrelude); err != nil {
+	if err := openFS(&b, rec, scenario, why, fsHeader, layoutPrelude); err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -94,25 +94,31 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 	return nil, fmt.Errorf("no fs-interplay session in the trial's evidence")
 }
 
+// openFS writes the opening of a reproducer of the fs-interplay session's trial rec (the git,
+// fs-interplay and privilege classes): its evidence found and checked, then srtRun.open.
+func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude string) error {
+	if len(rec.Evidence) == 0 {
+		return fmt.Errorf("the trial kept no evidence")
+	}
+	e, err := findFS(rec)
+	if err != nil {
+		return err
+	}
+	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	if err := run.check(); err != nil {
+		return err
+	}
+	return run.open(b, scenario, why, header, prelude)
+}
+
 // gitScript is the reproducer of a git case as the trial rec ran it.
 func gitScript(rec model.Record, scenario, why string) (string, error) {
 	gc, ok := gitCases[strings.TrimPrefix(scenario, "bypass/git/")]
 	if !ok {
 		return "", fmt.Errorf("no reproducer for %s yet", scenario)
 	}
-	if len(rec.Evidence) == 0 {
-		return "", fmt.Errorf("the trial kept no evidence")
-	}
-	e, err := findFS(rec)
-	if err != nil {
-		return "", err
-	}
-	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
-	if err := run.check(); err != nil {
-		return "", err
-	}
 	var b strings.Builder
-	if err := run.open(&b, scenario, why, gitHeader, gitPrelude); err != nil {
+	if err := openFS(&b, rec, scenario, why, gitHeader, gitPrelude); err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
