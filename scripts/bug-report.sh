@@ -3,8 +3,10 @@
 # standalone reproducer it wrote, each run here as a maintainer would run it (outside sandcheck,
 # SANDBOX the sandbox under test), with what it printed and its exit status. The report's opening
 # (what the bug is in the sandbox's own terms, what upstream would need to fix) is written by
-# hand between the <!-- intro --> markers and kept when the report is written again.
-#   bug-report.sh NAME SANDBOX [RUN_AS] -- REPRO-ARGS...
+# hand between the <!-- intro --> markers and kept when the report is written again. SANDBOX may
+# name several builds, colon-separated (the release that has the bug and the one that fixed it):
+# each reproducer is run with each.
+#   bug-report.sh NAME SANDBOX[:SANDBOX...] [RUN_AS] -- REPRO-ARGS...
 set -euo pipefail
 name=$1 sandbox=$2
 shift 2
@@ -33,10 +35,11 @@ shell_words() {
 }
 
 set +e
-bin/sandcheck repro "$@" --out "$out" > "$out/report.md" 2> "$out/stderr"
+# Not DIR/report.md: that is the run's own (a nightly's wording), which repro writes beside what it prints.
+bin/sandcheck repro "$@" --out "$out" > "$out/bug-report.md" 2> "$out/stderr"
 code=$?
 set -e
-[ $code -le 1 ] || { cat "$out/stderr" "$out/report.md" >&2; echo "bug-report.sh: sandcheck repro exited $code" >&2; exit 1; }
+[ $code -le 1 ] || { cat "$out/stderr" "$out/bug-report.md" >&2; echo "bug-report.sh: sandcheck repro exited $code" >&2; exit 1; }
 
 {
   echo "<!-- Written by scripts/bug-report.sh (make reports), but for the intro; do not edit the rest by hand. -->"
@@ -52,20 +55,27 @@ set -e
   echo
   echo "Its exit status was $code. What it printed follows, a level down; then each reproducer it wrote, run outside sandcheck."
   echo
-  sed -e 's/^#/##/' "$out/report.md"
+  sed -e 's/^#/##/' "$out/bug-report.md"
   for s in "$out"/repro/*.sh; do
     [ -e "$s" ] || continue
     base=$(basename "$s")
-    set +e
-    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SANDBOX="$sandbox" ${run_as:+RUN_AS=$run_as} sh "$s" > "$out/$base.out" 2>&1
-    rc=$?
-    set -e
-    echo
-    echo "### Reproducer \`$base\`, run here (exit $rc)"
-    echo
-    echo '```'
-    sed -e "s|$PWD/||g" "$out/$base.out"
-    echo '```'
+    IFS=: read -r -a builds <<< "$sandbox"
+    for build in "${builds[@]}"; do
+      set +e
+      env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SANDBOX="$build" ${run_as:+RUN_AS=$run_as} sh "$s" > "$out/$base.out" 2>&1
+      rc=$?
+      set -e
+      echo
+      if [ ${#builds[@]} -gt 1 ]; then
+        echo "### Reproducer \`$base\`, run here with \`SANDBOX=${build#$PWD/}\` (exit $rc)"
+      else
+        echo "### Reproducer \`$base\`, run here (exit $rc)"
+      fi
+      echo
+      echo '```'
+      sed -e "s|$PWD/||g" "$out/$base.out"
+      echo '```'
+    done
     echo
     echo "<details><summary>$base</summary>"
     echo

@@ -149,3 +149,29 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestBugReports: each report in docs/reports is what `sandcheck repro` printed for a maintainer
+// (the known findings' evidence shown, the standalone reproducers listed), not the run's own
+// report.md beside it, whose wording is a nightly's; and each lists the reproducers it ran.
+func TestBugReports(t *testing.T) {
+	files, err := filepath.Glob("../../docs/reports/*.md")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("docs/reports: %v %v", files, err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "README.md" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if strings.Contains(s, "(every failure here is a known finding") {
+			t.Errorf("%s: the evidence of known findings is left out: the run's own report, not repro's", f)
+		}
+		if !strings.Contains(s, "### Standalone reproducers") || !strings.Contains(s, "### Reproducer `") {
+			t.Errorf("%s: no standalone reproducers listed and run", f)
+		}
+	}
+}
