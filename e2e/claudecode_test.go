@@ -214,7 +214,8 @@ func TestClaudeCodeSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, rows := runReportRows(t, nil, append([]string{"-n", strconv.Itoa(n), "-j", "1", "--label-filter", "claude-settings"}, claudeTargets(claudeVersions...)...)...)
+	rep, out := runReportOut(t, nil, append([]string{"-n", strconv.Itoa(n), "-j", "1", "--label-filter", "claude-settings"}, claudeTargets(claudeVersions...)...)...)
+	rows := readJournalRows(t, out)
 	checkClaudeRows(t, rep, rows, set, n)
 	row := map[string]schema.Cell{}
 	for _, c := range rep.Cells {
@@ -255,6 +256,7 @@ func TestClaudeCodeSettings(t *testing.T) {
 		}
 	}
 	expect(claudeVersions[1], "permissions/bypass+strict-allowlist", "correct", "")
+	claudeReproducers(t, out, row)
 	if file := os.Getenv("SANDCHECK_CLAUDE_TABLES"); file != "" {
 		if err := os.WriteFile(file, []byte(claudeTables(row, n)), 0o644); err != nil {
 			t.Fatal(err)

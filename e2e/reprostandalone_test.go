@@ -5,13 +5,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/reports/schema"
 	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
+	"github.com/sandcheck/sandcheck/targets/claudecode"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
@@ -43,10 +46,10 @@ var publishedEscapes = []struct {
 
 // bisectNames: `bisect` from the last open release to the pinned one names the release that
 // fixed it (the long tier: each bisect installs and runs about six releases).
-func bisectNames(t *testing.T, labels, open, fixed string) {
+func bisectNames(t *testing.T, target, labels, open, fixed, newest string) {
 	t.Helper()
-	stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", "srt", "--label-filter", labels,
-		"--good", open, "--bad", "0.0.83", "-n", "5", "--out", t.TempDir(), "--json")
+	stdout, stderr, code := sandcheckExit(t, nil, "bisect", "--target", target, "--label-filter", labels,
+		"--good", open, "--bad", newest, "-n", "5", "--out", t.TempDir(), "--json")
 	var fix struct {
 		FirstBad string `json:"first_bad"`
 		LastGood string `json:"last_good"`
@@ -62,7 +65,7 @@ func TestReproStandalone(t *testing.T) {
 	for _, e := range publishedEscapes {
 		t.Run(e.scenario, func(t *testing.T) {
 			if isLong() {
-				bisectNames(t, e.labels, e.open, e.fixed)
+				bisectNames(t, "srt", e.labels, e.open, e.fixed, "0.0.83")
 			}
 			out := t.TempDir()
 			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "srt@"+e.open, "--label-filter", e.labels, "-n", "1", "--out", out)
@@ -200,6 +203,134 @@ func TestReproStandaloneFS(t *testing.T) {
 					t.Errorf("%s with srt %s: exit %d, want %d\n%s", script, release, code, want, got)
 				}
 			}
+		}
+	}
+}
+
+// claudeReproducers: the standalone reproducers of Claude Code's configurations, written from the
+// claude-settings run in out, agree with sandcheck's verdicts release by release, run as a
+// maintainer would: each exits 1 with a release whose cell was non-enforcing and 0 with one whose
+// cell was correct (the normal tier runs each script with one release of each kind it has; the
+// long tier with every release). A failing configuration without a script is one whose trial
+// cannot be given to Claude Code again as it was, and it says which; and a configuration Claude
+// Code holds gets a script from the same journal that exits 0.
+//
+// The long tier also bisects the one configuration the two releases disagree on: in bypass mode
+// 2.1.218 still lets the denied host through despite sandbox.network.strictAllowlist, 2.1.219
+// refuses it (docs/reports/claude-code-bypass-approves-denied-hosts.md).
+func claudeReproducers(t *testing.T, out string, row map[string]schema.Cell) {
+	t.Run("reproducers", func(t *testing.T) {
+		if isLong() {
+			bisectNames(t, claudecode.Name, "claude-permissions-bypass-strict-allowlist", "2.1.218", "2.1.219", claudeVersions[1])
+		}
+		written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), filepath.Join(out, "repro"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		none := regexp.MustCompile(`fault|not a network trial|managed settings|the probe's own command`)
+		ran := 0
+		for _, w := range written {
+			if w.Path == "" {
+				if !none.MatchString(w.Why) {
+					t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
+				}
+				continue
+			}
+			tried := map[int]bool{}
+			for _, v := range claudeVersions {
+				want, ok := map[string]int{"non-enforcing": 1, "correct": 0}[claudeOutcome(row[v+"|"+w.Scenario])]
+				if !ok || tried[want] && !isLong() {
+					continue
+				}
+				tried[want] = true
+				ran++
+				if code, got := runScript(t, w.Path, claudeRelease(t, v), ""); code != want {
+					t.Errorf("%s with Claude Code %s: exit %d, want %d (sandcheck's verdict)\n%s", w.Scenario, v, code, want, got)
+				}
+			}
+		}
+		var rec model.Record
+		journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
+			if strings.Contains(string(r.Evidence), `"claude-settings/permissions/allowed-tools"`) {
+				rec = r
+			}
+			return nil
+		})
+		s, err := reproscript.Script(rec, "claude-settings/permissions/allowed-tools", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := filepath.Join(t.TempDir(), "allowed-tools.sh")
+		os.WriteFile(held, []byte(s), 0o755)
+		if code, got := runScript(t, held, claudeRelease(t, claudeVersions[0]), ""); code != 0 || !strings.Contains(got, "no bug") {
+			t.Errorf("allowed-tools, which Claude Code holds: exit %d, want 0\n%s", code, got)
+		}
+		if ran < 10 {
+			t.Errorf("only %d reproducer runs: the claude-settings run's findings did not get scripts", ran)
+		}
+	})
+}
+
+// claudeOutcome is a cell's one outcome, or "" when its trials disagree or it has none.
+func claudeOutcome(c schema.Cell) string {
+	if len(c.Outcomes) != 1 {
+		return ""
+	}
+	for o := range c.Outcomes {
+		return o
+	}
+	return ""
+}
+
+// claudeRelease is the native claude of a release in the npm cache.
+func claudeRelease(t *testing.T, v string) string {
+	t.Helper()
+	in, ok := npmcache.New().Lookup(npmcache.Spec{Package: claudecode.Package, Version: v, Bin: "claude"})
+	if !ok {
+		t.Fatalf("claude-code %s is not in the npm cache", v)
+	}
+	return claudecode.Native(in.BinPath())
+}
+
+// TestReproStandaloneFSWrite: firejail 0.9.72 run by a normal user leaves the user's HOME
+// writable (a known finding): `sandcheck repro` writes the reproducer of filesystem/outside/home,
+// which, run outside sandcheck, exits 1 as that user and 0 as root, whose HOME firejail leaves
+// read-only, and 0 as the user with --read-only=$HOME added; none leaves its canary behind.
+func TestReproStandaloneFSWrite(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "firejail", "setpriv")
+	out := t.TempDir()
+	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "firejail", "--label-filter", "fs-outside", "-n", "1", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "known finding") {
+		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
+	}
+	script := filepath.Join(out, "repro", reproscript.FileName("filesystem/outside/home"))
+	firejail, err := exec.LookPath("firejail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for runAs, want := range map[string]int{model.DedicatedUser: 1, "root": 0} {
+		code, got := runScript(t, script, firejail, runAs)
+		if code != want {
+			t.Errorf("%s as %s: exit %d, want %d\n%s", script, runAs, code, want, got)
+		}
+	}
+	// The way around it the report names: --read-only=$HOME on firejail's command line.
+	// (In a directory the account can reach: a test's own temporary directory is root's alone.)
+	wrap, err := os.MkdirTemp("/tmp", "sandcheck-e2e-firejail-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(wrap) })
+	os.Chmod(wrap, 0o755)
+	roHome := filepath.Join(wrap, "firejail-ro-home")
+	os.WriteFile(roHome, []byte("#!/bin/sh\nexec "+firejail+" --read-only=\"$HOME\" \"$@\"\n"), 0o755)
+	if code, got := runScript(t, script, roHome, model.DedicatedUser); code != 0 || !strings.Contains(got, "Read-only file system") {
+		t.Errorf("%s with --read-only=$HOME: exit %d, want 0, the write refused inside\n%s", script, code, got)
+	}
+	for _, home := range []string{"/root", "/home/" + model.DedicatedUser} {
+		if left, _ := filepath.Glob(home + "/repro-canary-*"); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
 		}
 	}
 }

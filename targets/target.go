@@ -89,9 +89,21 @@ type Invocation struct {
 	Env      []string
 	Dir      string
 	Settings string // the settings text given to the sandbox, for the report
+	// Layout is every file the adapter laid out for the run beside the command line (an agent's
+	// settings in its HOME, its trust state): what a standalone reproducer writes again.
+	Layout []File
+	// AgentInput is the tool input the agent's model gave beside the command, if any.
+	AgentInput map[string]any
 	// Agent, when set, runs beside Argv for its lifetime: the command reaches the sandbox through
 	// an agent's tool call, and its output comes back through Agent.Finish (see agent.go).
 	Agent Agent
+}
+
+// File is one file an adapter wrote for a run.
+type File struct {
+	Path string `json:"path"`
+	Text string `json:"text"`
+	Mode uint32 `json:"mode"`
 }
 
 // Target is one sandbox under test.

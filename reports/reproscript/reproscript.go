@@ -6,8 +6,10 @@
 // the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
-// srt, whose command line is its settings file and the command; and the git class on srt, whose
-// script shows the impact itself (git.go). Everything else says why it has no reproducer yet.
+// srt, whose command line is its settings file and the command; the git, fs-interplay and
+// privilege classes on srt, whose scripts show the impact itself (git.go, fs.go); Claude Code's
+// configurations (claudescript); and writes outside the writable paths on sandboxes whose command
+// line carries the command (fswrite). Everything else says why it has no reproducer yet.
 package reproscript
 
 import (
@@ -26,11 +28,11 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
+	"github.com/sandcheck/sandcheck/reports/reproscript/fswrite"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
-
-//go:embed serve.py
-var serverPy string
 
 //go:embed request.py
 var requestPy string
@@ -134,6 +136,12 @@ func (e *evidence) has(scenario string) bool {
 
 // Script is the reproducer of scenario as the trial rec ran it; the error says why there is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
+	if strings.HasPrefix(scenario, "claude-settings/") {
+		return claudescript.Script(rec, scenario, why)
+	}
+	if strings.HasPrefix(scenario, "filesystem/") {
+		return fswrite.Script(rec, scenario, why)
+	}
 	if strings.HasPrefix(scenario, "bypass/git/") {
 		return gitScript(rec, scenario, why)
 	}
@@ -141,7 +149,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return fsScript(rec, scenario, why)
 	}
 	if !strings.HasPrefix(scenario, "bypass/") {
-		return "", fmt.Errorf("standalone reproducers cover the bypass family's proxy requests so far, not %s", scenario)
+		return "", fmt.Errorf("standalone reproducers cover the bypass family's proxy requests and Claude Code's configurations so far, not %s", scenario)
 	}
 	e, err := find(rec, scenario)
 	if err != nil {
@@ -172,26 +180,26 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		}
 	}
 	if control == nil {
-		control = &caseOf{via: kase.via, host: "allowed." + domain, port: 80}
+		control = &caseOf{via: kase.via, host: "allowed." + parts.Domain, port: 80}
 	}
 	var b strings.Builder
-	if err := run.open(&b, scenario, why, header, prelude); err != nil {
+	if err := run.open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", serverPy)
+	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
 	w("cat > \"$w/request.py\" <<'PY'\n%sPY\n", requestPy)
 	w("{\n  echo '127.0.0.1 localhost'\n  echo '::1 localhost'\n")
 	for _, n := range hostNames(e) {
 		w("  echo \"%s %s\"\n", addrOf(n.role), n.name)
 	}
 	w("} > \"$w/hosts\"\n")
-	b.WriteString(fixture)
+	b.WriteString(parts.Fixture + sendSRT)
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
 	w("send %s %s %d GET /repro/control auth\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
 	w(": > \"$w/log\"\n")
-	w("echo \"== the case: %s\"\n", shellSafe(scenario))
+	w("echo \"== the case: %s\"\n", parts.ShellSafe(scenario))
 	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp.Or(kase.method, "GET"), kase.auth())
 	pattern := "."
 	if kase.allowedOK {
@@ -202,8 +210,6 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("echo 'no bug: refused, and the allowed host was reached the same way'\nexit 0\n")
 	return b.String(), nil
 }
-
-const domain = "sandcheck.test"
 
 type caseOf struct {
 	via, host, method string
@@ -255,7 +261,7 @@ func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) 
 	w("#!/bin/sh\n")
 	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, r.target, r.version)
 	if why != "" {
-		w("# What the trial saw: %s\n", oneLine(why))
+		w("# What the trial saw: %s\n", parts.OneLine(why))
 	}
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
@@ -306,7 +312,7 @@ type hostName struct{ name, role string }
 // own, each by its role.
 func hostNames(e *evidence) []hostName {
 	seen := map[string]bool{}
-	out := []hostName{{"allowed." + domain, model.RoleAllowed}, {"denied." + domain, model.RoleDenied}}
+	out := []hostName{{"allowed." + parts.Domain, model.RoleAllowed}, {"denied." + parts.Domain, model.RoleDenied}}
 	for _, n := range e.Names {
 		if !seen[n.Name] && validName.MatchString(n.Name) {
 			seen[n.Name] = true
@@ -334,20 +340,22 @@ func addrOf(role string) string {
 	return "$b.3" // denied, and any name the policy must refuse
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func shellSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '"' || r == '$' || r == '`' || r == '\\' {
-			return '_'
-		}
-		return r
-	}, s)
+// Sandbox is the command a scenario's reproducer runs as SANDBOX: Claude Code's own
+// configurations run claude, everything else srt.
+func Sandbox(scenario, target string) string {
+	switch {
+	case strings.HasPrefix(scenario, "claude-settings/"):
+		return "claude"
+	case strings.HasPrefix(scenario, "filesystem/") && target != "":
+		return target
+	}
+	return "srt"
 }
 
 // Written is what WriteAll did for one failing scenario: the script's path, or why none.
 type Written struct {
 	Scenario, Path, Why string
+	Target              string // the target of the trial the script came from
 }
 
 // WriteAll writes, into dir, a reproducer for every scenario that failed in the journal at path
@@ -375,7 +383,7 @@ func WriteAll(path, dir string) ([]Written, error) {
 				w.Why = err.Error()
 				continue
 			}
-			w.Path, w.Why = filepath.Join(dir, FileName(s.Name)), ""
+			w.Path, w.Why, w.Target = filepath.Join(dir, FileName(s.Name)), "", rec.Cell.Target
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
@@ -408,7 +416,7 @@ func Report(stdout, stderr io.Writer, journal, dir string) {
 	fmt.Fprintf(stdout, "\n## Standalone reproducers\n\nEach needs root and the sandbox (SANDBOX=/path/to/it), and says what else in its header (iproute2 and python3 for a request, git for a repository); exit 1: the bug shows, 0: it does not, 2: cannot tell.\n\n")
 	for _, w := range done {
 		if w.Path != "" {
-			fmt.Fprintf(stdout, "- `%s`: `sudo SANDBOX=$(command -v srt) sh %s`\n", w.Scenario, w.Path)
+			fmt.Fprintf(stdout, "- `%s`: `sudo SANDBOX=$(command -v %s) sh %s`\n", w.Scenario, Sandbox(w.Scenario, w.Target), w.Path)
 		} else {
 			fmt.Fprintf(stdout, "- `%s`: none: %s\n", w.Scenario, w.Why)
 		}

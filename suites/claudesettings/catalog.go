@@ -20,6 +20,12 @@ const seedReproSpec = "runs the seed's two curls as its reporter did, and reads 
 
 func (c claudeCase) label() string { return "claude-" + strings.SplitN(c.group, "/", 2)[0] }
 
+// caseLabel selects the one case: claude-GROUP-NAME, slashes and pluses as dashes
+// (claude-permissions-bypass-strict-allowlist).
+func (c claudeCase) caseLabel() string {
+	return "claude-" + strings.NewReplacer("/", "-", "+", "-").Replace(c.group+"/"+c.name)
+}
+
 // what says what a case checks, by what its configuration must do.
 func (c claudeCase) what() string {
 	switch {
@@ -39,7 +45,7 @@ func Catalogue() []catalog.Scenario {
 	out := []catalog.Scenario{{ID: seedRepro, Labels: seedReproLabels, Spec: seedReproSpec, Needs: needs,
 		What: "the seed's settings, invocation and two curls through the real Claude Code give the seed's outcome 3 (correct): the allowed host answers, the denied one is blocked"}}
 	for _, c := range claudeCases() {
-		out = append(out, catalog.Scenario{ID: c.scenario(), Labels: []string{family, c.label()}, Spec: c.config, What: c.what(), Needs: needs})
+		out = append(out, catalog.Scenario{ID: c.scenario(), Labels: []string{family, c.label(), c.caseLabel()}, Spec: c.config, What: c.what(), Needs: needs})
 	}
 	return out
 }

@@ -169,7 +169,7 @@ func settingsCases() []claudeCase {
 
 var _ = Describe("Claude Code's own settings", Label(family), func() {
 	for _, c := range claudeCases() {
-		It(c.config, Label(c.label()), func(ctx SpecContext) {
+		It(c.config, Label(c.label(), c.caseLabel()), func(ctx SpecContext) {
 			cfg, err := harness.Current()
 			Expect(err).NotTo(HaveOccurred())
 			if cfg.Target != needs.Target {

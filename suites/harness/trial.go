@@ -258,15 +258,26 @@ func (t *Trial) sessionEnv() []string {
 // Exec is one sandboxed run of the probe.
 type Exec struct {
 	Settings json.RawMessage
+	Given
 	Nonce    string // the probe's nonce: its frame and every request it makes carry it
 	Run      proc.Run
 	Out      probe.Output
 	ParseErr error
 }
 
+// Given is what a run was given beside its command line (targets.Invocation): its working
+// directory, the files the adapter wrote for it and its agent's tool input. With the command
+// line, what a standalone reproducer gives the sandbox again.
+type Given struct {
+	Dir        string         `json:"dir,omitempty"`
+	Layout     []targets.File `json:"layout,omitempty"`
+	AgentInput map[string]any `json:"agent_input,omitempty"`
+}
+
 // SandboxRun is what one sandboxed run of the probe showed, as a trial's evidence records it.
 type SandboxRun struct {
-	Run         proc.Run           `json:"run"`
+	Run proc.Run `json:"run"`
+	Given
 	Ran         bool               `json:"sandbox_ran"`
 	Observation *probe.Observation `json:"observation,omitempty"`
 	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
@@ -274,7 +285,7 @@ type SandboxRun struct {
 
 // SandboxRun is x as evidence.
 func (x *Exec) SandboxRun() SandboxRun {
-	r := SandboxRun{Run: x.Run, Ran: x.Out.Ran, Observation: x.Out.Obs}
+	r := SandboxRun{Run: x.Run, Given: x.Given, Ran: x.Out.Ran, Observation: x.Out.Obs}
 	if x.ParseErr != nil {
 		r.ParseError = x.ParseErr.Error()
 	}
@@ -328,7 +339,7 @@ func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	// root can set up (proc.RunCommandIn makes it, with the binds): the sandbox and everything under it
 	// run as the user.
 	argv = t.Account.Command(argv, drop)
-	x := &Exec{Settings: json.RawMessage(inv.Settings)}
+	x := &Exec{Settings: json.RawMessage(inv.Settings), Given: Given{Dir: inv.Dir, Layout: inv.Layout, AgentInput: inv.AgentInput}}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}

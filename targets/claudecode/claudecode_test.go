@@ -223,6 +223,17 @@ func TestPrepareLaysOutTheRun(t *testing.T) {
 				t.Fatalf("%+v: argv %q has %s", c.opt, inv.Argv, a)
 			}
 		}
+		// The invocation's layout is every file written, with what it holds: a reproducer writes them again.
+		var laid []string
+		for _, f := range inv.Layout {
+			if b, err := os.ReadFile(f.Path); err != nil || string(b) != f.Text {
+				t.Fatalf("%+v: layout %s does not hold what was written (%v)", c.opt, f.Path, err)
+			}
+			laid = append(laid, strings.TrimPrefix(f.Path, dir+"/"))
+		}
+		if want := []string{c.file}; c.trust != nil && !slices.Equal(laid, append(want, "claude-home/.claude.json")) || c.trust == nil && !slices.Equal(laid, want) {
+			t.Fatalf("%+v: layout %q", c.opt, laid)
+		}
 		if inv.Dir != ws || !slices.Contains(inv.Env, "HOME="+filepath.Join(dir, "claude-home")) {
 			t.Fatalf("cwd %s, env %v", inv.Dir, inv.Env)
 		}

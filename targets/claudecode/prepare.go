@@ -36,7 +36,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	if h := scenarioHome(s.Env); h != "" {
 		home = h // the scenario's own HOME: fresh, read-only
 	}
-	lay := layout{home: home, ws: s.Workspace, dir: s.Dir}
+	lay := &layout{home: home, ws: s.Workspace, dir: s.Dir}
 	var flagFile, settingsText string
 	switch {
 	case s.NoSettings:
@@ -102,11 +102,13 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		argv = append(argv, "--settings", flagFile)
 	}
 	return &targets.Invocation{
-		Argv:     argv,
-		Env:      Env(s.Env, home, srv.URL()),
-		Dir:      s.Workspace,
-		Settings: settingsText,
-		Agent:    agent(srv),
+		Argv:       argv,
+		Env:        Env(s.Env, home, srv.URL()),
+		Dir:        s.Workspace,
+		Settings:   settingsText,
+		Layout:     lay.files,
+		AgentInput: opt.ToolInput,
+		Agent:      agent(srv),
 	}, nil
 }
 
@@ -177,11 +179,14 @@ func scenarioHome(env []string) string {
 	return ""
 }
 
-// layout is where one run's Claude Code files go.
-type layout struct{ home, ws, dir string }
+// layout is where one run's Claude Code files go, and what was written there.
+type layout struct {
+	home, ws, dir string
+	files         []targets.File
+}
 
 // path of a settings source's file.
-func (l layout) path(source string) string {
+func (l *layout) path(source string) string {
 	switch source {
 	case SourceProject:
 		return filepath.Join(l.ws, ".claude", "settings.json")
@@ -195,7 +200,7 @@ func (l layout) path(source string) string {
 	return filepath.Join(l.home, ".claude", "settings.json")
 }
 
-func (l layout) write(source string, b []byte) (string, error) {
+func (l *layout) write(source string, b []byte) (string, error) {
 	p := l.path(source)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("claude-code %s settings: %w", source, err)
@@ -203,11 +208,12 @@ func (l layout) write(source string, b []byte) (string, error) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		return "", fmt.Errorf("claude-code %s settings: %w", source, err)
 	}
+	l.files = append(l.files, targets.File{Path: p, Text: string(b), Mode: 0o644})
 	return p, nil
 }
 
 // trust writes ~/.claude.json with the workspace's trust state (nothing for TrustNone).
-func (l layout) trust(state string) error {
+func (l *layout) trust(state string) error {
 	if state == TrustNone {
 		return os.MkdirAll(l.home, 0o755)
 	}
@@ -217,8 +223,10 @@ func (l layout) trust(state string) error {
 	if err := os.MkdirAll(l.home, 0o755); err != nil {
 		return fmt.Errorf("claude-code HOME: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(l.home, ".claude.json"), b, 0o600); err != nil {
+	p := filepath.Join(l.home, ".claude.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
 		return fmt.Errorf("claude-code trust state: %w", err)
 	}
+	l.files = append(l.files, targets.File{Path: p, Text: string(b), Mode: 0o600})
 	return nil
 }

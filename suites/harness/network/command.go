@@ -26,14 +26,16 @@ type Hosts struct {
 type CommandTrial struct {
 	harness.Subject
 	Condition string          `json:"condition,omitempty"`
+	Faults    []string        `json:"faults,omitempty"` // the scenario's own faults, after the configured one
 	Allowed   nethost.Host    `json:"allowed"`
 	Denied    nethost.Host    `json:"denied"`
 	Settings  json.RawMessage `json:"settings,omitempty"`
 	Command   string          `json:"command"`
 	Run       proc.Run        `json:"run"`
-	Output    string          `json:"output"` // the command's stdout as it came back
-	Nonce     string          `json:"nonce"`
-	Hits      []model.Hit     `json:"fixture_hits"`
+	harness.Given
+	Output string      `json:"output"` // the command's stdout as it came back
+	Nonce  string      `json:"nonce"`
+	Hits   []model.Hit `json:"fixture_hits"`
 }
 
 // RunCommand runs `sh -c SCRIPT` under the target, where script is built from the trial's
@@ -55,8 +57,8 @@ func RunCommand(ctx context.Context, cfg harness.Config, opt Options, script fun
 		return nil, err
 	}
 	return &CommandTrial{
-		Subject: t.Subject(), Condition: opt.Condition,
+		Subject: t.Subject(), Condition: opt.Condition, Faults: opt.Faults,
 		Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings, Command: cmd,
-		Run: x.Run, Output: string(x.Run.Stdout), Nonce: x.Nonce, Hits: t.Hosts.Hits(),
+		Run: x.Run, Given: x.Given, Output: string(x.Run.Stdout), Nonce: x.Nonce, Hits: t.Hosts.Hits(),
 	}, nil
 }

@@ -23,6 +23,7 @@ import (
 type Trial struct {
 	harness.Subject
 	Condition string          `json:"condition,omitempty"` // the scenario's own fault or setting
+	Faults    []string        `json:"faults,omitempty"`    // the scenario's own faults, after the configured one
 	Hostnames string          `json:"hostnames"`
 	Allowed   nethost.Host    `json:"allowed"`
 	Denied    nethost.Host    `json:"denied"`
@@ -86,7 +87,7 @@ func RunWith(ctx context.Context, cfg harness.Config, opt Options) (*Trial, erro
 		return nil, err
 	}
 	nt := &Trial{
-		Subject: t.Subject(), Condition: opt.Condition,
+		Subject: t.Subject(), Condition: opt.Condition, Faults: opt.Faults,
 		Hostnames: cfg.Hostnames, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Settings: x.Settings,
 		SandboxRun: x.SandboxRun(), Nonce: x.Nonce, Hits: t.Hosts.Hits(),
 	}

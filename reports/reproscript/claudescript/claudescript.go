@@ -1,0 +1,217 @@
+// Package claudescript writes the standalone reproducer of a Claude Code configuration
+// (claude-settings/...): Claude Code itself, its model a few dozen lines of python3 (model.py)
+// that ask the Bash tool to run the seed's two curls (the allowed host, then the denied one, over
+// HTTP through the proxy Claude Code gives the command), in the files, HOME and command line the
+// trial gave it. The fixture's log decides, as in the trial: the denied host reached is the bug.
+package claudescript
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+//go:embed model.py
+var modelPy string
+
+// claudeEvidence is what a reproducer reads of a Claude Code network trial.
+type claudeEvidence struct {
+	Target        string   `json:"target"`
+	TargetVersion string   `json:"target_version"`
+	Fault         string   `json:"fault"`
+	Faults        []string `json:"faults"` // the scenario's own
+	Condition     string   `json:"condition"`
+	Run           struct {
+		Argv   []string `json:"argv"`
+		Mounts []string `json:"mounts"`
+	} `json:"run"`
+	Dir        string          `json:"dir"`
+	Layout     []laidFile      `json:"layout"`
+	AgentInput map[string]any  `json:"agent_input"`
+	Settings   json.RawMessage `json:"settings"`
+}
+
+// laidFile is a file the adapter wrote for the run, as the evidence records it (targets.File).
+type laidFile struct {
+	Path string `json:"path"`
+	Text string `json:"text"`
+	Mode uint32 `json:"mode"`
+}
+
+// claudeFind is the Claude Code evidence that holds scenario: the record's own, or the one keyed
+// by scenario when the trial ran several configurations.
+func claudeFind(rec model.Record, scenario string) (*claudeEvidence, error) {
+	if len(rec.Evidence) == 0 {
+		return nil, fmt.Errorf("the trial kept no evidence")
+	}
+	var many map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Evidence, &many); err != nil {
+		return nil, fmt.Errorf("read the trial's evidence: %w", err)
+	}
+	raw := rec.Evidence
+	if one, ok := many[scenario]; ok {
+		raw = one
+	}
+	var e claudeEvidence
+	if err := json.Unmarshal(raw, &e); err != nil || e.Target == "" {
+		return nil, fmt.Errorf("no evidence of %s in the trial", scenario)
+	}
+	return &e, nil
+}
+
+// check says why the trial's run cannot be given to Claude Code again by a script.
+func (e *claudeEvidence) check(scenario string) error {
+	switch {
+	case e.Target != "claude-code":
+		return fmt.Errorf("%s is Claude Code's configuration, but the trial ran %s", scenario, e.Target)
+	case e.Fault != "":
+		return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	case len(e.Faults) > 0:
+		return fmt.Errorf("the finding is under the scenario's own fault (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", strings.Join(e.Faults, ", "))
+	case e.Condition == "":
+		return fmt.Errorf("%s is not a network trial: the Claude Code reproducer sends the seed's requests only so far", scenario)
+	case len(e.Layout) == 0 || e.Dir == "":
+		return fmt.Errorf("the trial's evidence does not record the files Claude Code was given (a journal from an older sandcheck): run it again")
+	case strings.Contains(string(e.Settings), "excludedCommands"):
+		return fmt.Errorf("the settings exclude the probe's own command by name; the reproducer's command is another, which they would not exclude")
+	}
+	for _, m := range e.Run.Mounts {
+		if !strings.HasSuffix(m, " on /etc/hosts") && !strings.HasSuffix(m, " on /etc/resolv.conf") {
+			return fmt.Errorf("the trial laid %q over the host's files for Claude Code (managed settings): the reproducer does not", m)
+		}
+	}
+	dir := filepath.Dir(e.Dir)
+	for _, f := range e.Layout {
+		if !strings.HasPrefix(f.Path, dir+"/") {
+			return fmt.Errorf("the trial wrote %s, outside its directory: the reproducer writes only its own", f.Path)
+		}
+	}
+	if _, err := e.home(); err != nil {
+		return err
+	}
+	_, _, err := e.claudeArgs()
+	return err
+}
+
+// home is Claude Code's HOME in the trial: where its trust state (.claude.json) or its user
+// settings (.claude/settings.json outside the workspace) were written.
+func (e *claudeEvidence) home() (string, error) {
+	for _, f := range e.Layout {
+		if filepath.Base(f.Path) == ".claude.json" {
+			return filepath.Dir(f.Path), nil
+		}
+	}
+	for _, f := range e.Layout {
+		if strings.HasSuffix(f.Path, "/.claude/settings.json") && !strings.HasPrefix(f.Path, e.Dir+"/") {
+			return filepath.Dir(filepath.Dir(f.Path)), nil
+		}
+	}
+	return "", fmt.Errorf("the trial's files do not say which HOME Claude Code had")
+}
+
+// claudeArgs reads the trial's command line: [setpriv ... --] CLAUDE ARGS...; the account and ARGS.
+func (e *claudeEvidence) claudeArgs() (user string, args []string, err error) {
+	argv := e.Run.Argv
+	user = "root"
+	if len(argv) > 0 && argv[0] == "setpriv" {
+		user = model.DedicatedUser
+		i := 0
+		for i < len(argv) && argv[i] != "--" {
+			i++
+		}
+		argv = argv[min(i+1, len(argv)):]
+	}
+	if len(argv) < 2 || argv[1] != "-p" {
+		return "", nil, fmt.Errorf("the trial's command line is not Claude Code's CLAUDE -p PROMPT ...: %q", e.Run.Argv)
+	}
+	return user, argv[1:], nil
+}
+
+// seedCommand is the seed's two curls over HTTP: the allowed host, then the denied one.
+const seedCommand = `curl -sS -m 20 -o /dev/null -w "ORG=%{http_code}\n" http://allowed.` + parts.Domain + `/repro/control ; ` +
+	`curl -sS -m 20 -o /dev/null -w "EX=%{http_code}\n" http://denied.` + parts.Domain + `/repro/case && echo WEB_OK || echo WEB_BLOCKED`
+
+const claudeHeader = `#
+# Needs root (two network namespaces and a private /etc/hosts, all removed on exit), iproute2,
+# util-linux (setpriv), python3, and Claude Code: SANDBOX=/path/to/claude (default: claude on
+# PATH), with bubblewrap and socat on PATH for its sandbox. Claude Code runs as RUN_AS, the account
+# the trial used; where it does not exist, as root. Its model is a stand-in (model.py, below, on
+# loopback): it asks the Bash tool to run the seed's two curls and nothing else; Claude Code's
+# permission checks, settings and sandbox are the real ones. Nothing leaves the machine: Claude
+# Code's host is a network namespace of the script's whose only link is to the fixture's
+# (198.19.X.0/24), and names resolve through a hosts file of its own.
+# Exit 1: the bug shows (the denied host was reached). 0: it does not. 2: could not tell.
+set -eu
+`
+
+// Script is the reproducer of a claude-settings scenario as the trial rec ran it; the error says
+// why there is none.
+func Script(rec model.Record, scenario, why string) (string, error) {
+	e, err := claudeFind(rec, scenario)
+	if err != nil {
+		return "", err
+	}
+	if err := e.check(scenario); err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(e.Dir)
+	home, _ := e.home()
+	user, args, _ := e.claudeArgs()
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("#!/bin/sh\n# Reproducer of %s on Claude Code (%s), written by sandcheck from a trial that showed it.\n", scenario, e.TargetVersion)
+	if why != "" {
+		w("# What the trial saw: %s\n", parts.OneLine(why))
+	}
+	b.WriteString(claudeHeader)
+	w("SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", user)
+	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/claude"))
+	w("# The files Claude Code was given: its settings and the workspace's trust, as in the trial.\n")
+	for _, f := range e.Layout {
+		p := parts.InScript(f.Path, dir)
+		text := strings.ReplaceAll(f.Text, dir, "@DIR@")
+		w("mkdir -p \"$(dirname %s)\"\ncat > %s <<'FILE'\n%s\nFILE\n", p, p, text)
+		w("sed -i \"s|@DIR@|$w|g\" %s\nchmod %o %s\n", p, f.Mode&0o777, p)
+	}
+	w("mkdir -p %s %s\n", parts.InScript(home, dir), parts.InScript(e.Dir, dir))
+	w("chown -R \"$RUN_AS\" \"$w\"\n")
+	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
+	w("cat > \"$w/model.py\" <<'PY'\n%sPY\n", modelPy)
+	w("{\n  echo '127.0.0.1 localhost'\n  echo '::1 localhost'\n  echo \"$b.2 allowed.%s\"\n  echo \"$b.3 denied.%s\"\n} > \"$w/hosts\"\n", parts.Domain, parts.Domain)
+	b.WriteString(parts.Fixture)
+	input := "{}"
+	if len(e.AgentInput) > 0 {
+		j, _ := json.Marshal(e.AgentInput)
+		input = string(j)
+	}
+	w("# The model, in Claude Code's network namespace: the command it asks the Bash tool to run.\n")
+	w("cat > \"$w/command\" <<'CMD'\n%s\nCMD\n", seedCommand)
+	w("ip netns exec \"$hs\" python3 \"$w/model.py\" \"$w\" \"$(cat \"$w/command\")\" '%s' &\n", strings.ReplaceAll(input, "'", `'\''`))
+	w("echo $! >> \"$w/pids\"\n")
+	w("i=0\nuntil [ -s \"$w/model.port\" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the model did not start' >&2; exit 2; }; sleep 0.1; done\n")
+	w("echo \"== Claude Code: %s\"\n", parts.ShellSafe(strings.Join(args, " ")))
+	w("( cd %s && ip netns exec \"$hs\" sh -c 'mount --bind \"$1/hosts\" /etc/hosts && mount --bind \"$1/resolv.conf\" /etc/resolv.conf && shift && exec \"$@\"' sh \"$w\" \\\n", parts.InScript(e.Dir, dir))
+	w("    setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups \\\n")
+	w("    env -i PATH=\"$PATH\" HOME=%s USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" TMPDIR=\"$w/tmp\" LANG=C.UTF-8 \\\n", parts.InScript(home, dir))
+	w("    ANTHROPIC_BASE_URL=\"http://127.0.0.1:$(cat \"$w/model.port\")\" ANTHROPIC_API_KEY=sk-ant-reproducer-dummy-key \\\n")
+	w("    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \\\n")
+	w("    timeout 120 \"$SANDBOX\"")
+	for _, a := range args {
+		w(" %s", parts.InScript(a, dir))
+	}
+	w(" ) > \"$w/claude.out\" 2>&1 || true\n")
+	w("sleep 0.2\n")
+	w("echo '-- Claude Code printed:'; cat \"$w/claude.out\"\n")
+	w("echo '-- the Bash tool returned:'; cat \"$w/tool_result\" 2>/dev/null || echo '(no tool result came back)'\necho\n")
+	w("echo '-- the fixture logged:'; cat \"$w/log\"\n")
+	w("if [ -s \"$w/unexpected\" ]; then echo 'could not tell: Claude Code asked the model something the script does not answer:'; cat \"$w/unexpected\"; exit 2; fi\n")
+	w("if grep -q '^denied@' \"$w/log\"; then echo 'BUG: the denied host was reached: Claude Code did not hold the policy it was given'; exit 1; fi\n")
+	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (Claude Code refused to run the command, or its sandbox did not start)'; exit 2; fi\n")
+	w("echo 'no bug: the allowed host answered, the denied one was blocked'\nexit 0\n")
+	return b.String(), nil
+}

@@ -1,0 +1,156 @@
+// Package fswrite writes the standalone reproducer of a filesystem write a sandbox should have
+// refused (filesystem/outside/...), for sandboxes whose command line carries the command itself
+// (firejail, bubblewrap, Codex): the trial's command line, its directory the script's own, with
+// `sh -c` writing a canary where the check wrote, as the trial's account; the host then looks
+// for the canary. The same write is tried without the sandbox first: where the account cannot
+// make it anyway, the script cannot tell.
+package fswrite
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+// probeVerb is the probe's subcommand: the word after the probe's executable, so the element
+// before it is where the trial's command starts on the sandbox's command line.
+const probeVerb = "__sandcheck_probe"
+
+// outsideWrites are the write checks a script reproduces: where each writes, in the script's
+// shell ($home is the account's HOME, $w the script's directory in the trial's place).
+var outsideWrites = map[string]string{
+	"filesystem/outside/home":   `$home/repro-canary-$n`,
+	"filesystem/outside/tmp":    `/tmp/repro-canary-$n`,
+	"filesystem/outside/etc":    `/etc/repro-canary-$n`,
+	"filesystem/outside/parent": `$w/repro-canary-$n`,
+}
+
+// fsTrialRun is what a reproducer reads of a filesystem family trial.
+type fsTrialRun struct {
+	Target        string `json:"target"`
+	TargetVersion string `json:"target_version"`
+	Fault         string `json:"fault"`
+	Run           struct {
+		Argv []string `json:"argv"`
+	} `json:"run"`
+	Dir  string `json:"dir"`
+	User *struct {
+		Name string `json:"name"`
+		UID  int    `json:"uid"`
+	} `json:"user"`
+}
+
+// sandboxArgs splits the trial's command line, [setpriv ... --] SANDBOX ARGS... PROBE VERB SPEC,
+// into the account, the sandbox's own arguments and whether the command was found at its end.
+func (e *fsTrialRun) sandboxArgs() (user string, args []string, err error) {
+	argv := e.Run.Argv
+	user = "root"
+	if len(argv) > 0 && argv[0] == "setpriv" {
+		user = model.DedicatedUser
+		if e.User != nil && e.User.Name != "" {
+			user = e.User.Name
+		}
+		i := slices.Index(argv, "--")
+		if i < 0 {
+			return "", nil, fmt.Errorf("the trial's command line has setpriv without --: %q", e.Run.Argv)
+		}
+		argv = argv[i+1:]
+	}
+	at := slices.Index(argv, probeVerb)
+	if at < 2 || at != len(argv)-2 {
+		return "", nil, fmt.Errorf("the trial's command line does not end in the command (a sandbox that takes it as one string, as srt does, has no filesystem reproducer yet): %q", e.Run.Argv)
+	}
+	return user, argv[1 : at-1], nil
+}
+
+// Script is the reproducer of a filesystem/outside/... write as the trial rec ran it; the error
+// says why there is none.
+func Script(rec model.Record, scenario, why string) (string, error) {
+	where, ok := outsideWrites[scenario]
+	if !ok {
+		return "", fmt.Errorf("the filesystem reproducer covers writes outside the writable paths (%s) so far, not %s", strings.Join(sortedKeys(outsideWrites), ", "), scenario)
+	}
+	var e fsTrialRun
+	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
+		return "", fmt.Errorf("the trial kept no filesystem evidence")
+	}
+	switch {
+	case e.Fault != "":
+		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	case e.Dir == "":
+		return "", fmt.Errorf("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
+	}
+	user, args, err := e.sandboxArgs()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(e.Dir)
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("#!/bin/sh\n# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
+	if why != "" {
+		w("# What the trial saw: %s\n", parts.OneLine(why))
+	}
+	w(`#
+# Needs root (to run the sandbox as another account), util-linux (setpriv) and the sandbox:
+# SANDBOX=/path/to/%[1]s (default: %[1]s on PATH). The sandbox runs as RUN_AS, the account the
+# trial used, with the trial's command line (its directories this script's own), and the command
+# writes a canary where the check wrote:
+#   %[2]s
+# The script tries the same write without the sandbox first, removes what it wrote, and makes no
+# network request.
+# Exit 1: the bug shows (the canary is on the host). 0: it does not. 2: could not tell.
+set -eu
+SANDBOX=${SANDBOX:-%[1]s}
+RUN_AS=${RUN_AS:-%[3]s}
+[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
+SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+home=$(getent passwd "$RUN_AS" | cut -d: -f6)
+n=$$
+w=$(mktemp -d /tmp/repro.XXXXXX)
+target=%[2]s
+cleanup() { rm -rf "$w"; rm -f "$target"; }
+trap cleanup EXIT
+trap 'exit 2' INT TERM HUP
+chmod 755 "$w"
+`, e.Target, where, user)
+	// The trial's directories the command line names (--read-write=DIR, a bind's source), made
+	// again under $w.
+	made := map[string]bool{}
+	for _, a := range args {
+		if i := strings.Index(a, dir+"/"); i >= 0 && !made[a[i:]] {
+			made[a[i:]] = true
+			w("mkdir -p %s\n", parts.InScript(a[i:], dir))
+		}
+	}
+	w("mkdir -p %s\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, dir))
+	w("as() { setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups env -i PATH=\"$PATH\" HOME=\"$home\" USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" LANG=C.UTF-8 \"$@\"; }\n")
+	w("echo \"== without the sandbox: write $target as $RUN_AS\"\n")
+	w("if ! ( cd %s && as sh -c 'echo repro-canary > \"$1\"' sh \"$target\" ) || ! grep -q repro-canary \"$target\" 2>/dev/null; then\n", parts.InScript(e.Dir, dir))
+	w("  echo \"could not tell: $RUN_AS cannot write $target even without a sandbox\"; exit 2\nfi\nrm -f \"$target\"\n")
+	w("echo \"== inside the sandbox: the same write\"\n")
+	w("( cd %s && as \"$SANDBOX\"", parts.InScript(e.Dir, dir))
+	for _, a := range args {
+		w(" %s", parts.InScript(a, dir))
+	}
+	w(" sh -c 'echo repro-canary > \"$1\" && echo \"the sandboxed write to $1 succeeded\"' sh \"$target\" ) 2>&1 || true\n")
+	w("if grep -q repro-canary \"$target\" 2>/dev/null; then echo \"BUG: $target holds the canary the sandboxed command wrote, on the host\"; exit 1; fi\n")
+	w("echo \"no bug: $target was not written\"\nexit 0\n")
+	return b.String(), nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	slices.Sort(k)
+	return k
+}

@@ -1,0 +1,107 @@
+package fswrite
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
+)
+
+const fsWriteTrial = "/tmp/sandcheck-trial-5"
+
+// firejailTrial is a filesystem trial's evidence as the journal keeps it, for firejail run as
+// the dedicated account.
+func firejailTrial(fault string) model.Record {
+	ev := map[string]any{
+		"target": "firejail", "target_version": "firejail 0.9.72", "fault": fault,
+		"run": map[string]any{"argv": []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--",
+			"/usr/bin/firejail", "--quiet", "--noprofile", "--net=none", "--read-only=/",
+			"--read-write=" + fsWriteTrial + "/workspace", "--read-write=" + fsWriteTrial + "/firejail-tmp",
+			"--env=TMPDIR=" + fsWriteTrial + "/firejail-tmp", "--blacklist=" + fsWriteTrial + "/home/.ssh", "--",
+			"/opt/sandcheck", probeVerb, fsWriteTrial + "/probe-1.json"}},
+		"dir":  fsWriteTrial + "/workspace",
+		"user": map[string]any{"name": "sandcheck", "uid": 1001, "home": "/home/sandcheck"},
+	}
+	b, _ := json.Marshal(ev)
+	return model.Record{Evidence: b}
+}
+
+// TestFSWriteScript: a write outside the writable paths gets a script that is valid sh, runs the
+// trial's command line (its directories the script's own) as the trial's account with a shell
+// command in place of the probe, and writes the canary where the check wrote; anything it
+// cannot give the sandbox again as it was gets none, saying why.
+func TestFSWriteScript(t *testing.T) {
+	s, err := Script(firejailTrial(""), "filesystem/outside/home", "wrote $HOME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SANDBOX=${SANDBOX:-firejail}", "RUN_AS=${RUN_AS:-sandcheck}", "target=$home/repro-canary-$n",
+		`'--read-write='"$w"'/workspace'`, `'--env=TMPDIR='"$w"'/firejail-tmp'`, `mkdir -p ''"$w"'/home/.ssh'`,
+		`'--blacklist='"$w"'/home/.ssh' '--' sh -c`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, fsWriteTrial) || strings.Contains(s, "/opt/sandcheck") || strings.Contains(s, probeVerb) {
+		t.Error("the trial's directory or sandcheck's probe is left in the script")
+	}
+	f := filepath.Join(t.TempDir(), "r.sh")
+	os.WriteFile(f, []byte(s), 0o755)
+	if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v: %s", err, out)
+	}
+	for name, c := range map[string]struct {
+		rec      model.Record
+		scenario string
+		why      string
+	}{
+		"a fault":          {firejailTrial("fs-rw-root"), "filesystem/outside/home", "fault"},
+		"another check":    {firejailTrial(""), "filesystem/secret/read", "not filesystem/secret/read"},
+		"srt's one string": {model.Record{Evidence: json.RawMessage(`{"target": "srt", "dir": "/w", "run": {"argv": ["/srt", "--settings", "f", "-c", "'probe' '__sandcheck_probe' 'x'"]}}`)}, "filesystem/outside/home", "one string"},
+		"an older journal": {model.Record{Evidence: json.RawMessage(`{"target": "firejail", "run": {"argv": ["firejail", "--", "/p", "__sandcheck_probe", "x"]}}`)}, "filesystem/outside/home", "older sandcheck"},
+	} {
+		if _, err := Script(c.rec, c.scenario, ""); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, c.why)
+		}
+	}
+}
+
+// TestFSWriteScriptDecides runs the script with two stand-ins for the sandbox: one that runs the
+// command unconfined must make it exit 1, one that runs nothing exit 0 (and neither leaves the
+// canary behind). The real firejail's is run by e2e's TestReproStandaloneFSWrite.
+func TestFSWriteScriptDecides(t *testing.T) {
+	skip.UnlessRoot(t, "the script runs the sandbox as another account (setpriv)")
+	skip.UnlessTools(t, "apt-get install util-linux", "setpriv")
+	bin := t.TempDir()
+	open := filepath.Join(bin, "open-sandbox")
+	none := filepath.Join(bin, "no-sandbox")
+	os.WriteFile(open, []byte("#!/bin/sh\n# ARGS... -- CMD: the command, unconfined\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n"), 0o755)
+	os.WriteFile(none, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	os.Chmod(bin, 0o755)
+	s, err := Script(firejailTrial(""), "filesystem/outside/tmp", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "r.sh")
+	os.WriteFile(f, []byte(s), 0o755)
+	for sandbox, want := range map[string]int{open: 1, none: 0} {
+		cmd := exec.Command("sh", f)
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if x, ok := err.(*exec.ExitError); ok {
+			code = x.ExitCode()
+		}
+		if code != want {
+			t.Errorf("with %s: exit %d, want %d\n%s", filepath.Base(sandbox), code, want, out)
+		}
+		if left, _ := filepath.Glob("/tmp/repro-canary-*"); len(left) > 0 {
+			t.Errorf("with %s: left %v", filepath.Base(sandbox), left)
+		}
+	}
+}

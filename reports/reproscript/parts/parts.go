@@ -1,0 +1,105 @@
+// Package parts holds what every standalone reproducer script shares: the opening that checks for
+// root and the sandbox and makes the script's directory, the fixture hosts in two network
+// namespaces of the script's own (serve.py), and the quoting that puts a trial's values in a
+// script.
+package parts
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// ServePy is the fixture hosts' server (serve.py).
+//
+//go:embed serve.py
+var ServePy string
+
+// Domain is the fixture hosts' domain.
+const Domain = "sandcheck.test"
+
+// Header is a request script's header: what it needs and what its exit means.
+const Header = `#
+# Needs root (two network namespaces and a private /etc/hosts, all removed on exit), iproute2,
+# util-linux (setpriv), python3 and the sandbox: SANDBOX=/path/to/srt (default: srt on PATH).
+# The sandbox runs as RUN_AS, the account the trial used; where it does not exist, as root.
+# Nothing leaves the machine: the sandbox's host is a network namespace of the script's whose
+# only link is to the fixture's (198.19.X.0/24), and names resolve through a hosts file of its own.
+# Exit 1: the bug shows. 0: it does not. 2: could not tell.
+set -eu
+`
+
+// Prelude checks for root and the sandbox, makes the script's directory $w (removed on exit)
+// with the session's workspace, TMPDIR and HOME, and picks the fixture's /24 ($b).
+const Prelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: I make two network namespaces" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
+SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+n=$$
+fx=reprofx$n
+hs=reprohs$n
+w=$(mktemp -d /tmp/repro.XXXXXX)
+cleanup() {
+  set +e
+  for p in $(cat "$w/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
+  ip netns del "$fx" 2>/dev/null
+  ip netns del "$hs" 2>/dev/null
+  rm -rf "$w"
+}
+trap cleanup EXIT
+trap 'exit 2' INT TERM HUP
+chmod 755 "$w"
+# The session's own HOME and TMPDIR, as a trial gives them: what the sandbox writes there (srt
+# asks npm, which logs under HOME) goes with the script.
+mkdir -p "$w/workspace" "$w/tmp" "$w/home"
+chown "$RUN_AS" "$w/workspace" "$w/tmp" "$w/home"
+b=198.19.$(( $(od -An -N1 -tu1 /dev/urandom) % 250 + 1 ))
+printf 'nameserver 127.0.0.1\n' > "$w/resolv.conf"
+`
+
+// Fixture starts the fixture hosts: two network namespaces, $hs the sandbox's host and $fx the
+// fixture's, serve.py logging to $w/log.
+const Fixture = `ip netns add "$fx"
+ip netns add "$hs"
+ip link add "h$n" netns "$hs" type veth peer name "f$n" netns "$fx"
+ip -n "$hs" link set lo up
+ip -n "$hs" link set "h$n" up
+ip -n "$hs" addr add "$b.1/24" dev "h$n"
+ip -n "$hs" route add 169.254.169.254/32 dev "h$n"
+ip -n "$fx" link set lo up
+ip -n "$fx" link set "f$n" up
+for a in "$b.2/24" "$b.3/24" 169.254.169.254/32; do ip -n "$fx" addr add "$a" dev "f$n"; done
+: > "$w/log"
+ip netns exec "$fx" python3 "$w/serve.py" "$w/log" "allowed@$b.2:80" "allowed@$b.2:8080" "denied@$b.3:80" "metadata@169.254.169.254:80" &
+echo $! >> "$w/pids"
+ip netns exec "$hs" python3 "$w/serve.py" "$w/log" "loopback@127.0.0.1:80" "loopback@127.0.0.1:8080" "self@$b.1:80" &
+echo $! >> "$w/pids"
+i=0
+until [ "$(grep -c '^ready' "$w/log")" = 2 ]; do
+  i=$((i + 1))
+  [ $i -lt 100 ] || { echo "the fixture did not start" >&2; exit 2; }
+  sleep 0.1
+done
+: > "$w/log"
+`
+
+// OneLine is s on one line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ShellSafe is s with the characters a double-quoted shell string would expand made harmless.
+func ShellSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '$' || r == '`' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// InScript quotes s for a script's shell, the trial directory in it becoming $w.
+func InScript(s, trialDir string) string {
+	parts := strings.Split(s, trialDir)
+	for i, p := range parts {
+		parts[i] = "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, `"$w"`)
+}
