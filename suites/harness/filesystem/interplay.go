@@ -199,7 +199,9 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		{Name: "deny-read-file-link", Needs: dr,
 			plan: fsPlan{check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, outside: linked}},
 		{Name: "deny-read-file-rename", Needs: dr,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.token(), Path2: stolen}, outside: stolen, gone: l.token()}},
+			// Decided by the file at its new name only: the parent rename, later in the session,
+			// moves the file's directory away whether this rename went through or not.
+			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.token(), Path2: stolen}, outside: stolen}},
 		{Name: "deny-read-parent-rename", Needs: dr,
 			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.creds(), Path2: moved}, outside: moved}},
 		{Name: "protected-bashrc-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.home, ".bashrc"))},
