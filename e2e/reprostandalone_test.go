@@ -168,8 +168,8 @@ func runScript(t *testing.T, script, sandbox, runAs string) (int, string) {
 }
 
 // fsFindings are the fs-interplay findings pinned on srt 0.0.83 (protected files written from a
-// subdirectory of a writable HOME).
-var fsFindings = []string{"protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"}
+// subdirectory of a writable HOME; a read-denied directory the command can fill).
+var fsFindings = []string{"protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir", "deny-read-dir-write"}
 
 // TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay finding of
 // the healthy srt, which exits 1 run outside sandcheck; and for each privilege case on the
@@ -331,6 +331,59 @@ func TestReproStandaloneFSWrite(t *testing.T) {
 	for _, home := range []string{"/root", "/home/" + model.DedicatedUser} {
 		if left, _ := filepath.Glob(home + "/repro-canary-*"); len(left) > 0 {
 			t.Errorf("left behind: %v", left)
+		}
+	}
+}
+
+// TestReproStandaloneFSArgv: the fs-interplay and privilege findings of bubblewrap and firejail
+// (their command lines carry the command): every scenario that fails in `sandcheck repro` gets a
+// script that exits 1 run outside sandcheck (privilege as root); and the privilege scripts exit 0
+// when the sandbox drops every capability (bwrap --cap-drop ALL, firejail --caps.drop=all), as
+// the known findings say it then does.
+func TestReproStandaloneFSArgv(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "bwrap", "firejail", "git", "findmnt")
+	wrap, err := os.MkdirTemp("/tmp", "sandcheck-e2e-capdrop-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(wrap) })
+	os.Chmod(wrap, 0o755)
+	for _, c := range []struct{ target, dropAll string }{{"bwrap", "--cap-drop ALL"}, {"firejail", "--caps.drop=all"}} {
+		sandbox, err := exec.LookPath(c.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped := filepath.Join(wrap, c.target+"-no-caps")
+		os.WriteFile(dropped, []byte("#!/bin/sh\nexec "+sandbox+" "+c.dropAll+" \"$@\"\n"), 0o755)
+		for _, run := range []struct{ user, labels string }{{"unprivileged", "bypass-fs-interplay"}, {"root", "bypass-privilege"}} {
+			out := t.TempDir()
+			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", c.target, "--user", run.user, "--label-filter", run.labels, "-n", "1", "--out", out)
+			if code != 0 || !strings.Contains(stdout, "known finding") {
+				t.Fatalf("sandcheck repro --target %s --user %s: exit %d, want 0 (known findings only)\n%s\n%s", c.target, run.user, code, stdout, stderr)
+			}
+			written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
+			if err != nil || len(written) == 0 {
+				t.Fatalf("%s as %s: reproducers %v, %v", c.target, run.user, written, err)
+			}
+			runAs := ""
+			if run.user == "root" {
+				runAs = "root"
+			}
+			for _, w := range written {
+				if w.Path == "" {
+					t.Errorf("%s as %s: %s has no reproducer: %s", c.target, run.user, w.Scenario, w.Why)
+					continue
+				}
+				if code, got := runScript(t, w.Path, sandbox, runAs); code != 1 {
+					t.Errorf("%s as %s: %s: exit %d, want 1\n%s", c.target, run.user, w.Scenario, code, got)
+				}
+				if run.user == "root" {
+					if code, got := runScript(t, w.Path, dropped, runAs); code != 0 {
+						t.Errorf("%s %s as root: %s: exit %d, want 0\n%s", c.target, c.dropAll, w.Scenario, code, got)
+					}
+				}
+			}
 		}
 	}
 }

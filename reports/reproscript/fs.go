@@ -40,6 +40,23 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q planted-by-the-command "$w/fakehome/proj/.git/config"`,
 		bug:      "the sandboxed command appended to the repository's .git/config, which the next git command reads",
 	},
+	// A read-denied directory must not take a write, even one only the sandbox sees (a tmpfs
+	// over it the command can fill): the command says when its write went through.
+	"fs-interplay/deny-read-dir-write": {
+		control:  `echo planted-by-the-command > private/planted && echo the-write-went-through`,
+		breached: `grep -q the-write-went-through "$w/stdout" || [ -e "$ws/private/planted" ]`,
+		bug:      "the sandboxed command wrote into a read-denied directory",
+	},
+	"fs-interplay/deny-read-file-rename": {
+		control:  `mv creds/token stolen-token`,
+		breached: `grep -q "$canary" "$ws/stolen-token"`,
+		bug:      "the sandboxed command renamed a read-denied file to a name no rule denies, for the next command to read",
+	},
+	"fs-interplay/deny-read-parent-rename": {
+		control:  `mv creds creds-moved`,
+		breached: `grep -q "$canary" "$ws/creds-moved/token"`,
+		bug:      "the sandboxed command renamed the directory of a read-denied file, for the next command to read the file under the new name",
+	},
 	"privilege/unmount-protected": {
 		control:  `echo '# planted-by-the-command' >> .gitconfig`,
 		command:  `umount -l "$ws/.gitconfig"; echo '# planted-by-the-command' >> .gitconfig`,
@@ -76,7 +93,8 @@ func fsScript(rec model.Record, scenario, why string) (string, error) {
 		return "", fmt.Errorf("no reproducer for %s yet", scenario)
 	}
 	var b strings.Builder
-	if err := openFS(&b, rec, scenario, why, fsHeader, layoutPrelude); err != nil {
+	sandboxed, err := openFS(&b, rec, scenario, why, fsHeader, layoutPrelude, true)
+	if err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -84,7 +102,7 @@ func fsScript(rec model.Record, scenario, why string) (string, error) {
 	w("cat > \"$w/control.sh\" <<'CMD'\n%s\nCMD\n", fc.control)
 	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", cmp.Or(fc.command, fc.control))
 	w("breached() { %s; }\n", fc.breached)
-	b.WriteString(fsRuns)
+	b.WriteString(strings.Replace(fsRuns, "@SANDBOXED@", sandboxed, 1))
 	w("if breached; then\n  echo %s\n  exit 1\nfi\n", shellQuote("BUG: "+fc.bug))
 	w("echo 'no bug: the operation did not take effect on the host'\nexit 0\n")
 	return b.String(), nil
@@ -118,6 +136,6 @@ inside sh "$w/control.sh"
 breached || { echo "could not tell: the operation does not take effect even without a sandbox"; exit 2; }
 fresh
 echo "== inside the sandbox, from $ws:"; sed 's/^/   /' "$w/command.sh"
-inside "$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"
+inside @SANDBOXED@
 echo '-- the sandbox said:'; sed 's/^/   /' "$w/stdout"
 `

@@ -1,6 +1,7 @@
 package reproscript
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
 // fsScriptFor writes the reproducer of case id from the fs-interplay session's evidence.
@@ -85,5 +87,50 @@ func TestFSScriptDecides(t *testing.T) {
 				t.Errorf("%s with %s: exit %d, want %d\n%s", id, filepath.Base(sandbox), code, want, out)
 			}
 		}
+	}
+}
+
+// bwrapInterplay is the fs-interplay session's evidence of bubblewrap, run as root (its command
+// line carries the command, and the trial's directories).
+func bwrapInterplay() model.Record {
+	const trial = "/tmp/sandcheck-trial-8"
+	ev := map[string]any{
+		"target": "bwrap", "target_version": "bubblewrap 0.8.0",
+		"run": map[string]any{"argv": []string{"/usr/bin/bwrap", "--ro-bind", "/", "/", "--bind", trial + "/fakehome", trial + "/fakehome",
+			"--tmpfs", trial + "/fakehome/proj/sub/private", "--ro-bind", "/dev/null", trial + "/fakehome/proj/sub/creds/token",
+			"--unshare-net", "--", "/opt/sandcheck", parts.ProbeVerb, trial + "/probe-1.json"}},
+		"dir": trial + "/fakehome/proj/sub",
+	}
+	b, _ := json.Marshal(map[string]any{"bypass/fs-interplay/deny-read-dir": ev})
+	return model.Record{Evidence: b}
+}
+
+// TestFSScriptArgv: on a sandbox whose command line carries the command, every fs-interplay and
+// privilege case gets a script that runs that command line (the trial's directories the
+// script's own) with the case's command in the probe's place, and no srt settings.
+func TestFSScriptArgv(t *testing.T) {
+	for id := range fsCases {
+		s, err := Script(bwrapInterplay(), "bypass/"+id, "")
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		for _, want := range []string{"SANDBOX=${SANDBOX:-bwrap}", "RUN_AS=${RUN_AS:-root}",
+			`inside "$SANDBOX" '--ro-bind' '/' '/' '--bind' ''"$w"'/fakehome' ''"$w"'/fakehome' '--tmpfs' ''"$w"'/fakehome/proj/sub/private'`,
+			`'--unshare-net' '--' sh "$w/command.sh"`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: script lacks %q", id, want)
+			}
+		}
+		if strings.Contains(s, "/tmp/sandcheck-trial-8") || strings.Contains(s, "settings.json") || strings.Contains(s, parts.ProbeVerb) || strings.Contains(s, "srt") {
+			t.Errorf("%s: the trial's directory, srt or its settings, or the probe is left in the script", id)
+		}
+		f := filepath.Join(t.TempDir(), "r.sh")
+		os.WriteFile(f, []byte(s), 0o755)
+		if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: sh -n: %v: %s", id, err, out)
+		}
+	}
+	if _, err := Script(bwrapInterplay(), "bypass/git/submodule-config", ""); err == nil || !strings.Contains(err.Error(), "srt") {
+		t.Errorf("a git case on bwrap: %v, want an error (the git scripts drive srt)", err)
 	}
 }

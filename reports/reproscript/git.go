@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
 // The git class's reproducers: the repository the case needs, made with git on the host as the
@@ -72,13 +73,27 @@ type fsEvidence struct {
 	Run           struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
+	Dir  string `json:"dir"`
+	User *struct {
+		Name string `json:"name"`
+	} `json:"user"`
+}
+
+// interplayDir is the fs-interplay session's working directory below its trial directory: two
+// levels below the fake HOME, in a repository's subdirectory.
+const interplayDir = "/fakehome/proj/sub"
+
+// interplay says whether e is the fs-interplay session's: its settings make the fake HOME
+// writable, or it ran in the session's working directory.
+func (e *fsEvidence) interplay() bool {
+	return strings.Contains(string(e.Settings), "/fakehome") || strings.HasSuffix(e.Dir, interplayDir)
 }
 
 // findFS is the evidence, of a record's, of the session that ran the fs-interplay layout (its
 // settings make its fake HOME writable): the record's own, or one of those keyed by scenario.
 func findFS(rec model.Record) (*fsEvidence, error) {
 	var one fsEvidence
-	if err := json.Unmarshal(rec.Evidence, &one); err == nil && strings.Contains(string(one.Settings), "/fakehome") {
+	if err := json.Unmarshal(rec.Evidence, &one); err == nil && one.interplay() {
 		return &one, nil
 	}
 	var many map[string]json.RawMessage
@@ -87,7 +102,7 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 	}
 	for _, raw := range many {
 		var e fsEvidence
-		if json.Unmarshal(raw, &e) == nil && strings.Contains(string(e.Settings), "/fakehome") {
+		if json.Unmarshal(raw, &e) == nil && e.interplay() {
 			return &e, nil
 		}
 	}
@@ -95,20 +110,61 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 }
 
 // openFS writes the opening of a reproducer of the fs-interplay session's trial rec (the git,
-// fs-interplay and privilege classes): its evidence found and checked, then srtRun.open.
-func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude string) error {
+// fs-interplay and privilege classes): its evidence found and checked, then the sandbox's: srt's
+// settings (srtRun.open), or, with argv true, the command line of a sandbox that carries the
+// command (firejail, bubblewrap), its trial directories the script's own. It returns how the
+// script runs the sandbox on $w/command.sh.
+func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude string, argv bool) (string, error) {
 	if len(rec.Evidence) == 0 {
-		return fmt.Errorf("the trial kept no evidence")
+		return "", fmt.Errorf("the trial kept no evidence")
 	}
 	e, err := findFS(rec)
 	if err != nil {
-		return err
+		return "", err
 	}
 	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
-	if err := run.check(); err != nil {
-		return err
+	if e.Target == "srt" || !argv {
+		if err := run.check(); err != nil {
+			return "", err
+		}
+		return `"$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"`, run.open(b, scenario, why, header, prelude)
 	}
-	return run.open(b, scenario, why, header, prelude)
+	if e.Fault != "" {
+		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	}
+	account := ""
+	if e.User != nil {
+		account = e.User.Name
+	}
+	user, args, err := parts.ArgvSandbox(e.Run.Argv, account)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasSuffix(e.Dir, interplayDir) {
+		return "", fmt.Errorf("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
+	}
+	dir := strings.TrimSuffix(e.Dir, interplayDir)
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("#!/bin/sh\n# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
+	if why != "" {
+		w("# What the trial saw: %s\n", parts.OneLine(why))
+	}
+	named := strings.NewReplacer("/path/to/srt", "/path/to/"+e.Target, "(default: srt on PATH)", "(default: "+e.Target+" on PATH)")
+	b.WriteString(named.Replace(header))
+	w("SANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n", e.Target, user)
+	b.WriteString(named.Replace(prelude))
+	var outside []string // the layout makes what is under the fake HOME, afresh for each run
+	for _, a := range args {
+		if !strings.Contains(a, dir+"/fakehome") {
+			outside = append(outside, a)
+		}
+	}
+	b.WriteString(parts.MakeDirs(outside, dir))
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = parts.InScript(a, dir)
+	}
+	return `"$SANDBOX" ` + strings.Join(quoted, " ") + ` sh "$w/command.sh"`, nil
 }
 
 // gitScript is the reproducer of a git case as the trial rec ran it.
@@ -118,7 +174,7 @@ func gitScript(rec model.Record, scenario, why string) (string, error) {
 		return "", fmt.Errorf("no reproducer for %s yet", scenario)
 	}
 	var b strings.Builder
-	if err := openFS(&b, rec, scenario, why, gitHeader, gitPrelude); err != nil {
+	if _, err := openFS(&b, rec, scenario, why, gitHeader, gitPrelude, false); err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -340,16 +340,16 @@ func addrOf(role string) string {
 	return "$b.3" // denied, and any name the policy must refuse
 }
 
-// Sandbox is the command a scenario's reproducer runs as SANDBOX: Claude Code's own
-// configurations run claude, everything else srt.
+// Sandbox is the command a scenario's reproducer runs as SANDBOX: claude for Claude Code's own
+// configurations, else the target's own (srt, bwrap, firejail, codex; srt when unknown).
 func Sandbox(scenario, target string) string {
 	switch {
 	case strings.HasPrefix(scenario, "claude-settings/"):
 		return "claude"
-	case strings.HasPrefix(scenario, "filesystem/") && target != "":
-		return target
+	case target == "":
+		return "srt"
 	}
-	return "srt"
+	return target
 }
 
 // Written is what WriteAll did for one failing scenario: the script's path, or why none.

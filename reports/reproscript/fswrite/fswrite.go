@@ -17,10 +17,6 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
-// probeVerb is the probe's subcommand: the word after the probe's executable, so the element
-// before it is where the trial's command starts on the sandbox's command line.
-const probeVerb = "__sandcheck_probe"
-
 // outsideWrites are the write checks a script reproduces: where each writes, in the script's
 // shell ($home is the account's HOME, $w the script's directory in the trial's place).
 var outsideWrites = map[string]string{
@@ -45,29 +41,6 @@ type fsTrialRun struct {
 	} `json:"user"`
 }
 
-// sandboxArgs splits the trial's command line, [setpriv ... --] SANDBOX ARGS... PROBE VERB SPEC,
-// into the account, the sandbox's own arguments and whether the command was found at its end.
-func (e *fsTrialRun) sandboxArgs() (user string, args []string, err error) {
-	argv := e.Run.Argv
-	user = "root"
-	if len(argv) > 0 && argv[0] == "setpriv" {
-		user = model.DedicatedUser
-		if e.User != nil && e.User.Name != "" {
-			user = e.User.Name
-		}
-		i := slices.Index(argv, "--")
-		if i < 0 {
-			return "", nil, fmt.Errorf("the trial's command line has setpriv without --: %q", e.Run.Argv)
-		}
-		argv = argv[i+1:]
-	}
-	at := slices.Index(argv, probeVerb)
-	if at < 2 || at != len(argv)-2 {
-		return "", nil, fmt.Errorf("the trial's command line does not end in the command (a sandbox that takes it as one string, as srt does, has no filesystem reproducer yet): %q", e.Run.Argv)
-	}
-	return user, argv[1 : at-1], nil
-}
-
 // Script is the reproducer of a filesystem/outside/... write as the trial rec ran it; the error
 // says why there is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
@@ -85,7 +58,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	case e.Dir == "":
 		return "", fmt.Errorf("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
 	}
-	user, args, err := e.sandboxArgs()
+	account := ""
+	if e.User != nil {
+		account = e.User.Name
+	}
+	user, args, err := parts.ArgvSandbox(e.Run.Argv, account)
 	if err != nil {
 		return "", err
 	}
@@ -121,15 +98,7 @@ trap cleanup EXIT
 trap 'exit 2' INT TERM HUP
 chmod 755 "$w"
 `, e.Target, where, user)
-	// The trial's directories the command line names (--read-write=DIR, a bind's source), made
-	// again under $w.
-	made := map[string]bool{}
-	for _, a := range args {
-		if i := strings.Index(a, dir+"/"); i >= 0 && !made[a[i:]] {
-			made[a[i:]] = true
-			w("mkdir -p %s\n", parts.InScript(a[i:], dir))
-		}
-	}
+	b.WriteString(parts.MakeDirs(args, dir))
 	w("mkdir -p %s\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, dir))
 	w("as() { setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups env -i PATH=\"$PATH\" HOME=\"$home\" USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" LANG=C.UTF-8 \"$@\"; }\n")
 	w("echo \"== without the sandbox: write $target as $RUN_AS\"\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
 const fsWriteTrial = "/tmp/sandcheck-trial-5"
@@ -23,7 +24,7 @@ func firejailTrial(fault string) model.Record {
 			"/usr/bin/firejail", "--quiet", "--noprofile", "--net=none", "--read-only=/",
 			"--read-write=" + fsWriteTrial + "/workspace", "--read-write=" + fsWriteTrial + "/firejail-tmp",
 			"--env=TMPDIR=" + fsWriteTrial + "/firejail-tmp", "--blacklist=" + fsWriteTrial + "/home/.ssh", "--",
-			"/opt/sandcheck", probeVerb, fsWriteTrial + "/probe-1.json"}},
+			"/opt/sandcheck", parts.ProbeVerb, fsWriteTrial + "/probe-1.json"}},
 		"dir":  fsWriteTrial + "/workspace",
 		"user": map[string]any{"name": "sandcheck", "uid": 1001, "home": "/home/sandcheck"},
 	}
@@ -47,7 +48,7 @@ func TestFSWriteScript(t *testing.T) {
 			t.Errorf("script lacks %q", want)
 		}
 	}
-	if strings.Contains(s, fsWriteTrial) || strings.Contains(s, "/opt/sandcheck") || strings.Contains(s, probeVerb) {
+	if strings.Contains(s, fsWriteTrial) || strings.Contains(s, "/opt/sandcheck") || strings.Contains(s, parts.ProbeVerb) {
 		t.Error("the trial's directory or sandcheck's probe is left in the script")
 	}
 	f := filepath.Join(t.TempDir(), "r.sh")

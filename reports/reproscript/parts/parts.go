@@ -6,7 +6,11 @@ package parts
 
 import (
 	_ "embed"
+	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // ServePy is the fixture hosts' server (serve.py).
@@ -102,4 +106,47 @@ func InScript(s, trialDir string) string {
 		parts[i] = "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 	}
 	return strings.Join(parts, `"$w"`)
+}
+
+// ProbeVerb is the probe's subcommand: the word after the probe's executable, so the element
+// before it is where the trial's command starts on a sandbox's command line.
+const ProbeVerb = "__sandcheck_probe"
+
+// ArgvSandbox splits a trial's command line, [setpriv ... --] SANDBOX ARGS... PROBE VERB SPEC, for
+// a sandbox whose command line carries the command (firejail, bubblewrap, Codex): the account it
+// ran as (account, when setpriv switched to it; the dedicated one if unnamed) and the sandbox's
+// own arguments.
+func ArgvSandbox(argv []string, account string) (user string, args []string, err error) {
+	all := argv
+	user = "root"
+	if len(argv) > 0 && argv[0] == "setpriv" {
+		user = model.DedicatedUser
+		if account != "" {
+			user = account
+		}
+		i := slices.Index(argv, "--")
+		if i < 0 {
+			return "", nil, fmt.Errorf("the trial's command line has setpriv without --: %q", all)
+		}
+		argv = argv[i+1:]
+	}
+	at := slices.Index(argv, ProbeVerb)
+	if at < 2 || at != len(argv)-2 {
+		return "", nil, fmt.Errorf("the trial's command line does not end in the command (a sandbox that takes it as one string, as srt does, has no such reproducer yet): %q", all)
+	}
+	return user, argv[1 : at-1], nil
+}
+
+// MakeDirs is the script's lines that make again, under $w, the trial's directories the
+// sandbox's arguments name (--read-write=DIR, a bind's source).
+func MakeDirs(args []string, trialDir string) string {
+	var b strings.Builder
+	made := map[string]bool{}
+	for _, a := range args {
+		if i := strings.Index(a, trialDir+"/"); i >= 0 && !made[a[i:]] {
+			made[a[i:]] = true
+			fmt.Fprintf(&b, "mkdir -p %s\n", InScript(a[i:], trialDir))
+		}
+	}
+	return b.String()
 }
