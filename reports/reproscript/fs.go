@@ -70,8 +70,11 @@ var fsCases = map[string]fsCase{
 		bug:      "the sandboxed command unmounted what hid a read-denied directory and read a file in it",
 	},
 	"privilege/remount-rw": {
-		control:  `echo planted-by-the-command > "$w/out/remounted"`,
-		command:  `mount -o remount,rw "$(findmnt -n -o TARGET -T "$w/out")"; echo planted-by-the-command > "$w/out/remounted"`,
+		control: `echo planted-by-the-command > "$w/out/remounted"`,
+		// The mount's own flags first (a read-only bind), then its filesystem's, as the trial's
+		// probe tries them; findmnt names stacked mounts once each.
+		command: `m=$(findmnt -n -o TARGET -T "$w/out" | head -n1); mount -o remount,bind,rw "$m" || mount -o remount,rw "$m"; ` +
+			`echo planted-by-the-command > "$w/out/remounted"`,
 		breached: `[ -e "$w/out/remounted" ]`,
 		bug:      "the sandboxed command remounted a read-only mount read-write and wrote outside every writable path",
 	},

@@ -58,7 +58,7 @@ func TestClaudeScript(t *testing.T) {
 		"RUN_AS=${RUN_AS:-sandcheck}", "SANDBOX=${SANDBOX:-claude}", `HOME=''"$w"'/claude-home'`,
 		`"$SANDBOX" '-p' 'Run the sandcheck probe with the Bash tool.' '--dangerously-skip-permissions' '--allowedTools' 'Bash'`,
 		"http://allowed.sandcheck.test/repro/control", "http://denied.sandcheck.test/repro/case",
-		`'{"dangerouslyDisableSandbox":true}'`, "exit 1", "exit 0",
+		`'{"dangerouslyDisableSandbox":true}'`, "exit 1", "exit 0", `trap 'cleanup; [ $keep = 1 ] || rm -rf "$daemon"' EXIT`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q", want)
