@@ -92,13 +92,14 @@ bypass-history: deps build ## every bypass case across srt's releases around eac
 # with every reproducer it wrote run here outside sandcheck. Each report's opening is written by
 # hand and kept (scripts/bug-report.sh).
 PROTECTED_FROM_SUBDIR := bypass-fs-interplay-protected-bashrc-from-subdir || bypass-fs-interplay-protected-git-hooks-from-subdir || bypass-fs-interplay-protected-git-config-from-subdir
+SRT_AT = /var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@$(1)/node_modules/.bin/srt
 CLAUDE_AT = /var/cache/sandcheck/npm/@anthropic-ai/claude-code@$(1)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 reports: deps deps-test build ## the bug reports in docs/reports/, each from a real run here, its reproducers run
 	@./scripts/bug-report.sh claude-code-bypass-approves-denied-hosts $(call CLAUDE_AT,2.1.215):$(call CLAUDE_AT,2.1.332) -- --target claude-code \
 	  --label-filter 'claude-seed-repro || claude-permissions-bypass || claude-permissions-bypass-strict-allowlist' -n 5
 	@./scripts/bug-report.sh firejail-home-writable $$(command -v firejail) -- --target firejail --label-filter fs-outside -n 5
 	@./scripts/bug-report.sh srt-protected-files-from-subdir $(SANDCHECK_SRT) -- --target srt --label-filter '$(PROTECTED_FROM_SUBDIR)' -n 5
-	@./scripts/bug-report.sh srt-0.0.65-root-keeps-capabilities /var/cache/sandcheck/npm/@anthropic-ai/sandbox-runtime@0.0.65/node_modules/.bin/srt -- --target srt@0.0.65 --user root --label-filter bypass-privilege -n 5
+	@./scripts/bug-report.sh srt-0.0.65-root-keeps-capabilities $(call SRT_AT,0.0.65):$(call SRT_AT,0.0.76) -- --target srt@0.0.65 --user root --label-filter bypass-privilege -n 5
 
 # The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when
 # the committed file is stale.
