@@ -275,20 +275,14 @@ type srtCommand struct{ user, trialDir string }
 
 // srtArgv reads the trial's command line: [setpriv --reuid=U ... --] SRT --settings FILE -c CMD.
 func srtArgv(argv []string) (srtCommand, error) {
-	out := srtCommand{user: "root"}
-	i := 0
-	if len(argv) > 0 && argv[0] == "setpriv" {
-		out.user = model.DedicatedUser // the account trials run as by default
-		for i < len(argv) && argv[i] != "--" {
-			i++
-		}
-		i++
+	user, srt, err := parts.AsAccount(argv, "")
+	if err != nil {
+		return srtCommand{}, err
 	}
-	if len(argv) < i+5 || argv[i+1] != "--settings" || argv[i+3] != "-c" {
-		return out, fmt.Errorf("the trial's command line is not srt's --settings FILE -c CMD: %q", argv)
+	if len(srt) < 5 || srt[1] != "--settings" || srt[3] != "-c" {
+		return srtCommand{}, fmt.Errorf("the trial's command line is not srt's --settings FILE -c CMD: %q", argv)
 	}
-	out.trialDir = filepath.Dir(argv[i+2])
-	return out, nil
+	return srtCommand{user: user, trialDir: filepath.Dir(srt[2])}, nil
 }
 
 // relocate makes the settings the script's own: the trial directory becomes @DIR@, which the

@@ -1,5 +1,5 @@
 // Package claudescript writes the standalone reproducer of a Claude Code configuration
-// (claude-settings/...): Claude Code itself, its model a few dozen lines of python3 (model.py)
+// (claude-settings/...): Claude Code itself, its model about a hundred lines of python3 (model.py)
 // that ask the Bash tool to run the seed's two curls (the allowed host, then the denied one, over
 // HTTP through the proxy Claude Code gives the command), in the files, HOME and command line the
 // trial gave it. The fixture's log decides, as in the trial: the denied host reached is the bug.
@@ -116,15 +116,9 @@ func (e *claudeEvidence) home() (string, error) {
 
 // claudeArgs reads the trial's command line: [setpriv ... --] CLAUDE ARGS...; the account and ARGS.
 func (e *claudeEvidence) claudeArgs() (user string, args []string, err error) {
-	argv := e.Run.Argv
-	user = "root"
-	if len(argv) > 0 && argv[0] == "setpriv" {
-		user = model.DedicatedUser
-		i := 0
-		for i < len(argv) && argv[i] != "--" {
-			i++
-		}
-		argv = argv[min(i+1, len(argv)):]
+	user, argv, err := parts.AsAccount(e.Run.Argv, "")
+	if err != nil {
+		return "", nil, err
 	}
 	if len(argv) < 2 || argv[1] != "-p" {
 		return "", nil, fmt.Errorf("the trial's command line is not Claude Code's CLAUDE -p PROMPT ...: %q", e.Run.Argv)
@@ -138,7 +132,7 @@ const seedCommand = `curl -sS -m 20 -o /dev/null -w "ORG=%{http_code}\n" http://
 
 const claudeHeader = `#
 # Needs root (two network namespaces and a private /etc/hosts, all removed on exit), iproute2,
-# util-linux (setpriv), python3, and Claude Code: SANDBOX=/path/to/claude (default: claude on
+# util-linux (setpriv), python3, curl, and Claude Code: SANDBOX=/path/to/claude (default: claude on
 # PATH), with bubblewrap and socat on PATH for its sandbox. Claude Code runs as RUN_AS, the account
 # the trial used; where it does not exist, as root. Its model is a stand-in (model.py, below, on
 # loopback): it asks the Bash tool to run the seed's two curls and nothing else; Claude Code's

@@ -112,29 +112,36 @@ func InScript(s, trialDir string) string {
 // before it is where the trial's command starts on a sandbox's command line.
 const ProbeVerb = "__sandcheck_probe"
 
+// AsAccount strips the account switch off a trial's command line, [setpriv ... --] SANDBOX ...:
+// the account the sandbox ran as (account, when setpriv switched to it; the dedicated one if
+// unnamed; root without setpriv) and the sandbox's own command line.
+func AsAccount(argv []string, account string) (user string, sandbox []string, err error) {
+	if len(argv) == 0 || argv[0] != "setpriv" {
+		return "root", argv, nil
+	}
+	i := slices.Index(argv, "--")
+	if i < 0 {
+		return "", nil, fmt.Errorf("the trial's command line has setpriv without --: %q", argv)
+	}
+	if account == "" {
+		account = model.DedicatedUser
+	}
+	return account, argv[i+1:], nil
+}
+
 // ArgvSandbox splits a trial's command line, [setpriv ... --] SANDBOX ARGS... PROBE VERB SPEC, for
 // a sandbox whose command line carries the command (firejail, bubblewrap, Codex): the account it
-// ran as (account, when setpriv switched to it; the dedicated one if unnamed) and the sandbox's
-// own arguments.
+// ran as (AsAccount) and the sandbox's own arguments.
 func ArgvSandbox(argv []string, account string) (user string, args []string, err error) {
-	all := argv
-	user = "root"
-	if len(argv) > 0 && argv[0] == "setpriv" {
-		user = model.DedicatedUser
-		if account != "" {
-			user = account
-		}
-		i := slices.Index(argv, "--")
-		if i < 0 {
-			return "", nil, fmt.Errorf("the trial's command line has setpriv without --: %q", all)
-		}
-		argv = argv[i+1:]
+	user, sandbox, err := AsAccount(argv, account)
+	if err != nil {
+		return "", nil, err
 	}
-	at := slices.Index(argv, ProbeVerb)
-	if at < 2 || at != len(argv)-2 {
-		return "", nil, fmt.Errorf("the trial's command line does not end in the command (a sandbox that takes it as one string, as srt does, has no such reproducer yet): %q", all)
+	at := slices.Index(sandbox, ProbeVerb)
+	if at < 2 || at != len(sandbox)-2 {
+		return "", nil, fmt.Errorf("the trial's command line does not end in the command (a sandbox that takes it as one string, as srt does, has no such reproducer yet): %q", argv)
 	}
-	return user, argv[1 : at-1], nil
+	return user, sandbox[1 : at-1], nil
 }
 
 // MakeDirs is the script's lines that make again, under $w, the trial's directories the
