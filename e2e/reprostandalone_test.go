@@ -119,11 +119,7 @@ var gitFindings = []string{"submodule-config", "deep-repo-config", "new-repo-con
 func TestReproStandaloneGit(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git")
-	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "srt", "--label-filter", "bypass-git", "-n", "1", "--out", out)
-	if code != 0 || !strings.Contains(stdout, "known finding") {
-		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
-	}
+	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-git")
 	run := func(script string) (int, string) { return runScript(t, script, srtPath(t), "") }
 	for _, id := range gitFindings {
 		script := filepath.Join(out, "repro", reproscript.FileName("bypass/git/"+id))
@@ -146,6 +142,33 @@ func TestReproStandaloneGit(t *testing.T) {
 	if code, got := run(closed); code != 0 || !strings.Contains(got, "no bug") {
 		t.Errorf("nested-repo-config, which srt closes: exit %d, want 0\n%s", code, got)
 	}
+}
+
+// reproKnown runs `sandcheck repro ARGS... -n 1 --out DIR` where every failure is a known
+// finding (exit 0), and returns DIR.
+func reproKnown(t *testing.T, args ...string) string {
+	t.Helper()
+	out := t.TempDir()
+	stdout, stderr, code := sandcheckExit(t, nil, append(append([]string{"repro"}, args...), "-n", "1", "--out", out)...)
+	if code != 0 || !strings.Contains(stdout, "known finding") {
+		t.Fatalf("sandcheck repro %s: exit %d, want 0 (known findings only)\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return out
+}
+
+// reachableDir is a directory for stand-in sandboxes that any account can reach (a test's own
+// temporary directory is root's alone), removed after the test.
+func reachableDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // srtRelease is the srt executable of a release in the npm cache.
@@ -178,11 +201,7 @@ var fsFindings = []string{"protected-bashrc-from-subdir", "protected-git-hooks-f
 func TestReproStandaloneFS(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt")
-	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "srt", "--label-filter", "bypass-fs-interplay", "-n", "1", "--out", out)
-	if code != 0 || !strings.Contains(stdout, "known finding") {
-		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
-	}
+	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-fs-interplay")
 	for _, id := range fsFindings {
 		script := filepath.Join(out, "repro", reproscript.FileName("bypass/fs-interplay/"+id))
 		if code, got := runScript(t, script, srtPath(t), ""); code != 1 || !strings.Contains(got, "BUG: the sandboxed command") {
@@ -299,11 +318,7 @@ func claudeRelease(t *testing.T, v string) string {
 func TestReproStandaloneFSWrite(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "firejail", "setpriv")
-	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "firejail", "--label-filter", "fs-outside", "-n", "1", "--out", out)
-	if code != 0 || !strings.Contains(stdout, "known finding") {
-		t.Fatalf("sandcheck repro: exit %d, want 0 (known findings only)\n%s\n%s", code, stdout, stderr)
-	}
+	out := reproKnown(t, "--target", "firejail", "--label-filter", "fs-outside")
 	script := filepath.Join(out, "repro", reproscript.FileName("filesystem/outside/home"))
 	firejail, err := exec.LookPath("firejail")
 	if err != nil {
@@ -316,14 +331,7 @@ func TestReproStandaloneFSWrite(t *testing.T) {
 		}
 	}
 	// The way around it the report names: --read-only=$HOME on firejail's command line.
-	// (In a directory the account can reach: a test's own temporary directory is root's alone.)
-	wrap, err := os.MkdirTemp("/tmp", "sandcheck-e2e-firejail-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(wrap) })
-	os.Chmod(wrap, 0o755)
-	roHome := filepath.Join(wrap, "firejail-ro-home")
+	roHome := filepath.Join(reachableDir(t, "sandcheck-e2e-firejail-"), "firejail-ro-home")
 	os.WriteFile(roHome, []byte("#!/bin/sh\nexec "+firejail+" --read-only=\"$HOME\" \"$@\"\n"), 0o755)
 	if code, got := runScript(t, script, roHome, model.DedicatedUser); code != 0 || !strings.Contains(got, "Read-only file system") {
 		t.Errorf("%s with --read-only=$HOME: exit %d, want 0, the write refused inside\n%s", script, code, got)
@@ -343,12 +351,7 @@ func TestReproStandaloneFSWrite(t *testing.T) {
 func TestReproStandaloneFSArgv(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "bwrap", "firejail", "git", "findmnt")
-	wrap, err := os.MkdirTemp("/tmp", "sandcheck-e2e-capdrop-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(wrap) })
-	os.Chmod(wrap, 0o755)
+	wrap := reachableDir(t, "sandcheck-e2e-capdrop-")
 	for _, c := range []struct{ target, dropAll string }{{"bwrap", "--cap-drop ALL"}, {"firejail", "--caps.drop=all"}} {
 		sandbox, err := exec.LookPath(c.target)
 		if err != nil {
@@ -357,11 +360,7 @@ func TestReproStandaloneFSArgv(t *testing.T) {
 		dropped := filepath.Join(wrap, c.target+"-no-caps")
 		os.WriteFile(dropped, []byte("#!/bin/sh\nexec "+sandbox+" "+c.dropAll+" \"$@\"\n"), 0o755)
 		for _, run := range []struct{ user, labels string }{{"unprivileged", "bypass-fs-interplay"}, {"root", "bypass-privilege"}} {
-			out := t.TempDir()
-			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", c.target, "--user", run.user, "--label-filter", run.labels, "-n", "1", "--out", out)
-			if code != 0 || !strings.Contains(stdout, "known finding") {
-				t.Fatalf("sandcheck repro --target %s --user %s: exit %d, want 0 (known findings only)\n%s\n%s", c.target, run.user, code, stdout, stderr)
-			}
+			out := reproKnown(t, "--target", c.target, "--user", run.user, "--label-filter", run.labels)
 			written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
 			if err != nil || len(written) == 0 {
 				t.Fatalf("%s as %s: reproducers %v, %v", c.target, run.user, written, err)

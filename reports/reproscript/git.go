@@ -73,10 +73,8 @@ type fsEvidence struct {
 	Run           struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
-	Dir  string `json:"dir"`
-	User *struct {
-		Name string `json:"name"`
-	} `json:"user"`
+	Dir  string         `json:"dir"`
+	User *parts.Account `json:"user"`
 }
 
 // interplayDir is the fs-interplay session's working directory below its trial directory: two
@@ -129,26 +127,19 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 		}
 		return `"$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"`, run.open(b, scenario, why, header, prelude)
 	}
-	if e.Fault != "" {
-		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
+	if err := parts.FaultMade(e.Fault); err != nil {
+		return "", err
 	}
-	account := ""
-	if e.User != nil {
-		account = e.User.Name
-	}
-	user, args, err := parts.ArgvSandbox(e.Run.Argv, account)
+	user, args, err := parts.ArgvSandbox(e.Run.Argv, e.User.NameOf())
 	if err != nil {
 		return "", err
 	}
 	if !strings.HasSuffix(e.Dir, interplayDir) {
-		return "", fmt.Errorf("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
+		return "", parts.ErrNoWorkingDir
 	}
 	dir := strings.TrimSuffix(e.Dir, interplayDir)
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	w("#!/bin/sh\n# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
-	if why != "" {
-		w("# What the trial saw: %s\n", parts.OneLine(why))
-	}
+	parts.Opening(b, scenario, e.Target, e.TargetVersion, why)
 	named := strings.NewReplacer("/path/to/srt", "/path/to/"+e.Target, "(default: srt on PATH)", "(default: "+e.Target+" on PATH)")
 	b.WriteString(named.Replace(header))
 	w("SANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n", e.Target, user)

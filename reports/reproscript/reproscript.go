@@ -238,8 +238,8 @@ func (r srtRun) check() error {
 	if r.target != "srt" {
 		return fmt.Errorf("standalone reproducers drive srt so far, not %s", r.target)
 	}
-	if r.fault != "" {
-		return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", r.fault)
+	if err := parts.FaultMade(r.fault); err != nil {
+		return err
 	}
 	_, err := srtArgv(r.argv)
 	return err
@@ -258,11 +258,7 @@ func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) 
 		return err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	w("#!/bin/sh\n")
-	w("# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, r.target, r.version)
-	if why != "" {
-		w("# What the trial saw: %s\n", parts.OneLine(why))
-	}
+	parts.Opening(b, scenario, r.target, r.version, why)
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
 	b.WriteString(prelude)

@@ -64,13 +64,34 @@ func claudeFind(rec model.Record, scenario string) (*claudeEvidence, error) {
 	return &e, nil
 }
 
-// check says why the trial's run cannot be given to Claude Code again by a script.
-func (e *claudeEvidence) check(scenario string) error {
+// claudeRun is what a script gives Claude Code again: the account, the HOME and the arguments.
+type claudeRun struct {
+	user, home string
+	args       []string
+}
+
+// check reads the trial's run, or says why it cannot be given to Claude Code again by a script.
+func (e *claudeEvidence) check(scenario string) (claudeRun, error) {
+	if e.Target != "claude-code" {
+		return claudeRun{}, fmt.Errorf("%s is Claude Code's configuration, but the trial ran %s", scenario, e.Target)
+	}
+	if err := parts.FaultMade(e.Fault); err != nil {
+		return claudeRun{}, err
+	}
+	if err := e.replayable(scenario); err != nil {
+		return claudeRun{}, err
+	}
+	home, err := e.home()
+	if err != nil {
+		return claudeRun{}, err
+	}
+	user, args, err := e.claudeArgs()
+	return claudeRun{user: user, home: home, args: args}, err
+}
+
+// replayable says why the trial's configuration is not one a script can lay out again.
+func (e *claudeEvidence) replayable(scenario string) error {
 	switch {
-	case e.Target != "claude-code":
-		return fmt.Errorf("%s is Claude Code's configuration, but the trial ran %s", scenario, e.Target)
-	case e.Fault != "":
-		return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
 	case len(e.Faults) > 0:
 		return fmt.Errorf("the finding is under the scenario's own fault (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", strings.Join(e.Faults, ", "))
 	case e.Condition == "":
@@ -91,11 +112,7 @@ func (e *claudeEvidence) check(scenario string) error {
 			return fmt.Errorf("the trial wrote %s, outside its directory: the reproducer writes only its own", f.Path)
 		}
 	}
-	if _, err := e.home(); err != nil {
-		return err
-	}
-	_, _, err := e.claudeArgs()
-	return err
+	return nil
 }
 
 // home is Claude Code's HOME in the trial: where its trust state (.claude.json) or its user
@@ -150,18 +167,14 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := e.check(scenario); err != nil {
+	run, err := e.check(scenario)
+	if err != nil {
 		return "", err
 	}
-	dir := filepath.Dir(e.Dir)
-	home, _ := e.home()
-	user, args, _ := e.claudeArgs()
+	dir, home, user, args := filepath.Dir(e.Dir), run.home, run.user, run.args
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("#!/bin/sh\n# Reproducer of %s on Claude Code (%s), written by sandcheck from a trial that showed it.\n", scenario, e.TargetVersion)
-	if why != "" {
-		w("# What the trial saw: %s\n", parts.OneLine(why))
-	}
+	parts.Opening(&b, scenario, "Claude Code", e.TargetVersion, why)
 	b.WriteString(claudeHeader)
 	w("SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/claude"))

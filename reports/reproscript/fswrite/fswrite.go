@@ -34,11 +34,8 @@ type fsTrialRun struct {
 	Run           struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
-	Dir  string `json:"dir"`
-	User *struct {
-		Name string `json:"name"`
-		UID  int    `json:"uid"`
-	} `json:"user"`
+	Dir  string         `json:"dir"`
+	User *parts.Account `json:"user"`
 }
 
 // Script is the reproducer of a filesystem/outside/... write as the trial rec ran it; the error
@@ -52,27 +49,20 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
 		return "", fmt.Errorf("the trial kept no filesystem evidence")
 	}
-	switch {
-	case e.Fault != "":
-		return "", fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", e.Fault)
-	case e.Dir == "":
-		return "", fmt.Errorf("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
+	if err := parts.FaultMade(e.Fault); err != nil {
+		return "", err
 	}
-	account := ""
-	if e.User != nil {
-		account = e.User.Name
+	if e.Dir == "" {
+		return "", parts.ErrNoWorkingDir
 	}
-	user, args, err := parts.ArgvSandbox(e.Run.Argv, account)
+	user, args, err := parts.ArgvSandbox(e.Run.Argv, e.User.NameOf())
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Dir(e.Dir)
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("#!/bin/sh\n# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, e.Target, e.TargetVersion)
-	if why != "" {
-		w("# What the trial saw: %s\n", parts.OneLine(why))
-	}
+	parts.Opening(&b, scenario, e.Target, e.TargetVersion, why)
 	w(`#
 # Needs root (to run the sandbox as another account), util-linux (setpriv) and the sandbox:
 # SANDBOX=/path/to/%[1]s (default: %[1]s on PATH). The sandbox runs as RUN_AS, the account the

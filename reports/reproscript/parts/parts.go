@@ -6,6 +6,7 @@ package parts
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -156,4 +157,39 @@ func MakeDirs(args []string, trialDir string) string {
 		}
 	}
 	return b.String()
+}
+
+// Opening writes a script's first lines: what it reproduces on which sandbox and release, and
+// what the trial saw (why, when known).
+func Opening(b *strings.Builder, scenario, sandbox, version, why string) {
+	fmt.Fprintf(b, "#!/bin/sh\n# Reproducer of %s on %s (%s), written by sandcheck from a trial that showed it.\n", scenario, sandbox, version)
+	if why != "" {
+		fmt.Fprintf(b, "# What the trial saw: %s\n", OneLine(why))
+	}
+}
+
+// FaultMade says why a trial under a fault of sandcheck's gets no script: its finding is the
+// fault's, and a script would have to be sandcheck's. Nil for a healthy trial.
+func FaultMade(fault string) error {
+	if fault == "" {
+		return nil
+	}
+	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", fault)
+}
+
+// ErrNoWorkingDir is why a trial from an older sandcheck's journal gets no script: its evidence
+// lacks the run's working directory, without which a script cannot lay the trial out again.
+var ErrNoWorkingDir = errors.New("the trial's evidence does not record its working directory (a journal from an older sandcheck): run it again")
+
+// Account is the account a trial's evidence names (its "user").
+type Account struct {
+	Name string `json:"name"`
+}
+
+// NameOf is a's name, "" when the evidence names none.
+func (a *Account) NameOf() string {
+	if a == nil {
+		return ""
+	}
+	return a.Name
 }
