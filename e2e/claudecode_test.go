@@ -256,6 +256,9 @@ func TestClaudeCodeSettings(t *testing.T) {
 		}
 	}
 	expect(claudeVersions[1], "permissions/bypass+strict-allowlist", "correct", "")
+	// Auto mode puts the denied host to the model as a permission question, which the script does
+	// not answer (docs/reports/claude-code-bypass-approves-denied-hosts.md says so).
+	expect(claudeVersions[0], "permissions/auto", "harness-error", `SandboxNetworkAccess {\"host\":\"denied.sandcheck.test\"`)
 	claudeReproducers(t, out, row)
 	if file := os.Getenv("SANDCHECK_CLAUDE_TABLES"); file != "" {
 		if err := os.WriteFile(file, []byte(claudeTables(row, n)), 0o644); err != nil {
