@@ -102,7 +102,7 @@ var Vars = []Var{
 	{"SANDCHECK_BENCH_ROUNDS", Test, "7", "rounds of the trial-vs-bare benchmark (TrialVsBareSRT)"},
 	{"SANDCHECK_NODE_MODULES", Test, "", "node modules for the report consumer tests"},
 	{"SANDCHECK_RECORD", Test, "", "1: re-record the classifier's test runs"},
-	{"SANDCHECK_USERS_TRIALS", Test, "", "trials per user in the users e2e test"},
+	{"SANDCHECK_USERS_TRIALS", Test, "", "trials per cell of the e2e tests' shared run of the default matrix as both users (default: 5, 20 in the long tier)"},
 	{"SANDCHECK_USERS_TABLE", Test, "", "file to write the users e2e table to"},
 	{"SANDCHECK_CLAUDE_TRIALS", Test, "20", "trials per cell in the Claude Code e2e tests"},
 	{"SANDCHECK_CLAUDE_SETTINGS_TRIALS", Test, "1", "trials per cell in the claude-settings e2e test"},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/schema"
@@ -161,9 +162,11 @@ func runReportOut(t *testing.T, env []string, args ...string) (*schema.Report, s
 	out := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"run", "--plain", "--out", out}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
+	start := time.Now()
 	if b, err := cmd.CombinedOutput(); !measured(err) {
 		t.Fatalf("sandcheck run %v: %v\n%s", args, err, b)
 	}
+	account(t, out, time.Since(start))
 	rep, err := schema.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
 		t.Fatal(err)

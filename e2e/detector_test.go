@@ -64,6 +64,7 @@ func TestMain(m *testing.M) {
 	recordOwnedBefore()
 	releases := cachedReleases()
 	code := m.Run()
+	printLedger(os.Stderr)
 	if extra := unlistedInstalls(releases); len(extra) > 0 {
 		fmt.Fprintln(os.Stderr, "--- FAIL: TestReleasesPreinstalled (after the e2e tests): installed by the tests, not listed in e2e/releases.txt (so not installed by make deps-test, and downloaded inside e2e's time budget):\n  "+strings.Join(extra, "\n  "))
 		code = 1
@@ -119,9 +120,11 @@ func sandcheckRun(t *testing.T, args ...string) runJSON {
 	var stdout, stderr bytes.Buffer
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	if err := cmd.Run(); !measured(err) {
 		t.Fatalf("sandcheck run %v: %v\n%s", args, err, stderr.String())
 	}
+	account(t, out, time.Since(start))
 	r := runJSON{out: out}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("decode run --json: %v\n%s", err, stdout.String())

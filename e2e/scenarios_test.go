@@ -43,18 +43,19 @@ func rows(rep *schema.Report) map[string]schema.Cell {
 	return m
 }
 
-// TestScenariosOnHealthySRT: the healthy srt passes every filesystem, fail-closed and untrusted
-// spec in every trial (tierTrials), except where its documented known findings cover the failure
+// TestScenariosOnHealthySRT: the healthy srt, as the unprivileged account (the shared run of the
+// default matrix, healthySRTRun), passes every filesystem, fail-closed and untrusted spec in
+// every trial (tierTrials), except where its documented known findings cover the failure
 // in full, and every non-intermittent finding shows in every trial: the list is pinned in both directions,
 // by the narrow finding ids the trials recorded (targets/srt/knownfindings.yaml).
 func TestScenariosOnHealthySRT(t *testing.T) {
 	requireSandbox(t)
-	trials := tierTrials()
 	set, err := knownfindings.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runReport(t, "-n", fmt.Sprint(trials), "-j", "2", "--label-filter", "filesystem || failclosed || untrusted")
+	shared, _, trials := healthySRTRun(t)
+	rep := rowsOf(shared, "unprivileged", "filesystem", "failclosed", "untrusted")
 	seen := map[string]bool{}
 	shown := map[string]int{} // finding id -> trials it covered
 	for _, c := range rep.Cells {

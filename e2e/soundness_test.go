@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,10 +64,12 @@ hosts:
   - name: local
     kind: local
 scenarios: "network && seed"
-trials: 20
+trials: %d
 parallel: 2
 timeout: 8s
 `
+	n := tierTrials() // 20 in the long tier, 5 in make test: an N=20 cell belongs in the long tier
+	matrix = fmt.Sprintf(matrix, n)
 	if err := os.WriteFile(mf, []byte(matrix), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +79,8 @@ timeout: 8s
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("decode run --json: %v\n%s\n%s", err, stdout, stderr)
 	}
-	if r.Trials != 20 || r.Outcomes["non-enforcing"] != 20 {
-		t.Errorf("outcomes %v over %d trials, want non-enforcing 20/20", r.Outcomes, r.Trials)
+	if r.Trials != n || r.Outcomes["non-enforcing"] != n {
+		t.Errorf("outcomes %v over %d trials, want non-enforcing %d/%d", r.Outcomes, r.Trials, n, n)
 	}
 	if code != 1 {
 		t.Errorf("run exited %d, want 1 (fail-open)\n%s", code, stderr)

@@ -20,19 +20,6 @@ import (
 	"github.com/sandcheck/sandcheck/reports/schema"
 )
 
-// usersTrials is how many trials each user gets in TestUsersBothWays (SANDCHECK_USERS_TRIALS,
-// default 5: every difference below is deterministic, so it shows in every trial).
-func usersTrials(t *testing.T) int {
-	if v := os.Getenv("SANDCHECK_USERS_TRIALS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("SANDCHECK_USERS_TRIALS=%q: want a positive number", v)
-		}
-		return n
-	}
-	return 5
-}
-
 // TestUsersBothWays runs every scenario on srt as root and as the unprivileged account, and
 // prints (and, with SANDCHECK_USERS_TABLE=FILE, writes) the table of scenarios whose outcomes
 // differ, for the README. Both must pass every scenario outside the known findings; a check the
@@ -40,8 +27,7 @@ func usersTrials(t *testing.T) int {
 // reason, and judged for root; each cell's fingerprint names its user.
 func TestUsersBothWays(t *testing.T) {
 	requireSandbox(t)
-	n := usersTrials(t)
-	rep := runReport(t, "-n", strconv.Itoa(n), "-j", "2", "--user", "root", "--user", "unprivileged")
+	rep, _, n := healthySRTRun(t)
 	by := map[string]map[string]schema.Cell{} // scenario -> user -> row
 	for _, c := range rep.Cells {
 		if by[c.Scenario] == nil {

@@ -72,6 +72,9 @@ type Record struct {
 	// (start, fixture, sandbox, cleanup, classify, specs, report; see suites/harness/phases); the
 	// rest of DurationMS is the runner's and the host's (process spawn, transport).
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
+	// Families is what each scenario family's specs cost in the trial: the sandbox starts they
+	// made and their time (issue 32: a trial should cost its sandbox starts and little more).
+	Families map[string]FamilyCost `json:"families,omitempty"`
 	// Compact: the record was written without its evidence and host fingerprint, and without
 	// the hints and labels of its scenarios (Compacted). The first trial of every cell and every
 	// trial that failed in a way no known finding covers keep theirs (KeepsEvidence).
@@ -79,6 +82,13 @@ type Record struct {
 	// HostFPRef names the host fingerprint the trial ran under ("sha256:" and 16 hex digits of
 	// the fingerprint's JSON), which the cell's first trial holds in full (FingerprintRef).
 	HostFPRef string `json:"host_fp_ref,omitempty"`
+}
+
+// FamilyCost is what one family's specs cost within a trial.
+type FamilyCost struct {
+	MS        int64 `json:"ms"`         // wall time of its specs, set-up (BeforeAll) included
+	Sessions  int   `json:"sessions"`   // sandboxed runs they started: each a start of the sandbox
+	SessionMS int64 `json:"session_ms"` // those runs' time together (more than MS where they overlap)
 }
 
 // UnmarshalJSON reads a scenario verdict: an object, or (compact journal records) a string for a

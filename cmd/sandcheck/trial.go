@@ -155,7 +155,7 @@ func trialCmd(args []string, stdout, stderr io.Writer) int {
 		if fpc != nil {
 			fp = <-fpc
 		}
-		t.PhasesMS = phases.Milliseconds(reportStart.Sub(specsStart), time.Since(reportStart))
+		t.PhasesMS, t.Families = phases.Milliseconds(reportStart.Sub(specsStart), time.Since(reportStart)), specreport.FamilyCosts()
 		frames.Lock()
 		err := frame.Emit(stdout, key, t, fp)
 		flush(stdout)

@@ -39,7 +39,7 @@ func Record(out []byte, key string, timedOut bool) (model.Record, error) {
 	t, fp, resultErr := frame.Parse(out, key)
 	var rec model.Record
 	if resultErr == nil {
-		rec = model.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS}
+		rec = model.Record{Outcome: t.Outcome, Hint: t.Hint, Scenarios: t.Scenarios, Evidence: t.Evidence, HostFP: fp, PhasesMS: t.PhasesMS, Families: t.Families}
 	}
 	rec.Egress = Egress(hits, rec.Scenarios)
 	if len(rec.Egress) == 0 {

@@ -345,6 +345,7 @@ func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	}
 	x.Nonce = spec.Nonce
 	x.Run = proc.RunCommandIn(ctx, t.Setup, argv, inv.Env, inv.Dir, spec.Nonce, t.Config.RunTimeout(), t.Config.KillGrace(), binds...)
+	phases.Session(x.Run.Duration)
 	var agentErr error
 	if inv.Agent != nil {
 		agentErr = throughAgent(&x.Run, inv.Agent.Finish())

@@ -43,6 +43,8 @@ type Trial struct {
 	Evidence  json.RawMessage  `json:"evidence,omitempty"`
 	// PhasesMS is where the trial process's time went, per phase (suites/harness/phases), in ms.
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
+	// Families is what each scenario family's specs cost: time and sandbox starts.
+	Families map[string]model.FamilyCost `json:"families,omitempty"`
 }
 
 type emitted struct {

@@ -24,8 +24,10 @@ const (
 )
 
 var phases struct {
-	mu sync.Mutex
-	d  map[string]time.Duration
+	mu       sync.Mutex
+	d        map[string]time.Duration
+	sessions int           // sandbox starts: what a trial cannot do with fewer (issue 32's floor)
+	inSess   time.Duration // their time, start to exit
 }
 
 // Time starts timing name; the returned func ends it and adds the time to the phase.
@@ -42,6 +44,21 @@ func Add(name string, d time.Duration) {
 		phases.d = map[string]time.Duration{}
 	}
 	phases.d[name] += d
+}
+
+// Session counts one sandboxed run (a start of the sandbox under test) that took d.
+func Session(d time.Duration) {
+	phases.mu.Lock()
+	defer phases.mu.Unlock()
+	phases.sessions++
+	phases.inSess += d
+}
+
+// Sessions is how many sandboxed runs this process started so far, and their time together.
+func Sessions() (n int, d time.Duration) {
+	phases.mu.Lock()
+	defer phases.mu.Unlock()
+	return phases.sessions, phases.inSess
 }
 
 // All returns the time spent so far per phase.
