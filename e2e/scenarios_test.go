@@ -170,18 +170,23 @@ func TestScenarioFaultsAreFlagged(t *testing.T) {
 	}
 }
 
-// TestConcurrency: separate workspaces stay correct; a shared network namespace is flagged.
+// TestConcurrency: separate workspaces stay correct (as both users, in the shared run of the
+// default matrix); a shared network namespace is flagged.
 func TestConcurrency(t *testing.T) {
 	requireSandbox(t)
+	shared, _, m := healthySRTRun(t)
+	for _, user := range []string{"root", "unprivileged"} {
+		r := rows(rowsOf(shared, user, "concurrency"))
+		if c := r["|concurrency/separate-workspaces/k4"]; c.Outcomes["correct"] != m {
+			t.Errorf("healthy separate workspaces as %s: %v, want %d correct", user, c.Outcomes, m)
+		}
+	}
 	const n = 5
-	args := []string{"-n", fmt.Sprint(n), "-j", "1", "--label-filter", "concurrency-separate-workspaces", "--fault", ""}
+	args := []string{"-n", fmt.Sprint(n), "-j", "1", "--label-filter", "concurrency-separate-workspaces"}
 	for _, f := range concurrency.KnownBads { // the family's known-bads, as `sandcheck list` shows them
 		args = append(args, "--fault", f.Fault)
 	}
 	r := rows(runReport(t, args...))
-	if c := r["|concurrency/separate-workspaces/k4"]; c.Outcomes["correct"] != n {
-		t.Errorf("healthy separate workspaces: %v, want %d correct", c.Outcomes, n)
-	}
 	for _, f := range concurrency.KnownBads {
 		for _, s := range f.Scenarios {
 			if c, ok := r[f.Fault+"|"+s]; !ok || c.Outcomes[string(f.Expect)] != n {
