@@ -281,6 +281,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 	defer cancel(nil)
 
 	var wg sync.WaitGroup
+	var durable sync.Mutex
 	for range opt.Parallel {
 		wg.Go(func() {
 			for runCtx.Err() == nil {
@@ -294,11 +295,16 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 				if runCtx.Err() != nil {
 					return // interrupted mid-trial: not finished, so not journaled; resume reruns it
 				}
+				// Journaled and counted as one step: a stopper sees the trials in journal order,
+				// which is the order a resume replays them in (an adaptive stop depends on it).
+				durable.Lock()
 				if err := jw.Append(s.lean(cs, rec, opt.FullJournal)); err != nil {
+					durable.Unlock()
 					cancel(err)
 					return
 				}
 				s.finish(cs, rec) // counted only now that it is durable
+				durable.Unlock()
 			}
 		})
 	}

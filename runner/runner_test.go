@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,5 +465,45 @@ func TestStopperOvershootBoundedByParallelism(t *testing.T) {
 		if !cs.Stopped || cs.Trials < 5 || cs.Trials > 5+2 {
 			t.Fatalf("cell %s: %d trials", cs.Cell.ID, cs.Trials)
 		}
+	}
+}
+
+// orderStopper records the trials it observes, in order, and never stops.
+type orderStopper struct {
+	mu    *sync.Mutex
+	order *[]int
+}
+
+func (s orderStopper) Observe(bool) bool { return false }
+
+func (s orderStopper) ObserveRecord(r model.Record) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.order = append(*s.order, r.Trial)
+	return false
+}
+
+// A stopper sees the trials in journal order: a resume replays the journal into a fresh stopper,
+// and an adaptive stop depends on the path, not only on the counts (a bisect resumed after a run
+// at -j 2 ran two more trials when two workers' trials were journaled in one order and counted in
+// the other).
+func TestStopperSeesJournalOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []int
+	exec := ExecutorFunc(func(ctx context.Context, tr Trial) model.Record {
+		runtime.Gosched()
+		return model.Record{Outcome: model.Correct}
+	})
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), exec, Options{Cells: runtest.Cells(1), Trials: 400, Parallel: 8, Dir: dir,
+		NewStopper: func(model.Cell) Stopper { return orderStopper{&mu, &order} }}); err != nil {
+		t.Fatal(err)
+	}
+	var journaled []int
+	if _, err := journal.Scan(filepath.Join(dir, JournalFile), func(r model.Record) error { journaled = append(journaled, r.Trial); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, journaled) {
+		t.Fatalf("the stopper saw trials in another order than the journal holds them:\n stopper %v\n journal %v", order, journaled)
 	}
 }
