@@ -112,6 +112,9 @@ type Options struct {
 	SandboxVersion string // reported as Fingerprint.Sandbox; "" means "missing"
 	User           *User  // reported as Fingerprint.User
 	SandboxPath    string // where the caller found the sandbox; default: "srt" looked up on PATH
+	// SandboxName is the sandbox's name (the target's): its path is reported under it. "" or
+	// "srt": in srt's own slot.
+	SandboxName string
 }
 
 // RunTimeout bounds each command the default Run starts.
@@ -138,9 +141,13 @@ func Collect(opts Options) Fingerprint {
 	interop := c.interopMounts(f.WSLVersion != "")
 
 	resolved := map[string]string{}
+	own := opts.SandboxName == "" || opts.SandboxName == "srt"
+	if !own && opts.SandboxPath != "" {
+		f.Paths[opts.SandboxName] = c.describePath(opts.SandboxPath, interop)
+	}
 	for _, t := range PathTools {
 		p := ""
-		if t == "srt" && opts.SandboxPath != "" {
+		if t == "srt" && own && opts.SandboxPath != "" {
 			p = opts.SandboxPath
 		} else if lp, err := c.lookPath(t); err == nil {
 			p = lp

@@ -394,3 +394,24 @@ func TestTableNamesTheSandboxUser(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+// A sandbox other than srt is named by its own name in the paths, not as srt (a Claude Code
+// report's environment read "paths.srt: .../claude-code/..."): srt's slot stays srt's, looked up
+// on PATH.
+func TestSandboxPathUnderItsName(t *testing.T) {
+	root := t.TempDir()
+	for name, want := range map[string]map[string]string{
+		"claude-code": {"claude-code": "/opt/claude/cli.js", "srt": Missing},
+		"srt":         {"srt": "/opt/claude/cli.js"},
+		"":            {"srt": "/opt/claude/cli.js"},
+	} {
+		f := Collect(Options{Root: root, Env: []string{"PATH=/usr/bin"}, Run: (&fakeRun{}).run, Now: fixedNow,
+			SandboxName: name, SandboxPath: "/opt/claude/cli.js"})
+		for k, v := range want {
+			check(t, name+": paths["+k+"]", f.Paths[k], v)
+		}
+		if name == "claude-code" && len(f.Paths) != len(PathTools)+1 {
+			t.Errorf("claude-code: paths %v, want the tools and the sandbox", f.Paths)
+		}
+	}
+}

@@ -14,3 +14,9 @@ func SandboxBuild(t targets.Target, err error) (version, path string) {
 	}
 	return t.Version(), path
 }
+
+// UseSandbox names, in o, the sandbox under test: name (the target's), its build and its path.
+func (o *Options) UseSandbox(name string, t targets.Target, err error) {
+	o.SandboxName = name
+	o.SandboxVersion, o.SandboxPath = SandboxBuild(t, err)
+}

@@ -208,7 +208,7 @@ func runSpecs(labels, report string, verbose bool, out io.Writer) bool {
 func hostFingerprint(cfg harness.Config, user string) json.RawMessage {
 	opts := doctor.Options{User: doctor.UserOf(user, true)}
 	t, err := harness.NewTarget(cfg)
-	opts.SandboxVersion, opts.SandboxPath = doctor.SandboxBuild(t, err)
+	opts.UseSandbox(cfg.Target, t, err)
 	b, _ := json.Marshal(doctor.Collect(opts))
 	return b
 }

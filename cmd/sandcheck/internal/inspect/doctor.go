@@ -32,7 +32,8 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := doctor.Options{Root: *root}
 	if *root == "/" || *root == "" {
-		opts.SandboxVersion, opts.SandboxPath = doctor.SandboxBuild(targets.New(*target, map[string]string{}))
+		t, err := targets.New(*target, map[string]string{})
+		opts.UseSandbox(*target, t, err)
 		opts.User = doctor.UserOf(*user, false)
 	}
 	f := doctor.Collect(opts)
