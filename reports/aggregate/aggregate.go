@@ -39,11 +39,15 @@ type Options struct {
 type Aggregator struct {
 	opts     Options
 	settings json.RawMessage // the first trial's sandbox settings, as its evidence recorded them
-	sprt     *stats.SPRT
-	until    *schema.Until
-	cells    map[string]*cellAcc
-	hosts    map[string]map[string]json.RawMessage // host key -> target -> the first fingerprint
-	runIDs   map[string]bool
+	// settingsOf names the scenario whose own session's settings those are (evidence keyed by
+	// scenario); settingsFailed says that scenario failed, so no later trial's replace them.
+	settingsOf     string
+	settingsFailed bool
+	sprt           *stats.SPRT
+	until          *schema.Until
+	cells          map[string]*cellAcc
+	hosts          map[string]map[string]json.RawMessage // host key -> target -> the first fingerprint
+	runIDs         map[string]bool
 }
 
 type cellAcc struct {
@@ -174,14 +178,7 @@ func (a *Aggregator) Add(r model.Record) {
 	if r.RunID != "" {
 		a.runIDs[r.RunID] = true
 	}
-	if a.settings == nil && len(r.Evidence) > 0 {
-		var ev struct {
-			Settings json.RawMessage `json:"settings"`
-		}
-		if json.Unmarshal(r.Evidence, &ev) == nil && len(ev.Settings) > 0 {
-			a.settings = append(json.RawMessage(nil), ev.Settings...)
-		}
-	}
+	a.takeSettings(r)
 	if hk := schema.HostKey(r.Cell.Host, r.Cell.User); len(r.HostFP) > 0 && a.hosts[hk][r.Cell.Target] == nil {
 		if a.hosts[hk] == nil {
 			a.hosts[hk] = map[string]json.RawMessage{}
@@ -324,6 +321,7 @@ func (a *Aggregator) Report() *schema.Report {
 		Overall:          []schema.Overall{},
 		Evidence:         map[string]json.RawMessage{},
 		Settings:         a.settings,
+		SettingsOf:       a.settingsOf,
 	}
 	ids := make([]string, 0, len(a.cells))
 	for id := range a.cells {

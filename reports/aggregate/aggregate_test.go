@@ -313,3 +313,24 @@ func TestSettingsFromTheFirstTrialThatHasThem(t *testing.T) {
 		t.Fatalf("settings %s", got)
 	}
 }
+
+// A trial whose scenarios ran sessions of their own (claude-settings: one configuration each)
+// records its evidence keyed by scenario: the report shows the settings of the first scenario
+// that failed, and names it, instead of "Not recorded".
+func TestSettingsOfAScenarioOwnSession(t *testing.T) {
+	a, _ := New(Options{})
+	a.Add(model.Record{Cell: clean, Trial: 0, Outcome: model.NonEnforcing,
+		Scenarios: []model.Scenario{{Name: "c/ok", Outcome: model.Correct, Pass: true}, {Name: "c/bad", Outcome: model.NonEnforcing}},
+		Evidence:  json.RawMessage(`{"c/ok":{"settings":{"ok":1}},"c/bad":{"settings":{"bad":1}}}`)})
+	rep := a.Report()
+	if got := string(rep.Settings); got != `{"bad":1}` || rep.SettingsOf != "c/bad" {
+		t.Fatalf("settings %s of %q, want the failing scenario's", got, rep.SettingsOf)
+	}
+	a, _ = New(Options{})
+	a.Add(model.Record{Cell: clean, Trial: 0, Outcome: model.Correct,
+		Scenarios: []model.Scenario{{Name: "c/ok", Outcome: model.Correct, Pass: true}},
+		Evidence:  json.RawMessage(`{"c/ok":{"settings":{"ok":1}}}`)})
+	if rep := a.Report(); string(rep.Settings) != `{"ok":1}` || rep.SettingsOf != "c/ok" {
+		t.Fatalf("settings %s of %q, want the first scenario's", rep.Settings, rep.SettingsOf)
+	}
+}

@@ -89,7 +89,7 @@ func withSettings(opts Options, rep *schema.Report) Options {
 	if opts.Settings == "" && len(rep.Settings) > 0 {
 		var b bytes.Buffer
 		if json.Indent(&b, rep.Settings, "", "  ") == nil {
-			opts.Settings = b.String()
+			opts.Settings, opts.SettingsOf = b.String(), rep.SettingsOf
 		}
 	}
 	return opts

@@ -283,3 +283,23 @@ func TestWriteAll(t *testing.T) {
 		t.Fatalf("files = %v", names)
 	}
 }
+
+// The settings of one scenario's own session (a trial whose scenarios each ran their own) are
+// shown as that scenario's, in report.md and report.html alike.
+func TestSettingsNameTheirScenario(t *testing.T) {
+	rep := &schema.Report{SchemaVersion: 1, Settings: json.RawMessage(`{"sandbox":{"enabled":true}}`), SettingsOf: "claude-settings/permissions/bypass"}
+	dir := t.TempDir()
+	if err := WriteAll(dir, rep, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{MarkdownFile, HTMLFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if !strings.Contains(s, "claude-settings/permissions/bypass") || !strings.Contains(s, "settings of its own") || !strings.Contains(s, "enabled") {
+			t.Errorf("%s: the settings are not named as the scenario's:\n%s", f, s)
+		}
+	}
+}

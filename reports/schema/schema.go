@@ -45,6 +45,9 @@ type Report struct {
 	// Settings are the sandbox settings of the first trial that recorded them (the fixture's
 	// policy merged with the user's own), for the report's Settings section.
 	Settings json.RawMessage `json:"settings,omitempty"`
+	// SettingsOf names the scenario whose own session ran with Settings, where the trial's
+	// scenarios each ran with settings of their own (claude-settings); "" when the trial had one.
+	SettingsOf string `json:"settings_of,omitempty"`
 	// Evidence holds, once per trial, the evidence of the trials that examples of failures
 	// point at (Example.EvidenceRef), so a report grows with its failures, not its trials.
 	Evidence map[string]json.RawMessage `json:"evidence,omitempty"`

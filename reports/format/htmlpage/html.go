@@ -54,7 +54,7 @@ type htmlView struct {
 	Hosts                                    []hostView
 	Legend                                   []legendItem
 	CoFail                                   []string
-	Settings, Repro, Expected                string
+	Settings, SettingsNote, Repro, Expected  string
 	NoTrials                                 bool
 	VersionTables                            []vtView
 	TruthTables                              template.HTML // rendered by reports/truthtable
@@ -129,14 +129,15 @@ var nonAnchor = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // outcome bars and CI whiskers per cell, a cell x scenario heat map and expandable evidence.
 func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 	v := htmlView{
-		Title:     wording.Title(rep, opts),
-		Generated: rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
-		Version:   wording.OrUnknown(rep.SandcheckVersion),
-		RunIDs:    strings.Join(rep.RunIDs, ", "),
-		Settings:  opts.Settings,
-		Repro:     opts.Repro,
-		Expected:  wording.OrDefault(opts.Expected, wording.DefaultExpected),
-		NoTrials:  len(rep.Overall) == 0,
+		Title:        wording.Title(rep, opts),
+		Generated:    rep.GeneratedAt.Format("2006-01-02 15:04:05Z07:00"),
+		Version:      wording.OrUnknown(rep.SandcheckVersion),
+		RunIDs:       strings.Join(rep.RunIDs, ", "),
+		Settings:     opts.Settings,
+		SettingsNote: settingsNote(opts.SettingsOf),
+		Repro:        opts.Repro,
+		Expected:     wording.OrDefault(opts.Expected, wording.DefaultExpected),
+		NoTrials:     len(rep.Overall) == 0,
 	}
 	if rep.Until != nil {
 		v.Until = fmt.Sprintf("SPRT %s, alpha %g, beta %g, max %d", rep.Until.Hypotheses, rep.Until.Alpha, rep.Until.Beta, rep.Until.Max)
@@ -318,3 +319,11 @@ func bar(label, kind string, c schema.Counts) barView {
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
+
+// settingsNote is wording.SettingsNote for scenario, or nothing when the trial had one session's.
+func settingsNote(scenario string) string {
+	if scenario == "" {
+		return ""
+	}
+	return wording.SettingsNote(scenario)
+}

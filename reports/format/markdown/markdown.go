@@ -101,6 +101,9 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 
 	p("## Settings\n\n")
 	if opts.Settings != "" {
+		if opts.SettingsOf != "" {
+			p("%s\n\n", mdCell(wording.SettingsNote("`"+opts.SettingsOf+"`")))
+		}
 		codeBlock(bw, "", opts.Settings)
 	} else {
 		p("Not recorded.\n")

@@ -20,11 +20,19 @@ import (
 type Options struct {
 	Title    string // heading of report.md and report.html; "" = generated from the cells
 	Settings string // sandbox settings / matrix excerpt used, shown verbatim
-	Repro    string // the command that reproduces the run, shown verbatim
-	Expected string // what a healthy sandbox does; "" = the design's definition of correct
+	// SettingsOf names the scenario whose own session ran with Settings, where each scenario of
+	// the trial ran with settings of its own (schema.Report.SettingsOf).
+	SettingsOf string
+	Repro      string // the command that reproduces the run, shown verbatim
+	Expected   string // what a healthy sandbox does; "" = the design's definition of correct
 	// KnownEvidence shows the evidence of failures known findings cover in full, which reports
 	// of nightly runs leave in report.json: a bug report's reader needs exactly that evidence.
 	KnownEvidence bool
+}
+
+// SettingsNote introduces the settings of one scenario's own session.
+func SettingsNote(scenario string) string {
+	return "Each scenario of these trials ran with settings of its own (every one's are in its evidence); these are the ones " + scenario + " ran with:"
 }
 
 // DefaultExpected is what DESIGN.md defines as a healthy trial, for every kind of scenario.
