@@ -6,7 +6,8 @@
 // the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
-// srt, whose command line is its settings file and the command; the git, fs-interplay and
+// srt, whose command line is its settings file and the command, and on Codex, whose command line
+// carries its policy (codex.go); the git, fs-interplay and
 // privilege classes on srt, whose scripts show the impact itself (git.go, fs.go); Claude Code's
 // configurations (claudescript); and writes outside the writable paths on sandboxes whose command
 // line carries the command (fswrite). Everything else says why it has no reproducer yet.
@@ -58,6 +59,13 @@ type evidence struct {
 	Run struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
+	Dir string `json:"dir"` // the run's working directory
+}
+
+// proxyRun is how a script starts the sandbox of a proxy request's trial (srt's, Codex's).
+type proxyRun interface {
+	check() error
+	open(b *strings.Builder, scenario, why, header, prelude string) error
 }
 
 // request is a crafted request as the trial recorded it (the fields a script reads), and the
@@ -155,7 +163,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	var run proxyRun = srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	send := sendSRT
+	if e.Target == "codex" {
+		run, send = codexRun{e.TargetVersion, e.Fault, e.Run.Argv, e.Dir}, sendCodex
+	}
 	if err := run.check(); err != nil {
 		return "", err
 	}
@@ -194,7 +206,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		w("  echo \"%s %s\"\n", addrOf(n.role), n.name)
 	}
 	w("} > \"$w/hosts\"\n")
-	b.WriteString(parts.Fixture + sendSRT)
+	b.WriteString(parts.Fixture + send)
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
 	w("send %s %s %d GET /repro/control auth\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
@@ -236,7 +248,7 @@ type srtRun struct {
 // command line that is not srt's.
 func (r srtRun) check() error {
 	if r.target != "srt" {
-		return fmt.Errorf("standalone reproducers drive srt so far, not %s", r.target)
+		return fmt.Errorf("standalone reproducers of proxy requests drive srt and Codex so far, not %s", r.target)
 	}
 	if err := parts.FaultMade(r.fault); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -90,7 +91,9 @@ func TestScriptRefuses(t *testing.T) {
 	}{
 		"fault":  {trialEvidence("bad-proxy", "http"), "fault"},
 		"direct": {trialEvidence("", "direct"), "not through the proxy"},
-		"codex":  {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"codex"`, 1)), "drive srt"},
+		"bwrap":  {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"bwrap"`, 1)), "drive srt and Codex"},
+		// A Codex trial from before the evidence named the run's working directory.
+		"codex, no dir": {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"codex"`, 1)), "working directory"},
 		// A request field the script does not speak would be dropped, and the script send
 		// another request than the trial did.
 		"unknown field": {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"host":"loopback.rebind.sandcheck.test"`,
@@ -154,5 +157,40 @@ func TestSandbox(t *testing.T) {
 		if got := Sandbox(c[0], c[1]); got != c[2] {
 			t.Errorf("Sandbox(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// A Codex trial's script runs `codex sandbox` with the trial's own arguments (its policy is in
+// their -c overrides), the trial directory in them becoming the script's, and the request last.
+func TestCodexScript(t *testing.T) {
+	var ev map[string]any
+	json.Unmarshal(trialEvidence("", "http"), &ev)
+	ev["target"], ev["target_version"], ev["dir"] = "codex", "@openai/codex@0.171.0", "/tmp/sandcheck-trial-1/workspace"
+	ev["run"] = map[string]any{"argv": []string{"setpriv", "--reuid=1001", "--", "/opt/codex", "sandbox", "--enable", "network_proxy",
+		"-c", `sandbox_workspace_write.writable_roots=["/tmp/sandcheck-trial-1/workspace"]`, "-c", "network.allowed_domains=['allowed.sandcheck.test']", "--",
+		"/opt/probe", parts.ProbeVerb, "/tmp/sandcheck-trial-1/probe-1.json"}}
+	b, _ := json.Marshal(ev)
+	s, err := Script(model.Record{Evidence: b}, "bypass/resolved-address/loopback", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"SANDBOX=${SANDBOX:-codex}", "RUN_AS=${RUN_AS:-sandcheck}",
+		`printf '%s\n' 'sandbox' >> "$w/args"`,
+		`printf '%s\n' 'sandbox_workspace_write.writable_roots=["'"$w"'/workspace"]' >> "$w/args"`,
+		`printf '%s\n' 'network.allowed_domains=['\''allowed.sandcheck.test'\'']' >> "$w/args"`,
+		`"$SANDBOX" "$@" -- sh -c "$req"`, `TMPDIR="$w/codex-tmp"`,
+		// Codex makes /tmp/codex-daemon-UID whatever TMPDIR says: the script removes it.
+		`daemon=/tmp/codex-daemon-$(id -u "$RUN_AS")`, `rm -rf "$daemon"' EXIT`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "/tmp/sandcheck-trial-1") || strings.Contains(s, "settings.json\" ") {
+		t.Errorf("script names the trial's directory or an srt settings file:\n%s", s)
+	}
+	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v\n%s", err, out)
 	}
 }

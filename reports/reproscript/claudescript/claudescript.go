@@ -178,10 +178,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	b.WriteString(claudeHeader)
 	w("SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/claude"))
-	// Claude Code keeps a per-uid directory in /tmp whatever TMPDIR says: it goes with the script
-	// unless it was there before.
-	w("daemon=/tmp/cc-daemon-$(id -u \"$RUN_AS\")\nkeep=0; [ ! -e \"$daemon\" ] || keep=1\n")
-	w("trap 'cleanup; [ $keep = 1 ] || rm -rf \"$daemon\"' EXIT\n")
+	b.WriteString(parts.DaemonDir("cc-daemon-"))
 	w("# The files Claude Code was given: its settings and the workspace's trust, as in the trial.\n")
 	for _, f := range e.Layout {
 		p := parts.InScript(f.Path, dir)

@@ -87,6 +87,14 @@ done
 : > "$w/log"
 `
 
+// DaemonDir is the script's lines that remove on exit, with everything else, the per-uid
+// directory a sandbox keeps in /tmp whatever TMPDIR says (Claude Code's cc-daemon-UID, Codex's
+// codex-daemon-UID), unless it was there before. After Prelude, whose trap it replaces.
+func DaemonDir(prefix string) string {
+	return "daemon=/tmp/" + prefix + "$(id -u \"$RUN_AS\")\nkeep=0; [ ! -e \"$daemon\" ] || keep=1\n" +
+		"trap 'cleanup; [ $keep = 1 ] || rm -rf \"$daemon\"' EXIT\n"
+}
+
 // OneLine is s on one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 

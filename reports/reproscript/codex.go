@@ -1,0 +1,79 @@
+package reproscript
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+// codexRun is a proxy request's trial on Codex: `codex sandbox ARGS -- COMMAND`, its policy in
+// the -c overrides of ARGS (Codex reads no settings file the trial wrote), run from the trial's
+// workspace with a HOME and a TMPDIR of the session's own.
+type codexRun struct {
+	version, fault string
+	argv           []string
+	workspace      string // the run's working directory, the trial's workspace
+}
+
+// check says why the trial cannot be reproduced: a fault's finding, a command line that is not
+// `codex sandbox ... --` with the command last, a trial that did not record where it ran.
+func (r codexRun) check() error {
+	if err := parts.FaultMade(r.fault); err != nil {
+		return err
+	}
+	if r.workspace == "" {
+		return parts.ErrNoWorkingDir
+	}
+	_, args, err := parts.ArgvSandbox(r.argv, "")
+	if err != nil {
+		return err
+	}
+	if len(args) < 2 || args[0] != "sandbox" || args[len(args)-1] != "--" {
+		return fmt.Errorf("the trial's command line is not `codex sandbox ARGS -- COMMAND`: %q", r.argv)
+	}
+	return nil
+}
+
+// open writes the script's opening (see srtRun.open) and the sandbox's own arguments, one per
+// line, in $w/args, the trial directory in them becoming $w: `send` reads them back.
+func (r codexRun) open(b *strings.Builder, scenario, why, header, prelude string) error {
+	user, args, err := parts.ArgvSandbox(r.argv, "")
+	if err != nil {
+		return err
+	}
+	trialDir := filepath.Dir(r.workspace)
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	parts.Opening(b, scenario, "codex", r.version, why)
+	b.WriteString(header)
+	w("SANDBOX=${SANDBOX:-codex}\nRUN_AS=${RUN_AS:-%s}\n", user)
+	b.WriteString(prelude)
+	b.WriteString(parts.DaemonDir("codex-daemon-"))
+	w("mkdir -p \"$w/codex-tmp\" && chown \"$RUN_AS\" \"$w/codex-tmp\"\n")
+	b.WriteString(parts.MakeDirs(args, trialDir))
+	w(": > \"$w/args\"\n")
+	for _, a := range args[:len(args)-1] {
+		if strings.Contains(a, "\n") {
+			return fmt.Errorf("an argument of the trial's command line spans lines: %q", a)
+		}
+		w("printf '%%s\\n' %s >> \"$w/args\"\n", parts.InScript(a, trialDir))
+	}
+	return nil
+}
+
+// sendCodex runs one request under Codex: the script's fixture part for Codex's requests, as
+// sendSRT is srt's. Codex's proxy resolves the names on the host side, so it runs inside the
+// namespace whose /etc/hosts is the fixture's.
+const sendCodex = `# send VIA HOST-AS-HEX PORT METHOD PATH AUTH: one request from inside the sandbox, the sandbox run
+# in the host namespace with the fixture's hosts file, as the trial ran it.
+send() {
+  req="python3 $w/request.py $1 $2 $3 $4 $5 $6"
+  set --
+  while IFS= read -r a; do set -- "$@" "$a"; done < "$w/args"
+  ( cd "$w/workspace" && ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && shift && exec "$@"' sh "$w" \
+    setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \
+    env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/codex-tmp" LANG=C.UTF-8 \
+    "$SANDBOX" "$@" -- sh -c "$req" ) || true
+}
+`
