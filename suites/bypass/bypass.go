@@ -5,6 +5,13 @@
 // sandboxed session (a sandbox's start costs more than all its requests): one session sends every
 // selected case of its classes at once. The filesystem class (fs-interplay) runs the filesystem
 // probe instead.
+//
+// Sandbox starts (journal: families.bypass.sessions): one per policy (sessions(), each titled
+// in the specs by the classes it holds) and the filesystem trial's; a session none of whose cases
+// applies to the target is not started. A session of its own where the policy differs (the allowed names, reading-only methods, private addresses refused,
+// credentials masked), and for the classes that change what the next check meets: the
+// filesystem trial (its checks move, link and plant files the later ones read) and the
+// policy-tamper session (a tamper that got through would change every verdict after it).
 package bypass
 
 import (

@@ -1,5 +1,8 @@
 // Package concurrency is the concurrent sessions family: several sandboxes at once, each correct
 // through its own proxy, the workspace as it was once all have ended.
+//
+// Sandbox starts (journal: families.concurrency.sessions): k per spec (the trial's Sessions,
+// default 4), started together, which is what the family tests; they cannot share one.
 package concurrency
 
 import (

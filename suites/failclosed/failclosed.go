@@ -1,6 +1,10 @@
 // Package failclosed is the fail-closed honesty family: under each condition that takes
 // enforcement away (a helper missing, no namespaces, a port taken), the sandbox refuses loudly
 // or still enforces; it never runs the command unconfined or with a dead proxy in silence.
+//
+// Sandbox starts (journal: families.failclosed.sessions): one per condition. Each condition is a
+// fault in the sandbox's own environment (a helper missing from PATH, no user namespaces, the
+// bridge's port taken) that holds for its session's whole life: two cannot share a start.
 package failclosed
 
 import (

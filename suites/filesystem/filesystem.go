@@ -1,5 +1,9 @@
 // Package filesystem is the filesystem isolation family: every check of the filesystem trial
 // (suites/harness/filesystem) as a scenario of its own, and filesystem/isolation summing them up.
+//
+// Sandbox starts (journal: families.filesystem.sessions): one per trial, every check in it. A
+// check that got through changes only its own path (each writes where no other looks), and the
+// host side removes it before judging the next trial.
 package filesystem
 
 import (

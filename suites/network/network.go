@@ -3,6 +3,10 @@
 // own, judged from what the fixture servers logged. Its trial and classifier are the shared
 // network plumbing (suites/harness/network, suites/classify), which the untrusted, fail-closed,
 // concurrency and claude-settings families drive too.
+//
+// Sandbox starts (journal: families.network.sessions): one per trial. Every channel's requests
+// share the session: none changes what another's request meets (each is its own connection, its
+// own path on the fixture host), and the seed's own repro runs its requests in one session too.
 package network
 
 import (

@@ -1,5 +1,8 @@
 // Package untrusted is the untrusted or degraded configuration family: the sandbox either
 // enforces or fails loudly when its settings are missing, empty, invalid or unreadable.
+//
+// Sandbox starts (journal: families.untrusted.sessions): one per condition: each is a settings
+// file (or environment) the sandbox reads once, at its start, so each needs a start of its own.
 package untrusted
 
 import (
