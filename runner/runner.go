@@ -298,13 +298,15 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 				// Journaled and counted as one step: a stopper sees the trials in journal order,
 				// which is the order a resume replays them in (an adaptive stop depends on it).
 				durable.Lock()
-				if err := jw.Append(s.lean(cs, rec, opt.FullJournal)); err != nil {
-					durable.Unlock()
+				err := jw.Append(s.lean(cs, rec, opt.FullJournal))
+				if err == nil {
+					s.finish(cs, rec) // counted only now that it is durable
+				}
+				durable.Unlock()
+				if err != nil {
 					cancel(err)
 					return
 				}
-				s.finish(cs, rec) // counted only now that it is durable
-				durable.Unlock()
 			}
 		})
 	}
