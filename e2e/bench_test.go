@@ -73,30 +73,10 @@ func BenchmarkRunnerVsShellLoop(b *testing.B) {
 //
 //	go test ./e2e -run '^$' -bench TrialVsBareSRT -benchtime 1x
 func BenchmarkTrialVsBareSRT(b *testing.B) {
-	skip.UnlessRoot(b, "fixture namespaces")
-	srtBin, err := srt.Locate("")
-	if err != nil {
-		skip.Missing(b, "%v", err)
-	}
-	acct, err := users.Resolve(model.UserUnprivileged)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f := newBareFixture(b)
 	n := benchN(10)
-	// Reachable by the account: the loop's workspace and settings, as a trial's are.
-	dir, err := os.MkdirTemp("", "sandcheck-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	h, err := nethost.Start(context.Background(), nethost.Options{Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
 	root, _ := users.Resolve(model.UserRoot)
-	bareRoot, bareUser := bareSRT(b, srtBin, dir, h, root, n, 1), bareSRT(b, srtBin, dir, h, acct, n, 1)
+	bareRoot, bareUser := bareSRT(b, f, root, n, 1), bareSRT(b, f, f.acct, n, 1)
 	// A run whose srt failed a trial (exit 1: its relay start-up race under load shows as
 	// proxy-dead) still measured the trials' time: it is counted and said, not fatal.
 	notCorrect := 0
@@ -180,12 +160,47 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	}
 }
 
+// bareFixture is what a bare srt loop needs: the srt a trial runs, the unprivileged account, a
+// directory the account can reach (its workspaces and settings, as a trial's are) and the
+// fixture hosts, up until the benchmark ends.
+type bareFixture struct {
+	srtBin, dir string
+	h           *nethost.Hosts
+	acct        *users.Account
+}
+
+func newBareFixture(b *testing.B) bareFixture {
+	b.Helper()
+	skip.UnlessRoot(b, "fixture namespaces")
+	srtBin, err := srt.Locate("")
+	if err != nil {
+		skip.Missing(b, "%v", err)
+	}
+	acct, err := users.Resolve(model.UserUnprivileged)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "sandcheck-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	h, err := nethost.Start(context.Background(), nethost.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	return bareFixture{srtBin: srtBin, dir: dir, h: h, acct: acct}
+}
+
 // bareSRT is the floor a trial is measured against: a shell loop, as who, starting srt rounds
 // times with the two curls of the network check (the allowed and the denied fixture host, the
 // workspace writable), parallel at a time (each round waits for all of them). The fixtures stay up
 // for the whole loop: only the sandbox's own starts are in it.
-func bareSRT(b *testing.B, srtBin, dir string, h *nethost.Hosts, who *users.Account, rounds, parallel int) func() cost {
+func bareSRT(b *testing.B, f bareFixture, who *users.Account, rounds, parallel int) func() cost {
 	b.Helper()
+	srtBin, dir, h := f.srtBin, f.dir, f.h
 	ws := filepath.Join(dir, "workspace-"+who.Name)
 	os.MkdirAll(ws, 0o755)
 	os.Chown(ws, who.UID, who.GID)

@@ -23,16 +23,7 @@ import (
 var claudeVersions = []string{claudecode.PinnedVersion, "2.1.332"}
 
 // claudeTrials is the trials per cell (SANDCHECK_CLAUDE_TRIALS, default 20).
-func claudeTrials(t *testing.T) int {
-	if v := os.Getenv("SANDCHECK_CLAUDE_TRIALS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("SANDCHECK_CLAUDE_TRIALS=%q: want a positive number", v)
-		}
-		return n
-	}
-	return tierTrials()
-}
+func claudeTrials(t *testing.T) int { return envTrials(t, "SANDCHECK_CLAUDE_TRIALS", tierTrials()) }
 
 func claudeTargets(versions ...string) []string {
 	var a []string
@@ -192,14 +183,7 @@ func checkClaudeRows(t *testing.T, rep *schema.Report, rows journalRows, set kno
 // (SANDCHECK_CLAUDE_SETTINGS_TRIALS, default 1: each is one deterministic configuration, and a
 // trial runs about sixty of them, one at a time so the runtime's start-up race stays rare).
 func claudeSettingsTrials(t *testing.T) int {
-	if v := os.Getenv("SANDCHECK_CLAUDE_SETTINGS_TRIALS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("SANDCHECK_CLAUDE_SETTINGS_TRIALS=%q: want a positive number", v)
-		}
-		return n
-	}
-	return 1
+	return envTrials(t, "SANDCHECK_CLAUDE_SETTINGS_TRIALS", 1)
 }
 
 // TestClaudeCodeSettings: Claude Code's own configurations, both versions. Every verdict is the

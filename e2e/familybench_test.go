@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,11 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandcheck/sandcheck/fixtures/nethost"
-	"github.com/sandcheck/sandcheck/fixtures/users"
-	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
 // BenchmarkFamiliesVsFloor: what each scenario family of the default matrix costs next to its
@@ -34,27 +29,8 @@ import (
 //
 //	go test ./e2e -run '^$' -bench FamiliesVsFloor -benchtime 1x
 func BenchmarkFamiliesVsFloor(b *testing.B) {
-	skip.UnlessRoot(b, "fixture namespaces")
-	srtBin, err := srt.Locate("")
-	if err != nil {
-		skip.Missing(b, "%v", err)
-	}
-	acct, err := users.Resolve(model.UserUnprivileged)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f := newBareFixture(b)
 	n := benchN(3)
-	dir, err := os.MkdirTemp("", "sandcheck-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	h, err := nethost.Start(context.Background(), nethost.Options{Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
 	const bareStarts = 10
 	for b.Loop() {
 		out := filepath.Join(b.TempDir(), "run")
@@ -67,11 +43,11 @@ func BenchmarkFamiliesVsFloor(b *testing.B) {
 			b.Fatalf("run: %v\n%s", err, stdout)
 		}
 		costs, trialMS, k := familyCosts(b, filepath.Join(out, "journal.jsonl"))
-		one := bareSRT(b, srtBin, dir, h, acct, bareStarts, 1)().wall
+		one := bareSRT(b, f, f.acct, bareStarts, 1)().wall
 		oneMS := float64(one.Milliseconds()) / bareStarts
 		kMS := oneMS
 		if k > 1 {
-			kMS = float64(bareSRT(b, srtBin, dir, h, acct, bareStarts/2, k)().wall.Milliseconds()) / float64(bareStarts/2)
+			kMS = float64(bareSRT(b, f, f.acct, bareStarts/2, k)().wall.Milliseconds()) / float64(bareStarts/2)
 		}
 		names := make([]string, 0, len(costs))
 		for f := range costs {

@@ -34,15 +34,20 @@ const sharedRunName = "(shared: default matrix, both users)"
 
 // sharedTrials is the trials per cell of the shared run: tierTrials (5 in make test, 20 in the
 // long tier), or SANDCHECK_USERS_TRIALS.
-func sharedTrials(t *testing.T) int {
-	if v := os.Getenv("SANDCHECK_USERS_TRIALS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("SANDCHECK_USERS_TRIALS=%q: want a positive number", v)
-		}
-		return n
+func sharedTrials(t *testing.T) int { return envTrials(t, "SANDCHECK_USERS_TRIALS", tierTrials()) }
+
+// envTrials is the positive number in the environment variable name, def when it is unset; any
+// other value fails the test.
+func envTrials(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	return tierTrials()
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
 }
 
 // healthySRTRun is the shared run's report, journal rows and trial count, running it first if no
