@@ -60,6 +60,29 @@ func randomNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
+// qemuArgs is QEMU's command line for one guest: the kernel and initrd to boot, the root
+// filesystem image (read-only), the nonce file, the guest's directory (its console log) and the
+// host's shape (its CPUs' and memory's devices). Under KVM the guest gets the host's CPU; under
+// TCG the emulated one with every feature QEMU has.
+func (v *Host) qemuArgs(kernel, initrd, rootfs, nonceFile, gd string, shape []string) []string {
+	cpu := "max"
+	if v.cfg.Accel == "kvm" {
+		cpu = "host"
+	}
+	args := []string{
+		"-accel", v.cfg.Accel, "-machine", "pc", "-cpu", cpu,
+		"-m", strconv.Itoa(v.cfg.MemoryMiB), "-smp", strconv.Itoa(v.cfg.CPUs),
+		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+		"-kernel", kernel, "-initrd", initrd,
+		"-append", "console=ttyS0 panic=-1 quiet loglevel=3",
+		"-drive", "file=" + rootfs + ",if=virtio,format=raw,readonly=on",
+		"-fw_cfg", "name=opt/sandcheck/nonce,file=" + nonceFile,
+		"-serial", "file:" + filepath.Join(gd, "console.log"), "-serial", "stdio",
+		"-nic", "none",
+	}
+	return append(args, shape...)
+}
+
 // boot starts a guest and waits for its agent.
 func (v *Host) boot(ctx context.Context) (*guest, error) {
 	v.mu.Lock()
@@ -74,22 +97,7 @@ func (v *Host) boot(ctx context.Context) (*guest, error) {
 	if err := os.WriteFile(nonceFile, []byte(g.nonce), 0o600); err != nil {
 		return nil, err
 	}
-	args := []string{
-		"-accel", v.cfg.Accel, "-machine", "pc", "-cpu", "max",
-		"-m", strconv.Itoa(v.cfg.MemoryMiB), "-smp", strconv.Itoa(v.cfg.CPUs),
-		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-kernel", k.Boot, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet loglevel=3",
-		"-drive", "file=" + rootfs.Image + ",if=virtio,format=raw,readonly=on",
-		"-fw_cfg", "name=opt/sandcheck/nonce,file=" + nonceFile,
-		"-serial", "file:" + filepath.Join(gd, "console.log"), "-serial", "stdio",
-		"-nic", "none",
-	}
-	if v.cfg.Accel == "kvm" {
-		args[5] = "host"
-	}
-	args = append(args, shape...)
-	g.cmd = exec.Command(QEMU, args...)
+	g.cmd = exec.Command(QEMU, v.qemuArgs(k.Boot, initrd, rootfs.Image, nonceFile, gd, shape)...)
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	g.cmd.Stderr = &g.qemuOut
 	if g.stdin, err = g.cmd.StdinPipe(); err != nil {

@@ -248,6 +248,11 @@ func (v *Host) Prepare(ctx context.Context, localBinary string) (string, error) 
 	if _, err := exec.LookPath(QEMU); err != nil {
 		return "", fmt.Errorf("vm host %s: %s not found (scripts/vm-deps.sh installs qemu-system-x86)", v.Name(), QEMU)
 	}
+	if v.cfg.Accel == "kvm" {
+		if err := checkKVM(v.Name(), KVMDevice); err != nil {
+			return "", err
+		}
+	}
 	src, err := remote.LinuxBinary(v.cfg.Binary, localBinary)
 	if err != nil {
 		return "", err
