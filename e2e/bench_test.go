@@ -18,6 +18,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets/srt"
 )
 
@@ -77,6 +78,7 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	n := benchN(10)
 	root, _ := users.Resolve(model.UserRoot)
 	bareRoot, bareUser := bareSRT(b, f, root, n, 1), bareSRT(b, f, f.acct, n, 1)
+	bareUserProbe := bareProbe(b, f, f.acct, n)
 	// A run whose srt failed a trial (exit 1: its relay start-up race under load shows as
 	// proxy-dead) still measured the trials' time: it is counted and said, not fatal.
 	notCorrect := 0
@@ -100,17 +102,19 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 	rounds := benchInt("SANDCHECK_BENCH_ROUNDS", 7)
 	for b.Loop() {
 		steal := stealMeter()
-		var ratios, rootRatios, speedups, bareMS, bareRootMS, j1MS, j1RootMS, j2MS []float64
+		var ratios, probeRatios, rootRatios, speedups, bareMS, bareProbeMS, bareRootMS, j1MS, j1RootMS, j2MS []float64
 		var bareSum, j1Sum cost // the default user's, over all rounds
 		phases := map[string][]float64{}
 		for range rounds {
 			br := bareRoot()
 			jr, _ := run(1, model.UserRoot)
-			bu := bareUser()
+			bu, bp := bareUser(), bareUserProbe()
 			j1, journal := run(1, model.UserUnprivileged)
 			j2, _ := run(2, model.UserUnprivileged)
 			rootRatios = append(rootRatios, float64(jr.wall)/float64(br.wall))
 			ratios = append(ratios, float64(j1.wall)/float64(bu.wall))
+			probeRatios = append(probeRatios, float64(j1.wall)/float64(bp.wall))
+			bareProbeMS = append(bareProbeMS, ms(bp.wall, n))
 			speedups = append(speedups, float64(j1.wall)/float64(j2.wall))
 			bareRootMS = append(bareRootMS, ms(br.wall, n))
 			j1RootMS = append(j1RootMS, ms(jr.wall, n))
@@ -136,6 +140,9 @@ func BenchmarkTrialVsBareSRT(b *testing.B) {
 		b.ReportMetric(median(bareMS), "bare-ms/trial")
 		b.ReportMetric(median(j1MS), "run-j1-ms/trial")
 		b.ReportMetric(median(ratios), "trial-vs-bare-x")
+		// The same commands as the trial's sandboxed run (the probe): the harness's share alone.
+		b.ReportMetric(median(bareProbeMS), "bare-probe-ms/trial")
+		b.ReportMetric(median(probeRatios), "trial-vs-bare-probe-x")
 		// Two views that a busy hypervisor sways less than a round's ratio: all rounds' time
 		// together, and the CPU time the processes used (steal is not charged to them).
 		b.ReportMetric(float64(j1Sum.wall)/float64(bareSum.wall), "trial-vs-bare-all-rounds-x")
@@ -200,6 +207,33 @@ func newBareFixture(b *testing.B) bareFixture {
 // for the whole loop: only the sandbox's own starts are in it.
 func bareSRT(b *testing.B, f bareFixture, who *users.Account, rounds, parallel int) func() cost {
 	b.Helper()
+	return bareLoop(b, f, who, fmt.Sprintf("curl -s -m 5 http://%s/bench; curl -s -m 5 http://%s/bench", f.h.Allowed.IP, f.h.Denied.IP), rounds, parallel)
+}
+
+// bareProbe is bareSRT with the network trial's own command: sandcheck's probe trying every
+// channel against both fixture hosts (by address: the bare loop has no hosts file of the
+// fixture's), as the trial's sandboxed run does. Its ratio to the trial is the harness's share
+// alone; bareSRT's adds the probe's own work.
+func bareProbe(b *testing.B, f bareFixture, who *users.Account, rounds int) func() cost {
+	b.Helper()
+	spec := probe.Spec{
+		Nonce: "b3nc4", Channels: model.AllChannels, CAFile: f.h.CAFile, Resolver: f.h.Resolver.String(), Timeout: 3 * time.Second,
+		Hosts: []probe.Host{
+			{Role: model.RoleAllowed, Addr: f.h.Allowed.IP.String(), IP: f.h.Allowed.IP.String()},
+			{Role: model.RoleDenied, Addr: f.h.Denied.IP.String(), IP: f.h.Denied.IP.String()},
+		},
+	}
+	data, _ := json.Marshal(spec)
+	file := filepath.Join(f.dir, "probe-spec.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return bareLoop(b, f, who, fmt.Sprintf("%q %s %q", bin, probe.Arg, file), rounds, 1)
+}
+
+// bareLoop runs command under srt, as who, rounds times, parallel at a time.
+func bareLoop(b *testing.B, f bareFixture, who *users.Account, command string, rounds, parallel int) func() cost {
+	b.Helper()
 	srtBin, dir, h := f.srtBin, f.dir, f.h
 	ws := filepath.Join(dir, "workspace-"+who.Name)
 	os.MkdirAll(ws, 0o755)
@@ -210,8 +244,7 @@ func bareSRT(b *testing.B, f bareFixture, who *users.Account, rounds, parallel i
 	})
 	sf := filepath.Join(dir, "srt-settings-"+who.Name+".json")
 	os.WriteFile(sf, settings, 0o644)
-	probe := fmt.Sprintf("curl -s -m 5 http://%s/bench; curl -s -m 5 http://%s/bench", h.Allowed.IP, h.Denied.IP)
-	one := fmt.Sprintf("%q --settings %q -c %q >/dev/null 2>&1", srtBin, sf, probe)
+	one := fmt.Sprintf("%q --settings %q -c %q >/dev/null 2>&1", srtBin, sf, command)
 	round := one
 	if parallel > 1 {
 		round = strings.Repeat(one+" & ", parallel) + "wait"

@@ -22,8 +22,9 @@ import (
 // its sandbox starts and little more). A run of the default matrix (-j 1, as the unprivileged
 // account, SANDCHECK_BENCH_N trials, default 3) journals each family's wall time and sandbox
 // starts (model.FamilyCost). A family's floor is its starts times one bare start (bareSRT, as the
-// same account, with the network check's two curls); the concurrency family starts its sessions k
-// at a time, so its floor is starts/k rounds of k bare starts at once. Reported per family: the
+// same account, with the network check's two curls); the network family's runs the trial's own
+// command, the probe (bareProbe); the concurrency family starts its sessions k at a time, so its
+// floor is starts/k rounds of k bare starts at once. Reported per family: the
 // ratio of its time to its floor; and for the default matrix's trial, its whole duration (the
 // runner's share included) and the run's wall time, each to the sum of the floors.
 //
@@ -45,6 +46,8 @@ func BenchmarkFamiliesVsFloor(b *testing.B) {
 		costs, trialMS, k := familyCosts(b, filepath.Join(out, "journal.jsonl"))
 		one := bareSRT(b, f, f.acct, bareStarts, 1)().wall
 		oneMS := float64(one.Milliseconds()) / bareStarts
+		// The network family's own command is the probe's: its floor is a bare start running it.
+		probeMS := float64(bareProbe(b, f, f.acct, bareStarts)().wall.Milliseconds()) / bareStarts
 		kMS := oneMS
 		if k > 1 {
 			kMS = float64(bareSRT(b, f, f.acct, bareStarts/2, k)().wall.Milliseconds()) / float64(bareStarts/2)
@@ -59,8 +62,11 @@ func BenchmarkFamiliesVsFloor(b *testing.B) {
 		for _, f := range names {
 			c := costs[f]
 			floor := c.sessions * oneMS
-			if f == "concurrency" && k > 1 {
+			switch {
+			case f == "concurrency" && k > 1:
 				floor = c.sessions / float64(k) * kMS
+			case f == "network":
+				floor = c.sessions * probeMS
 			}
 			floorSum += floor
 			ratio := c.ms / floor
@@ -68,10 +74,11 @@ func BenchmarkFamiliesVsFloor(b *testing.B) {
 			lines = append(lines, fmt.Sprintf("%s | %.1f | %.0f | %.0f | %.0f | %.2f", f, c.sessions, c.ms, c.sessionMS, floor, ratio))
 		}
 		b.ReportMetric(oneMS, "bare-start-ms")
+		b.ReportMetric(probeMS, "bare-probe-start-ms")
 		b.ReportMetric(trialMS/floorSum, "trial-vs-floor-x")
 		b.ReportMetric(float64(runWall.Milliseconds())/float64(n)/floorSum, "run-vs-floor-x")
-		b.Logf("the default matrix, srt as the user, %d trials at -j 1; a bare start %.0f ms (%d at once: %.0f ms); a trial %.0f ms, the run %.0f ms per trial, the floors' sum %.0f ms:\n%s",
-			n, oneMS, k, kMS, trialMS, float64(runWall.Milliseconds())/float64(n), floorSum, strings.Join(lines, "\n"))
+		b.Logf("the default matrix, srt as the user, %d trials at -j 1; a bare start %.0f ms (%d at once: %.0f ms; with the network probe: %.0f ms); a trial %.0f ms, the run %.0f ms per trial, the floors' sum %.0f ms:\n%s",
+			n, oneMS, k, kMS, probeMS, trialMS, float64(runWall.Milliseconds())/float64(n), floorSum, strings.Join(lines, "\n"))
 	}
 }
 
