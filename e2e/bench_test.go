@@ -187,6 +187,7 @@ func newBareFixture(b *testing.B) bareFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
+	sweepAfter(b, acct)
 	dir, err := os.MkdirTemp("", "sandcheck-bench-")
 	if err != nil {
 		b.Fatal(err)
@@ -199,6 +200,19 @@ func newBareFixture(b *testing.B) bareFixture {
 	}
 	b.Cleanup(func() { h.Close() })
 	return bareFixture{srtBin: srtBin, dir: dir, h: h, acct: acct}
+}
+
+// sweepAfter removes, when b ends, what the account's sandboxes left in the shared temporary
+// directories outside any trial (the bare loops: srt and Claude Code make directories there of
+// their own), as a run does for its trials (users.Ledger).
+func sweepAfter(b *testing.B, acct *users.Account) {
+	l, err := acct.Begin("bench-" + b.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if l != nil {
+		b.Cleanup(func() { l.End() })
+	}
 }
 
 // bareSRT is the floor a trial is measured against: a shell loop, as who, starting srt rounds

@@ -34,6 +34,7 @@ func BenchmarkClaudeCodeTrialVsBareClaude(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	sweepAfter(b, acct)
 	n := benchN(10)
 	dir := b.TempDir()
 	os.Chmod(dir, 0o755)
