@@ -65,15 +65,10 @@ func (r codexRun) open(b *strings.Builder, scenario, why, header, prelude string
 // sendCodex runs one request under Codex: the script's fixture part for Codex's requests, as
 // sendSRT is srt's. Codex's proxy resolves the names on the host side, so it runs inside the
 // namespace whose /etc/hosts is the fixture's.
-const sendCodex = `# send VIA HOST-AS-HEX PORT METHOD PATH AUTH: one request from inside the sandbox, the sandbox run
-# in the host namespace with the fixture's hosts file, as the trial ran it.
-send() {
+var sendCodex = sendHead + `send() {
   req="python3 $w/request.py $1 $2 $3 $4 $5 $6"
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$w/args"
-  ( cd "$w/workspace" && ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && shift && exec "$@"' sh "$w" \
-    setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \
-    env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/codex-tmp" LANG=C.UTF-8 \
-    "$SANDBOX" "$@" -- sh -c "$req" ) || true
+  ` + inHostAs("$w/codex-tmp") + `"$SANDBOX" "$@" -- sh -c "$req" ) || true
 }
 `

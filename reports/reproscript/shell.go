@@ -1,12 +1,22 @@
 package reproscript
 
-// sendSRT runs one request under srt: the script's fixture part for srt's requests.
-const sendSRT = `# send VIA HOST-AS-HEX PORT METHOD PATH AUTH: one request from inside the sandbox, the sandbox run
-# in the host namespace with the fixture's hosts file, as the trial ran it.
-send() {
-  ( cd "$w/workspace" && ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && shift && exec "$@"' sh "$w" \
+// inHostAs is the start of a script's send(): from its workspace, in the sandbox's host namespace
+// with the fixture's hosts file and resolver bound over the system's, as the trial's account with
+// a clean environment whose TMPDIR is tmp. The sandbox's command line follows.
+func inHostAs(tmp string) string {
+	return `( cd "$w/workspace" && ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && shift && exec "$@"' sh "$w" \
     setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \
-    env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 \
-    "$SANDBOX" --settings "$w/settings.json" -c "python3 $w/request.py $1 $2 $3 $4 $5 $6" ) || true
+    env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="` + tmp + `" LANG=C.UTF-8 \
+    `
+}
+
+// sendHead is send()'s comment, the same for every sandbox.
+const sendHead = `# send VIA HOST-AS-HEX PORT METHOD PATH AUTH: one request from inside the sandbox, the sandbox run
+# in the host namespace with the fixture's hosts file, as the trial ran it.
+`
+
+// sendSRT runs one request under srt: the script's fixture part for srt's requests.
+var sendSRT = sendHead + `send() {
+  ` + inHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "python3 $w/request.py $1 $2 $3 $4 $5 $6" ) || true
 }
 `
