@@ -134,7 +134,7 @@ func Write(w io.Writer, rep *schema.Report, opts wording.Options) error {
 		Version:      wording.OrUnknown(rep.SandcheckVersion),
 		RunIDs:       strings.Join(rep.RunIDs, ", "),
 		Settings:     opts.Settings,
-		SettingsNote: settingsNote(opts.SettingsOf),
+		SettingsNote: wording.SettingsNote(opts.SettingsOf),
 		Repro:        opts.Repro,
 		Expected:     wording.OrDefault(opts.Expected, wording.DefaultExpected),
 		NoTrials:     len(rep.Overall) == 0,
@@ -319,11 +319,3 @@ func bar(label, kind string, c schema.Counts) barView {
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
-
-// settingsNote is wording.SettingsNote for scenario, or nothing when the trial had one session's.
-func settingsNote(scenario string) string {
-	if scenario == "" {
-		return ""
-	}
-	return wording.SettingsNote(scenario)
-}

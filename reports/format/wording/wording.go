@@ -30,8 +30,12 @@ type Options struct {
 	KnownEvidence bool
 }
 
-// SettingsNote introduces the settings of one scenario's own session.
+// SettingsNote introduces the settings of one scenario's own session; "" when the trial had one
+// session's settings (no scenario named).
 func SettingsNote(scenario string) string {
+	if scenario == "" {
+		return ""
+	}
 	return "Each scenario of these trials ran with settings of its own (every one's are in its evidence); these are the ones " + scenario + " ran with:"
 }
 
