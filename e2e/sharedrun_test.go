@@ -60,9 +60,9 @@ func healthySRTRun(t *testing.T) (*schema.Report, journalRows, int) {
 		healthySRT.running = true
 		defer func() { healthySRT.running = false }()
 		rep, out := runReportOut(t, nil, "-n", strconv.Itoa(n), "-j", "2", "--user", "root", "--user", "unprivileged")
-		rows := readJournalRows(t, out)
+		rows := journalRows{}
 		var recs []model.Record
-		if _, err := journal.Scan(out+"/journal.jsonl", func(r model.Record) error { recs = append(recs, r); return nil }); err != nil {
+		if _, err := journal.Scan(out+"/journal.jsonl", func(r model.Record) error { rows.add(r); recs = append(recs, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		healthySRT.n, healthySRT.rep, healthySRT.rows, healthySRT.records = n, rep, rows, recs
