@@ -192,18 +192,19 @@ func runScript(t *testing.T, script, sandbox, runAs string) (int, string) {
 
 // fsFindings are the fs-interplay findings pinned on srt 0.0.83 (protected files written from a
 // subdirectory of a writable HOME; a read-denied directory the command can fill).
-var fsFindings = []string{"protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir", "deny-read-dir-write"}
+var fsFindings = []string{"fs-interplay/protected-bashrc-from-subdir", "fs-interplay/protected-git-hooks-from-subdir",
+	"fs-interplay/protected-git-config-from-subdir", "fs-interplay/deny-read-dir-write", "globs/late", "globs/unanchored"}
 
-// TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay finding of
-// the healthy srt, which exits 1 run outside sandcheck; and for each privilege case on the
-// release known-bad (srt 0.0.65 as root), whose scripts exit 1 with that release and 0 with the
-// release that fixed it.
+// TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay and globs
+// finding of the healthy srt, which exits 1 run outside sandcheck; and for each case of a release
+// known-bad (the privilege cases on srt 0.0.65 as root, globs/existing on 0.0.34), whose scripts
+// exit 1 with that release and 0 with the release that fixed it.
 func TestReproStandaloneFS(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt")
-	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-fs-interplay")
+	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-fs-interplay || bypass-globs")
 	for _, id := range fsFindings {
-		script := filepath.Join(out, "repro", reproscript.FileName("bypass/fs-interplay/"+id))
+		script := filepath.Join(out, "repro", reproscript.FileName("bypass/"+id))
 		if code, got := runScript(t, script, srtPath(t), ""); code != 1 || !strings.Contains(got, "BUG: the sandboxed command") {
 			t.Errorf("%s: exit %d, want 1\n%s", script, code, got)
 		}

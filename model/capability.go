@@ -53,10 +53,13 @@ const (
 	// CapFileMasking: the same for a declared file, whose content the command sees as a stand-in
 	// (srt's credentials.files with mode mask, from 0.0.61; 0.0.58 to 0.0.60 refuse it).
 	CapFileMasking Capability = "credential-file-masking"
+	// CapDenyReadGlob: deny-read entries may be patterns (`dir/*.key`), as srt's settings take
+	// them; a pattern the sandbox cannot apply must be refused, never dropped.
+	CapDenyReadGlob Capability = "deny-read-glob"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking, CapDenyReadGlob}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

@@ -22,7 +22,20 @@ import (
 // $w/stdout.
 type fsCase struct {
 	control, command, breached, bug string
+	// host is what the host does while each run goes ("" nothing), in the background: a case
+	// whose file must appear after the sandbox started makes it here when the command asks.
+	host string
 }
+
+// lateFile is the host's side of a late-file case: when the command asks (.ready in $ws), it
+// makes the file under $ws with the canary in it and answers (.ready.ack).
+func lateFile(rel string) string {
+	return `while [ ! -e "$ws/.ready" ]; do sleep 0.05; done; printf '%s\n' "$canary" > "$ws/` + rel + `"; ` +
+		`chmod 644 "$ws/` + rel + `"; touch "$ws/.ready.ack"`
+}
+
+// askLate is the command's side: ask for the late file, wait (10 s at most) for the answer.
+const askLate = `touch .ready; i=0; while [ ! -e .ready.ack ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; `
 
 var fsCases = map[string]fsCase{
 	"fs-interplay/protected-bashrc-from-subdir": {
@@ -57,6 +70,22 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q "$canary" "$ws/creds-moved/token"`,
 		bug:      "the sandboxed command renamed the directory of a read-denied file, for the next command to read the file under the new name",
 	},
+	"globs/existing": {
+		control:  `cat vault/early.key`,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command read a file that a read-denied pattern (vault/*.key) matches",
+	},
+	"globs/late": {
+		control:  askLate + `cat vault/late.key`,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command read a file made after it started under a read-denied pattern (vault/*.key)",
+		host:     lateFile("vault/late.key"),
+	},
+	"globs/unanchored": {
+		control:  `cat keys/secret.pem`,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command read a file that a read-denied pattern with a wildcard in its first path element names, which the sandbox dropped without a word",
+	},
 	"privilege/unmount-protected": {
 		control:  `echo '# planted-by-the-command' >> .gitconfig`,
 		command:  `umount -l "$ws/.gitconfig"; echo '# planted-by-the-command' >> .gitconfig`,
@@ -85,8 +114,8 @@ var fsCases = map[string]fsCase{
 const fsLayout = `printf '# original bashrc\n' > "$HOME/.bashrc"
 printf '#!/bin/sh\n# original hook\n' > ../.git/hooks/pre-commit
 printf '# original .gitconfig\n' > .gitconfig
-mkdir -p both private creds
-for f in both/secret.key private/key creds/token; do printf '%s\n' "$canary" > "$f"; done
+mkdir -p both private creds vault keys
+for f in both/secret.key private/key creds/token vault/early.key keys/secret.pem; do printf '%s\n' "$canary" > "$f"; done
 `
 
 // fsScript is the reproducer of a fs-interplay or privilege case as the trial rec ran it.
@@ -105,6 +134,7 @@ func fsScript(rec model.Record, scenario, why string) (string, error) {
 	w("cat > \"$w/control.sh\" <<'CMD'\n%s\nCMD\n", fc.control)
 	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", cmp.Or(fc.command, fc.control))
 	w("breached() { %s; }\n", fc.breached)
+	w("host_side() { %s; }\n", cmp.Or(fc.host, ":"))
 	b.WriteString(strings.Replace(fsRuns, "@SANDBOXED@", sandboxed, 1))
 	w("if breached; then\n  echo %s\n  exit 1\nfi\n", shellQuote("BUG: "+fc.bug))
 	w("echo 'no bug: the operation did not take effect on the host'\nexit 0\n")
@@ -132,7 +162,11 @@ fresh() {
   chown -R "$RUN_AS" "$w/fakehome" "$w/out"
   ( cd "$ws" && as_user env HOME="$w/fakehome" canary="$canary" sh "$w/layout.sh" )
 }
-inside() { ( cd "$ws" && as_user env HOME="$w/fakehome" w="$w" ws="$ws" canary="$canary" "$@" ) > "$w/stdout" 2>&1 || true; }
+inside() {
+  host_side & hs=$!
+  ( cd "$ws" && as_user env HOME="$w/fakehome" w="$w" ws="$ws" canary="$canary" "$@" ) > "$w/stdout" 2>&1 || true
+  kill "$hs" 2>/dev/null || true; wait "$hs" 2>/dev/null || true
+}
 fresh
 echo "== control: the operation as $RUN_AS without any sandbox"; sed 's/^/   /' "$w/control.sh"
 inside sh "$w/control.sh"

@@ -153,7 +153,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "bypass/git/") {
 		return gitScript(rec, scenario, why)
 	}
-	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") {
+	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") || strings.HasPrefix(scenario, "bypass/globs/") {
 		return fsScript(rec, scenario, why)
 	}
 	if !strings.HasPrefix(scenario, "bypass/") {
@@ -276,6 +276,10 @@ func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) 
 	b.WriteString(prelude)
 	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
 	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
+	if strings.Contains(settings, "@DIR?@") {
+		// The trial's directory spelled with a wildcard for the last letter of its first element.
+		w("first=${w#/}; first=${first%%%%/*}\nsed -i \"s|@DIR?@|/${first%%?}?${w#/$first}|g\" \"$w/settings.json\"\n")
+	}
 	return nil
 }
 
@@ -302,6 +306,9 @@ func relocate(settings json.RawMessage, trialDir string) (string, error) {
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	s := strings.ReplaceAll(string(b), trialDir, "@DIR@")
+	if first, rest, ok := strings.Cut(strings.TrimPrefix(trialDir, "/"), "/"); ok && first != "" {
+		s = strings.ReplaceAll(s, "/"+first[:len(first)-1]+"?/"+rest, "@DIR?@")
+	}
 	if strings.Contains(s, "ProxyPort") {
 		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sandcheck/sandcheck/suites/probe/errno"
 )
@@ -44,7 +45,14 @@ type FSCheck struct {
 	Mkdir bool `json:"mkdir,omitempty"`
 	// Privileged is a step taken first (PrivRemount, PrivUnmount); "" none.
 	Privileged string `json:"privileged,omitempty"`
+	// Await, when set, is a file the probe creates to ask the host for the check's file, and
+	// whose ".ack" it then waits for (up to awaitLimit) before the operation: the host makes the
+	// file only once the command runs, after the sandbox has set up what it covers at the start.
+	Await string `json:"await,omitempty"`
 }
+
+// awaitLimit bounds the wait for the host's ack of an Await.
+var awaitLimit = 10 * time.Second
 
 // FSResult is what one check saw.
 type FSResult struct {
@@ -60,6 +68,9 @@ type FSResult struct {
 	// Privileged says what the check's privileged step did: the mounts it changed, or why
 	// it could not.
 	Privileged string `json:"privileged,omitempty"`
+	// Awaited says the host acked the check's Await before the operation. Only the host's own
+	// record of having made the file counts as evidence; this is for the report.
+	Awaited bool `json:"awaited,omitempty"`
 }
 
 // runFS performs the checks in order.
@@ -84,6 +95,9 @@ func fsOp(c FSCheck, r *FSResult) error {
 	r.Path = c.Path
 	if c.Privileged != "" {
 		r.Privileged = privileged(c.Privileged, c.Path)
+	}
+	if c.Await != "" {
+		r.Awaited = await(c.Await)
 	}
 	switch c.Op {
 	case OpWrite:
@@ -121,4 +135,17 @@ func fsOp(c FSCheck, r *FSResult) error {
 		return os.Symlink(c.Path2, c.Path)
 	}
 	return fmt.Errorf("unknown op %q", c.Op)
+}
+
+// await asks the host for a check's file by creating mark, and waits for mark.ack.
+func await(mark string) bool {
+	if os.WriteFile(mark, nil, 0o644) != nil {
+		return false
+	}
+	for deadline := time.Now().Add(awaitLimit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(mark + ".ack"); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -133,7 +133,7 @@ func (t *Target) Starts() string { return t.path }
 // Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings.
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig, model.CapDenyReadGlob}
 }
 
 // AgentConfig implements targets.AgentConfigured: Claude Code's project settings, which the next

@@ -73,7 +73,7 @@ func (t *Target) ClaimedFrom(c model.Capability) string {
 // Capabilities are srt's, and those its release claims from some release on (see History).
 func (t *Target) Capabilities() []model.Capability {
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList, model.CapDenyReadGlob}
 	return append(c, t.Shape().Claims...)
 }
 

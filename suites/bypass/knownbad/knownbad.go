@@ -66,11 +66,12 @@ var Faults = []Fault{
 	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
 	// srt sharing the host's network: an empty allow-list leaves the direct way open.
 	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
-	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence",
-		append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
+	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence || bypass-globs-existing || bypass-globs-late-in-denied-dir",
+		append(append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
 			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
 			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer")...),
-			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents")...)},
+			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents")...),
+			cases("globs", "existing", "late-in-denied-dir")...)},
 	// The agent's own configuration: Claude Code's settings through the same bwrap, Codex's
 	// .codex/config.toml with the working directory writable as a plain path.
 	{"claude-code", "fs-unmask", "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local",
@@ -99,4 +100,9 @@ var Releases = []Release{
 	// fails to start as root here until 0.0.76.
 	{Target: "srt", Open: "0.0.65", Fixed: "0.0.76", User: model.UserRoot, Labels: "bypass-privilege",
 		Scenarios: cases("privilege", "unmount-protected", "unmount-deny-read", "remount-rw")},
+	// srt up to 0.0.34 takes a read-denied pattern on Linux and applies nothing of it (its README
+	// then: "Linux currently does not support glob matching"); 0.0.37, the next release, masks
+	// the files it matches when the command starts.
+	{Target: "srt", Open: "0.0.34", Fixed: "0.0.37", User: model.UserUnprivileged, Labels: "bypass-globs-existing",
+		Scenarios: cases("globs", "existing")},
 }

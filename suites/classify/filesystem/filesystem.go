@@ -33,6 +33,10 @@ type Expect struct {
 	// reason that is not a permission: the check could not be judged, which is harness trouble,
 	// never not-applicable (and never a pass).
 	ControlFailed string
+	// Unstaged, when set, says the host never made what the check was to meet inside (a file
+	// created after the session started, on the probe's word that it had): a refusal then proves
+	// nothing, and the check is harness trouble unless its canary came back all the same.
+	Unstaged string
 }
 
 // CheckResult is the verdict of one filesystem check.
@@ -134,6 +138,8 @@ func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
 		c.Outcome = model.Correct
 	case e.Check.Op == probe.OpRead && res.OK && e.Secret != "" && strings.Contains(res.Data, e.Secret):
 		c.Outcome, c.Hint = model.NonEnforcing, "denied secret read: "+e.Check.Path
+	case e.Unstaged != "":
+		c.Outcome, c.Hint = model.HarnessError, e.Unstaged
 	case e.Check.Op == probe.OpRead:
 		c.Outcome, c.Hint = model.Correct, cmp.Or(res.Errno, "secret hidden")
 	case res.OK && e.HostChecked:

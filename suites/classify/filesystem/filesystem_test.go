@@ -63,6 +63,15 @@ func TestFSEvidenceFirst(t *testing.T) {
 			in.Expect[1].ControlFailed = "the control without a sandbox failed: write /tmp/f as user u: ENOSPC"
 			in.Obs.FS = append(in.Obs.FS[:1], in.Obs.FS[2])
 		}, model.HarnessError, "ENOSPC", map[string]model.Outcome{"outside/tmp": model.HarnessError, "secret/read": model.Correct}},
+		// A late file the host never created (the probe never asked for it): its read being
+		// refused proves nothing, so it is harness trouble, never a pass.
+		{"late file never created", func(in *Input) {
+			in.Expect[2].Unstaged = "the host never created /home/.ssh/id_rsa: the probe did not ask for it"
+		}, model.HarnessError, "the host never created", map[string]model.Outcome{"secret/read": model.HarnessError}},
+		{"late file never created, yet its canary came back", func(in *Input) {
+			in.Expect[2].Unstaged = "the host never created /home/.ssh/id_rsa"
+			in.Obs.FS[2] = probe.FSResult{Name: "secret/read", OK: true, Data: "key S3CRET"}
+		}, model.NonEnforcing, "secret/read: denied secret read", map[string]model.Outcome{"secret/read": model.NonEnforcing}},
 		{"control failed, yet the host shows the escape", func(in *Input) {
 			in.Expect[1].ControlFailed = "the control failed: EIO"
 			escaped(in)

@@ -42,7 +42,7 @@ func InterplayChecks() []CheckInfo {
 	var out []CheckInfo
 	for _, c := range l.checks("t") {
 		what := strings.ReplaceAll(c.plan.describe(), l.home, "$HOME")
-		out = append(out, CheckInfo{Class: cmp.Or(c.Class, ClassInterplay), Name: c.Name, Needs: c.Needs, What: what + ", from $HOME/proj/sub"})
+		out = append(out, CheckInfo{Class: cmp.Or(c.Class, ClassInterplay), Name: c.Name, Needs: c.Needs, What: what + ", from $HOME/proj/sub" + strings.ReplaceAll(c.about, l.home, "$HOME")})
 	}
 	return out
 }
@@ -75,6 +75,9 @@ func (p fsPlan) describe() string {
 		what = "after remounting its mount read-write, " + what
 	case probe.PrivUnmount:
 		what = "after unmounting the mounts over it, " + what
+	}
+	if p.late != nil {
+		what += ", made on the host after the command started,"
 	}
 	if p.allow {
 		return what + " succeeds"

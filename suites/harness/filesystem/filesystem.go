@@ -23,6 +23,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/latefiles"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -68,6 +69,8 @@ type fsPlan struct {
 	// it (a read-denied directory must not become writable: a tmpfs the command can fill; a
 	// protected workspace file must not be writable at all).
 	strict bool
+	// late is the file the host makes while the command runs (check.Await asks for it).
+	late *latefiles.File
 }
 
 // fsFiles are the files a filesystem trial starts with: a canary secret, files outside the
@@ -386,6 +389,7 @@ func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na skipped, token string)
 	for _, p := range plans {
 		e := fsverdict.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict}
 		na.expect(&e)
+		e.Unstaged = p.late.Missing()
 		if p.check.Op == probe.OpRead {
 			e.Secret = token
 		}

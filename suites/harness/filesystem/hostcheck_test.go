@@ -266,7 +266,7 @@ func TestProtectedWriteInsideIsABreach(t *testing.T) {
 // trial's directory as $HOME and $TRIAL, so a pin matches every trial's.
 func TestInterplayPathSpellsHomeAndTrial(t *testing.T) {
 	l := newFSInterplay("/tmp/sandcheck-trial-1")
-	ft := &Trial{Policy: l.policy(), SandboxRun: harness.SandboxRun{Observation: &probe.Observation{FS: []probe.FSResult{
+	ft := &Trial{Policy: l.policy(false), SandboxRun: harness.SandboxRun{Observation: &probe.Observation{FS: []probe.FSResult{
 		{Name: "a", Path: l.gitconfig()}, {Name: "b", Path: l.remounted()}, {Name: "c", Path: "/etc/passwd"}}}}}
 	for name, want := range map[string]string{"a": "$HOME/proj/sub/.gitconfig", "b": "$TRIAL/remounted", "c": "/etc/passwd", "d": ""} {
 		if got := InterplayPath(ft, name); got != want {

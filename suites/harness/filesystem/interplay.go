@@ -104,13 +104,18 @@ func (l fsInterplay) private() string { return filepath.Join(l.ws, "private") }
 func (l fsInterplay) creds() string   { return filepath.Join(l.ws, "creds") }
 func (l fsInterplay) token() string   { return filepath.Join(l.creds(), "token") }
 
-// policy is what the trial asks of the sandbox.
-func (l fsInterplay) policy() targets.Policy {
-	return targets.Policy{
+// policy is what the trial asks of the sandbox; the globs class's patterns only of a sandbox
+// that takes patterns.
+func (l fsInterplay) policy(globs bool) targets.Policy {
+	p := targets.Policy{
 		WritablePaths: []string{l.home},
 		DenyRead:      []string{l.both(), l.private(), l.token()},
 		DenyWrite:     []string{l.both()},
 	}
+	if globs {
+		p.DenyRead = append(p.DenyRead, l.globPolicy()...)
+	}
+	return p
 }
 
 func (l fsInterplay) files(token string) map[string]string {
@@ -141,6 +146,9 @@ func (l fsInterplay) files(token string) map[string]string {
 	}
 	for _, f := range shellFiles {
 		files[filepath.Join(l.ws, f.file)] = "# original " + f.file + "\n"
+	}
+	for p, c := range l.globFiles(canary) {
+		files[p] = c
 	}
 	// git takes a directory for a repository's only with objects/ and refs/ in it.
 	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git"), filepath.Join(l.ws, "bare.git")} {
@@ -178,6 +186,8 @@ type InterplayCheck struct {
 	// agentFile is the working-directory-relative file of an agent-config check: it applies
 	// only to a target whose agent it configures (targets.AgentConfigFiles).
 	agentFile string
+	// about adds what the plan alone does not say (the rule that covers the path).
+	about string
 }
 
 func (l fsInterplay) checks(token string) []InterplayCheck {
@@ -224,6 +234,7 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		}
 		out = append(out, c)
 	}
+	out = append(out, l.globChecks(token)...)
 	// Last: what a command that kept CAP_SYS_ADMIN over its mounts does to them (srt up to
 	// 0.0.65 as root), each step followed by the operation its mount was there to refuse.
 	privileged := func(step string, p fsPlan) fsPlan { p.check.Privileged = step; return p }
@@ -275,7 +286,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		}
 		return ft, nil
 	}
+	stop := stageLate(ctx, plans)
 	pre, err := unsandboxed(ctx, t, plans, na, token)
+	stop()
 	if err != nil {
 		return nil, err
 	}
@@ -286,12 +299,14 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		return nil, err
 	}
 	spec := applicable(plans, na)
-	policy := l.policy()
+	policy := l.policy(targets.Has(t.Target, model.CapDenyReadGlob))
+	stop = stageLate(ctx, plans)
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
 		s.Workspace = l.ws
 		s.Env = targets.SetEnv(s.Env, "HOME", l.home)
 	}, nil)
+	stop()
 	if err != nil {
 		return nil, err
 	}
