@@ -188,9 +188,9 @@ func keys(m map[string]schema.Cell) []string {
 
 // TestPrivilegeAsRoot: the privilege class run by root on every target. What is pinned for root
 // (bubblewrap 0.8.0 and firejail 0.9.72 leave the command root's capabilities; Claude Code
-// 2.1.215's bundled runtime too) shows in every trial, as a known finding; everything else is
-// refused in every trial (srt 0.0.83, Codex 0.171.0, Claude Code 2.1.332), as
-// docs/results/findings.md says.
+// 2.1.215's bundled runtime too, which also lets the command ptrace its unfiltered seccomp
+// helper) shows in every trial, as a known finding; everything else is refused in every trial
+// (srt 0.0.83, Codex 0.171.0, Claude Code 2.1.332), as docs/results/findings.md says.
 func TestPrivilegeAsRoot(t *testing.T) {
 	requireSandbox(t)
 	const n = 2
@@ -203,6 +203,8 @@ func TestPrivilegeAsRoot(t *testing.T) {
 			pinned[target+"|bypass/privilege/"+c] = target != "bwrap" && target != "firejail" || c != "unmount-protected"
 		}
 	}
+	// Claude Code 2.1.215 as root lets the command ptrace a process without its seccomp filter.
+	pinned["claude-code@2.1.215|bypass/privilege/ptrace-helper"] = true
 	seen := map[string]bool{}
 	for key, c := range byTarget(rep) {
 		target, scenario, _ := strings.Cut(strings.Replace(key, "||", "|", 1), "|")

@@ -86,6 +86,15 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q "$canary" "$w/stdout"`,
 		bug:      "the sandboxed command read a file that a read-denied pattern with a wildcard in its first path element names, which the sandbox dropped without a word",
 	},
+	// The command surveys the processes in view and tries each one less confined than itself
+	// (PTRACE_SEIZE, its memory opened for writing); the control, without a sandbox, ptraces
+	// its own child.
+	"privilege/ptrace-helper": {
+		control:  "python3 - control <<'PY'\n" + ptraceSurvey + "PY",
+		command:  "python3 - <<'PY'\n" + ptraceSurvey + "PY",
+		breached: `grep -q '^TAKEN' "$w/stdout"`,
+		bug:      "the sandboxed command could take over (ptrace, or write the memory of) a process in its view that runs without its seccomp filter or with capabilities it lacks: code run through that process is not confined as the command is",
+	},
 	"privilege/unmount-protected": {
 		control:  `echo '# planted-by-the-command' >> .gitconfig`,
 		command:  `umount -l "$ws/.gitconfig"; echo '# planted-by-the-command' >> .gitconfig`,
@@ -175,4 +184,43 @@ fresh
 echo "== inside the sandbox, from $ws:"; sed 's/^/   /' "$w/command.sh"
 inside @SANDBOXED@
 echo '-- the sandbox said:'; sed 's/^/   /' "$w/stdout"
+`
+
+// ptraceSurvey prints TAKEN for each process in view less confined than itself that it could
+// ptrace or open the memory of for writing; with the argument control, it ptraces its own child.
+const ptraceSurvey = `import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def status(p):
+    d = dict(l.split(':\t', 1) for l in open('/proc/%s/status' % p).read().splitlines() if ':\t' in l)
+    return int(d['Seccomp']), int(d['CapEff'], 16), d['Name'].strip(), [int(x) for x in d['NSpid'].split()]
+def seize(pid):
+    return 'ok' if libc.ptrace(0x4206, pid, 0, 0) == 0 else os.strerror(ctypes.get_errno())
+def memory(pid):
+    try:
+        os.close(os.open('/proc/%d/mem' % pid, os.O_RDWR))
+        return 'ok'
+    except OSError as e:
+        return e.strerror
+if sys.argv[1:] == ['control']:
+    child = subprocess.Popen(['sleep', '30'])
+    got = seize(child.pid)
+    child.kill()
+    print('TAKEN its own child' if got == 'ok' else 'ptrace of its own child: ' + got)
+    sys.exit()
+# /proc may number processes in an outer pid namespace; ptrace takes the command's own numbers.
+seccomp, caps, _, mine = status('self')
+level = len(mine) - 1
+print('the command: seccomp %d, CapEff %x' % (seccomp, caps))
+for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):
+    if p == os.getpid():
+        continue
+    try:
+        s, c, name, nspid = status(p)
+    except (OSError, KeyError, ValueError):
+        continue
+    if (s == 0 and seccomp > 0) or c & ~caps:
+        got = seize(nspid[level]) if len(nspid) > level else "no pid in the command's pid namespace"
+        mem = memory(p)
+        taken = 'TAKEN' if 'ok' in (got, mem) else 'refused'
+        print('%s %d %s (seccomp %d, CapEff %x): ptrace %s, memory for writing %s' % (taken, p, name, s, c, got, mem))
 `

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/suites/probe/errno"
+	"github.com/sandcheck/sandcheck/suites/probe/privilege"
 )
 
 // Filesystem operations a check can perform inside the sandbox.
@@ -18,18 +19,15 @@ const (
 	OpLink    = "link"    // hard link Path2 (an outside file) to Path
 	OpRename  = "rename"  // rename Path to Path2
 	OpSymlink = "symlink" // create a symlink at Path pointing to Path2
+	// OpPtrace takes over a process in view that is less confined than the command (ptrace, or
+	// its memory opened for writing); Path is unused. In a control run, the probe's own child.
+	OpPtrace = "ptrace-looser"
 )
 
-// Privileged steps a check can take before its operation: what a command that kept
-// CAP_SYS_ADMIN over its sandbox's mounts could do to them. Each works on the mount that holds
-// Path; the operation is tried whatever the step's result, and only its effect is judged.
+// Privileged steps a check can take before its operation (package privilege).
 const (
-	// PrivRemount remounts the mount holding Path read-write (`mount -o remount,rw`).
-	PrivRemount = "remount-rw"
-	// PrivUnmount detaches the mounts stacked over Path (a read-only bind over a protected
-	// file, /dev/null or a tmpfs over a denied one), down to the mount that holds the working
-	// directory, which it leaves in place so that the checks after it still run where they were.
-	PrivUnmount = "unmount"
+	PrivRemount = privilege.Remount
+	PrivUnmount = privilege.Unmount
 )
 
 // FSCheck is one filesystem operation the probe attempts. The probe only reports what happened;
@@ -49,6 +47,9 @@ type FSCheck struct {
 	// whose ".ack" it then waits for (up to awaitLimit) before the operation: the host makes the
 	// file only once the command runs, after the sandbox has set up what it covers at the start.
 	Await string `json:"await,omitempty"`
+	// Control marks the run without a sandbox, where an operation that would reach beyond the
+	// trial (the host's other processes) tries its own stand-in instead.
+	Control bool `json:"control,omitempty"`
 }
 
 // awaitLimit bounds the wait for the host's ack of an Await.
@@ -94,7 +95,7 @@ func fsOp(c FSCheck, r *FSResult) error {
 	c.Path, c.Path2 = os.ExpandEnv(c.Path), os.ExpandEnv(c.Path2)
 	r.Path = c.Path
 	if c.Privileged != "" {
-		r.Privileged = privileged(c.Privileged, c.Path)
+		r.Privileged = privilege.Mounts(c.Privileged, c.Path)
 	}
 	if c.Await != "" {
 		r.Awaited = await(c.Await)
@@ -133,6 +134,10 @@ func fsOp(c FSCheck, r *FSResult) error {
 		return os.Rename(c.Path, c.Path2)
 	case OpSymlink:
 		return os.Symlink(c.Path2, c.Path)
+	case OpPtrace:
+		data, err := privilege.Looser(c.Control)
+		r.Data = data
+		return err
 	}
 	return fmt.Errorf("unknown op %q", c.Op)
 }

@@ -100,6 +100,15 @@ var Releases = []Release{
 	// fails to start as root here until 0.0.76.
 	{Target: "srt", Open: "0.0.65", Fixed: "0.0.76", User: model.UserRoot, Labels: "bypass-privilege",
 		Scenarios: cases("privilege", "unmount-protected", "unmount-deny-read", "remount-rw")},
+	// srt up to 0.0.44 runs its relays (socat, the bash that starts them) and bwrap in the
+	// command's view without the command's seccomp filter, and the command may ptrace them;
+	// 0.0.45 starts the command under its seccomp helper in namespaces of its own.
+	{Target: "srt", Open: "0.0.44", Fixed: "0.0.45", User: model.UserUnprivileged, Labels: "bypass-privilege-ptrace-helper",
+		Scenarios: cases("privilege", "ptrace-helper")},
+	// As root, the command can still open the memory of an unfiltered process up to 0.0.79 (the
+	// seccomp helper with its capabilities in view); 0.0.80 hides every one of them.
+	{Target: "srt", Open: "0.0.79", Fixed: "0.0.80", User: model.UserRoot, Labels: "bypass-privilege-ptrace-helper",
+		Scenarios: cases("privilege", "ptrace-helper")},
 	// srt up to 0.0.34 takes a read-denied pattern on Linux and applies nothing of it (its README
 	// then: "Linux currently does not support glob matching"); 0.0.37, the next release, masks
 	// the files it matches when the command starts.

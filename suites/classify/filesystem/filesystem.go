@@ -144,6 +144,8 @@ func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
 		c.Outcome, c.Hint = model.Correct, cmp.Or(res.Errno, "secret hidden")
 	case res.OK && e.HostChecked:
 		c.Outcome, c.Hint = model.Correct, fmt.Sprintf("contained: %s %s succeeded only inside the sandbox (private mount), the host never saw it", e.Check.Op, e.Check.Path)
+	case res.OK && res.Data != "":
+		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s succeeded: %s", e.Check.Op, e.Check.Path, res.Data)
 	case res.OK:
 		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s succeeded", e.Check.Op, e.Check.Path)
 	default:

@@ -65,6 +65,8 @@ func (p fsPlan) describe() string {
 		what = fmt.Sprintf("hard-linking %s to %s", c.Path, c.Path2)
 	case probe.OpRename:
 		what = fmt.Sprintf("renaming %s to %s", c.Path, c.Path2)
+	case probe.OpPtrace:
+		what = "taking over a process in view that is less confined than the command (no seccomp filter, or capabilities the command lacks) by ptrace or by opening its memory for writing"
 	case probe.OpSymlink:
 		what = fmt.Sprintf("creating the symlink %s to %s", c.Path, c.Path2)
 	default:

@@ -461,7 +461,7 @@ func controlChecks(plans []fsPlan, na skipped) []probe.FSCheck {
 	for _, p := range plans {
 		if _, ok := na[p.check.Name]; !p.allow && !ok {
 			c := p.check
-			c.Privileged = ""
+			c.Privileged, c.Control = "", true
 			out = append(out, c)
 		}
 	}

@@ -43,11 +43,6 @@ func (l fsInterplay) unanchoredGlob() string {
 // globPolicy is what the class adds to the trial's deny-read entries.
 func (l fsInterplay) globPolicy() []string { return []string{l.keyGlob(), l.unanchoredGlob()} }
 
-// globFiles are the class's files at the start.
-func (l fsInterplay) globFiles(canary string) map[string]string {
-	return map[string]string{l.earlyKey(): canary, l.unanchored(): canary}
-}
-
 // globChecks are the class's checks. late-in-denied-dir needs deny-read only: a directory
 // denied as such hides what appears in it later.
 func (l fsInterplay) globChecks(token string) []InterplayCheck {

@@ -147,9 +147,7 @@ func (l fsInterplay) files(token string) map[string]string {
 	for _, f := range shellFiles {
 		files[filepath.Join(l.ws, f.file)] = "# original " + f.file + "\n"
 	}
-	for p, c := range l.globFiles(canary) {
-		files[p] = c
-	}
+	files[l.earlyKey()], files[l.unanchored()] = canary, canary // the globs class's, there from the start
 	// git takes a directory for a repository's only with objects/ and refs/ in it.
 	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git"), filepath.Join(l.ws, "bare.git")} {
 		files[filepath.Join(gitdir, "objects", ".sandcheck")] = ""
@@ -239,6 +237,9 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	// 0.0.65 as root), each step followed by the operation its mount was there to refuse.
 	privileged := func(step string, p fsPlan) fsPlan { p.check.Privileged = step; return p }
 	out = append(out,
+		// A process in view less confined than the command (a relay the sandbox left without
+		// its seccomp filter): taken over, it runs code beyond the filter.
+		InterplayCheck{Class: ClassPrivilege, Name: "ptrace-helper", plan: fsPlan{check: probe.FSCheck{Op: probe.OpPtrace, Path: "/proc"}}},
 		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, changed(probe.OpAppend, l.gitconfig()))},
 		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(filepath.Join(l.private(), "key")))},
 		InterplayCheck{Class: ClassPrivilege, Name: "remount-rw", Needs: []model.Capability{model.CapWritablePaths},

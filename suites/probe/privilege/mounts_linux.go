@@ -1,4 +1,4 @@
-package probe
+package privilege
 
 import (
 	"bufio"
@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// privileged takes a check's privileged step on the mounts over path and says what it did.
-func privileged(step, path string) string {
+// Mounts takes a check's privileged step on the mounts over path and says what it did.
+func Mounts(step, path string) string {
 	switch step {
-	case PrivRemount:
+	case Remount:
 		mp, err := mountPoint(path)
 		if err != nil {
 			return err.Error()
@@ -28,7 +28,7 @@ func privileged(step, path string) string {
 			return fmt.Sprintf("remount %s: %v (bind: %v)", mp, err, errBind)
 		}
 		return "remounted " + mp + " read-write"
-	case PrivUnmount:
+	case Unmount:
 		wd, err := os.Getwd()
 		if err != nil {
 			return err.Error()
