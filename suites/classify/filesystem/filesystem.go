@@ -140,6 +140,8 @@ func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
 		c.Outcome, c.Hint = model.NonEnforcing, "denied secret read: "+e.Check.Path
 	case e.Unstaged != "":
 		c.Outcome, c.Hint = model.HarnessError, e.Unstaged
+	case e.Check.Await != "" && !res.Awaited:
+		c.Outcome, c.Hint = model.HarnessError, fmt.Sprintf("%s %s: the probe went on before the host's answer (%s.ack), so the file may not have been there yet", e.Check.Op, e.Check.Path, e.Check.Await)
 	case e.Check.Op == probe.OpRead:
 		c.Outcome, c.Hint = model.Correct, cmp.Or(res.Errno, "secret hidden")
 	case res.OK && e.HostChecked:

@@ -68,6 +68,15 @@ func TestFSEvidenceFirst(t *testing.T) {
 		{"late file never created", func(in *Input) {
 			in.Expect[2].Unstaged = "the host never created /home/.ssh/id_rsa: the probe did not ask for it"
 		}, model.HarnessError, "the host never created", map[string]model.Outcome{"secret/read": model.HarnessError}},
+		// The host made it, but the probe read before the host's answer reached it (it gave
+		// up waiting): the read may have come first, so the refusal proves nothing either.
+		{"late file read before the host's answer", func(in *Input) {
+			in.Expect[2].Check.Await = "/ws/.sandcheck-await-secret"
+		}, model.HarnessError, "before the host's answer", map[string]model.Outcome{"secret/read": model.HarnessError}},
+		{"late file read after the host's answer", func(in *Input) {
+			in.Expect[2].Check.Await = "/ws/.sandcheck-await-secret"
+			in.Obs.FS[2].Awaited = true
+		}, model.Correct, "", map[string]model.Outcome{"secret/read": model.Correct}},
 		{"late file never created, yet its canary came back", func(in *Input) {
 			in.Expect[2].Unstaged = "the host never created /home/.ssh/id_rsa"
 			in.Obs.FS[2] = probe.FSResult{Name: "secret/read", OK: true, Data: "key S3CRET"}
