@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sandcheck/sandcheck/model"
@@ -98,7 +99,10 @@ type Result struct {
 	Hypotheses string  `json:"hypotheses"`
 	Confidence float64 `json:"confidence"`
 	Undecided  string  `json:"undecided,omitempty"`
-	Journal    string  `json:"journal"`
+	// Skipped are the versions the search could not judge (no trial measured anything: a
+	// release the adapter cannot drive, or only harness errors), which it went around.
+	Skipped []string `json:"skipped,omitempty"`
+	Journal string   `json:"journal"`
 }
 
 // ErrNoDifference says the endpoints do not differ significantly: nothing to bisect.
@@ -172,8 +176,18 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 	lo, hi := 0, len(opt.Versions)-1
 	decided := 0
+	skipped := map[int]bool{}
 	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
+		mid, ok := untried(lo, hi, skipped)
+		if !ok {
+			var left []string
+			for i := lo + 1; i <= hi; i++ {
+				left = append(left, opt.Versions[i])
+			}
+			res.Undecided = fmt.Sprintf("only versions this harness cannot judge are left after %s: the first bad version is one of %s",
+				opt.Versions[lo], strings.Join(left, ", "))
+			break
+		}
 		v := opt.Versions[mid]
 		sp, err := stats.NewSPRT(h, opt.Alpha, opt.Beta, opt.MaxPerStep)
 		if err != nil {
@@ -192,37 +206,51 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		res.Trials += step.Trials
 		d, _ := sp.Decision()
-		switch d {
-		case stats.AcceptH0:
+		switch {
+		case d == stats.AcceptH0:
 			step.Verdict, lo = "looks-good", mid
 			step.Example = ev.example(recs[v], false)
 			decided++
-		case stats.AcceptH1:
+		case d == stats.AcceptH1:
 			step.Verdict, hi = "looks-bad", mid
 			step.Example = ev.example(recs[v], true)
 			decided++
+		case st.measured == 0:
+			// No evidence either way: go around it, as git bisect skips an untestable commit.
+			step.Verdict = "skipped"
+			step.Example = ev.example(recs[v], false) // what the trials said instead
+			skipped[mid] = true
+			res.Skipped = append(res.Skipped, v)
 		default:
 			step.Verdict = "undecided"
-			if st.measured == 0 {
-				step.Example = ev.example(recs[v], false) // what the trials said instead
-			}
 		}
 		res.Steps = append(res.Steps, step)
 		s.logf("step %d: %s %s -> %s (%d of %d versions left)", len(res.Steps)-2, v, stepLine(step), step.Verdict, hi-lo+1, len(opt.Versions))
+		if step.Verdict == "skipped" {
+			s.logf("%s gave no evidence in %d trials (%s): this harness cannot judge it; trying its neighbours", v, step.Trials, step.Example)
+		}
 		if step.Verdict == "undecided" {
-			if st.measured == 0 {
-				res.Undecided = fmt.Sprintf("%s gave no evidence in %d trials (%s): this harness cannot judge it; the first bad version is in %s .. %s",
-					v, step.Trials, step.Example, opt.Versions[lo+1], opt.Versions[hi])
-			} else {
-				res.Undecided = fmt.Sprintf("%s undecided after %d trials (%d showed the event): its rate lies between the good and the bad one's, or changes more than once; the first bad version is in %s .. %s",
-					v, step.Trials, step.Events, opt.Versions[lo+1], opt.Versions[hi])
-			}
+			res.Undecided = fmt.Sprintf("%s undecided after %d trials (%d showed the event): its rate lies between the good and the bad one's, or changes more than once; the first bad version is in %s .. %s",
+				v, step.Trials, step.Events, opt.Versions[lo+1], opt.Versions[hi])
 			break
 		}
 	}
 	res.LastGood, res.FirstBad = opt.Versions[lo], opt.Versions[hi]
 	res.Confidence = 1 - float64(decided)*math.Max(opt.Alpha, opt.Beta)
 	return res, nil
+}
+
+// untried is the index strictly between lo and hi nearest their midpoint that was not skipped.
+func untried(lo, hi int, skipped map[int]bool) (int, bool) {
+	mid := lo + (hi-lo)/2
+	for d := 0; mid-d > lo || mid+d < hi; d++ {
+		for _, i := range []int{mid + d, mid - d} {
+			if i > lo && i < hi && !skipped[i] {
+				return i, true
+			}
+		}
+	}
+	return 0, false
 }
 
 func (e Event) label() string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -195,11 +196,13 @@ func (h *halfway) Run(ctx context.Context, t runner.Trial) model.Record {
 }
 
 // A midpoint whose trials measured nothing (harness errors: the adapter's stand-in model did not
-// answer a request of that release) is no evidence either way: never "like the good one". Seen
-// bisecting Claude Code's resolved-address fix: 2.1.275 and 2.1.289 asked for an unscripted
-// endpoint, were counted like 2.1.215, and the search named 2.1.290.
+// answer a request of that release; or a release the adapter cannot drive) is no evidence either
+// way: never "like the good one". Seen bisecting Claude Code's resolved-address fix: 2.1.275 and
+// 2.1.289 asked for an unscripted endpoint, were counted like 2.1.215, and the search named
+// 2.1.290. Such a version is skipped, as git bisect skips a commit that cannot be tested: the
+// search goes on with its nearest neighbour, and says which versions it could not judge.
 func TestBisectNeverCountsHarnessErrorsAsEvidence(t *testing.T) {
-	f := newFake(9, 5, 0, 1)
+	f := newFake(9, 6, 0, 1)
 	broken := &harnessErrors{fake: f, at: map[string]bool{f.versions[4]: true}}
 	o := options(f, t.TempDir())
 	o.Exec, o.Parallel = broken, 1
@@ -208,12 +211,33 @@ func TestBisectNeverCountsHarnessErrorsAsEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range res.Steps {
-		if s.Version == f.versions[4] && s.Verdict != "undecided" {
+		if s.Version == f.versions[4] && s.Verdict != "skipped" {
 			t.Fatalf("%s gave only harness errors, judged %s: %+v", s.Version, s.Verdict, res)
 		}
 	}
-	if res.Undecided == "" || res.Trials > 2*DefaultEndpointTrials+3 {
-		t.Fatalf("want an undecided stop at %s after 3 unmeasured trials: %+v", f.versions[4], res)
+	if res.Undecided != "" || res.FirstBad != f.versions[6] || res.LastGood != f.versions[5] {
+		t.Fatalf("want the first bad version %s found around the skipped %s: %+v", f.versions[6], f.versions[4], res)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0] != f.versions[4] {
+		t.Fatalf("skipped %v, want [%s]", res.Skipped, f.versions[4])
+	}
+}
+
+// TestBisectNamesWhatItCouldNotJudge: when only versions the harness cannot judge are left
+// between the last good and the first bad one, the search stops undecided and names them as
+// candidates with the first bad one.
+func TestBisectNamesWhatItCouldNotJudge(t *testing.T) {
+	f := newFake(9, 5, 0, 1)
+	broken := &harnessErrors{fake: f, at: map[string]bool{f.versions[4]: true}}
+	o := options(f, t.TempDir())
+	o.Exec, o.Parallel = broken, 1
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("the first bad version is one of %s, %s", f.versions[4], f.versions[5])
+	if res.Undecided == "" || !strings.Contains(res.Undecided, want) || res.LastGood != f.versions[3] {
+		t.Fatalf("want an undecided stop naming %q after %s: %+v", want, f.versions[3], res)
 	}
 }
 

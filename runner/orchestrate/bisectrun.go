@@ -112,6 +112,9 @@ func (o BisectOutput) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "  path: %s\n", strings.Join(path, ", "))
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "  skipped (no trial measured anything: this harness cannot judge them): %s\n", strings.Join(r.Skipped, ", "))
+	}
 	fmt.Fprintf(w, "  trials: %d (endpoints %d, %d steps %d); running all %d versions at the endpoints' %d trials: %d\n",
 		r.Trials, ends, len(path), steps, r.Versions, r.Steps[0].Trials, r.SweepTrials)
 	fmt.Fprintf(w, "  journal: %s", r.Journal)
