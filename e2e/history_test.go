@@ -41,7 +41,12 @@ func TestBypassHistory(t *testing.T) {
 			}
 		}
 	}
-	escapes := []struct{ target, scenario, open, fixed string }{{"codex", "bypass/other-egress/udp", "0.138.0", "0.139.0"}}
+	escapes := []struct{ target, scenario, open, fixed string }{
+		{"codex", "bypass/other-egress/udp", "0.138.0", "0.139.0"},
+		{"codex", "bypass/privilege/ptrace-helper", "0.147.0", "0.148.0"},
+		{"srt", "bypass/privilege/ptrace-helper", "0.0.44", "0.0.45"},
+		{"srt", "bypass/globs/existing", "0.0.34", "0.0.37"},
+	}
 	for _, e := range publishedEscapes {
 		escapes = append(escapes, struct{ target, scenario, open, fixed string }{"srt", e.scenario, e.open, e.fixed})
 	}
