@@ -203,13 +203,7 @@ func (h *halfway) Run(ctx context.Context, t runner.Trial) model.Record {
 // search goes on with its nearest neighbour, and says which versions it could not judge.
 func TestBisectNeverCountsHarnessErrorsAsEvidence(t *testing.T) {
 	f := newFake(9, 6, 0, 1)
-	broken := &harnessErrors{fake: f, at: map[string]bool{f.versions[4]: true}}
-	o := options(f, t.TempDir())
-	o.Exec, o.Parallel = broken, 1
-	res, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := bisectAround(t, f, 4)
 	for _, s := range res.Steps {
 		if s.Version == f.versions[4] && s.Verdict != "skipped" {
 			t.Fatalf("%s gave only harness errors, judged %s: %+v", s.Version, s.Verdict, res)
@@ -228,17 +222,24 @@ func TestBisectNeverCountsHarnessErrorsAsEvidence(t *testing.T) {
 // candidates with the first bad one.
 func TestBisectNamesWhatItCouldNotJudge(t *testing.T) {
 	f := newFake(9, 5, 0, 1)
-	broken := &harnessErrors{fake: f, at: map[string]bool{f.versions[4]: true}}
-	o := options(f, t.TempDir())
-	o.Exec, o.Parallel = broken, 1
-	res, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := bisectAround(t, f, 4)
 	want := fmt.Sprintf("the first bad version is one of %s, %s", f.versions[4], f.versions[5])
 	if res.Undecided == "" || !strings.Contains(res.Undecided, want) || res.LastGood != f.versions[3] {
 		t.Fatalf("want an undecided stop naming %q after %s: %+v", want, f.versions[3], res)
 	}
+}
+
+// bisectAround runs a search on f, one trial at a time, where version index broken gives only
+// harness errors.
+func bisectAround(t *testing.T, f *fake, broken int) *Result {
+	t.Helper()
+	o := options(f, t.TempDir())
+	o.Exec, o.Parallel = &harnessErrors{fake: f, at: map[string]bool{f.versions[broken]: true}}, 1
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // harnessErrors makes some versions' trials harness errors.
