@@ -56,6 +56,8 @@ func TestUnescapeMount(t *testing.T) {
 		`/plain`:            "/plain",
 		`/not\9zz`:          `/not\9zz`, // not an octal escape: kept
 		`/end\04`:           `/end\04`,  // cut short: kept
+		`/tab\011`:          "/tab\t",
+		`/back\134slash`:    `/back\slash`,
 	} {
 		if got := UnescapeMount(in); got != want {
 			t.Errorf("UnescapeMount(%q) = %q, want %q", in, got, want)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 // Mounts takes a check's privileged step on the mounts over path and says what it did.
@@ -87,7 +89,7 @@ func mountPoint(path string) (string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		mp := unescapeMount(fields[4])
+		mp := procfs.UnescapeMount(fields[4])
 		if (mp == path || mp == "/" || strings.HasPrefix(path, mp+"/")) && len(mp) >= len(best) {
 			best = mp
 		}
@@ -99,24 +101,4 @@ func mountPoint(path string) (string, error) {
 		return "", fmt.Errorf("mount point of %s: none in /proc/self/mountinfo", path)
 	}
 	return best, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var c int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
-				b.WriteByte(byte(c))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

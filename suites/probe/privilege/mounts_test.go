@@ -17,11 +17,3 @@ func TestMountPointIsTheLongestHoldingMount(t *testing.T) {
 		}
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/tab\011`: "/tab\t", `/plain`: "/plain", `/back\134slash`: `/back\slash`, `/short\04`: `/short\04`} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandcheck/sandcheck/internal/procfs"
 )
 
 // confinement is what /proc/PID/status says of a process's confinement.
@@ -84,17 +86,9 @@ func Looser(control bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return "", err
-	}
-	me := strconv.Itoa(os.Getpid())
 	var seen, taken []string
-	for _, e := range entries {
-		pid := e.Name()
-		if _, err := strconv.Atoi(pid); err != nil || pid == me {
-			continue
-		}
+	for _, n := range procfs.Pids() {
+		pid := strconv.Itoa(n)
 		other, err := readConfinement(pid)
 		if err != nil || !self.looser(other) {
 			continue
