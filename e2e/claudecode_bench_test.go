@@ -36,7 +36,13 @@ func BenchmarkClaudeCodeTrialVsBareClaude(b *testing.B) {
 	}
 	sweepAfter(b, acct)
 	n := benchN(10)
-	dir := b.TempDir()
+	// Not b.TempDir: its parent is root's alone (0700), and Claude Code, as the account, makes
+	// its session's directories under HOME by absolute path.
+	dir, err := os.MkdirTemp("", "sandcheck-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	h, err := nethost.Start(context.Background(), nethost.Options{Dir: dir})
 	if err != nil {
@@ -59,11 +65,13 @@ func BenchmarkClaudeCodeTrialVsBareClaude(b *testing.B) {
 		argv := acct.Command(inv.Argv, nil)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = inv.Env, inv.Dir
+		since := len(h.Hits())
 		out, err := cmd.CombinedOutput()
 		res := inv.Agent.Finish()
-		if err != nil || !res.Ran {
-			b.Fatalf("bare claude -p: %v\n%s\n%+v", err, out, res)
+		if err != nil || !res.Ran || res.Failed {
+			b.Fatalf("bare claude -p: %v (ran %v, exit %d, failed %v): %.300s\n%s", err, res.Ran, res.Exit, res.Failed, res.Output, out)
 		}
+		floorDid(b, "bare claude -p", h.Hits()[since:], "/bench", 1)
 	}
 	bare := func() time.Duration {
 		start := time.Now()

@@ -47,7 +47,7 @@ func BenchmarkFamiliesVsFloor(b *testing.B) {
 		one := bareSRT(b, f, f.acct, bareStarts, 1)().wall
 		oneMS := float64(one.Milliseconds()) / bareStarts
 		// The network family's own command is the probe's: its floor is a bare start running it.
-		probeMS := float64(bareProbe(b, f, f.acct, bareStarts)().wall.Milliseconds()) / bareStarts
+		probeMS := float64(bareProbe(b, f, f.acct, bareStarts, 1)().wall.Milliseconds()) / bareStarts
 		kMS := oneMS
 		if k > 1 {
 			kMS = float64(bareSRT(b, f, f.acct, bareStarts/2, k)().wall.Milliseconds()) / float64(bareStarts/2)
