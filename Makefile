@@ -75,17 +75,17 @@ bypass-table: deps build ## the bypass class x target table (srt, Claude Code, C
 	@./scripts/results-header.sh "bypass-table" "Bypass classes x target, healthy" out/bypass-table.md > docs/results/bypass.md
 	@echo "docs/results/bypass.md: written"
 
-# Every bypass case on the srt releases around each published fix (the last release with each
-# escape, the first without it): the version x case table of the run's report.md, into
+# Every bypass case on srt's and Codex's releases and on Claude Code's around each fix (the last
+# release with each escape, the first without it): the version x case table of the run's report.md, into
 # docs/results/bypass-history.md. Old releases fail (that is the history): exit 1 is expected.
 # Each run starts afresh (the table is one run's); RESUME=1 continues an interrupted one.
-bypass-history: deps build ## every bypass case across srt's releases around each fix into docs/results/bypass-history.md
+bypass-history: deps build ## every bypass case across srt's, Codex's and Claude Code's releases into docs/results/bypass-history.md
 	@[ -n "$(RESUME)" ] || rm -rf out/bypass-history
 	@mkdir -p out/bypass-history-tmp
 	@TMPDIR=$(CURDIR)/out/bypass-history-tmp $(BIN) run --matrix matrix/examples/bypass-history.yaml --out out/bypass-history $(if $(RESUME),--resume) > out/bypass-history.log 2>&1; \
 	  code=$$?; [ $$code -le 1 ] || { cat out/bypass-history.log; exit $$code; }
 	@awk '/^## Versions/{p=1} /^## Truth tables/{p=0} p' out/bypass-history/report.md > out/bypass-history/versions.md
-	@./scripts/results-header.sh "bypass-history" "Bypass cases across srt's releases" out/bypass-history/versions.md > docs/results/bypass-history.md
+	@./scripts/results-header.sh "bypass-history" "Bypass cases across srt's, Codex's and Claude Code's releases" out/bypass-history/versions.md > docs/results/bypass-history.md
 	@echo "docs/results/bypass-history.md: written"
 
 # Bug reports a maintainer acts on (docs/reports/): what `sandcheck repro` prints for a finding,
