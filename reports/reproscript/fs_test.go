@@ -16,15 +16,23 @@ import (
 // fsScriptFor writes the reproducer of case id from the fs-interplay session's evidence.
 func fsScriptFor(t *testing.T, id string) string {
 	t.Helper()
-	s, err := Script(model.Record{Evidence: fsTrialEvidence("")}, "bypass/"+id, "write $HOME/x")
+	f, _ := scriptFile(t, model.Record{Evidence: fsTrialEvidence("")}, "bypass/"+id, "write $HOME/x")
+	return f
+}
+
+// scriptFile writes the reproducer of scenario from rec's evidence into a file of its own: the
+// file and the script.
+func scriptFile(t *testing.T, rec model.Record, scenario, why string) (string, string) {
+	t.Helper()
+	s, err := Script(rec, scenario, why)
 	if err != nil {
-		t.Fatalf("%s: %v", id, err)
+		t.Fatalf("%s: %v", scenario, err)
 	}
 	f := filepath.Join(t.TempDir(), "r.sh")
 	if err := os.WriteFile(f, []byte(s), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return f
+	return f, s
 }
 
 // TestFSScript: every fs-interplay and privilege case gets a script that is valid sh, carries the
@@ -76,18 +84,26 @@ func TestFSScriptDecides(t *testing.T) {
 		}
 		f := fsScriptFor(t, id)
 		for sandbox, want := range map[string]int{open: 1, none: 0} {
-			cmd := exec.Command("sh", f)
-			cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
-			out, err := cmd.CombinedOutput()
-			code := 0
-			if x, ok := err.(*exec.ExitError); ok {
-				code = x.ExitCode()
-			}
-			if code != want {
+			if code, out, _ := runAsRoot(f, sandbox); code != want {
 				t.Errorf("%s with %s: exit %d, want %d\n%s", id, filepath.Base(sandbox), code, want, out)
 			}
 		}
 	}
+}
+
+// runAsRoot runs the reproducer f as a maintainer would, with sandbox as SANDBOX and RUN_AS root:
+// its exit status, what it printed and its process id (its shell's $$).
+func runAsRoot(f, sandbox string) (code int, out string, pid int) {
+	cmd := exec.Command("sh", f)
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
+	b, err := cmd.CombinedOutput()
+	if cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	if x, ok := err.(*exec.ExitError); ok {
+		return x.ExitCode(), string(b), pid
+	}
+	return 0, string(b), pid
 }
 
 // bwrapInterplay is the fs-interplay session's evidence of bubblewrap, run as root (its command

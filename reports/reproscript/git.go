@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
@@ -73,8 +74,9 @@ type fsEvidence struct {
 	Run           struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
-	Dir  string         `json:"dir"`
-	User *parts.Account `json:"user"`
+	Dir  string          `json:"dir"`
+	User *parts.Account  `json:"user"`
+	raw  json.RawMessage // the whole evidence, for what a sandbox's own reproducer part reads of it
 }
 
 // interplayDir is the fs-interplay session's working directory below its trial directory: two
@@ -92,6 +94,7 @@ func (e *fsEvidence) interplay() bool {
 func findFS(rec model.Record) (*fsEvidence, error) {
 	var one fsEvidence
 	if err := json.Unmarshal(rec.Evidence, &one); err == nil && one.interplay() {
+		one.raw = rec.Evidence
 		return &one, nil
 	}
 	var many map[string]json.RawMessage
@@ -101,6 +104,7 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 	for _, raw := range many {
 		var e fsEvidence
 		if json.Unmarshal(raw, &e) == nil && e.interplay() {
+			e.raw = raw
 			return &e, nil
 		}
 	}
@@ -109,9 +113,9 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 
 // openFS writes the opening of a reproducer of the fs-interplay session's trial rec (the git,
 // fs-interplay and privilege classes): its evidence found and checked, then the sandbox's: srt's
-// settings (srtRun.open), or, with argv true, the command line of a sandbox that carries the
-// command (firejail, bubblewrap), its trial directories the script's own. It returns how the
-// script runs the sandbox on $w/command.sh.
+// settings (srtRun.open), Claude Code's files and its run (openClaude), or, with argv true, the
+// command line of a sandbox that carries the command (firejail, bubblewrap), its trial
+// directories the script's own. It returns how the script runs the sandbox on $w/command.sh.
 func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude string, argv bool) (string, error) {
 	if len(rec.Evidence) == 0 {
 		return "", fmt.Errorf("the trial kept no evidence")
@@ -119,6 +123,9 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 	e, err := findFS(rec)
 	if err != nil {
 		return "", err
+	}
+	if e.Target == "claude-code" {
+		return openClaude(b, e, scenario, why, header, prelude)
 	}
 	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
 	if e.Target == "srt" || !argv {
@@ -165,7 +172,8 @@ func gitScript(rec model.Record, scenario, why string) (string, error) {
 		return "", fmt.Errorf("no reproducer for %s yet", scenario)
 	}
 	var b strings.Builder
-	if _, err := openFS(&b, rec, scenario, why, gitHeader, gitPrelude, false); err != nil {
+	sandboxed, err := openFS(&b, rec, scenario, why, gitHeader, gitPrelude, false)
+	if err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -173,11 +181,32 @@ func gitScript(rec model.Record, scenario, why string) (string, error) {
 	w("as_user env ws=\"$ws\" sh \"$w/setup.sh\"\n")
 	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", gc.command)
 	w("echo \"== inside the sandbox, from $ws (plant: the core.fsmonitor lines):\"; sed 's/^/   /' \"$w/command.sh\"\n")
-	w("( cd \"$ws\" && as_user env plant=\"$plant\" \"$SANDBOX\" --settings \"$w/settings.json\" -c \"sh $w/command.sh\" ) || true\n")
+	w("( cd \"$ws\" && as_user env plant=\"$plant\" w=\"$w\" ws=\"$ws\" %s ) || true\n", sandboxed)
 	w("echo \"== outside, as the user's next step: git status in %s\"\n", gc.statusIn)
 	w("( cd \"$ws/%s\" && as_user git status >/dev/null 2>&1 ) || true\n", gc.statusIn)
 	b.WriteString(gitVerdict)
 	return b.String(), nil
+}
+
+// openClaude is openFS's part for Claude Code: the class's header and prelude, then what the
+// trial gave Claude Code and the script that runs it, whose Bash tool runs $w/command.sh.
+func openClaude(b *strings.Builder, e *fsEvidence, scenario, why, header, prelude string) (string, error) {
+	if !strings.HasSuffix(e.Dir, interplayDir) {
+		return "", parts.ErrNoWorkingDir
+	}
+	g, err := claudescript.ReadGiven(e.raw, strings.TrimSuffix(e.Dir, interplayDir))
+	if err != nil {
+		return "", err
+	}
+	named := strings.NewReplacer("/path/to/srt", "/path/to/claude", "(default: srt on PATH)", "(default: claude on PATH)",
+		"It makes no network request.", "It makes no network request but to its model on loopback.")
+	parts.Opening(b, scenario, "Claude Code", e.TargetVersion, why)
+	b.WriteString(named.Replace(header))
+	b.WriteString(claudescript.Header)
+	fmt.Fprintf(b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", g.User)
+	b.WriteString(named.Replace(prelude))
+	g.Write(b, "HOME", "canary", "plant")
+	return claudescript.Run, nil
 }
 
 const gitHeader = `#

@@ -275,11 +275,7 @@ func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) 
 	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
 	b.WriteString(prelude)
 	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
-	w("sed -i \"s|@DIR@|$w|g\" \"$w/settings.json\"\n")
-	if strings.Contains(settings, "@DIR?@") {
-		// The trial's directory spelled with a wildcard for the last letter of its first element.
-		w("first=${w#/}; first=${first%%%%/*}\nsed -i \"s|@DIR?@|/${first%%?}?${w#/$first}|g\" \"$w/settings.json\"\n")
-	}
+	b.WriteString(parts.SetDir(`"$w/settings.json"`, settings))
 	return nil
 }
 
@@ -297,18 +293,15 @@ func srtArgv(argv []string) (srtCommand, error) {
 	return srtCommand{user: user, trialDir: filepath.Dir(srt[2])}, nil
 }
 
-// relocate makes the settings the script's own: the trial directory becomes @DIR@, which the
-// script replaces by its own; ports of a substituted proxy are refused (a fault's).
+// relocate makes the settings the script's own: the trial directory becomes a placeholder
+// (parts.Relocated), which the script replaces by its own; ports of a substituted proxy are refused (a fault's).
 func relocate(settings json.RawMessage, trialDir string) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(settings, &m); err != nil {
 		return "", fmt.Errorf("the trial's settings: %w", err)
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
-	s := strings.ReplaceAll(string(b), trialDir, "@DIR@")
-	if first, rest, ok := strings.Cut(strings.TrimPrefix(trialDir, "/"), "/"); ok && first != "" {
-		s = strings.ReplaceAll(s, "/"+first[:len(first)-1]+"?/"+rest, "@DIR?@")
-	}
+	s := parts.Relocated(string(b), trialDir)
 	if strings.Contains(s, "ProxyPort") {
 		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
 	}

@@ -179,13 +179,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/claude"))
 	b.WriteString(parts.DaemonDir("cc-daemon-"))
-	w("# The files Claude Code was given: its settings and the workspace's trust, as in the trial.\n")
-	for _, f := range e.Layout {
-		p := parts.InScript(f.Path, dir)
-		text := strings.ReplaceAll(f.Text, dir, "@DIR@")
-		w("mkdir -p \"$(dirname %s)\"\ncat > %s <<'FILE'\n%s\nFILE\n", p, p, text)
-		w("sed -i \"s|@DIR@|$w|g\" %s\nchmod %o %s\n", p, f.Mode&0o777, p)
-	}
+	writeLayout(&b, e.Layout, dir)
 	w("mkdir -p %s %s\n", parts.InScript(home, dir), parts.InScript(e.Dir, dir))
 	w("chown -R \"$RUN_AS\" \"$w\"\n")
 	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
@@ -205,14 +199,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("echo \"== Claude Code: %s\"\n", parts.ShellSafe(strings.Join(args, " ")))
 	w("( cd %s && ip netns exec \"$hs\" sh -c 'mount --bind \"$1/hosts\" /etc/hosts && mount --bind \"$1/resolv.conf\" /etc/resolv.conf && shift && exec \"$@\"' sh \"$w\" \\\n", parts.InScript(e.Dir, dir))
 	w("    setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups \\\n")
-	w("    env -i PATH=\"$PATH\" HOME=%s USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" TMPDIR=\"$w/tmp\" LANG=C.UTF-8 \\\n", parts.InScript(home, dir))
-	w("    ANTHROPIC_BASE_URL=\"http://127.0.0.1:$(cat \"$w/model.port\")\" ANTHROPIC_API_KEY=sk-ant-reproducer-dummy-key \\\n")
-	w("    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \\\n")
-	w("    timeout 120 \"$SANDBOX\"")
-	for _, a := range args {
-		w(" %s", parts.InScript(a, dir))
-	}
-	w(" ) > \"$w/claude.out\" 2>&1 || true\n")
+	w("    %s ) > \"$w/claude.out\" 2>&1 || true\n", claudeLine("    ", `"$RUN_AS"`, parts.InScript(home, dir), `"$w/model.port"`, `"$SANDBOX"`, args, dir))
 	w("sleep 0.2\n")
 	w("echo '-- Claude Code printed:'; cat \"$w/claude.out\"\n")
 	w("echo '-- the Bash tool returned:'; cat \"$w/tool_result\" 2>/dev/null || echo '(no tool result came back)'\necho\n")

@@ -117,6 +117,27 @@ func InScript(s, trialDir string) string {
 	return strings.Join(parts, `"$w"`)
 }
 
+// Relocated is text with the trial directory in it as @DIR@, and as @DIR?@ where a pattern spells
+// it with a wildcard for the last letter of its first element (the globs class's unanchored
+// pattern): placeholders the script replaces with its own directory (SetDir).
+func Relocated(text, trialDir string) string {
+	text = strings.ReplaceAll(text, trialDir, "@DIR@")
+	if first, rest, ok := strings.Cut(strings.TrimPrefix(trialDir, "/"), "/"); ok && first != "" {
+		text = strings.ReplaceAll(text, "/"+first[:len(first)-1]+"?/"+rest, "@DIR?@")
+	}
+	return text
+}
+
+// SetDir is the script's lines that put its own directory, $w, in the placeholders of file (as
+// the shell reads it), which holds text (Relocated); @DIR?@ as the wildcard spelling of $w.
+func SetDir(file, text string) string {
+	lines := "sed -i \"s|@DIR@|$w|g\" " + file + "\n"
+	if strings.Contains(text, "@DIR?@") {
+		lines += "first=${w#/}; first=${first%%/*}\nsed -i \"s|@DIR?@|/${first%?}?${w#/$first}|g\" " + file + "\n"
+	}
+	return lines
+}
+
 // ProbeVerb is the probe's subcommand: the word after the probe's executable, so the element
 // before it is where the trial's command starts on a sandbox's command line.
 const ProbeVerb = "__sandcheck_probe"
