@@ -41,7 +41,7 @@ func TestHTMLInChromium(t *testing.T) {
 	run := func(args ...string) []byte {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, append(base, args...)...).Output()
+		out, err := chromiumCmd(ctx, bin, dir, append(base, args...)...).Output()
 		if err != nil {
 			t.Fatalf("chromium %v: %v", args, err)
 		}

@@ -94,6 +94,16 @@ func chromium() string {
 	return ""
 }
 
+// chromiumCmd is Chromium with args, its HOME and XDG directories under dir: whatever
+// --user-data-dir says, it keeps its crash reports in ~/.config/chromium and dconf's in
+// ~/.cache, which a test must not leave in the caller's HOME.
+func chromiumCmd(ctx context.Context, bin, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
+	return cmd
+}
+
 var renderedMS = regexp.MustCompile(`data-rendered-ms="(\d+)"`)
 
 // renderInChromium loads page in headless Chromium and returns the DOM after its scripts ran and
@@ -107,7 +117,7 @@ func renderInChromium(tb testing.TB, bin, page string) (dom string, rendered tim
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	out, err := chromiumCmd(ctx, bin, dir, args...).Output()
 	wall = time.Since(start)
 	if err != nil {
 		tb.Fatalf("chromium: %v", err)
