@@ -13,6 +13,12 @@ import (
 
 func (b *Builder) npmDir() string { return filepath.Join(b.cacheDir(), "npm") }
 
+// npmFlags keep npm's download cache, and the debug logs it writes beside it, under ours: a build
+// leaves nothing in the caller's HOME (~/.npm/_logs got a file per npm run).
+func (b *Builder) npmFlags() []string {
+	return []string{"--cache=" + filepath.Join(b.npmDir(), ".npm"), "--logs-max=0", "--update-notifier=false"}
+}
+
 // NodeTarball is the cached `npm pack` of the recipe's Node package.
 func (b *Builder) NodeTarball(r Recipe) string {
 	return filepath.Join(b.npmDir(), fmt.Sprintf("%s-%s.tgz", r.NodePackage, r.NodeVersion))
@@ -49,7 +55,7 @@ func (b *Builder) nodeTarball(ctx context.Context, r Recipe) (string, error) {
 	spec := r.NodePackage + "@" + r.NodeVersion
 	b.logf("npm pack %s (about 50 MB)", spec)
 	if err := hostrun.Logged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-pack.log"),
-		"npm", "pack", "--silent", "--pack-destination", tmp, spec); err != nil {
+		"npm", append(b.npmFlags(), "pack", "--silent", "--pack-destination", tmp, spec)...); err != nil {
 		return "", fmt.Errorf("images: npm pack %s: %w", spec, err)
 	}
 	got := filepath.Join(tmp, filepath.Base(path))
@@ -91,8 +97,8 @@ func (b *Builder) srtModules(ctx context.Context, r Recipe) (string, error) {
 	b.logf("npm install %s", spec)
 	// --ignore-scripts: srt and its dependencies are plain JavaScript; nothing to compile.
 	if err := hostrun.Logged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-install.log"),
-		"npm", "install", "--prefix", tmp, "--no-audit", "--no-fund", "--ignore-scripts",
-		"--no-package-lock", "--omit=dev", spec); err != nil {
+		"npm", append(b.npmFlags(), "install", "--prefix", tmp, "--no-audit", "--no-fund", "--ignore-scripts",
+		"--no-package-lock", "--omit=dev", spec)...); err != nil {
 		return "", fmt.Errorf("images: npm install %s: %w", spec, err)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "node_modules", ".bin", "srt")); err != nil {

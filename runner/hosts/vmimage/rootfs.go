@@ -80,7 +80,9 @@ func (b *Builder) buildRootfs(ctx context.Context, suite, srt, node, dir, tmp, o
 	npmDir := filepath.Join(b.cache(), "npm")
 	os.MkdirAll(npmDir, 0o755)
 	b.logf("npm pack %s", node)
-	out, err := run(ctx, nil, npmDir, "npm", "pack", "--silent", node)
+	// npm's download cache and debug logs under ours: nothing in the caller's HOME (~/.npm/_logs).
+	npmFlags := []string{"--cache=" + filepath.Join(npmDir, ".npm"), "--logs-max=0", "--update-notifier=false"}
+	out, err := run(ctx, nil, npmDir, "npm", append(npmFlags, "pack", "--silent", node)...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +98,7 @@ func (b *Builder) buildRootfs(ctx context.Context, suite, srt, node, dir, tmp, o
 	prefix := filepath.Join(root, "opt", "srt")
 	os.MkdirAll(prefix, 0o755)
 	os.WriteFile(filepath.Join(prefix, "package.json"), []byte(`{"name":"sandcheck-vm-srt","private":true}`), 0o644)
-	if _, err := run(ctx, nil, "", "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, "@anthropic-ai/sandbox-runtime@"+srt); err != nil {
+	if _, err := run(ctx, nil, "", "npm", append(npmFlags, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, "@anthropic-ai/sandbox-runtime@"+srt)...); err != nil {
 		return nil, err
 	}
 	if err := os.Symlink("/opt/srt/node_modules/.bin/srt", filepath.Join(root, "usr", "local", "bin", "srt")); err != nil {
