@@ -75,39 +75,32 @@ func TestClaudeFSScript(t *testing.T) {
 	}
 }
 
-// standInClaude is a stand-in for Claude Code that talks to the script's model as Claude Code
-// does (the first turn offering Bash, then the tool's result), and runs the command it is asked
-// for unconfined (open) or not at all (none, as a sandbox that refuses everything).
-const standInClaude = `#!/usr/bin/env python3
-import json, os, subprocess, sys, urllib.request
-base = os.environ["ANTHROPIC_BASE_URL"]
-def post(messages):
-    body = {"model": "x", "messages": messages, "tools": [{"name": "Bash"}]}
-    req = urllib.request.Request(base + "/v1/messages", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    return json.load(urllib.request.urlopen(req))
-ask = [{"role": "user", "content": "go"}]
-use = post(ask)["content"][0]
-out = "refused"
-if os.path.basename(sys.argv[0]) == "open-claude":
-    r = subprocess.run(["sh", "-c", use["input"]["command"]], capture_output=True, text=True)
-    out = r.stdout + r.stderr
-post(ask + [{"role": "assistant", "content": [use]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": out}]}])
-print("done")
-`
+// standIn writes the stand-in for Claude Code (claudescript/testdata/claude.py) into dir as name,
+// which decides how it behaves, and returns its path.
+func standIn(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("claudescript", "testdata", "claude.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // TestClaudeFSScriptDecides runs the fs-interplay, globs and git scripts of Claude Code with two
-// stand-ins for it (standInClaude): the one that runs the command unconfined must make each exit
-// 1, the one that runs nothing exit 0; neither leaves the script's directory or network
+// stand-ins for it (standIn): the one that runs the command unconfined must make each exit 1, the
+// one that runs nothing exit 0; neither leaves the script's directory or network
 // namespace behind. The real Claude Code's are run by e2e's
 // TestReproStandaloneClaudeFS.
 func TestClaudeFSScriptDecides(t *testing.T) {
 	skip.UnlessRoot(t, "the script runs Claude Code as another account in a network namespace")
 	skip.UnlessTools(t, "apt-get install git util-linux iproute2 python3", "git", "setpriv", "findmnt", "ip", "python3")
 	bin := t.TempDir()
-	open, none := filepath.Join(bin, "open-claude"), filepath.Join(bin, "no-claude")
-	os.WriteFile(open, []byte(standInClaude), 0o755)
-	os.WriteFile(none, []byte(standInClaude), 0o755)
 	os.Chmod(bin, 0o755)
+	open, none := standIn(t, bin, "open-claude"), standIn(t, bin, "no-claude")
 	// Not the privilege cases: without a sandbox their steps would remount and unmount this
 	// host's own mounts.
 	unprivileged := func(id string) bool {

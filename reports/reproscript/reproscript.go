@@ -9,8 +9,9 @@
 // srt, whose command line is its settings file and the command, and on Codex, whose command line
 // carries its policy (codex.go); the git, fs-interplay and
 // privilege classes on srt, whose scripts show the impact itself (git.go, fs.go); Claude Code's
-// configurations (claudescript); and writes outside the writable paths on sandboxes whose command
-// line carries the command (fswrite). Everything else says why it has no reproducer yet.
+// configurations, its proxy requests (claude.go) and its start-up race, a rate over many runs
+// (claudescript); and writes outside the writable paths on sandboxes whose command line carries
+// the command (fswrite). Everything else says why it has no reproducer yet.
 package reproscript
 
 import (
@@ -59,7 +60,8 @@ type evidence struct {
 	Run struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
-	Dir string `json:"dir"` // the run's working directory
+	Dir string          `json:"dir"` // the run's working directory
+	raw json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
 }
 
 // proxyRun is how a script starts the sandbox of a proxy request's trial (srt's, Codex's).
@@ -116,6 +118,7 @@ func find(rec model.Record, scenario string) (*evidence, error) {
 	var one evidence
 	if err := json.Unmarshal(rec.Evidence, &one); err == nil && len(one.Cases) > 0 {
 		if one.has(scenario) {
+			one.raw = rec.Evidence
 			return &one, nil
 		}
 		return nil, fmt.Errorf("the trial's evidence has no case %s", scenario)
@@ -127,6 +130,7 @@ func find(rec model.Record, scenario string) (*evidence, error) {
 	for _, raw := range many {
 		var e evidence
 		if json.Unmarshal(raw, &e) == nil && e.has(scenario) {
+			e.raw = raw
 			return &e, nil
 		}
 	}
@@ -147,6 +151,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "claude-settings/") {
 		return claudescript.Script(rec, scenario, why)
 	}
+	if strings.HasPrefix(scenario, "network/channel/") {
+		return claudescript.RaceScript(rec, scenario, why)
+	}
 	if strings.HasPrefix(scenario, "filesystem/") {
 		return fswrite.Script(rec, scenario, why)
 	}
@@ -165,8 +172,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	var run proxyRun = srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
 	send := sendSRT
-	if e.Target == "codex" {
+	switch e.Target {
+	case "codex":
 		run, send = codexRun{e.TargetVersion, e.Fault, e.Run.Argv, e.Dir}, sendCodex
+	case "claude-code":
+		run, send = &claudeRun{raw: e.raw, dir: e.Dir}, "" // its open writes send()
 	}
 	if err := run.check(); err != nil {
 		return "", err
@@ -248,7 +258,7 @@ type srtRun struct {
 // command line that is not srt's.
 func (r srtRun) check() error {
 	if r.target != "srt" {
-		return fmt.Errorf("standalone reproducers of proxy requests drive srt and Codex so far, not %s", r.target)
+		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.target)
 	}
 	if err := parts.FaultMade(r.fault); err != nil {
 		return err

@@ -34,6 +34,9 @@ type claudeEvidence struct {
 	Layout     []laidFile      `json:"layout"`
 	AgentInput map[string]any  `json:"agent_input"`
 	Settings   json.RawMessage `json:"settings"`
+	Result     struct {
+		Hint string `json:"hint"`
+	} `json:"result"` // a network trial's verdict: why it failed
 }
 
 // laidFile is a file the adapter wrote for the run, as the evidence records it (targets.File).
@@ -197,9 +200,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("echo $! >> \"$w/pids\"\n")
 	w("i=0\nuntil [ -s \"$w/model.port\" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the model did not start' >&2; exit 2; }; sleep 0.1; done\n")
 	w("echo \"== Claude Code: %s\"\n", parts.ShellSafe(strings.Join(args, " ")))
-	w("( cd %s && ip netns exec \"$hs\" sh -c 'mount --bind \"$1/hosts\" /etc/hosts && mount --bind \"$1/resolv.conf\" /etc/resolv.conf && shift && exec \"$@\"' sh \"$w\" \\\n", parts.InScript(e.Dir, dir))
-	w("    setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups \\\n")
-	w("    %s ) > \"$w/claude.out\" 2>&1 || true\n", claudeLine("    ", `"$RUN_AS"`, parts.InScript(home, dir), `"$w/model.port"`, `"$SANDBOX"`, args, dir))
+	w("%s > \"$w/claude.out\" 2>&1 || true\n", inHost("", parts.InScript(e.Dir, dir), `"$w"`, claudeLine("    ", `"$RUN_AS"`, parts.InScript(home, dir), `"$w/model.port"`, `"$SANDBOX"`, args, dir)))
 	w("sleep 0.2\n")
 	w("echo '-- Claude Code printed:'; cat \"$w/claude.out\"\n")
 	w("echo '-- the Bash tool returned:'; cat \"$w/tool_result\" 2>/dev/null || echo '(no tool result came back)'\necho\n")
@@ -209,4 +210,14 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (Claude Code refused to run the command, or its sandbox did not start)'; exit 2; fi\n")
 	w("echo 'no bug: the allowed host answered, the denied one was blocked'\nexit 0\n")
 	return b.String(), nil
+}
+
+// inHost is the lines that run claude (Claude Code's command line, claudeLine) as the trial did:
+// from the working directory ws, in the sandbox's host namespace ($hs) with the fixture's hosts
+// file and resolver from dir bound over the system's, as RUN_AS; in a subshell whose output the
+// caller redirects. Lines start with indent.
+func inHost(indent, ws, dir, claude string) string {
+	return indent + "( cd " + ws + ` && ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && shift && exec "$@"' sh ` + dir + " \\\n" +
+		indent + `    setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups \` + "\n" +
+		indent + "    " + claude + " )"
 }

@@ -20,6 +20,8 @@ type Given struct {
 	Args       []string
 	layout     []laidFile
 	trialDir   string
+	dir        string         // the run's working directory
+	input      map[string]any // the Bash tool's input beside the command
 }
 
 // ReadGiven reads a Claude Code session's evidence (raw) of a trial whose directory was trialDir,
@@ -29,14 +31,28 @@ func ReadGiven(raw json.RawMessage, trialDir string) (*Given, error) {
 	if err := json.Unmarshal(raw, &e); err != nil || e.Target != "claude-code" {
 		return nil, fmt.Errorf("the session's evidence is not Claude Code's")
 	}
+	return e.given(trialDir)
+}
+
+// given is what e's session gave Claude Code (see ReadGiven).
+func (e *claudeEvidence) given(trialDir string) (*Given, error) {
 	if err := parts.FaultMade(e.Fault); err != nil {
 		return nil, err
+	}
+	if len(e.Faults) > 0 {
+		return nil, fmt.Errorf("the finding is under the scenario's own fault (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", strings.Join(e.Faults, ", "))
+	}
+	if strings.Contains(string(e.Settings), "excludedCommands") {
+		return nil, fmt.Errorf("the settings exclude the probe's own command by name; the reproducer's command is another, which they would not exclude")
 	}
 	if len(e.Layout) == 0 {
 		return nil, fmt.Errorf("the trial's evidence does not record the files Claude Code was given (a journal from an older sandcheck): run it again")
 	}
-	if len(e.Run.Mounts) > 0 {
-		return nil, fmt.Errorf("the trial laid %q over the host's files for Claude Code: the reproducer does not", e.Run.Mounts[0])
+	for _, m := range e.Run.Mounts {
+		// The fixture's names: a network script binds its own; other classes need none.
+		if !strings.HasSuffix(m, " on /etc/hosts") && !strings.HasSuffix(m, " on /etc/resolv.conf") {
+			return nil, fmt.Errorf("the trial laid %q over the host's files for Claude Code: the reproducer does not", m)
+		}
 	}
 	for _, f := range e.Layout {
 		if !strings.HasPrefix(f.Path, trialDir+"/") {
@@ -51,7 +67,7 @@ func ReadGiven(raw json.RawMessage, trialDir string) (*Given, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Given{User: user, Home: home, Args: args, layout: e.Layout, trialDir: trialDir}, nil
+	return &Given{User: user, Home: home, Args: args, layout: e.Layout, trialDir: trialDir, dir: e.Dir, input: e.AgentInput}, nil
 }
 
 // Header is the needs of a reproducer whose sandbox is Claude Code, after the class's own.
