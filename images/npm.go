@@ -98,7 +98,7 @@ func (b *Builder) srtModules(ctx context.Context, r Recipe) (string, error) {
 	// --ignore-scripts: srt and its dependencies are plain JavaScript; nothing to compile.
 	if err := hostrun.Logged(ctx, filepath.Join(b.cacheDir(), "logs", "npm-install.log"),
 		"npm", append(b.npmFlags(), "install", "--prefix", tmp, "--no-audit", "--no-fund", "--ignore-scripts",
-		"--no-package-lock", "--omit=dev", spec)...); err != nil {
+			"--no-package-lock", "--omit=dev", spec)...); err != nil {
 		return "", fmt.Errorf("images: npm install %s: %w", spec, err)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "node_modules", ".bin", "srt")); err != nil {
