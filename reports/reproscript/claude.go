@@ -19,8 +19,8 @@ type claudeRun struct {
 	given *claudescript.Given
 }
 
-// check reads what the trial gave Claude Code, or says why a script cannot give it again.
-func (r *claudeRun) check() error {
+// Check reads what the trial gave Claude Code, or says why a script cannot give it again.
+func (r *claudeRun) Check() error {
 	if r.dir == "" {
 		return parts.ErrNoWorkingDir
 	}
@@ -32,9 +32,9 @@ func (r *claudeRun) check() error {
 	return nil
 }
 
-// open writes the script's opening (see srtRun.open) for Claude Code, then the files it was
+// Open writes the script's opening (see srtrun.Run.Open) for Claude Code, then the files it was
 // given, its model and send() (claudescript.Given.WriteSend).
-func (r *claudeRun) open(b *strings.Builder, scenario, why, header, prelude string) error {
+func (r *claudeRun) Open(b *strings.Builder, scenario, why, header, prelude string) error {
 	var e struct {
 		TargetVersion string `json:"target_version"`
 	}

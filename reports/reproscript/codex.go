@@ -17,9 +17,9 @@ type codexRun struct {
 	workspace      string // the run's working directory, the trial's workspace
 }
 
-// check says why the trial cannot be reproduced: a fault's finding, a command line that is not
+// Check says why the trial cannot be reproduced: a fault's finding, a command line that is not
 // `codex sandbox ... --` with the command last, a trial that did not record where it ran.
-func (r codexRun) check() error {
+func (r codexRun) Check() error {
 	if err := parts.FaultMade(r.fault); err != nil {
 		return err
 	}
@@ -36,9 +36,9 @@ func (r codexRun) check() error {
 	return nil
 }
 
-// open writes the script's opening (see srtRun.open) and the sandbox's own arguments, one per
+// Open writes the script's opening (see srtrun.Run.Open) and the sandbox's own arguments, one per
 // line, in $w/args, the trial directory in them becoming $w: `send` reads them back.
-func (r codexRun) open(b *strings.Builder, scenario, why, header, prelude string) error {
+func (r codexRun) Open(b *strings.Builder, scenario, why, header, prelude string) error {
 	user, args, err := parts.ArgvSandbox(r.argv, "")
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 // The git class's reproducers: the repository the case needs, made with git on the host as the
@@ -113,7 +114,7 @@ func findFS(rec model.Record) (*fsEvidence, error) {
 
 // openFS writes the opening of a reproducer of the fs-interplay session's trial rec (the git,
 // fs-interplay and privilege classes): its evidence found and checked, then the sandbox's: srt's
-// settings (srtRun.open), Claude Code's files and its run (openClaude), or, with argv true, the
+// settings (srtrun.Run.Open), Claude Code's files and its run (openClaude), or, with argv true, the
 // command line of a sandbox that carries the command (firejail, bubblewrap), its trial
 // directories the script's own. It returns how the script runs the sandbox on $w/command.sh.
 func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude string, argv bool) (string, error) {
@@ -127,12 +128,12 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 	if e.Target == "claude-code" {
 		return openClaude(b, e, scenario, why, header, prelude)
 	}
-	run := srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	run := srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
 	if e.Target == "srt" || !argv {
-		if err := run.check(); err != nil {
+		if err := run.Check(); err != nil {
 			return "", err
 		}
-		return `"$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"`, run.open(b, scenario, why, header, prelude)
+		return `"$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"`, run.Open(b, scenario, why, header, prelude)
 	}
 	if err := parts.FaultMade(e.Fault); err != nil {
 		return "", err

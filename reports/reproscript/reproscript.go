@@ -33,6 +33,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/fswrite"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -66,8 +67,8 @@ type evidence struct {
 
 // proxyRun is how a script starts the sandbox of a proxy request's trial (srt's, Codex's).
 type proxyRun interface {
-	check() error
-	open(b *strings.Builder, scenario, why, header, prelude string) error
+	Check() error
+	Open(b *strings.Builder, scenario, why, header, prelude string) error
 }
 
 // request is a crafted request as the trial recorded it (the fields a script reads), and the
@@ -170,7 +171,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var run proxyRun = srtRun{e.Target, e.TargetVersion, e.Fault, e.Settings, e.Run.Argv}
+	var run proxyRun = srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
 	send := sendSRT
 	switch e.Target {
 	case "codex":
@@ -178,7 +179,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	case "claude-code":
 		run, send = &claudeRun{raw: e.raw, dir: e.Dir}, "" // its open writes send()
 	}
-	if err := run.check(); err != nil {
+	if err := run.Check(); err != nil {
 		return "", err
 	}
 	var control, kase *caseOf
@@ -205,7 +206,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		control = &caseOf{via: kase.via, host: "allowed." + parts.Domain, port: 80}
 	}
 	var b strings.Builder
-	if err := run.open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
+	if err := run.Open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
 		return "", err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -245,77 +246,6 @@ func (c *caseOf) auth() string {
 		return "noauth"
 	}
 	return "auth"
-}
-
-// srtRun is what every reproducer reads of a trial: the sandbox, its settings and command line.
-type srtRun struct {
-	target, version, fault string
-	settings               json.RawMessage
-	argv                   []string
-}
-
-// check says why the trial's run cannot be reproduced: another target, a fault's finding, a
-// command line that is not srt's.
-func (r srtRun) check() error {
-	if r.target != "srt" {
-		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.target)
-	}
-	if err := parts.FaultMade(r.fault); err != nil {
-		return err
-	}
-	_, err := srtArgv(r.argv)
-	return err
-}
-
-// open writes a script's opening: what it reproduces and what the trial saw, header, SANDBOX
-// and RUN_AS (the trial's account), prelude (which makes $w), and the trial's settings in
-// $w/settings.json with $w in the trial directory's place.
-func (r srtRun) open(b *strings.Builder, scenario, why, header, prelude string) error {
-	argv, err := srtArgv(r.argv)
-	if err != nil {
-		return err
-	}
-	settings, err := relocate(r.settings, argv.trialDir)
-	if err != nil {
-		return err
-	}
-	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	parts.Opening(b, scenario, r.target, r.version, why)
-	b.WriteString(header)
-	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
-	b.WriteString(prelude)
-	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
-	b.WriteString(parts.SetDir(`"$w/settings.json"`, settings))
-	return nil
-}
-
-type srtCommand struct{ user, trialDir string }
-
-// srtArgv reads the trial's command line: [setpriv --reuid=U ... --] SRT --settings FILE -c CMD.
-func srtArgv(argv []string) (srtCommand, error) {
-	user, srt, err := parts.AsAccount(argv, "")
-	if err != nil {
-		return srtCommand{}, err
-	}
-	if len(srt) < 5 || srt[1] != "--settings" || srt[3] != "-c" {
-		return srtCommand{}, fmt.Errorf("the trial's command line is not srt's --settings FILE -c CMD: %q", argv)
-	}
-	return srtCommand{user: user, trialDir: filepath.Dir(srt[2])}, nil
-}
-
-// relocate makes the settings the script's own: the trial directory becomes a placeholder
-// (parts.Relocated), which the script replaces by its own; ports of a substituted proxy are refused (a fault's).
-func relocate(settings json.RawMessage, trialDir string) (string, error) {
-	var m map[string]any
-	if err := json.Unmarshal(settings, &m); err != nil {
-		return "", fmt.Errorf("the trial's settings: %w", err)
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	s := parts.Relocated(string(b), trialDir)
-	if strings.Contains(s, "ProxyPort") {
-		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
-	}
-	return s, nil
 }
 
 type hostName struct{ name, role string }

@@ -1,0 +1,84 @@
+// Package srtrun is how a standalone reproducer runs srt again as a trial ran it: the trial's
+// settings in a file of the script's own (its directory in the trial's), and the account.
+package srtrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+// Run is what a reproducer reads of an srt trial: the target, its release, the fault, the
+// settings and the command line.
+type Run struct {
+	Target, Version, Fault string
+	Settings               json.RawMessage
+	Argv                   []string
+}
+
+// Check says why the trial's run cannot be reproduced: another target, a fault's finding, a
+// command line that is not srt's.
+func (r Run) Check() error {
+	if r.Target != "srt" {
+		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.Target)
+	}
+	if err := parts.FaultMade(r.Fault); err != nil {
+		return err
+	}
+	_, err := argvOf(r.Argv)
+	return err
+}
+
+// Open writes a script's opening: what it reproduces and what the trial saw, header, SANDBOX
+// and RUN_AS (the trial's account), prelude (which makes $w), and the trial's settings in
+// $w/settings.json with $w in the trial directory's place.
+func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) error {
+	argv, err := argvOf(r.Argv)
+	if err != nil {
+		return err
+	}
+	settings, err := Relocate(r.Settings, argv.trialDir)
+	if err != nil {
+		return err
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	parts.Opening(b, scenario, r.Target, r.Version, why)
+	b.WriteString(header)
+	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
+	b.WriteString(prelude)
+	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
+	b.WriteString(parts.SetDir(`"$w/settings.json"`, settings))
+	return nil
+}
+
+type srtCommand struct{ user, trialDir string }
+
+// argvOf reads the trial's command line: [setpriv --reuid=U ... --] SRT --settings FILE -c CMD.
+func argvOf(argv []string) (srtCommand, error) {
+	user, srt, err := parts.AsAccount(argv, "")
+	if err != nil {
+		return srtCommand{}, err
+	}
+	if len(srt) < 5 || srt[1] != "--settings" || srt[3] != "-c" {
+		return srtCommand{}, fmt.Errorf("the trial's command line is not srt's --settings FILE -c CMD: %q", argv)
+	}
+	return srtCommand{user: user, trialDir: filepath.Dir(srt[2])}, nil
+}
+
+// Relocate makes the settings the script's own: the trial directory becomes a placeholder
+// (parts.Relocated), which the script replaces by its own; ports of a substituted proxy are refused (a fault's).
+func Relocate(settings json.RawMessage, trialDir string) (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(settings, &m); err != nil {
+		return "", fmt.Errorf("the trial's settings: %w", err)
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	s := parts.Relocated(string(b), trialDir)
+	if strings.Contains(s, "ProxyPort") {
+		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
+	}
+	return s, nil
+}
