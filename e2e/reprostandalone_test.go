@@ -387,3 +387,28 @@ func TestReproStandaloneFSArgv(t *testing.T) {
 		}
 	}
 }
+
+// TestReproStandaloneNewRepoHooks: srt 0.0.83 and Claude Code (both releases the tests run) protect
+// .git/hooks only where a repository exists when the sandbox starts (a known finding of each):
+// `sandcheck repro` writes the reproducer of filesystem/protected/git-hooks-new-repo, which, run
+// outside sandcheck, exits 1: the hook the sandboxed command planted in newrepo/ runs when the
+// user makes it a repository and commits.
+func TestReproStandaloneNewRepoHooks(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "git", "setpriv", "ip", "python3")
+	const id = "filesystem/protected/git-hooks-new-repo"
+	for _, c := range []struct {
+		target string
+		builds []string
+	}{
+		{"srt", []string{srtPath(t)}},
+		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
+	} {
+		script := filepath.Join(reproKnown(t, "--target", c.target, "--label-filter", "fs-protected"), "repro", reproscript.FileName(id))
+		for _, build := range c.builds {
+			if code, got := runScript(t, script, build, ""); code != 1 || !strings.Contains(got, "BUG: a hook the sandboxed command planted ran") {
+				t.Errorf("%s with %s: exit %d, want 1\n%s", c.target, build, code, got)
+			}
+		}
+	}
+}

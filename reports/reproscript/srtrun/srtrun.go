@@ -82,3 +82,9 @@ func Relocate(settings json.RawMessage, trialDir string) (string, error) {
 	}
 	return s, nil
 }
+
+// TrialDir is the trial's directory, where its settings file was (the script's own in its place).
+func (r Run) TrialDir() (string, error) {
+	c, err := argvOf(r.Argv)
+	return c.trialDir, err
+}
