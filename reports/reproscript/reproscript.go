@@ -9,7 +9,7 @@
 // srt, whose command line is its settings file and the command, and on Codex, whose command line
 // carries its policy (codex.go); the git, fs-interplay and
 // privilege classes on srt, and the hook a new repository gets, whose scripts show the impact
-// itself (git.go, fs.go, hooks.go); Claude Code's
+// itself (git.go, fs.go, fswrite); Claude Code's
 // configurations, its proxy requests (claude.go) and its start-up race, a rate over many runs
 // (claudescript); and writes outside the writable paths on sandboxes whose command line carries
 // the command (fswrite). Everything else says why it has no reproducer yet.
@@ -155,9 +155,6 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	if strings.HasPrefix(scenario, "network/channel/") {
 		return claudescript.RaceScript(rec, scenario, why)
-	}
-	if scenario == newRepoHooks {
-		return hooksScript(rec, scenario, why)
 	}
 	if strings.HasPrefix(scenario, "filesystem/") {
 		return fswrite.Script(rec, scenario, why)

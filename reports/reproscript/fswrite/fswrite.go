@@ -3,7 +3,9 @@
 // (firejail, bubblewrap, Codex): the trial's command line, its directory the script's own, with
 // `sh -c` writing a canary where the check wrote, as the trial's account; the host then looks
 // for the canary. The same write is tried without the sandbox first: where the account cannot
-// make it anyway, the script cannot tell.
+// make it anyway, the script cannot tell. The hook a new repository gets on srt and Claude Code
+// (filesystem/protected/git-hooks-new-repo) has a script of its own, which shows its impact
+// (hooks.go).
 package fswrite
 
 import (
@@ -41,6 +43,9 @@ type fsTrialRun struct {
 // Script is the reproducer of a filesystem/outside/... write as the trial rec ran it; the error
 // says why there is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
+	if scenario == newRepoHooks {
+		return hooksScript(rec, scenario, why)
+	}
 	where, ok := outsideWrites[scenario]
 	if !ok {
 		return "", fmt.Errorf("the filesystem reproducer covers writes outside the writable paths (%s) so far, not %s", strings.Join(sortedKeys(outsideWrites), ", "), scenario)

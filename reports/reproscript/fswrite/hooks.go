@@ -1,4 +1,4 @@
-package reproscript
+package fswrite
 
 import (
 	"encoding/json"
@@ -50,7 +50,16 @@ const plantHook = `mkdir -p "$1/.git/hooks" && printf '#!/bin/sh\necho "the hook
 // hooksScript is the reproducer of the new repository's hook as the trial rec ran it, on srt or
 // on Claude Code.
 func hooksScript(rec model.Record, scenario, why string) (string, error) {
-	var e evidence
+	var e struct {
+		Target        string          `json:"target"`
+		TargetVersion string          `json:"target_version"`
+		Fault         string          `json:"fault"`
+		Settings      json.RawMessage `json:"settings"`
+		Run           struct {
+			Argv []string `json:"argv"`
+		} `json:"run"`
+		Dir string `json:"dir"`
+	}
 	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
 		return "", fmt.Errorf("the trial kept no filesystem evidence")
 	}
