@@ -412,3 +412,24 @@ func TestReproStandaloneNewRepoHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestReproStandaloneUnixSockets: plain bubblewrap and firejail let the command connect to a host
+// unix socket in its view of the filesystem (a known finding of each): `sandcheck repro` writes
+// the reproducer of bypass/unix-sockets/host-socket, which, run outside sandcheck with the
+// sandbox the trial ran, exits 1: the line the sandboxed command sent reached the script's own
+// socket where the trial's was.
+func TestReproStandaloneUnixSockets(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "bwrap", "firejail", "python3", "setpriv")
+	const id = "bypass/unix-sockets/host-socket"
+	for _, target := range []string{"bwrap", "firejail"} {
+		sandbox, err := exec.LookPath(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := filepath.Join(reproKnown(t, "--target", target, "--label-filter", "bypass-unix-sockets"), "repro", reproscript.FileName(id))
+		if code, got := runScript(t, script, sandbox, ""); code != 1 || !strings.Contains(got, "BUG: the sandboxed command reached the host's unix socket") {
+			t.Errorf("%s: exit %d, want 1\n%s", target, code, got)
+		}
+	}
+}

@@ -6,13 +6,13 @@
 // the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
-// srt, whose command line is its settings file and the command, and on Codex, whose command line
-// carries its policy (codex.go); the git, fs-interplay and
+// srt, whose command line is its settings file and the command, on Codex, whose command line
+// carries its policy (codex.go), and on Claude Code (claude.go); the git, fs-interplay and
 // privilege classes on srt, and the hook a new repository gets, whose scripts show the impact
-// itself (git.go, fs.go, fswrite); Claude Code's
-// configurations, its proxy requests (claude.go) and its start-up race, a rate over many runs
-// (claudescript); and writes outside the writable paths on sandboxes whose command line carries
-// the command (fswrite). Everything else says why it has no reproducer yet.
+// itself (git.go, fs.go, fswrite); Claude Code's configurations and its start-up race, a rate
+// over many runs (claudescript); and, on sandboxes whose command line carries the command,
+// writes outside the writable paths (fswrite) and host unix sockets (unixscript). Everything
+// else says why it has no reproducer yet.
 package reproscript
 
 import (
@@ -35,6 +35,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/fswrite"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
+	"github.com/sandcheck/sandcheck/reports/reproscript/unixscript"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -75,12 +76,12 @@ type proxyRun interface {
 // request is a crafted request as the trial recorded it (the fields a script reads), and the
 // name of every field it set.
 type request struct {
-	Via, Host, Method, Tamper string
-	Port                      int
-	ATYP                      byte `json:"atyp"`
-	NoAuth                    bool `json:"no_auth"`
-	Pipelined                 bool
-	fields                    []string
+	Via, Host, Method, Tamper, Addr string
+	Port                            int
+	ATYP                            byte `json:"atyp"`
+	NoAuth                          bool `json:"no_auth"`
+	Pipelined                       bool
+	fields                          []string
 }
 
 func (r *request) UnmarshalJSON(b []byte) error {
@@ -171,6 +172,12 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	e, err := find(rec, scenario)
 	if err != nil {
 		return "", err
+	}
+	for _, c := range e.Cases {
+		if c.Name == scenario && c.Raw.Via == "unix" {
+			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
+				Argv: e.Run.Argv, Dir: e.Dir, Socket: c.Raw.Addr}, scenario, why)
+		}
 	}
 	var run proxyRun = srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
 	send := sendSRT

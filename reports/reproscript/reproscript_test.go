@@ -194,3 +194,23 @@ func TestCodexScript(t *testing.T) {
 		t.Errorf("sh -n: %v\n%s", err, out)
 	}
 }
+
+// TestScriptUnixSocket: a bypass case that connects to a host unix socket, on a sandbox whose
+// command line carries the command, gets unixscript's reproducer with the case's socket.
+func TestScriptUnixSocket(t *testing.T) {
+	ev := map[string]any{
+		"target": "bwrap", "target_version": "bubblewrap 0.8.0", "dir": "/tmp/sandcheck-trial-1/workspace",
+		"cases": []map[string]any{{"name": "bypass/unix-sockets/host-socket",
+			"raw": map[string]any{"id": "unix-sockets.host-socket", "via": "unix", "addr": "/tmp/sandcheck-trial-1/run/sandcheck-host.sock"}}},
+		"run": map[string]any{"argv": []string{"/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-all", "--",
+			"/opt/sandcheck", parts.ProbeVerb, "/tmp/sandcheck-trial-1/probe-1.json"}},
+	}
+	b, _ := json.Marshal(ev)
+	s, err := Script(model.Record{Evidence: b}, "bypass/unix-sockets/host-socket", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s, `sock=''"$w"'/run/sandcheck-host.sock'`) || !strings.Contains(s, "server.py") {
+		t.Errorf("not the unix socket's script:\n%s", s)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts/scripttest"
 )
 
 const fsWriteTrial = "/tmp/sandcheck-trial-5"
@@ -78,12 +79,7 @@ func TestFSWriteScript(t *testing.T) {
 func TestFSWriteScriptDecides(t *testing.T) {
 	skip.UnlessRoot(t, "the script runs the sandbox as another account (setpriv)")
 	skip.UnlessTools(t, "apt-get install util-linux", "setpriv")
-	bin := t.TempDir()
-	open := filepath.Join(bin, "open-sandbox")
-	none := filepath.Join(bin, "no-sandbox")
-	os.WriteFile(open, []byte("#!/bin/sh\n# ARGS... -- CMD: the command, unconfined\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n"), 0o755)
-	os.WriteFile(none, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	os.Chmod(bin, 0o755)
+	open, none := scripttest.ArgvStandIns(t)
 	s, err := Script(firejailTrial(""), "filesystem/outside/tmp", "")
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +87,7 @@ func TestFSWriteScriptDecides(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "r.sh")
 	os.WriteFile(f, []byte(s), 0o755)
 	for sandbox, want := range map[string]int{open: 1, none: 0} {
-		cmd := exec.Command("sh", f)
-		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if x, ok := err.(*exec.ExitError); ok {
-			code = x.ExitCode()
-		}
-		if code != want {
+		if code, out := scripttest.Run(f, sandbox); code != want {
 			t.Errorf("with %s: exit %d, want %d\n%s", filepath.Base(sandbox), code, want, out)
 		}
 		if left, _ := filepath.Glob("/tmp/repro-canary-*"); len(left) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts/scripttest"
 )
 
 const hooksTrial = "/tmp/sandcheck-trial-6"
@@ -109,17 +110,11 @@ func TestHooksScriptDecides(t *testing.T) {
 		}
 		f := filepath.Join(t.TempDir(), "r.sh")
 		os.WriteFile(f, []byte(s), 0o755)
-		cmd := exec.Command("sh", f)
-		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox, "RUN_AS=root"}
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if x, ok := err.(*exec.ExitError); ok {
-			code = x.ExitCode()
-		}
-		if code != want || code == 1 && !strings.Contains(string(out), "the hook ran: root in ") {
+		code, out := scripttest.Run(f, sandbox)
+		if code != want || code == 1 && !strings.Contains(out, "the hook ran: root in ") {
 			t.Errorf("with %s: exit %d, want %d\n%s", name, code, want, out)
 		}
-		if dir := regexp.MustCompile(`/tmp/repro\.[A-Za-z0-9]{6}`).FindString(string(out)); dir != "" {
+		if dir := regexp.MustCompile(`/tmp/repro\.[A-Za-z0-9]{6}`).FindString(out); dir != "" {
 			if _, err := os.Stat(dir); err == nil {
 				t.Errorf("with %s: left %s behind", name, dir)
 			}

@@ -1,0 +1,51 @@
+// Package scripttest runs standalone reproducers in the reproducers' own tests, as a maintainer
+// would: `sh SCRIPT` as root with a clean environment, SANDBOX a stand-in for the sandbox.
+package scripttest
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Path is the PATH a script runs with.
+const Path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Run runs the script file as root with SANDBOX=sandbox, RUN_AS=root and env, and returns its
+// exit status and what it printed.
+func Run(file, sandbox string, env ...string) (int, string) {
+	cmd := exec.Command("sh", file)
+	cmd.Env = append([]string{"PATH=" + Path, "SANDBOX=" + sandbox, "RUN_AS=root"}, env...)
+	out, err := cmd.CombinedOutput()
+	var x *exec.ExitError
+	if errors.As(err, &x) {
+		return x.ExitCode(), string(out)
+	}
+	if err != nil {
+		return -1, string(out) + err.Error()
+	}
+	return 0, string(out)
+}
+
+// ArgvStandIns writes into a directory any account can reach two stand-ins for a sandbox whose
+// command line carries the command (ARGS... -- CMD): open runs the command unconfined, none runs
+// nothing and fails.
+func ArgvStandIns(t *testing.T) (open, none string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	open, none = filepath.Join(dir, "open-sandbox"), filepath.Join(dir, "no-sandbox")
+	for p, text := range map[string]string{
+		open: "#!/bin/sh\n# ARGS... -- CMD: the command, unconfined\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+		none: "#!/bin/sh\necho refused >&2\nexit 1\n",
+	} {
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return open, none
+}

@@ -1,0 +1,120 @@
+// Package unixscript writes the standalone reproducer of a host unix socket a sandbox lets the
+// command connect to (bypass/unix-sockets/host-socket), for sandboxes whose command line carries
+// the command (bubblewrap, firejail): a socket of the script's own where the trial's was (a
+// docker.sock or an ssh-agent's, in a user's terms), a listener on it that logs each line, and
+// the trial's command line, its directories the script's own, running a few lines of python3
+// that connect and send one. The same connection is made without the sandbox first: where the
+// account cannot make it anyway, the script cannot tell.
+package unixscript
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+// Trial is what the script needs of the trial: the sandbox, its release and fault, its command
+// line, its working directory, and the socket's path.
+type Trial struct {
+	Target, Version, Fault string
+	Argv                   []string
+	Dir, Socket            string
+}
+
+// server listens on the socket SOCK, world-connectable as the trial's was, and appends every
+// line it reads to LOG: `python3 server.py SOCK LOG`.
+const server = `import os, socket, sys, threading
+path, log = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+os.chmod(path, 0o777)
+s.listen(8)
+open(log + ".ready", "w").close()
+def serve(c):
+    data = c.recv(256)
+    with open(log, "a") as f:
+        f.write(data.decode("latin-1"))
+    c.sendall(b"the host's socket answered\n")
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+`
+
+// client connects to the socket SOCK and sends WORD: `python3 -c CLIENT SOCK WORD`.
+const client = `import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n"); print(s.recv(256).decode().strip())`
+
+// Script is the reproducer of scenario as the trial ran it; the error says why there is none.
+func Script(t Trial, scenario, why string) (string, error) {
+	if err := parts.FaultMade(t.Fault); err != nil {
+		return "", err
+	}
+	if t.Dir == "" {
+		return "", parts.ErrNoWorkingDir
+	}
+	if strings.HasPrefix(t.Socket, "@") || !strings.HasPrefix(t.Socket, "/") {
+		return "", fmt.Errorf("%s connects to %q, not a socket file: the reproducer makes socket files only so far", scenario, t.Socket)
+	}
+	user, args, err := parts.ArgvSandbox(t.Argv, "")
+	if err != nil {
+		return "", err
+	}
+	trialDir := filepath.Dir(t.Dir)
+	if !strings.HasPrefix(t.Socket, trialDir+"/") {
+		return "", fmt.Errorf("the trial's socket %s is outside its directory: the script makes only its own", t.Socket)
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	parts.Opening(&b, scenario, t.Target, t.Version, why)
+	w(`#
+# Needs root (to run the sandbox as another account), util-linux (setpriv), python3 and the
+# sandbox: SANDBOX=/path/to/%[1]s (default: %[1]s on PATH). A unix socket of the script's own
+# stands where the trial's was, as a docker.sock or an ssh-agent's would, its listener logging
+# what reaches it; the sandbox runs as RUN_AS, the account the trial used, with the trial's
+# command line (its directories this script's own), and the command connects to the socket and
+# sends a line. The same connection is tried without the sandbox first. It makes no network
+# request and removes what it made.
+# Exit 1: the bug shows (the line reached the host's socket). 0: it does not. 2: could not tell.
+set -eu
+SANDBOX=${SANDBOX:-%[1]s}
+RUN_AS=${RUN_AS:-%[2]s}
+[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
+SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+# The script's directory stands in the trial's, beside where it was when that exists: the
+# sandbox's arguments (a tmpfs on /tmp, say) see the two alike.
+parent=%[3]s
+[ -d "$parent" ] || parent=/tmp
+w=$(mktemp -d "$parent/repro.XXXXXX")
+trap 'kill $server 2>/dev/null; rm -rf "$w"' EXIT
+trap 'exit 2' INT TERM HUP
+server=
+chmod 755 "$w"
+`, t.Target, user, "'"+strings.ReplaceAll(filepath.Dir(trialDir), "'", `'\''`)+"'")
+	b.WriteString(parts.MakeDirs(args, trialDir))
+	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\"\n", parts.InScript(t.Socket, trialDir), parts.InScript(t.Dir, trialDir))
+	w("cat > \"$w/server.py\" <<'PY'\n%sPY\n", server)
+	w(`python3 "$w/server.py" "$sock" "$w/log" & server=$!
+i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the socket did not come up'; exit 2; }; sleep 0.1; done
+as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" LANG=C.UTF-8 "$@"; }
+`)
+	w("client='%s'\n", client)
+	w(`echo "== without the sandbox: connect to $sock as $RUN_AS"
+( cd "$ws" && as python3 -c "$client" "$sock" repro-control ) 2>&1 || true
+grep -q repro-control "$w/log" 2>/dev/null || { echo "could not tell: $RUN_AS cannot connect to the socket even without a sandbox"; exit 2; }
+echo "== inside the sandbox: the same connection"
+`)
+	w("( cd \"$ws\" && as \"$SANDBOX\"")
+	for _, a := range args {
+		w(" %s", parts.InScript(a, trialDir))
+	}
+	w(" python3 -c \"$client\" \"$sock\" repro-case ) 2>&1 || true\n")
+	w(`if grep -q repro-case "$w/log"; then echo "BUG: the sandboxed command reached the host's unix socket $sock (a docker.sock or an ssh-agent's there would be the host)"; exit 1; fi
+echo "no bug: the sandboxed command did not reach the host's socket"
+exit 0
+`)
+	return b.String(), nil
+}
