@@ -433,3 +433,19 @@ func TestReproStandaloneUnixSockets(t *testing.T) {
 		}
 	}
 }
+
+// TestReproStandaloneSessionTmp: srt 0.0.83 gives the command TMPDIR=/tmp/claude and lists it as
+// writable, but does not make it (a known finding): `sandcheck repro` writes the reproducer of
+// filesystem/workspace/tmpdir, which, run outside sandcheck where the host has no /tmp/claude
+// (the e2e tests make none), exits 1.
+func TestReproStandaloneSessionTmp(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "setpriv")
+	if _, err := os.Stat("/tmp/claude"); err == nil {
+		t.Fatal("/tmp/claude exists on this host: srt's TMPDIR is writable here, and the finding cannot show")
+	}
+	script := filepath.Join(reproKnown(t, "--target", "srt", "--label-filter", "fs-workspace"), "repro", reproscript.FileName("filesystem/workspace/tmpdir"))
+	if code, got := runScript(t, script, srtPath(t), ""); code != 1 || !strings.Contains(got, "BUG: the sandbox gave the command TMPDIR=/tmp/claude") {
+		t.Errorf("exit %d, want 1\n%s", code, got)
+	}
+}

@@ -5,7 +5,7 @@
 // for the canary. The same write is tried without the sandbox first: where the account cannot
 // make it anyway, the script cannot tell. The hook a new repository gets on srt and Claude Code
 // (filesystem/protected/git-hooks-new-repo) has a script of its own, which shows its impact
-// (hooks.go).
+// (hooks.go), as has srt's TMPDIR that cannot be written (tmpdir.go).
 package fswrite
 
 import (
@@ -43,8 +43,11 @@ type fsTrialRun struct {
 // Script is the reproducer of a filesystem/outside/... write as the trial rec ran it; the error
 // says why there is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
-	if scenario == newRepoHooks {
+	switch scenario {
+	case newRepoHooks:
 		return hooksScript(rec, scenario, why)
+	case sessionTmp:
+		return tmpdirScript(rec, scenario, why)
 	}
 	where, ok := outsideWrites[scenario]
 	if !ok {

@@ -121,3 +121,36 @@ func TestHooksScriptDecides(t *testing.T) {
 		}
 	}
 }
+
+// TestTmpdirScript: srt's TMPDIR gets a script that is valid sh and writes under the TMPDIR the
+// sandbox gives the command, with the trial's settings; with a stand-in for srt that gives a
+// TMPDIR nobody made it exits 1, with one that gives a writable one 0.
+func TestTmpdirScript(t *testing.T) {
+	s, err := Script(hooksEvidence(false, nil), sessionTmp, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s, `as "$SANDBOX" --settings "$w/settings.json" -c`) || strings.Contains(s, hooksTrial) {
+		t.Errorf("script:\n%s", s)
+	}
+	if _, err := Script(hooksEvidence(true, nil), sessionTmp, ""); err == nil {
+		t.Error("a Claude Code trial got srt's script")
+	}
+	f := filepath.Join(t.TempDir(), "r.sh")
+	os.WriteFile(f, []byte(s), 0o755)
+	skip.UnlessRoot(t, "the script runs the sandbox as another account")
+	skip.UnlessTools(t, "apt-get install util-linux", "setpriv")
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	for name, c := range map[string]struct {
+		tmp  string
+		code int
+	}{"made-srt": {"/tmp", 0}, "unmade-srt": {"/tmp/sandcheck-no-such-dir-for-the-test", 1}} {
+		sandbox := filepath.Join(bin, name)
+		// srt --settings FILE -c CMD, its TMPDIR the stand-in's.
+		os.WriteFile(sandbox, []byte("#!/bin/sh\nTMPDIR="+c.tmp+" exec sh -c \"$4\"\n"), 0o755)
+		if code, out := scripttest.Run(f, sandbox); code != c.code {
+			t.Errorf("with %s: exit %d, want %d\n%s", name, code, c.code, out)
+		}
+	}
+}
