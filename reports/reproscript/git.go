@@ -199,13 +199,7 @@ func openClaude(b *strings.Builder, e *fsEvidence, scenario, why, header, prelud
 	if err != nil {
 		return "", err
 	}
-	named := strings.NewReplacer("/path/to/srt", "/path/to/claude", "(default: srt on PATH)", "(default: claude on PATH)",
-		"It makes no network request.", "It makes no network request but to its model on loopback.")
-	parts.Opening(b, scenario, "Claude Code", e.TargetVersion, why)
-	b.WriteString(named.Replace(header))
-	b.WriteString(claudescript.Header)
-	fmt.Fprintf(b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", g.User)
-	b.WriteString(named.Replace(prelude))
+	g.Open(b, scenario, e.TargetVersion, why, header, prelude)
 	g.Write(b, "HOME", "canary", "plant")
 	return claudescript.Run, nil
 }
@@ -222,16 +216,7 @@ set -eu
 // layoutPrelude checks what a filesystem reproducer needs and makes its directory (removed on
 // exit) with the trial's layout around the working directory: a fake HOME, writable as a whole,
 // the command two levels below it in a repository's subdirectory.
-const layoutPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
-command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }
-SANDBOX=$(command -v "$SANDBOX")
-if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
-w=$(mktemp -d /tmp/repro.XXXXXX)
-trap 'rm -rf "$w"' EXIT
-trap 'exit 2' INT TERM HUP
-chmod 755 "$w"
-# The trial's layout: a fake HOME, writable as a whole, the command two levels below it in a
+var layoutPrelude = parts.AccountPrelude(parts.NeedsGit) + `# The trial's layout: a fake HOME, writable as a whole, the command two levels below it in a
 # repository's subdirectory.
 ws="$w/fakehome/proj/sub"
 mkdir -p "$ws" "$w/out" "$w/home" "$w/tmp"
@@ -245,7 +230,7 @@ as_user() {
 
 // gitPrelude is the layout, then proof that this git runs a planted core.fsmonitor at all:
 // without that, a marker that does not appear proves nothing.
-const gitPrelude = layoutPrelude + `marker="$w/out/ran-outside"
+var gitPrelude = layoutPrelude + `marker="$w/out/ran-outside"
 plant=$(printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$marker")
 # Control: this git runs a core.fsmonitor planted without any sandbox.
 mkdir -p "$w/out/control" && chown "$RUN_AS" "$w/out/control"

@@ -79,6 +79,20 @@ const Header = `# The sandbox is Claude Code: SANDBOX=/path/to/claude (default: 
 # nothing leaves the machine, and what is left running there is killed on exit.
 `
 
+// Open writes the opening of a class's reproducer whose sandbox is Claude Code: what it
+// reproduces on which release and what the trial saw, the class's header (written for srt, its
+// words made Claude Code's), Header, SANDBOX and RUN_AS (the trial's account), and the class's
+// prelude, which makes $w. Write follows.
+func (g *Given) Open(b *strings.Builder, scenario, version, why, header, prelude string) {
+	named := strings.NewReplacer("/path/to/srt", "/path/to/claude", "(default: srt on PATH)", "(default: claude on PATH)",
+		"It makes no network request.", "It makes no network request but to its model on loopback.")
+	parts.Opening(b, scenario, "Claude Code", version, why)
+	b.WriteString(named.Replace(header))
+	b.WriteString(Header)
+	fmt.Fprintf(b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", g.User)
+	b.WriteString(named.Replace(prelude))
+}
+
 // Write appends the lines that lay out what Claude Code was given, under $w, and $w/claude.sh.
 // They come after the class's prelude, which set $w, RUN_AS and as_user; as_user then runs in a
 // network namespace of loopback only. `sh "$w/claude.sh" "$SANDBOX"`, run as the user with w,

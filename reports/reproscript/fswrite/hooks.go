@@ -1,7 +1,6 @@
 package fswrite
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
-	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 // The reproducer of filesystem/protected/git-hooks-new-repo on srt: a sandbox that protects
@@ -31,16 +29,7 @@ set -eu
 
 // hooksPrelude checks what the script needs and makes its directory $w (removed on exit) with
 // the session's workspace, HOME and a directory the planted hook leaves its mark in.
-const hooksPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
-command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }
-SANDBOX=$(command -v "$SANDBOX")
-if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
-w=$(mktemp -d /tmp/repro.XXXXXX)
-trap 'rm -rf "$w"' EXIT
-trap 'exit 2' INT TERM HUP
-chmod 755 "$w"
-mkdir -p "$w/home" "$w/tmp" "$w/marks"
+var hooksPrelude = parts.AccountPrelude(parts.NeedsGit) + `mkdir -p "$w/home" "$w/tmp" "$w/marks"
 `
 
 // plantHook is plant.sh: `sh plant.sh DIR MARKS` makes DIR/.git/hooks/pre-commit, a hook that
@@ -50,27 +39,15 @@ const plantHook = `mkdir -p "$1/.git/hooks" && printf '#!/bin/sh\necho "the hook
 // hooksScript is the reproducer of the new repository's hook as the trial rec ran it, on srt or
 // on Claude Code.
 func hooksScript(rec model.Record, scenario, why string) (string, error) {
-	var e struct {
-		Target        string          `json:"target"`
-		TargetVersion string          `json:"target_version"`
-		Fault         string          `json:"fault"`
-		Settings      json.RawMessage `json:"settings"`
-		Run           struct {
-			Argv []string `json:"argv"`
-		} `json:"run"`
-		Dir string `json:"dir"`
-	}
-	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
-		return "", fmt.Errorf("the trial kept no filesystem evidence")
-	}
-	if e.Dir == "" {
-		return "", parts.ErrNoWorkingDir
+	e, err := readTrial(rec)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	var sandboxed, trialDir string
 	switch e.Target {
 	case "srt":
-		run := srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
+		run := e.srt()
 		if err := run.Check(); err != nil {
 			return "", err
 		}
@@ -88,13 +65,7 @@ func hooksScript(rec model.Record, scenario, why string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		named := strings.NewReplacer("/path/to/srt", "/path/to/claude", "(default: srt on PATH)", "(default: claude on PATH)",
-			"It makes no network request.", "It makes no network request but to its model on loopback.")
-		parts.Opening(&b, scenario, "Claude Code", e.TargetVersion, why)
-		b.WriteString(named.Replace(hooksHeader))
-		b.WriteString(claudescript.Header)
-		fmt.Fprintf(&b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", g.User)
-		b.WriteString(named.Replace(hooksPrelude))
+		g.Open(&b, scenario, e.TargetVersion, why, hooksHeader, hooksPrelude)
 		fmt.Fprintf(&b, "ws=%s\n", parts.InScript(e.Dir, trialDir))
 		g.Write(&b, "marks")
 		b.WriteString("printf 'sh \"%s/plant.sh\" newrepo \"%s\"\\n' \"$w\" \"$w/marks\" > \"$w/command.sh\"\n")
@@ -108,8 +79,7 @@ func hooksScript(rec model.Record, scenario, why string) (string, error) {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("ws=%s\nmarks=\"$w/marks\"\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w/home\" \"$w/tmp\" \"$marks\" \"$ws\"\n", parts.InScript(e.Dir, trialDir))
 	w("cat > \"$w/plant.sh\" <<'PLANT'\n%s\nPLANT\n", plantHook)
-	w(`as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
-# commit DIR: what the user does next, outside any sandbox: make DIR a repository, commit there.
+	b.WriteString(asAccount + `# commit DIR: what the user does next, outside any sandbox: make DIR a repository, commit there.
 commit() { ( cd "$ws" && as git init -q "$1" && as git -C "$1" -c user.name=repro -c user.email=repro@example.invalid commit -q --allow-empty -m repro ) >/dev/null 2>&1 || true; }
 echo "== without the sandbox: plant the hook in control/, then commit there"
 ( cd "$ws" && as sh "$w/plant.sh" control "$marks" ) && commit control

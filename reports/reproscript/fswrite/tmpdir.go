@@ -1,13 +1,11 @@
 package fswrite
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
-	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 // The reproducer of filesystem/workspace/tmpdir on srt: a write the policy allows, to a file
@@ -26,39 +24,19 @@ const tmpdirHeader = `#
 set -eu
 `
 
-const tmpdirPrelude = `[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
-SANDBOX=$(command -v "$SANDBOX")
-if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
-w=$(mktemp -d /tmp/repro.XXXXXX)
-trap 'rm -rf "$w"' EXIT
-trap 'exit 2' INT TERM HUP
-chmod 755 "$w"
-mkdir -p "$w/home" "$w/tmp"
+var tmpdirPrelude = parts.AccountPrelude() + `mkdir -p "$w/home" "$w/tmp"
 `
 
 // tmpdirScript is the reproducer of the session's TMPDIR as the srt trial rec ran it.
 func tmpdirScript(rec model.Record, scenario, why string) (string, error) {
-	var e struct {
-		Target        string          `json:"target"`
-		TargetVersion string          `json:"target_version"`
-		Fault         string          `json:"fault"`
-		Settings      json.RawMessage `json:"settings"`
-		Run           struct {
-			Argv []string `json:"argv"`
-		} `json:"run"`
-		Dir string `json:"dir"`
-	}
-	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
-		return "", fmt.Errorf("the trial kept no filesystem evidence")
+	e, err := readTrial(rec)
+	if err != nil {
+		return "", err
 	}
 	if e.Target != "srt" {
 		return "", fmt.Errorf("the session's TMPDIR is reproduced on srt so far, not %s", e.Target)
 	}
-	if e.Dir == "" {
-		return "", parts.ErrNoWorkingDir
-	}
-	run := srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
+	run := e.srt()
 	if err := run.Check(); err != nil {
 		return "", err
 	}
@@ -72,8 +50,7 @@ func tmpdirScript(rec model.Record, scenario, why string) (string, error) {
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("ws=%s\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w/home\" \"$w/tmp\" \"$ws\"\n", parts.InScript(e.Dir, trialDir))
-	b.WriteString(`as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
-echo "== inside the sandbox: where TMPDIR points, and a write there"
+	b.WriteString(asAccount + `echo "== inside the sandbox: where TMPDIR points, and a write there"
 out=$( cd "$ws" && as "$SANDBOX" --settings "$w/settings.json" -c 'echo "TMPDIR=$TMPDIR"; if echo repro > "$TMPDIR/repro-$$"; then rm -f "$TMPDIR/repro-$$"; echo WROTE; fi' 2>&1 ) || true
 printf '%s\n' "$out"
 tmp=$(printf '%s\n' "$out" | sed -n 's/^TMPDIR=//p' | head -n 1)

@@ -61,6 +61,30 @@ b=198.19.$(( $(od -An -N1 -tu1 /dev/urandom) % 250 + 1 ))
 printf 'nameserver 127.0.0.1\n' > "$w/resolv.conf"
 `
 
+// AccountPrelude is the opening of a script that runs the sandbox as RUN_AS with no network of
+// its own: it checks for root and the sandbox, then runs needs (a line each that exits 2 when a
+// tool the script needs is missing), and makes the script's directory $w, removed on exit.
+func AccountPrelude(needs ...string) string {
+	var b strings.Builder
+	b.WriteString(`[ "$(id -u)" = 0 ] || { echo "run me as root: the sandbox runs as $RUN_AS" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
+`)
+	for _, n := range needs {
+		b.WriteString(n + "\n")
+	}
+	b.WriteString(`SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+w=$(mktemp -d /tmp/repro.XXXXXX)
+trap 'rm -rf "$w"' EXIT
+trap 'exit 2' INT TERM HUP
+chmod 755 "$w"
+`)
+	return b.String()
+}
+
+// NeedsGit is AccountPrelude's line for a script whose bug is git running what was planted.
+const NeedsGit = `command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }`
+
 // Fixture starts the fixture hosts: two network namespaces, $hs the sandbox's host and $fx the
 // fixture's, serve.py logging to $w/log.
 const Fixture = `ip netns add "$fx"
