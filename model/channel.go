@@ -12,3 +12,12 @@ const (
 // AllChannels in the order the probe tries them. The first request is allowed/http, as in the
 // seed's repro; faults that race the proxy's start-up synchronise on it.
 var AllChannels = []string{ChanHTTP, ChanHTTPS, ChanSOCKS, ChanDirect, ChanDNS}
+
+// DeadCallerProxy is the proxy the untrusted family's proxy-env-dead condition leaves in the
+// caller's environment, in each of CallerProxyVars: a loopback port nothing listens on. Its
+// reproducer sets the same.
+const DeadCallerProxy = "http://127.0.0.1:9"
+
+// CallerProxyVars are the variables a caller's proxy is given in, as curl and the sandboxes read
+// them.
+var CallerProxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}

@@ -134,8 +134,9 @@ func caseIDs(keep func(id string) bool) []string {
 }
 
 // leftBehind is what is left of the reproducer that ran as pid and printed out: its directory
-// (the working directory it names, /tmp/repro.XXXXXX/fakehome/...) and its network namespace
-// (reproclaude$$). Other tests' reproducers may run meanwhile, so only its own are looked for.
+// (the working directory it names, /tmp/repro.XXXXXX/fakehome/...) and its network namespaces
+// (reproclaude$$, reprohs$$, reprofx$$). Other tests' reproducers may run meanwhile, so only its
+// own are looked for.
 func leftBehind(out string, pid int) string {
 	if dir := reproDir.FindString(out); dir != "" {
 		if _, err := os.Stat(dir); err == nil {
@@ -143,9 +144,10 @@ func leftBehind(out string, pid int) string {
 		}
 	}
 	nets, _ := exec.Command("ip", "netns", "list").Output()
-	own := fmt.Sprintf("reproclaude%d", pid)
-	if slices.Contains(strings.Fields(string(nets)), own) {
-		return "network namespace " + own
+	for _, ns := range []string{"reproclaude", "reprohs", "reprofx"} {
+		if own := fmt.Sprintf("%s%d", ns, pid); slices.Contains(strings.Fields(string(nets)), own) {
+			return "network namespace " + own
+		}
 	}
 	return ""
 }

@@ -153,7 +153,8 @@ func hexOf(s string) string {
 // TestSandbox: each script names the command it runs as SANDBOX in the run's list.
 func TestSandbox(t *testing.T) {
 	for _, c := range [][3]string{{"claude-settings/permissions/bypass", "claude-code", "claude"}, {"bypass/git/bare-repo-config", "srt", "srt"},
-		{"filesystem/outside/home", "firejail", "firejail"}, {"bypass/fs-interplay/deny-read-file-rename", "bwrap", "bwrap"}, {"bypass/matching/nul", "", "srt"}} {
+		{"filesystem/outside/home", "firejail", "firejail"}, {"bypass/fs-interplay/deny-read-file-rename", "bwrap", "bwrap"}, {"bypass/matching/nul", "", "srt"},
+		{"untrusted/proxy-env-dead", "claude-code", "claude"}, {"bypass/other-egress/proxy-no-credentials", "codex", "codex"}} {
 		if got := Sandbox(c[0], c[1]); got != c[2] {
 			t.Errorf("Sandbox(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
 		}

@@ -99,8 +99,8 @@ var untrustedConditions = []condition{
 	{"proxy-env-dead", "the caller's environment already points HTTP(S)_PROXY and ALL_PROXY at a dead port",
 		func(string) network.Options {
 			return network.Options{Session: func(s *targets.Session) {
-				for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-					s.Env = append(s.Env, k+"=http://127.0.0.1:9")
+				for _, k := range model.CallerProxyVars {
+					s.Env = append(s.Env, k+"="+model.DeadCallerProxy)
 				}
 			}}
 		}},

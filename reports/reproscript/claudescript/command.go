@@ -157,10 +157,11 @@ func writeLayout(b *strings.Builder, layout []laidFile, trialDir string) {
 // claudeLine is Claude Code's command line as a script gives it the trial's arguments (args, the
 // trial directory in them the script's), in the environment a trial gives it: the account (user,
 // as the shell reads it), its HOME, the script's TMPDIR, the model's address read from portFile, a
-// dummy key and none of Claude Code's own traffic. Continued lines start with indent.
+// dummy key and none of Claude Code's own traffic, plus $caller_env (a condition's own variables,
+// empty by default). Continued lines start with indent.
 func claudeLine(indent, user, home, portFile, sandbox string, args []string, trialDir string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "env -i PATH=\"$PATH\" HOME=%s USER=%s LOGNAME=%s TMPDIR=\"$w/tmp\" LANG=C.UTF-8 \\\n", home, user, user)
+	fmt.Fprintf(&b, "env -i PATH=\"$PATH\" HOME=%s USER=%s LOGNAME=%s TMPDIR=\"$w/tmp\" LANG=C.UTF-8 ${caller_env:-} \\\n", home, user, user)
 	fmt.Fprintf(&b, "%sANTHROPIC_BASE_URL=\"http://127.0.0.1:$(cat %s)\" ANTHROPIC_API_KEY=sk-ant-reproducer-dummy-key \\\n", indent, portFile)
 	fmt.Fprintf(&b, "%sCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \\\n", indent)
 	fmt.Fprintf(&b, "%stimeout 120 %s", indent, sandbox)

@@ -3,6 +3,7 @@ package claudescript
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
@@ -57,4 +58,48 @@ send() {
   if [ -e "$w/claude/tool_result" ]; then cat "$w/claude/tool_result"; echo; else echo '(no tool result came back) Claude Code printed:'; cat "$w/claude/out"; fi
 }
 `)
+}
+
+// ProxyRun is a proxy request's trial on Claude Code, as a request script runs it again: `claude
+// -p` as the trial ran it, with the files it was given (Given), its Bash tool asked for each
+// request by the script's own model.
+type ProxyRun struct {
+	Raw   json.RawMessage // the session's evidence
+	Dir   string          // the run's working directory
+	given *Given
+}
+
+// Check reads what the trial gave Claude Code, or says why a script cannot give it again.
+func (r *ProxyRun) Check() error {
+	if r.Dir == "" {
+		return parts.ErrNoWorkingDir
+	}
+	g, err := ReadGiven(r.Raw, filepath.Dir(r.Dir))
+	if err != nil {
+		return err
+	}
+	r.given = g
+	return nil
+}
+
+// Open writes the script's opening (see srtrun.Run.Open) for Claude Code, then the files it was
+// given, its model and send() (Given.WriteSend).
+func (r *ProxyRun) Open(b *strings.Builder, scenario, why, header, prelude string) error {
+	var e struct {
+		TargetVersion string `json:"target_version"`
+	}
+	_ = json.Unmarshal(r.Raw, &e)
+	named := strings.NewReplacer("SANDBOX=/path/to/srt (default: srt on PATH)", "SANDBOX=/path/to/claude (default: claude on PATH)",
+		"set SANDBOX=/path/to/srt", "set SANDBOX=/path/to/claude")
+	parts.Opening(b, scenario, "Claude Code", e.TargetVersion, why)
+	header = named.Replace(header)
+	at := strings.Index(header, "set -eu\n")
+	if at < 0 {
+		return fmt.Errorf("the request script's header has no set -eu")
+	}
+	b.WriteString(header[:at] + ProxyHeader + header[at:])
+	fmt.Fprintf(b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", r.given.User)
+	b.WriteString(named.Replace(prelude))
+	r.given.WriteSend(b)
+	return nil
 }

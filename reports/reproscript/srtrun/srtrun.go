@@ -17,6 +17,9 @@ type Run struct {
 	Target, Version, Fault string
 	Settings               json.RawMessage
 	Argv                   []string
+	// OwnsPorts: the script points the settings' proxy ports (httpProxyPort, socksProxyPort) at a
+	// listener of its own, so they are kept; otherwise they are a proxy of sandcheck's, refused.
+	OwnsPorts bool
 }
 
 // Check says why the trial's run cannot be reproduced: another target, a fault's finding, a
@@ -40,7 +43,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	if err != nil {
 		return err
 	}
-	settings, err := Relocate(r.Settings, argv.trialDir)
+	settings, err := relocate(r.Settings, argv.trialDir, r.OwnsPorts)
 	if err != nil {
 		return err
 	}
@@ -71,13 +74,17 @@ func argvOf(argv []string) (srtCommand, error) {
 // Relocate makes the settings the script's own: the trial directory becomes a placeholder
 // (parts.Relocated), which the script replaces by its own; ports of a substituted proxy are refused (a fault's).
 func Relocate(settings json.RawMessage, trialDir string) (string, error) {
+	return relocate(settings, trialDir, false)
+}
+
+func relocate(settings json.RawMessage, trialDir string, ownsPorts bool) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(settings, &m); err != nil {
 		return "", fmt.Errorf("the trial's settings: %w", err)
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	s := parts.Relocated(string(b), trialDir)
-	if strings.Contains(s, "ProxyPort") {
+	if strings.Contains(s, "ProxyPort") && !ownsPorts {
 		return "", fmt.Errorf("the settings point srt at a proxy of sandcheck's (httpProxyPort/socksProxyPort)")
 	}
 	return s, nil
@@ -88,3 +95,10 @@ func (r Run) TrialDir() (string, error) {
 	c, err := argvOf(r.Argv)
 	return c.trialDir, err
 }
+
+// Send is send() for srt's request scripts (parts.SendHead): one request from inside srt run
+// with the script's settings.
+var Send = parts.SendHead + `send() {
+  ` + parts.InHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "python3 $w/request.py $1 $2 $3 $4 $5 $6" ) || true
+}
+`

@@ -5,6 +5,8 @@
 # called decides how it behaves:
 #   open-claude    the proxy forwards to any host, listening before the command runs
 #   strict-claude  the proxy forwards to allowed.sandcheck.test only (403 for the rest)
+#   adopt-claude   as strict-claude, but through the caller's HTTP_PROXY when one is set (502
+#                  when it is dead)
 #   late-claude    as open-claude, but the proxy listens half a second after the command started
 #   no-claude      runs nothing, as a sandbox that refuses everything
 import json, os, socket, subprocess, sys, threading, time, urllib.request
@@ -21,8 +23,22 @@ def serve(c):
         data += chunk
     method, url, rest = data.split(b" ", 2)
     u = urlsplit(url.decode())
-    if mode == "strict-claude" and u.hostname != "allowed.sandcheck.test":
+    if mode in ("strict-claude", "adopt-claude") and u.hostname != "allowed.sandcheck.test":
         c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        return c.close()
+    if mode == "adopt-claude" and os.environ.get("HTTP_PROXY"):
+        p = urlsplit(os.environ["HTTP_PROXY"])
+        try:
+            up = socket.create_connection((p.hostname, p.port), 5)
+        except OSError:
+            c.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return c.close()
+        up.sendall(data)
+        while True:
+            chunk = up.recv(4096)
+            if not chunk:
+                break
+            c.sendall(chunk)
         return c.close()
     up = socket.create_connection((u.hostname, u.port or 80), 5)
     up.sendall(method + b" " + (u.path or "/").encode() + b" " + rest)

@@ -41,6 +41,7 @@ def first_line(c):
         data += chunk
     return data.split(b"\r\n", 1)[0].decode("latin-1") or "(nothing came back)"
 
+print("request.py: %s to port %d" % (via, port))  # the command ran
 try:
     if via == "http":
         h, p, u, pw = proxy(["HTTP_PROXY", "http_proxy"])

@@ -1,4 +1,6 @@
-package reproscript
+// Package codexrun is how a standalone reproducer runs Codex again as a trial ran it: `codex
+// sandbox` with the trial's own arguments, its policy among them.
+package codexrun
 
 import (
 	"fmt"
@@ -8,44 +10,44 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
-// codexRun is a proxy request's trial on Codex: `codex sandbox ARGS -- COMMAND`, its policy in
+// Run is a proxy request's trial on Codex: `codex sandbox ARGS -- COMMAND`, its policy in
 // the -c overrides of ARGS (Codex reads no settings file the trial wrote), run from the trial's
 // workspace with a HOME and a TMPDIR of the session's own.
-type codexRun struct {
-	version, fault string
-	argv           []string
-	workspace      string // the run's working directory, the trial's workspace
+type Run struct {
+	Version, Fault string
+	Argv           []string
+	Workspace      string // the run's working directory, the trial's workspace
 }
 
 // Check says why the trial cannot be reproduced: a fault's finding, a command line that is not
 // `codex sandbox ... --` with the command last, a trial that did not record where it ran.
-func (r codexRun) Check() error {
-	if err := parts.FaultMade(r.fault); err != nil {
+func (r Run) Check() error {
+	if err := parts.FaultMade(r.Fault); err != nil {
 		return err
 	}
-	if r.workspace == "" {
+	if r.Workspace == "" {
 		return parts.ErrNoWorkingDir
 	}
-	_, args, err := parts.ArgvSandbox(r.argv, "")
+	_, args, err := parts.ArgvSandbox(r.Argv, "")
 	if err != nil {
 		return err
 	}
 	if len(args) < 2 || args[0] != "sandbox" || args[len(args)-1] != "--" {
-		return fmt.Errorf("the trial's command line is not `codex sandbox ARGS -- COMMAND`: %q", r.argv)
+		return fmt.Errorf("the trial's command line is not `codex sandbox ARGS -- COMMAND`: %q", r.Argv)
 	}
 	return nil
 }
 
 // Open writes the script's opening (see srtrun.Run.Open) and the sandbox's own arguments, one per
 // line, in $w/args, the trial directory in them becoming $w: `send` reads them back.
-func (r codexRun) Open(b *strings.Builder, scenario, why, header, prelude string) error {
-	user, args, err := parts.ArgvSandbox(r.argv, "")
+func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) error {
+	user, args, err := parts.ArgvSandbox(r.Argv, "")
 	if err != nil {
 		return err
 	}
-	trialDir := filepath.Dir(r.workspace)
+	trialDir := filepath.Dir(r.Workspace)
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	parts.Opening(b, scenario, "codex", r.version, why)
+	parts.Opening(b, scenario, "codex", r.Version, why)
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-codex}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(prelude)
@@ -62,13 +64,16 @@ func (r codexRun) Open(b *strings.Builder, scenario, why, header, prelude string
 	return nil
 }
 
-// sendCodex runs one request under Codex: the script's fixture part for Codex's requests, as
-// sendSRT is srt's. Codex's proxy resolves the names on the host side, so it runs inside the
-// namespace whose /etc/hosts is the fixture's.
-var sendCodex = sendHead + `send() {
+// Send is send() for Codex's request scripts, as srtrun.Send is srt's. Codex's proxy resolves
+// the names on the host side, so it runs inside the namespace whose /etc/hosts is the fixture's.
+// A session that has not ended a minute after it started is killed, with everything it started
+// (timeout's process group), and says so: 0.171.0 with a dead proxy in the caller's environment
+// outlives its command, spinning a core.
+var Send = parts.SendHead + `send() {
   req="python3 $w/request.py $1 $2 $3 $4 $5 $6"
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$w/args"
-  ` + inHostAs("$w/codex-tmp") + `"$SANDBOX" "$@" -- sh -c "$req" ) || true
+  ` + parts.InHostAs("$w/codex-tmp") + `timeout -k 5 60 "$SANDBOX" "$@" -- sh -c "$req" ) ||
+    { [ $? != 124 ] || echo "(codex had not ended 60 s after it started: killed)"; }
 }
 `

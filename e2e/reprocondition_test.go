@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/targets/claudecode"
+	"github.com/sandcheck/sandcheck/targets/npmcache"
+	"github.com/sandcheck/sandcheck/targets/srt"
+)
+
+// TestReproStandaloneConditions: two configurations a user ends up with are known findings of srt
+// 0.0.83 and of both Claude Code releases the tests run: a dead proxy in the caller's environment
+// becomes the sandbox's proxy's upstream (untrusted/proxy-env-dead), and proxy ports whose owner
+// is not a proxy are used unchecked (failclosed/proxy-port-taken). `sandcheck repro` writes a
+// reproducer of each that sets the condition itself (the caller's variables; a listener that
+// accepts and closes, the settings' ports pointed at it) around a request for the allowed host,
+// with a control without it: run outside sandcheck, each exits 1 with every release. srt's
+// env-dead script, run with older releases, names the one that brought the bug: 0.0.42 went
+// direct whatever the caller's environment said (exit 0), 0.0.43 took the caller's proxy (exit 1).
+func TestReproStandaloneConditions(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "ip", "python3", "setpriv")
+	bugs := map[string]string{
+		"untrusted/proxy-env-dead":    "BUG: the sandbox ran the command, and its proxy failed the allowed host",
+		"failclosed/proxy-port-taken": "BUG: the sandbox ran the command with its proxy ports on a program that is not a proxy",
+	}
+	for _, c := range []struct {
+		target string
+		builds []string
+	}{
+		{"srt", []string{srtPath(t)}},
+		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
+	} {
+		out := reproKnown(t, "--target", c.target, "--label-filter", "untrusted-proxy-env-dead || failclosed-proxy-port-taken")
+		for id, bug := range bugs {
+			script := filepath.Join(out, "repro", reproscript.FileName(id))
+			for _, build := range c.builds {
+				if code, got := runScript(t, script, build, ""); code != 1 || !strings.Contains(got, bug) {
+					t.Errorf("%s with %s: %s: exit %d, want 1\n%s", c.target, build, id, code, got)
+				}
+			}
+			if c.target != "srt" || id != "untrusted/proxy-env-dead" {
+				continue
+			}
+			for release, want := range map[string]int{"0.0.42": 0, "0.0.43": 1} {
+				in, err := npmcache.New().Install(context.Background(), npmcache.Spec{Package: srt.Package, Version: release, Bin: "srt"})
+				if err != nil {
+					t.Fatalf("install srt %s: %v", release, err)
+				}
+				if code, got := runScript(t, script, in.BinPath(), ""); code != want {
+					t.Errorf("%s with srt %s: exit %d, want %d\n%s", id, release, code, want, got)
+				}
+			}
+		}
+	}
+}
