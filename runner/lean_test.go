@@ -83,3 +83,29 @@ func TestLeanJournal(t *testing.T) {
 		}
 	}
 }
+
+// A run that writes reproducers keeps the evidence of every failing trial, those failing only by
+// known findings too (a reproducer is made from it), and is still compact for the passing ones.
+func TestLeanJournalKeepsFailures(t *testing.T) {
+	passing := leanFake()
+	passing.Scenarios, passing.P = passing.Scenarios[:2], nil
+	for _, c := range []struct {
+		fake     *Fake
+		wantFull int
+	}{{leanFake(), 20}, {passing, 2}} {
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), c.fake, Options{Cells: runtest.Cells(2), Trials: 10, Dir: dir, KeepFailures: true}); err != nil {
+			t.Fatal(err)
+		}
+		full := 0
+		_, err := journal.Scan(filepath.Join(dir, JournalFile), func(rec model.Record) error {
+			if len(rec.Evidence) > 0 {
+				full++
+			}
+			return nil
+		})
+		if err != nil || full != c.wantFull {
+			t.Errorf("%d of 20 trials (%d scenarios each) kept their evidence, want %d (%v)", full, len(c.fake.Scenarios), c.wantFull, err)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type Options struct {
 	// FullJournal journals every trial with its evidence. By default a trial that passed, or
 	// failed only by pinned known findings, is journaled compact (journal.KeepsEvidence).
 	FullJournal bool
+	// KeepFailures journals every failing trial with its evidence, those failing only by known
+	// findings too: a run that writes reproducers (run --repro-dir, repro) makes them from it.
+	KeepFailures bool
 	// Resume skips (cell, trial) pairs the journal already holds. Without it a Dir whose
 	// journal holds trials is refused, so two runs are never mixed by accident.
 	Resume bool
@@ -298,7 +301,7 @@ func Run(ctx context.Context, exec Executor, opt Options) (*Summary, error) {
 				// Journaled and counted as one step: a stopper sees the trials in journal order,
 				// which is the order a resume replays them in (an adaptive stop depends on it).
 				durable.Lock()
-				err := jw.Append(s.lean(cs, rec, opt.FullJournal))
+				err := jw.Append(s.lean(cs, rec, opt.FullJournal || opt.KeepFailures && rec.Failure().Failed()))
 				if err == nil {
 					s.finish(cs, rec) // counted only now that it is durable
 				}

@@ -50,7 +50,7 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 		labels = "claude-seed-repro" // the seed's own invocation and curls, through Claude Code
 	}
 	run := []string{"--target", o.target, "--label-filter", labels, "-n", strconv.Itoa(*n), "-j", strconv.Itoa(*j),
-		"--out", dir, "--plain", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
+		"--out", dir, "--plain", "--keep-failures", "--fault", o.fault, "--hostnames", o.Hostnames, "--user", o.user}
 	for _, f := range [][2]string{{"--target-settings", o.targetSettings}, {"--settings", o.Settings}, {"--target-path", o.TargetPath}} {
 		if f[1] != "" {
 			run = append(run, f[0], f[1])
@@ -63,7 +63,7 @@ func reproCmd(args []string, stdout, stderr io.Writer) int {
 	default:
 		return code
 	}
-	// The report a maintainer reads: the known findings' evidence shown, not left in report.json.
+	// The report a maintainer reads: the known findings' evidence (--keep-failures) shown.
 	if err := format.WriteMarkdownFrom(stdout, dir, format.Options{Repro: cli.CommandLine(cli.Args), KnownEvidence: true}); err != nil {
 		fmt.Fprintf(stderr, "sandcheck repro: %v\n", err)
 		return cli.ExitHarness

@@ -43,20 +43,16 @@ Exit codes:
 
 // runFlags are the flags of run, bound to one flag set.
 type runFlags struct {
-	o          trialOptions
-	faults     cli.MultiFlag
-	users      cli.MultiFlag
-	matrix     string
-	n, j       int
-	timeout    time.Duration
-	out        string
-	resume     bool
-	shard      string
-	asJSON     bool
-	plain      bool
-	full       bool
-	maxHarness float64
-	reproDir   string
+	o                     trialOptions
+	faults, users         cli.MultiFlag
+	matrix, out, shard    string
+	n, j                  int
+	timeout               time.Duration
+	resume, asJSON, plain bool
+	full                  bool // --full-journal
+	keepFail              bool // --keep-failures, or implied by --repro-dir
+	maxHarness            float64
+	reproDir              string
 }
 
 func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
@@ -87,6 +83,7 @@ func newRunFlags(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.plain, "plain", false, "plain progress lines even on a terminal")
 	fs.BoolVar(&f.full, "full-journal", false, "journal every trial with its evidence (default: passing trials and those failing only by known findings are journaled compact, without evidence; each cell's first trial and every other failure keep theirs)")
 	fs.Float64Var(&f.maxHarness, "max-harness-rate", 0.05, "exit 3 when harness errors and timeouts exceed this fraction of a cell's trials")
+	fs.BoolVar(&f.keepFail, "keep-failures", false, "journal every failing trial with its evidence, those failing only by known findings too (implied by --repro-dir, whose reproducers are made from it); passing trials stay compact")
 	fs.StringVar(&f.reproDir, "repro-dir", "", "write a standalone reproducer (DIR/<scenario-id-with-dashes>.sh, run without sandcheck) for every failing scenario that has one")
 	return fs, f
 }
@@ -145,7 +142,7 @@ func planRun(args []string, stderr io.Writer) (*runPlan, int) {
 		return fail("versions: %v", err)
 	}
 	p := &runPlan{Plan: orchestrate.NewPlan(m, f.o.Trial, sh, dir, f.resume), asJSON: f.asJSON, maxHarness: f.maxHarness, reproDir: f.reproDir}
-	p.Runner.Plain, p.Runner.FullJournal = f.plain, f.full
+	p.Runner.Plain, p.Runner.FullJournal, p.Runner.KeepFailures = f.plain, f.full, f.keepFail || f.reproDir != ""
 	p.Executors = runExecutors
 	return p, 0
 }

@@ -92,7 +92,10 @@ func TestEveryRunFlagIsHonoured(t *testing.T) {
 		"plain":            {[]string{"--plain"}, func(p *runPlan, a []string) bool { return p.Runner.Plain }},
 		"full-journal":     {[]string{"--full-journal"}, func(p *runPlan, a []string) bool { return p.Runner.FullJournal }},
 		"max-harness-rate": {[]string{"--max-harness-rate", "0.2"}, func(p *runPlan, a []string) bool { return p.maxHarness == 0.2 }},
-		"repro-dir":        {[]string{"--repro-dir", "/tmp/r"}, func(p *runPlan, a []string) bool { return p.reproDir == "/tmp/r" }},
+		"repro-dir": {[]string{"--repro-dir", "/tmp/r"}, func(p *runPlan, a []string) bool {
+			return p.reproDir == "/tmp/r" && p.Runner.KeepFailures // the reproducers are made from the failures' evidence
+		}},
+		"keep-failures": {[]string{"--keep-failures"}, func(p *runPlan, a []string) bool { return p.Runner.KeepFailures }},
 	}
 	base := []string{"--out", filepath.Join(dir, "run")}
 	p0, argv0 := planAndArgv(t, base...)
