@@ -10,9 +10,9 @@
 // configuration sets around such a request, a caller's dead proxy and proxy ports that are not a
 // proxy (requestscript); the git, fs-interplay, privilege and globs classes on srt, bubblewrap,
 // firejail and Claude Code, and the hook a new repository gets, whose scripts show the impact
-// itself (git.go, fs.go, fswrite); writes outside the writable paths (fswrite); Claude Code's
-// configurations and its start-up race, a rate over many runs (claudescript). Everything else says
-// why it has no reproducer yet.
+// itself (git.go, fs.go, fswrite); writes outside the writable paths (fswrite); concurrent srt
+// sessions (concscript) and Claude Code's start-up race, rates over many runs; Claude Code's
+// configurations (claudescript). Everything else says why it has no reproducer yet.
 package reproscript
 
 import (
@@ -24,6 +24,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
+	"github.com/sandcheck/sandcheck/reports/reproscript/concscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/fswrite"
 	"github.com/sandcheck/sandcheck/reports/reproscript/requestscript"
 	"github.com/sandcheck/sandcheck/wire/journal"
@@ -49,6 +50,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") || strings.HasPrefix(scenario, "bypass/globs/") {
 		return fsScript(rec, scenario, why)
 	}
+	if strings.HasPrefix(scenario, "concurrency/") {
+		return concscript.Script(rec, scenario, why)
+	}
 	switch scenario {
 	case "untrusted/proxy-env-dead":
 		return requestscript.EnvDead(rec, scenario, why)
@@ -56,7 +60,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return requestscript.PortTaken(rec, scenario, why)
 	}
 	if !strings.HasPrefix(scenario, "bypass/") {
-		return "", fmt.Errorf("standalone reproducers cover the bypass family, the filesystem family, two conditions and Claude Code's configurations and start-up race so far, not %s", scenario)
+		return "", fmt.Errorf("standalone reproducers cover the bypass, filesystem and concurrency families, two conditions and Claude Code's configurations and start-up race so far, not %s", scenario)
 	}
 	return requestscript.Script(rec, scenario, why)
 }

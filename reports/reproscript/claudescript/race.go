@@ -10,14 +10,17 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
-// Claude Code's start-up race (the seed's first outcome): the command runs before the relays in
-// the sandbox listen, so its first request through the proxy is refused and a later one gets
-// through. One run shows it rarely, and only with the CPU contended, so the reproducer reports a
-// rate: it starts RUNS sessions, PAR at a time, each asking at once for the allowed host through
-// the channel's relay and again a second later.
+// Claude Code's start-up race (the seed's first outcome): the command runs before the proxy path
+// in the sandbox is ready, so its first request through the proxy fails and a later one gets
+// through: refused, the relay not listening yet (the seed's own), or unanswered within the
+// trial's timeout, the relay listening with nothing behind it yet. One run shows it rarely, and
+// only with the CPU contended, so the reproducer reports a rate: it starts RUNS sessions, PAR at a
+// time, each asking at once for the allowed host through the channel's relay (within the trial's
+// 3 s) and again a second later.
 
 // raceFirst is each run's command for a channel: the allowed host through the channel's proxy at
-// once, then again a second later; curl's exit status first (7: nothing listened).
+// once, then again a second later; curl's exit status first (7: nothing listened; 28: no answer
+// in time; 52, 56: the connection closed).
 var raceFirst = map[string]string{
 	"network/channel/http":  `-x "${http_proxy:-$HTTP_PROXY}"`,
 	"network/channel/https": `-p -x "${https_proxy:-$HTTPS_PROXY}"`, // CONNECT, as a TLS client's first request
@@ -27,7 +30,7 @@ var raceFirst = map[string]string{
 func raceCommand(channel string) string {
 	via := raceFirst[channel]
 	url := "http://allowed." + parts.Domain
-	return `curl -sS -m 10 ` + via + ` -o /dev/null -w "FIRST=%{http_code}\n" ` + url + `/repro/first; echo "FIRST_EXIT=$?"; sleep 1; ` +
+	return `curl -sS -m 3 ` + via + ` -o /dev/null -w "FIRST=%{http_code}\n" ` + url + `/repro/first; echo "FIRST_EXIT=$?"; sleep 1; ` +
 		`curl -sS -m 10 ` + via + ` -o /dev/null -w "LATER=%{http_code}\n" ` + url + `/repro/later`
 }
 
@@ -41,8 +44,9 @@ const raceHeader = `#
 # A race: it shows only while the CPU is contended, so the script starts RUNS sessions (default
 # 40), PAR at a time (default 2, as the trials ran them on two cores), each in a directory of its
 # own laid out as the trial's. It prints the rate with its 95% interval.
-# Exit 1: in some run the first request was refused and the later one got through (the command
-# ran before the relay listened). 0: every run's first request got through. 2: could not tell.
+# Exit 1: in some run the first request failed (refused, or unanswered within 3 s) and the later
+# one got through (the command ran before the proxy path was ready). 0: every run's first request
+# got through. 2: could not tell.
 set -eu
 `
 
@@ -57,8 +61,8 @@ func RaceScript(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !strings.Contains(e.Result.Hint, "came up late") {
-		return "", fmt.Errorf("%s failed otherwise than by the start-up race (the first request refused, later ones through): %s", scenario, parts.OneLine(e.Result.Hint))
+	if !strings.Contains(e.Result.Hint, "came up late") && !strings.Contains(e.Result.Hint, "answered late") {
+		return "", fmt.Errorf("%s failed otherwise than by the start-up race (the first request refused or unanswered, later ones through): %s", scenario, parts.OneLine(e.Result.Hint))
 	}
 	if e.Dir == "" {
 		return "", parts.ErrNoWorkingDir
@@ -113,8 +117,9 @@ one() {
 	b.WriteString(`  kill $model 2>/dev/null || true
   r=$(cat "$d/tool_result" 2>/dev/null || true)
   case $r in
-    *FIRST_EXIT=7*LATER=200*) echo race ;;
     *FIRST=200*) echo ok ;;
+    *FIRST_EXIT=7*LATER=200*) echo refused ;;
+    *FIRST_EXIT=[1-9]*LATER=200*) echo unanswered ;;
     *) echo unknown ;;
   esac > "$top/verdicts/$2"
 }
@@ -125,12 +130,15 @@ while [ $n -lt "$RUNS" ]; do
   while [ $k -lt "$PAR" ] && [ $n -lt "$RUNS" ]; do k=$((k + 1)); n=$((n + 1)); one $k $n & runs="$runs $!"; done
   wait $runs # these sessions only: the fixture's servers run on
 done
-races=$(grep -lx race "$w"/verdicts/* 2>/dev/null | wc -l)
+refused=$(grep -lx refused "$w"/verdicts/* 2>/dev/null | wc -l)
+unanswered=$(grep -lx unanswered "$w"/verdicts/* 2>/dev/null | wc -l)
+races=$((refused + unanswered))
 oks=$(grep -lx ok "$w"/verdicts/* 2>/dev/null | wc -l)
 unknown=$((RUNS - races - oks))
-for f in "$w"/runs/*/tool_result; do
-  grep -q 'FIRST_EXIT=7' "$f" 2>/dev/null || continue
-  echo "-- a run whose first request was refused; the Bash tool returned:"; cat "$f"; echo; break
+for v in refused unanswered; do
+  f=$(grep -lx $v "$w"/verdicts/* 2>/dev/null | head -1)
+  [ -n "$f" ] || continue
+  echo "-- a run whose first request was $v; the Bash tool returned:"; cat "$w/runs/${f##*/}/tool_result"; echo
 done
 if cat "$w"/runs/*/unexpected 2>/dev/null | grep -q .; then
   echo 'could not tell: Claude Code asked the model something the script does not answer:'; cat "$w"/runs/*/unexpected 2>/dev/null; exit 2
@@ -141,8 +149,8 @@ rate=$(awk -v k="$races" -v n="$judged" 'BEGIN {
   z = 1.96; p = k / n; d = 1 + z*z/n; c = (p + z*z/(2*n)) / d; h = z * sqrt(p*(1-p)/n + z*z/(4*n*n)) / d
   lo = c - h; hi = c + h; if (lo < 0) lo = 0; if (hi > 1) hi = 1
   printf "%d of %d = %.1f%% [%.1f%%, %.1f%%] (Wilson 95%%)", k, n, 100*p, 100*lo, 100*hi }')
-echo "first request refused while the later one got through: $rate; runs that showed neither: $unknown"
-if [ "$races" -gt 0 ]; then echo 'BUG: the command ran before the relay in the sandbox listened: its first request was refused'; exit 1; fi
+echo "first request failed while the later one got through: $rate ($refused refused, the relay not listening; $unanswered unanswered within 3 s); runs that showed neither: $unknown"
+if [ "$races" -gt 0 ]; then echo 'BUG: the command ran before the proxy path in the sandbox was ready: its first request failed, a later one got through'; exit 1; fi
 if [ "$unknown" -gt 0 ]; then
   echo "could not tell: $unknown of $RUNS runs reached the allowed host neither at once nor later; one of them printed:"
   for v in "$w"/verdicts/*; do [ "$(cat "$v")" = unknown ] || continue; d="$w/runs/${v##*/}"; cat "$d/out" "$d/tool_result" 2>/dev/null; break; done

@@ -48,7 +48,7 @@ func TestRaceScript(t *testing.T) {
 		}
 		for _, want := range []string{"RUNS=${RUNS:-40}", "PAR=${PAR:-2}", "RUN_AS=${RUN_AS:-sandcheck}", "lay_out() {",
 			`( lay_out "$w/slot$k" )`, `cat > ''"$w"'/claude-home/.claude/settings.json' <<'FILE'`, `HOME=''"$w"'/claude-home'`,
-			"curl -sS -m 10 " + via + ` -o /dev/null -w "FIRST=%{http_code}\n" http://allowed.sandcheck.test/repro/first`,
+			"curl -sS -m 3 " + via + ` -o /dev/null -w "FIRST=%{http_code}\n" http://allowed.sandcheck.test/repro/first`,
 			`'-p' 'Run the sandcheck probe with the Bash tool.' '--allowedTools' 'Bash'`, "(Wilson 95%%)"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: script lacks %q", channel, want)
@@ -79,10 +79,11 @@ func TestRaceScript(t *testing.T) {
 	}
 }
 
-// TestRaceScriptDecides runs the http channel's race script with two stand-ins for Claude Code
+// TestRaceScriptDecides runs the http channel's race script with stand-ins for Claude Code
 // (testdata/claude.py): the one whose proxy listens half a second late must make it exit 1 with
-// every run counted, the one whose proxy listens at once exit 0; neither leaves its directory behind. The real Claude Code's is
-// run by e2e's TestReproStandaloneClaudeRace.
+// every run counted refused, the one whose proxy answers its first request four seconds late exit
+// 1 with every run counted unanswered, the one whose proxy is ready at once exit 0; none leaves
+// its directory behind. The real Claude Code's is run by e2e's TestReproStandaloneClaudeRace.
 func TestRaceScriptDecides(t *testing.T) {
 	skip.UnlessRoot(t, "the script makes network namespaces and runs Claude Code as another account")
 	skip.UnlessTools(t, "apt-get install util-linux iproute2 python3 curl", "setpriv", "ip", "python3", "curl")
@@ -105,7 +106,11 @@ func TestRaceScriptDecides(t *testing.T) {
 	for name, want := range map[string]struct {
 		code int
 		says string
-	}{"late-claude": {1, "4 of 4 = 100.0%"}, "open-claude": {0, "0 of 4 = 0.0%"}} {
+	}{
+		"late-claude": {1, "4 of 4 = 100.0% [51.0%, 100.0%] (Wilson 95%) (4 refused"},
+		"slow-claude": {1, "(0 refused, the relay not listening; 4 unanswered"},
+		"open-claude": {0, "0 of 4 = 0.0%"},
+	} {
 		sandbox := filepath.Join(bin, name)
 		if err := os.WriteFile(sandbox, standInClaude, 0o755); err != nil {
 			t.Fatal(err)

@@ -142,9 +142,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return "", err
 	}
 	for _, c := range e.Cases {
-		if c.Name == scenario && c.Raw.Via == "unix" {
+		if c.Name == scenario && (c.Raw.Via == "unix" || c.Raw.Via == "uring-unix") {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
-				Argv: e.Run.Argv, Dir: e.Dir, Socket: c.Raw.Addr}, scenario, why)
+				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
 		}
 	}
 	run, send := e.proxyRun()

@@ -1,27 +1,39 @@
 // Package unixscript writes the standalone reproducer of a host unix socket a sandbox lets the
-// command connect to (bypass/unix-sockets/host-socket), for sandboxes whose command line carries
-// the command (bubblewrap, firejail): a socket of the script's own where the trial's was (a
-// docker.sock or an ssh-agent's, in a user's terms), a listener on it that logs each line, and
-// the trial's command line, its directories the script's own, running a few lines of python3
-// that connect and send one. The same connection is made without the sandbox first: where the
-// account cannot make it anyway, the script cannot tell.
+// command connect to (bypass/unix-sockets/host-socket, and uring-host-socket, the socket made and
+// connected through io_uring), for sandboxes whose command line carries the command (bubblewrap,
+// firejail) and for srt: a socket of the script's own where the trial's was (a docker.sock or an
+// ssh-agent's, in a user's terms), a listener on it that logs each line, and the trial's command
+// line, its directories the script's own, running a few lines of python3 that connect and send
+// one. The same connection is made without the sandbox first: where the account cannot make it
+// anyway, the script cannot tell.
 package unixscript
 
 import (
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 // Trial is what the script needs of the trial: the sandbox, its release and fault, its command
-// line, its working directory, and the socket's path.
+// line (and srt's settings), its working directory, the socket's path, and whether the command
+// went through io_uring.
 type Trial struct {
 	Target, Version, Fault string
 	Argv                   []string
+	Settings               json.RawMessage
 	Dir, Socket            string
+	Uring                  bool
 }
+
+// uringClient is client's twin through io_uring: `python3 uring.py SOCK WORD`.
+//
+//go:embed uring.py
+var uringClient string
 
 // server listens on the socket SOCK, world-connectable as the trial's was, and appends every
 // line it reads to LOG: `python3 server.py SOCK LOG`.
@@ -44,7 +56,8 @@ while True:
 `
 
 // client connects to the socket SOCK and sends WORD: `python3 -c CLIENT SOCK WORD`.
-const client = `import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n"); print(s.recv(256).decode().strip())`
+const client = `import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n"); print(s.recv(256).decode().strip())
+`
 
 // Script is the reproducer of scenario as the trial ran it; the error says why there is none.
 func Script(t Trial, scenario, why string) (string, error) {
@@ -58,6 +71,10 @@ func Script(t Trial, scenario, why string) (string, error) {
 		return "", fmt.Errorf("%s connects to %q, not a socket file: the reproducer makes socket files only so far", scenario, t.Socket)
 	}
 	user, args, err := parts.ArgvSandbox(t.Argv, "")
+	settings := ""
+	if t.Target == "srt" { // its command line takes the command as one string, after its settings
+		user, args, settings, err = srtLine(t)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -95,26 +112,55 @@ server=
 chmod 755 "$w"
 `, t.Target, user, "'"+strings.ReplaceAll(filepath.Dir(trialDir), "'", `'\''`)+"'")
 	b.WriteString(parts.MakeDirs(args, trialDir))
-	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\"\n", parts.InScript(t.Socket, trialDir), parts.InScript(t.Dir, trialDir))
+	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\" \"$w/tmp\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\" \"$w/tmp\"\n", parts.InScript(t.Socket, trialDir), parts.InScript(t.Dir, trialDir))
 	w("cat > \"$w/server.py\" <<'PY'\n%sPY\n", server)
 	w(`python3 "$w/server.py" "$sock" "$w/log" & server=$!
 i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the socket did not come up'; exit 2; }; sleep 0.1; done
-as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" LANG=C.UTF-8 "$@"; }
+as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
 `)
-	w("client='%s'\n", client)
-	w(`echo "== without the sandbox: connect to $sock as $RUN_AS"
+	how, cl := "", client
+	if t.Uring {
+		how, cl = " through io_uring (its socket(2) and connect(2) never called)", uringClient
+	}
+	w("cat > \"$w/client.py\" <<'PY'\n%sPY\nclient=$(cat \"$w/client.py\")\n", cl)
+	if settings != "" {
+		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
+	}
+	w(`echo "== without the sandbox: connect to $sock as $RUN_AS%s"
 ( cd "$ws" && as python3 -c "$client" "$sock" repro-control ) 2>&1 || true
-grep -q repro-control "$w/log" 2>/dev/null || { echo "could not tell: $RUN_AS cannot connect to the socket even without a sandbox"; exit 2; }
+`, how)
+	w(`grep -q repro-control "$w/log" 2>/dev/null || { echo "could not tell: $RUN_AS cannot connect to the socket even without a sandbox"; exit 2; }
 echo "== inside the sandbox: the same connection"
 `)
 	w("( cd \"$ws\" && as \"$SANDBOX\"")
 	for _, a := range args {
 		w(" %s", parts.InScript(a, trialDir))
 	}
-	w(" python3 -c \"$client\" \"$sock\" repro-case ) 2>&1 || true\n")
+	if settings != "" {
+		w(" --settings \"$w/settings.json\" -c \"python3 $w/client.py $sock repro-case\" ) 2>&1 || true\n")
+	} else {
+		w(" python3 -c \"$client\" \"$sock\" repro-case ) 2>&1 || true\n")
+	}
 	w(`if grep -q repro-case "$w/log"; then echo "BUG: the sandboxed command reached the host's unix socket $sock (a docker.sock or an ssh-agent's there would be the host)"; exit 1; fi
 echo "no bug: the sandboxed command did not reach the host's socket"
 exit 0
 `)
 	return b.String(), nil
+}
+
+// srtLine is srt's part of the trial's command line, which takes the command as one string after
+// its settings file: the account, no arguments of the trial's own (the script gives srt its
+// settings and the command), and the settings, the trial directory in them a placeholder.
+func srtLine(t Trial) (user string, args []string, settings string, err error) {
+	run := srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}
+	if err := run.Check(); err != nil {
+		return "", nil, "", err
+	}
+	dir, _ := run.TrialDir()
+	if dir != filepath.Dir(t.Dir) {
+		return "", nil, "", fmt.Errorf("srt's settings %s are not in the trial's directory", dir)
+	}
+	user, _, _ = parts.AsAccount(t.Argv, "")
+	settings, err = srtrun.Relocate(t.Settings, dir)
+	return user, nil, settings, err
 }

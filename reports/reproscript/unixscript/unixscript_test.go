@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
@@ -83,5 +84,61 @@ func TestUnixScriptDecides(t *testing.T) {
 		if o, _ := exec.Command("pgrep", "-f", "server.py .*/run/sandcheck-host.sock").Output(); len(o) > 0 {
 			t.Errorf("with %s: the listener is still running: %s", filepath.Base(sandbox), o)
 		}
+	}
+}
+
+// srtTrial is a unix-sockets session of srt: its settings in the trial's directory, the command
+// one string after them.
+func srtTrial() Trial {
+	return Trial{Target: "srt", Version: "@anthropic-ai/sandbox-runtime@0.0.44",
+		Argv: []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--", "/opt/srt", "--settings", trial + "/srt-settings.json",
+			"-c", "'/opt/sandcheck' '" + parts.ProbeVerb + "' '" + trial + "/probe-1.json'"},
+		Settings: []byte(`{"network":{"allowedDomains":[]},"filesystem":{"allowWrite":["` + trial + `/workspace"]}}`),
+		Dir:      trial + "/workspace", Socket: trial + "/run/sandcheck-host.sock", Uring: true}
+}
+
+// TestUringScript: through io_uring, on srt, the script gives srt the trial's settings (its own
+// directory in the trial's place) and the io_uring client as the command, after the same client
+// without the sandbox; the client never calls socket(2) or connect(2) itself.
+func TestUringScript(t *testing.T) {
+	s, err := Script(srtTrial(), "bypass/unix-sockets/uring-host-socket", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"@DIR@/workspace"`, `sed -i "s|@DIR@|$w|g" "$w/settings.json"`, "OP_SOCKET",
+		`as "$SANDBOX" --settings "$w/settings.json" -c "python3 $w/client.py $sock repro-case"`, "through io_uring"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(uringClient, "socket.socket") || strings.Contains(uringClient, ".connect(") {
+		t.Error("the io_uring client makes its connection the usual way")
+	}
+	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v\n%s", err, out)
+	}
+}
+
+// TestUringClient: the io_uring client reaches a listening socket on this kernel (5.19 or later),
+// as the scripts' controls need.
+func TestUringClient(t *testing.T) {
+	skip.UnlessTools(t, "apt-get install python3", "python3")
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	srv := exec.Command("python3", "-c", server, sock, filepath.Join(dir, "log"))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "log.ready")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := exec.Command("python3", "-c", uringClient, sock, "hello").CombinedOutput()
+	log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil || !strings.Contains(string(out), "the host's socket answered") || string(log) != "hello\n" {
+		t.Fatalf("client: %v: %s; the listener logged %q", err, out, log)
 	}
 }

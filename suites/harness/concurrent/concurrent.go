@@ -7,6 +7,7 @@ package concurrent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,12 +23,15 @@ import (
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// Session is one of several concurrent sandboxed runs.
+// Session is one of several concurrent sandboxed runs: with its settings and what it was given
+// beside its command line, what a standalone reproducer starts again.
 type Session struct {
 	Workspace string          `json:"workspace"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
 	Run       proc.Run        `json:"run"`
-	Ran       bool            `json:"sandbox_ran"`
-	Result    classify.Result `json:"result"`
+	harness.Given
+	Ran    bool            `json:"sandbox_ran"`
+	Result classify.Result `json:"result"`
 }
 
 // Trial is the evidence of K sandboxes started together.
@@ -88,7 +92,7 @@ func Run(ctx context.Context, cfg harness.Config, k int, shared bool) (*Trial, e
 				errs[i] = err
 				return
 			}
-			ct.Sessions[i] = Session{Workspace: wss[i], Run: x.Run, Ran: x.Out.Ran}
+			ct.Sessions[i] = Session{Workspace: wss[i], Settings: x.Settings, Run: x.Run, Given: x.Given, Ran: x.Out.Ran}
 			ct.Sessions[i].Result = classify.ClassifyNetwork(network.Input(t, x, spec, sessionHits(t.Hosts.Hits(), nonces[i], nonces)))
 		}(i)
 	}

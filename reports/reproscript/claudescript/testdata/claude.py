@@ -8,13 +8,19 @@
 #   adopt-claude   as strict-claude, but through the caller's HTTP_PROXY when one is set (502
 #                  when it is dead)
 #   late-claude    as open-claude, but the proxy listens half a second after the command started
+#   slow-claude    as open-claude, but the proxy answers its first request four seconds late
+#   residue-claude as open-claude, and leaves .claude/.cc-writes in its working directory
 #   no-claude      runs nothing, as a sandbox that refuses everything
 import json, os, socket, subprocess, sys, threading, time, urllib.request
 from urllib.parse import urlsplit
 
 mode = os.path.basename(sys.argv[0])
 
+first = threading.Lock()
+
 def serve(c):
+    if mode == "slow-claude" and first.acquire(blocking=False):
+        time.sleep(4)
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = c.recv(4096)
@@ -79,10 +85,13 @@ if mode != "no-claude":
     ready = threading.Event()
     threading.Thread(target=listen, args=(port, ready), daemon=True).start()
     if mode != "late-claude":
-        ready.wait(5)
+        ready.wait(30)
     proxy = "http://127.0.0.1:%d" % port
     env = dict(os.environ, http_proxy=proxy, HTTP_PROXY=proxy)
     r = subprocess.run(["sh", "-c", use["input"]["command"]], capture_output=True, text=True, env=env)
     out = r.stdout + r.stderr
+if mode == "residue-claude":
+    os.makedirs(".claude", exist_ok=True)
+    open(".claude/.cc-writes", "w").close()
 post(ask + [{"role": "assistant", "content": [use]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": out}]}])
 print("done")
