@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,29 @@ func TestReproStandaloneConcurrency(t *testing.T) {
 			got, err := cmd.CombinedOutput()
 			if code := exitCode(err); code != 1 || !strings.Contains(string(got), "left the workspace changed (+ new, - gone)") {
 				t.Errorf("%s with %s: exit %d, want 1\n%s", c.target, build, code, got)
+			}
+		}
+	}
+}
+
+// TestReproStandaloneClaudeUntrusted: Claude Code runs its Bash tool's commands unsandboxed, without
+// a word, with a --settings file that is empty, not JSON, or in srt's dialect (known findings of
+// both releases the tests run): `sandcheck repro` writes the reproducer of each, which lays out
+// the files Claude Code was given, that one among them, and has its Bash tool run the seed's two
+// curls; run outside sandcheck, each exits 1 with both releases: the denied host was reached. The
+// same with no settings in a fresh HOME has no script yet, and the report says why.
+func TestReproStandaloneClaudeUntrusted(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "ip", "python3", "setpriv", "curl")
+	out := reproKnown(t, "--target", claudecode.Name+"@"+claudeVersions[0], "--label-filter", "untrusted")
+	if _, err := os.Stat(filepath.Join(out, "repro", reproscript.FileName("untrusted/fresh-home"))); err == nil {
+		t.Error("untrusted/fresh-home got a script, though the evidence does not say which HOME Claude Code had")
+	}
+	for _, id := range []string{"settings-empty", "settings-invalid-json", "settings-unknown-keys"} {
+		script := filepath.Join(out, "repro", reproscript.FileName("untrusted/"+id))
+		for _, v := range claudeVersions {
+			if code, got := runScript(t, script, claudeRelease(t, v), ""); code != 1 || !strings.Contains(got, "BUG: the denied host was reached") {
+				t.Errorf("untrusted/%s with Claude Code %s: exit %d, want 1\n%s", id, v, code, got)
 			}
 		}
 	}

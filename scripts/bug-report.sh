@@ -5,7 +5,9 @@
 # (what the bug is in the sandbox's own terms, what upstream would need to fix) is written by
 # hand between the <!-- intro --> markers and kept when the report is written again. SANDBOX may
 # name several builds, colon-separated (the release that has the bug and the one that fixed it):
-# each reproducer is run with each.
+# each reproducer is run with each. REPRO_ENV, when set, is more of the reproducers' environment
+# (RUNS=100 PAR=2 for a rate), and the report says so; so is BESIDE, what ran beside the report's
+# runs (scripts/beside-guests.sh sets it).
 #   bug-report.sh NAME SANDBOX[:SANDBOX...] [RUN_AS] -- REPRO-ARGS...
 set -euo pipefail
 name=$1 sandbox=$2
@@ -53,6 +55,7 @@ set -e
   echo "sandcheck repro $(shell_words "$@")--out DIR"
   echo '```'
   echo
+  [ -z "${BESIDE:-}" ] || { echo "It ran, and its reproducers after it, beside $BESIDE."; echo; }
   echo "Its exit status was $code. What it printed follows, a level down; then each reproducer it wrote, run outside sandcheck."
   echo
   sed -e 's/^#/##/' "$out/bug-report.md"
@@ -62,12 +65,16 @@ set -e
     IFS=: read -r -a builds <<< "$sandbox"
     for build in "${builds[@]}"; do
       set +e
-      env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SANDBOX="$build" ${run_as:+RUN_AS=$run_as} sh "$s" > "$out/$base.out" 2>&1
+      # shellcheck disable=SC2086 # REPRO_ENV is words: VAR=VALUE ...
+      env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SANDBOX="$build" ${run_as:+RUN_AS=$run_as} ${REPRO_ENV:-} sh "$s" > "$out/$base.out" 2>&1
       rc=$?
       set -e
       echo
-      if [ ${#builds[@]} -gt 1 ]; then
-        echo "### Reproducer \`$base\`, run here with \`SANDBOX=${build#$PWD/}\` (exit $rc)"
+      with=""
+      [ ${#builds[@]} -le 1 ] || with="SANDBOX=${build#$PWD/}"
+      with="$with${REPRO_ENV:+${with:+ }$REPRO_ENV}"
+      if [ -n "$with" ]; then
+        echo "### Reproducer \`$base\`, run here with \`$with\` (exit $rc)"
       else
         echo "### Reproducer \`$base\`, run here (exit $rc)"
       fi

@@ -178,3 +178,35 @@ func claudePortTaken() model.Record {
 	b, _ := json.Marshal(map[string]json.RawMessage{"failclosed/proxy-port-taken": rec.Evidence})
 	return model.Record{Evidence: b}
 }
+
+// TestClaudeUntrustedScript: an untrusted configuration of Claude Code (here an empty --settings
+// file) gets Claude Code's configuration script: the files it was given, among them the empty
+// one, laid out again, the seed's two curls asked of its Bash tool, the denied host reached the
+// bug. srt's gets none (only its dead caller proxy has one).
+func TestClaudeUntrustedScript(t *testing.T) {
+	const trial = "/tmp/sandcheck-trial-1"
+	rec := claudeProxyEvidence(func(ev map[string]any) {
+		delete(ev, "cases")
+		ev["condition"] = "settings-empty"
+		ev["layout"] = append(ev["layout"].([]map[string]any), map[string]any{"path": trial + "/settings.json", "text": "", "mode": 0o644})
+		run := ev["run"].(map[string]any)
+		run["argv"] = append(run["argv"].([]string), "--settings", trial+"/settings.json")
+	})
+	b, _ := json.Marshal(map[string]json.RawMessage{"untrusted/settings-empty": rec.Evidence})
+	s, err := Script(model.Record{Evidence: b}, "untrusted/settings-empty", "non-enforcing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SANDBOX=${SANDBOX:-claude}", `cat > ''"$w"'/settings.json' <<'FILE'`, `'--settings' ''"$w"'/settings.json'`,
+		"BUG: the denied host was reached"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v\n%s", err, out)
+	}
+	if _, err := Script(conditionEvidence("untrusted/settings-empty", "", nil), "untrusted/settings-empty", ""); err == nil {
+		t.Error("srt's empty settings got a script")
+	}
+}

@@ -59,6 +59,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	case "failclosed/proxy-port-taken":
 		return requestscript.PortTaken(rec, scenario, why)
 	}
+	if strings.HasPrefix(scenario, "untrusted/") { // a settings file Claude Code was given
+		return claudescript.Script(rec, scenario, why)
+	}
 	if !strings.HasPrefix(scenario, "bypass/") {
 		return "", fmt.Errorf("standalone reproducers cover the bypass, filesystem and concurrency families, two conditions and Claude Code's configurations and start-up race so far, not %s", scenario)
 	}

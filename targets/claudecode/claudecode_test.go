@@ -167,6 +167,32 @@ func TestEnvPointsAtTheScriptedModelAndDropsTheCallers(t *testing.T) {
 	}
 }
 
+// A settings file the scenario gives (--settings FILE, as the untrusted family's are) is laid out
+// with what it holds, so that a reproducer can give it again; one that is not a regular file is
+// not.
+func TestPrepareLaysOutAGivenSettingsFile(t *testing.T) {
+	tg := &Target{path: "/bin/true"}
+	for text, laid := range map[string]bool{"": true, "{\"network\": {": true, "<dir>": false} {
+		dir := t.TempDir()
+		ws, given := filepath.Join(dir, "workspace"), filepath.Join(dir, "settings.json")
+		os.Mkdir(ws, 0o755)
+		if text == "<dir>" {
+			os.Mkdir(given, 0o755)
+		} else {
+			os.WriteFile(given, []byte(text), 0o640)
+		}
+		inv, err := tg.Prepare(&targets.Session{Dir: dir, Workspace: ws, Command: []string{"probe"}, SettingsFile: given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv.Agent.Finish()
+		i := slices.IndexFunc(inv.Layout, func(f targets.File) bool { return f.Path == given })
+		if (i >= 0) != laid || laid && (inv.Layout[i].Text != text || inv.Layout[i].Mode != 0o640) {
+			t.Errorf("settings %q: laid out %v, want %v (%+v)", text, i >= 0, laid, inv.Layout)
+		}
+	}
+}
+
 func TestPrepareLaysOutTheRun(t *testing.T) {
 	tg := &Target{path: "/bin/true"}
 	cases := []struct {

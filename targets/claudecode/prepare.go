@@ -48,6 +48,10 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 		flagFile = s.SettingsFile
 		if b, err := os.ReadFile(s.SettingsFile); err == nil {
 			settingsText = string(b)
+			// Given, not written: laid out with the rest, so a reproducer can give it again.
+			if fi, err := os.Stat(s.SettingsFile); err == nil && fi.Mode().IsRegular() {
+				lay.files = append(lay.files, targets.File{Path: s.SettingsFile, Text: settingsText, Mode: uint32(fi.Mode().Perm())})
+			}
 		} else {
 			settingsText = fmt.Sprintf("(%s: %v)", s.SettingsFile, err)
 		}

@@ -1,8 +1,11 @@
 // Package claudescript writes the standalone reproducer of a Claude Code configuration
-// (claude-settings/...): Claude Code itself, its model about a hundred lines of python3 (model.py)
-// that ask the Bash tool to run the seed's two curls (the allowed host, then the denied one, over
-// HTTP through the proxy Claude Code gives the command), in the files, HOME and command line the
-// trial gave it. The fixture's log decides, as in the trial: the denied host reached is the bug.
+// (claude-settings/..., and the untrusted family's on Claude Code): Claude Code itself, its model
+// about a hundred lines of python3 (model.py) that ask the Bash tool to run the seed's two curls
+// (the allowed host, then the denied one, over HTTP through the proxy Claude Code gives the
+// command), in the files, HOME and command line the trial gave it. The fixture's log decides, as
+// in the trial: the denied host reached is the bug. It also gives the other classes' scripts
+// Claude Code as their sandbox (command.go, proxy.go), and writes its start-up race's (race.go)
+// and its concurrent sessions' (conc.go).
 package claudescript
 
 import (
@@ -76,7 +79,7 @@ type claudeRun struct {
 // check reads the trial's run, or says why it cannot be given to Claude Code again by a script.
 func (e *claudeEvidence) check(scenario string) (claudeRun, error) {
 	if e.Target != "claude-code" {
-		return claudeRun{}, fmt.Errorf("%s is Claude Code's configuration, but the trial ran %s", scenario, e.Target)
+		return claudeRun{}, fmt.Errorf("%s's reproducer gives Claude Code its configuration again, but the trial ran %s", scenario, e.Target)
 	}
 	if err := parts.FaultMade(e.Fault); err != nil {
 		return claudeRun{}, err
@@ -99,6 +102,8 @@ func (e *claudeEvidence) replayable(scenario string) error {
 		return fmt.Errorf("the finding is under the scenario's own fault (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", strings.Join(e.Faults, ", "))
 	case e.Condition == "":
 		return fmt.Errorf("%s is not a network trial: the Claude Code reproducer sends the seed's requests only so far", scenario)
+	case len(e.Layout) == 0 && e.Condition == "fresh-home":
+		return fmt.Errorf("no files were given to Claude Code (a fresh HOME), and the evidence does not say which HOME: the reproducer cannot give it the same yet")
 	case len(e.Layout) == 0 || e.Dir == "":
 		return fmt.Errorf("the trial's evidence does not record the files Claude Code was given (a journal from an older sandcheck): run it again")
 	case strings.Contains(string(e.Settings), "excludedCommands"):
@@ -163,8 +168,9 @@ const claudeHeader = `#
 set -eu
 `
 
-// Script is the reproducer of a claude-settings scenario as the trial rec ran it; the error says
-// why there is none.
+// Script is the reproducer of a Claude Code configuration (claude-settings/..., and the
+// untrusted family's settings files and HOME) as the trial rec ran it; the error says why there
+// is none.
 func Script(rec model.Record, scenario, why string) (string, error) {
 	e, err := claudeFind(rec, scenario)
 	if err != nil {

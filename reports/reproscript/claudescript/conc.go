@@ -115,11 +115,7 @@ top=$w
 while [ $r -lt "$ROUNDS" ]; do
   r=$((r + 1))
   round $r
-  if ! cmp -s "$w/r$r.before" "$w/r$r.after"; then
-    residue=$((residue + 1))
-    [ $residue -gt 1 ] || { echo "-- round $r left the workspace changed (+ new, - gone):"; diff "$w/r$r.before" "$w/r$r.after" | sed -n 's/^> /  + /p; s/^< /  - /p'; }
-  fi
-  for d in "$w/r$r"/m*; do
+` + parts.RoundResidue + `  for d in "$w/r$r"/m*; do
     if [ -s "$d/unexpected" ]; then echo 'could not tell: Claude Code asked the model something the script does not answer:'; cat "$d/unexpected"; exit 2; fi
     grep -q '^repro-ran' "$d/tool_result" 2>/dev/null && continue
     failed=$((failed + 1))

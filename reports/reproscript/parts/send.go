@@ -15,3 +15,12 @@ func InHostAs(tmp string) string {
 const SendHead = `# send VIA HOST-AS-HEX PORT METHOD PATH AUTH: one request from inside the sandbox, the sandbox run
 # in the host namespace with the fixture's hosts file, as the trial ran it.
 `
+
+// RoundResidue is the lines of a rounds script (the concurrency family's) that count round $r as
+// residue when its workspace listing after ($w/r$r.after) differs from the one before, and show
+// the first such round's difference.
+const RoundResidue = `  if ! cmp -s "$w/r$r.before" "$w/r$r.after"; then
+    residue=$((residue + 1))
+    [ $residue -gt 1 ] || { echo "-- round $r left the workspace changed (+ new, - gone):"; diff "$w/r$r.before" "$w/r$r.after" | sed -n 's/^> /  + /p; s/^< /  - /p'; }
+  fi
+`
