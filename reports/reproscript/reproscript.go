@@ -41,6 +41,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "network/channel/") {
 		return claudescript.RaceScript(rec, scenario, why)
 	}
+	if scenario == "network/seed" || scenario == "network/proxy-alive" {
+		return "", fmt.Errorf("%s sums up the network channels: the failing channels' scripts (network/channel/...) reproduce it", scenario)
+	}
 	if strings.HasPrefix(scenario, "filesystem/") {
 		return fswrite.Script(rec, scenario, why)
 	}

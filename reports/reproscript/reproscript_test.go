@@ -215,3 +215,13 @@ func TestScriptUnixSocket(t *testing.T) {
 		t.Errorf("not the unix socket's script:\n%s", s)
 	}
 }
+
+// The network family's summaries get no script of their own: their reason names the channels',
+// which reproduce them.
+func TestNetworkSummariesPointAtChannels(t *testing.T) {
+	for _, id := range []string{"network/seed", "network/proxy-alive"} {
+		if _, err := Script(model.Record{Evidence: []byte(`{}`)}, id, ""); err == nil || !strings.Contains(err.Error(), "network/channel/") {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
