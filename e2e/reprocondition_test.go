@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,13 +30,7 @@ func TestReproStandaloneConditions(t *testing.T) {
 		"untrusted/proxy-env-dead":    "BUG: the sandbox ran the command, and its proxy failed the allowed host",
 		"failclosed/proxy-port-taken": "BUG: the sandbox ran the command with its proxy ports on a program that is not a proxy",
 	}
-	for _, c := range []struct {
-		target string
-		builds []string
-	}{
-		{"srt", []string{srtPath(t)}},
-		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
-	} {
+	for _, c := range srtAndClaude(t) {
 		out := reproKnown(t, "--target", c.target, "--label-filter", "untrusted-proxy-env-dead || failclosed-proxy-port-taken")
 		for id, bug := range bugs {
 			script := filepath.Join(out, "repro", reproscript.FileName(id))
@@ -73,13 +66,7 @@ func TestReproStandaloneConcurrency(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "ip", "setpriv", "cmp", "python3")
 	const id = "concurrency/shared-workspace/k4"
-	for _, c := range []struct {
-		target string
-		builds []string
-	}{
-		{"srt", []string{srtPath(t)}},
-		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
-	} {
+	for _, c := range srtAndClaude(t) {
 		out := t.TempDir()
 		// Three trials: srt's finding shows in most, not all.
 		if stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", c.target, "--label-filter", "concurrency-shared-workspace", "-n", "3", "--out", out); code != 0 {
@@ -87,11 +74,7 @@ func TestReproStandaloneConcurrency(t *testing.T) {
 		}
 		script := filepath.Join(out, "repro", reproscript.FileName(id))
 		for _, build := range c.builds {
-			cmd := exec.Command("sh", script)
-			cmd.Dir = t.TempDir()
-			cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + build, "ROUNDS=3"}
-			got, err := cmd.CombinedOutput()
-			if code := exitCode(err); code != 1 || !strings.Contains(string(got), "left the workspace changed (+ new, - gone)") {
+			if code, got := runScript(t, script, build, "", "ROUNDS=3"); code != 1 || !strings.Contains(got, "left the workspace changed (+ new, - gone)") {
 				t.Errorf("%s with %s: exit %d, want 1\n%s", c.target, build, code, got)
 			}
 		}

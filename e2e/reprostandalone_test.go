@@ -170,13 +170,29 @@ func srtRelease(release string) string {
 	return filepath.Join(npmcache.New().Root(), "@anthropic-ai", "sandbox-runtime@"+release, "node_modules", ".bin", "srt")
 }
 
+// builds is a target as `repro --target` takes it, with the builds its scripts are run with.
+type builds struct {
+	target string
+	builds []string
+}
+
+// srtAndClaude are the targets of a finding pinned on srt 0.0.83 and on both Claude Code releases
+// the tests run: srt's script run with srt, Claude Code's (from a 2.1.215 trial) with each release.
+func srtAndClaude(t *testing.T) []builds {
+	return []builds{
+		{"srt", []string{srtPath(t)}},
+		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
+	}
+}
+
 // runScript runs a reproducer as a maintainer would: outside sandcheck, from a fresh directory,
-// with only PATH, the sandbox and (when not "") the account to run it as.
-func runScript(t *testing.T, script, sandbox, runAs string) (int, string) {
+// with only PATH, the sandbox, env (its knobs: ROUNDS=3) and (when not "") the account to run it
+// as.
+func runScript(t *testing.T, script, sandbox, runAs string, env ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command("sh", script)
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox}
+	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX=" + sandbox}, env...)
 	if runAs != "" {
 		cmd.Env = append(cmd.Env, "RUN_AS="+runAs)
 	}
@@ -391,13 +407,7 @@ func TestReproStandaloneNewRepoHooks(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "setpriv", "ip", "python3")
 	const id = "filesystem/protected/git-hooks-new-repo"
-	for _, c := range []struct {
-		target string
-		builds []string
-	}{
-		{"srt", []string{srtPath(t)}},
-		{claudecode.Name + "@" + claudeVersions[0], []string{claudeRelease(t, claudeVersions[0]), claudeRelease(t, claudeVersions[1])}},
-	} {
+	for _, c := range srtAndClaude(t) {
 		script := filepath.Join(reproKnown(t, "--target", c.target, "--label-filter", "fs-protected"), "repro", reproscript.FileName(id))
 		for _, build := range c.builds {
 			if code, got := runScript(t, script, build, ""); code != 1 || !strings.Contains(got, "BUG: a hook the sandboxed command planted ran") {

@@ -52,16 +52,9 @@ type laidFile struct {
 // claudeFind is the Claude Code evidence that holds scenario: the record's own, or the one keyed
 // by scenario when the trial ran several configurations.
 func claudeFind(rec model.Record, scenario string) (*claudeEvidence, error) {
-	if len(rec.Evidence) == 0 {
-		return nil, fmt.Errorf("the trial kept no evidence")
-	}
-	var many map[string]json.RawMessage
-	if err := json.Unmarshal(rec.Evidence, &many); err != nil {
-		return nil, fmt.Errorf("read the trial's evidence: %w", err)
-	}
-	raw := rec.Evidence
-	if one, ok := many[scenario]; ok {
-		raw = one
+	raw, err := parts.SessionEvidence(rec, scenario)
+	if err != nil {
+		return nil, err
 	}
 	var e claudeEvidence
 	if err := json.Unmarshal(raw, &e); err != nil || e.Target == "" {

@@ -37,16 +37,12 @@ type trial struct {
 	Leftovers []string `json:"leftovers"`
 }
 
-// find is the trial of scenario in a record's evidence: keyed by its name (the family runs both
-// of its scenarios in one trial), or the record's own.
+// find is the trial of scenario in a record's evidence (parts.SessionEvidence: the family runs
+// both of its scenarios in one trial, each keyed by its name).
 func find(rec model.Record, scenario string) (*trial, error) {
-	if len(rec.Evidence) == 0 {
-		return nil, fmt.Errorf("the trial kept no evidence")
-	}
-	raw := rec.Evidence
-	var many map[string]json.RawMessage
-	if json.Unmarshal(raw, &many) == nil && many[scenario] != nil {
-		raw = many[scenario]
+	raw, err := parts.SessionEvidence(rec, scenario)
+	if err != nil {
+		return nil, err
 	}
 	var t trial
 	if err := json.Unmarshal(raw, &t); err != nil || len(t.Sessions) == 0 {
@@ -74,19 +70,20 @@ type session struct {
 	settings, workspace string
 }
 
-// sessions checks t's sessions and reads what the script needs of each, with the trial directory
-// and the account they ran as.
-func (t *trial) sessions() (out []session, trialDir, user string, err error) {
+// sessions checks t's sessions and reads what the script needs of each, with the account they ran
+// as.
+func (t *trial) sessions() (out []session, user string, err error) {
 	if err := parts.FaultMade(t.Fault); err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
 	if t.Target != "srt" {
-		return nil, "", "", fmt.Errorf("the concurrency reproducer drives srt and Claude Code so far, not %s", t.Target)
+		return nil, "", fmt.Errorf("the concurrency reproducer drives srt and Claude Code so far, not %s", t.Target)
 	}
+	trialDir := ""
 	for i, s := range t.Sessions {
 		run := srtrun.Run{Target: t.Target, Argv: s.Run.Argv}
 		if err := run.Check(); err != nil {
-			return nil, "", "", err
+			return nil, "", err
 		}
 		dir, _ := run.TrialDir()
 		d := filepath.Dir(dir) // the session's settings are in trialDir/session-NONCE
@@ -95,15 +92,15 @@ func (t *trial) sessions() (out []session, trialDir, user string, err error) {
 			user, _, _ = parts.AsAccount(s.Run.Argv, "")
 		}
 		if d != trialDir || !strings.HasPrefix(s.Workspace, trialDir+"/") {
-			return nil, "", "", fmt.Errorf("the sessions did not run under one trial directory (%s, %s)", trialDir, s.Workspace)
+			return nil, "", fmt.Errorf("the sessions did not run under one trial directory (%s, %s)", trialDir, s.Workspace)
 		}
 		settings, err := srtrun.Relocate(s.Settings, trialDir)
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", err
 		}
 		out = append(out, session{settings: settings, workspace: strings.TrimPrefix(s.Workspace, trialDir+"/")})
 	}
-	return out, trialDir, user, nil
+	return out, user, nil
 }
 
 const header = `#
@@ -129,7 +126,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if t.Target == "claude-code" {
 		return claudescript.ConcScript(t.Raw, t.Shared, scenario, t.TargetVersion, why)
 	}
-	ss, _, user, err := t.sessions()
+	ss, user, err := t.sessions()
 	if err != nil {
 		return "", err
 	}

@@ -79,7 +79,7 @@ func hooksScript(rec model.Record, scenario, why string) (string, error) {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("ws=%s\nmarks=\"$w/marks\"\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w/home\" \"$w/tmp\" \"$marks\" \"$ws\"\n", parts.InScript(e.Dir, trialDir))
 	w("cat > \"$w/plant.sh\" <<'PLANT'\n%s\nPLANT\n", plantHook)
-	b.WriteString(asAccount + `# commit DIR: what the user does next, outside any sandbox: make DIR a repository, commit there.
+	b.WriteString(parts.AsUser + `# commit DIR: what the user does next, outside any sandbox: make DIR a repository, commit there.
 commit() { ( cd "$ws" && as git init -q "$1" && as git -C "$1" -c user.name=repro -c user.email=repro@example.invalid commit -q --allow-empty -m repro ) >/dev/null 2>&1 || true; }
 echo "== without the sandbox: plant the hook in control/, then commit there"
 ( cd "$ws" && as sh "$w/plant.sh" control "$marks" ) && commit control

@@ -50,7 +50,7 @@ func tmpdirScript(rec model.Record, scenario, why string) (string, error) {
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("ws=%s\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w/home\" \"$w/tmp\" \"$ws\"\n", parts.InScript(e.Dir, trialDir))
-	b.WriteString(asAccount + `echo "== inside the sandbox: where TMPDIR points, and a write there"
+	b.WriteString(parts.AsUser + `echo "== inside the sandbox: where TMPDIR points, and a write there"
 out=$( cd "$ws" && as "$SANDBOX" --settings "$w/settings.json" -c 'echo "TMPDIR=$TMPDIR"; if echo repro > "$TMPDIR/repro-$$"; then rm -f "$TMPDIR/repro-$$"; echo WROTE; fi' 2>&1 ) || true
 printf '%s\n' "$out"
 tmp=$(printf '%s\n' "$out" | sed -n 's/^TMPDIR=//p' | head -n 1)

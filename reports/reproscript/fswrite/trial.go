@@ -38,8 +38,3 @@ func readTrial(rec model.Record) (*trial, error) {
 func (e *trial) srt() srtrun.Run {
 	return srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
 }
-
-// asAccount is a script's as(): a command as RUN_AS with a clean environment, the script's HOME
-// and TMPDIR, outside any sandbox.
-const asAccount = `as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
-`

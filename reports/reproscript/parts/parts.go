@@ -6,6 +6,7 @@ package parts
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -246,3 +247,22 @@ func (a *Account) NameOf() string {
 	}
 	return a.Name
 }
+
+// SessionEvidence is the evidence of the session of rec that ran scenario: the one keyed by its
+// name when the trial ran several (a family's scenarios, each a session of its own), else the
+// record's own.
+func SessionEvidence(rec model.Record, scenario string) (json.RawMessage, error) {
+	if len(rec.Evidence) == 0 {
+		return nil, errors.New("the trial kept no evidence")
+	}
+	var many map[string]json.RawMessage
+	if json.Unmarshal(rec.Evidence, &many) == nil && many[scenario] != nil {
+		return many[scenario], nil
+	}
+	return rec.Evidence, nil
+}
+
+// AsUser is a script's as(): a command as RUN_AS with a clean environment, the script's HOME and
+// TMPDIR ($w/home, $w/tmp), outside any sandbox or in the one it names.
+const AsUser = `as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
+`

@@ -18,16 +18,11 @@ import (
 // proxy that is dead (untrusted/proxy-env-dead), and proxy ports whose owner is not a proxy
 // (failclosed/proxy-port-taken).
 
-// findSession is the evidence of the session that ran scenario: the one keyed by its name when
-// the trial ran several conditions, else the record's own.
+// findSession is the evidence of the session that ran scenario (parts.SessionEvidence).
 func findSession(rec model.Record, scenario string) (*evidence, error) {
-	if len(rec.Evidence) == 0 {
-		return nil, fmt.Errorf("the trial kept no evidence")
-	}
-	var many map[string]json.RawMessage
-	raw := rec.Evidence
-	if json.Unmarshal(rec.Evidence, &many) == nil && many[scenario] != nil {
-		raw = many[scenario]
+	raw, err := parts.SessionEvidence(rec, scenario)
+	if err != nil {
+		return nil, err
 	}
 	var e evidence
 	if err := json.Unmarshal(raw, &e); err != nil || e.Target == "" {

@@ -116,8 +116,8 @@ chmod 755 "$w"
 	w("cat > \"$w/server.py\" <<'PY'\n%sPY\n", server)
 	w(`python3 "$w/server.py" "$sock" "$w/log" & server=$!
 i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the socket did not come up'; exit 2; }; sleep 0.1; done
-as() { setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups env -i PATH="$PATH" HOME="$w/home" USER="$RUN_AS" LOGNAME="$RUN_AS" TMPDIR="$w/tmp" LANG=C.UTF-8 "$@"; }
 `)
+	b.WriteString(parts.AsUser)
 	how, cl := "", client
 	if t.Uring {
 		how, cl = " through io_uring (its socket(2) and connect(2) never called)", uringClient
