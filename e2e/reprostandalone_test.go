@@ -207,7 +207,8 @@ var fsFindings = []string{"fs-interplay/protected-bashrc-from-subdir", "fs-inter
 
 // TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay and globs
 // finding of the healthy srt, which exits 1 run outside sandcheck; and for each case of a release
-// known-bad (the privilege cases on srt 0.0.65 as root, globs/existing on 0.0.34), whose scripts
+// known-bad (the privilege cases on srt 0.0.65 as root, globs/existing on 0.0.34, the setup cases
+// on 0.0.64), whose scripts
 // exit 1 with that release and 0 with the release that fixed it.
 func TestReproStandaloneFS(t *testing.T) {
 	requireSandbox(t)

@@ -45,9 +45,9 @@ func claudeInterplay(change func(map[string]any)) model.Record {
 // in the trial's place (the unanchored pattern too), runs Claude Code as the trial's account with
 // the trial's arguments in a network namespace of loopback only, and has its Bash tool run the
 // case's command; no srt settings and no trial path are left. A fault's finding, or files laid
-// over the host's, get none.
+// over the host's, get none; nor does a setup case (its next session), which says why.
 func TestClaudeFSScript(t *testing.T) {
-	for _, id := range caseIDs(func(string) bool { return true }) {
+	for _, id := range caseIDs(func(id string) bool { return !strings.HasPrefix(id, "bypass/setup/") }) {
 		f, s := scriptFile(t, claudeInterplay(nil), id, "")
 		for _, want := range []string{"SANDBOX=${SANDBOX:-claude}", "RUN_AS=${RUN_AS:-sandcheck}", `sh "$w/claude.sh" "$SANDBOX"`,
 			`cat > ''"$w"'/claude-home/.claude/settings.json' <<'FILE'`, `"@DIR@/fakehome/proj/sub/private"`, `"@DIR?@/fakehome/proj/sub/keys/secret.pem"`,
@@ -72,6 +72,10 @@ func TestClaudeFSScript(t *testing.T) {
 		if _, err := Script(claudeInterplay(change), "bypass/git/submodule-config", ""); err == nil {
 			t.Errorf("%s: a script was written", why)
 		}
+	}
+	// The setup class's next session would start where the trial trusted nothing: none, saying so.
+	if _, err := Script(claudeInterplay(nil), "bypass/setup/planted-file", ""); err == nil || !strings.Contains(err.Error(), "did not trust") {
+		t.Errorf("a setup case on Claude Code: %v, want an error saying why there is no script", err)
 	}
 }
 

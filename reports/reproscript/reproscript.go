@@ -8,7 +8,7 @@
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
 // srt, Codex and Claude Code, and to host unix sockets, with the conditions a user's
 // configuration sets around such a request, a caller's dead proxy and proxy ports that are not a
-// proxy (requestscript); the git, fs-interplay, privilege and globs classes on srt, bubblewrap,
+// proxy (requestscript); the git, fs-interplay, privilege, globs and setup classes on srt, bubblewrap,
 // firejail and Claude Code, and the hook a new repository gets, whose scripts show the impact
 // itself (git.go, fs.go, fswrite); writes outside the writable paths (fswrite); concurrent srt
 // sessions (concscript) and Claude Code's start-up race, rates over many runs; Claude Code's
@@ -50,7 +50,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if strings.HasPrefix(scenario, "bypass/git/") {
 		return gitScript(rec, scenario, why)
 	}
-	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") || strings.HasPrefix(scenario, "bypass/globs/") {
+	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") || strings.HasPrefix(scenario, "bypass/globs/") ||
+		strings.HasPrefix(scenario, "bypass/setup/") {
 		return fsScript(rec, scenario, why)
 	}
 	if strings.HasPrefix(scenario, "concurrency/") {

@@ -100,19 +100,19 @@ func fsOp(c FSCheck, r *FSResult) error {
 	if c.Await != "" {
 		r.Awaited = await(c.Await)
 	}
+	if c.Mkdir && (c.Op == OpWrite || c.Op == OpSymlink) {
+		for d := filepath.Dir(c.Path); d != "/" && d != "."; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); err == nil {
+				break
+			}
+			r.Created = append(r.Created, d)
+		}
+		if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+			return err
+		}
+	}
 	switch c.Op {
 	case OpWrite:
-		if c.Mkdir {
-			for d := filepath.Dir(c.Path); d != "/" && d != "."; d = filepath.Dir(d) {
-				if _, err := os.Lstat(d); err == nil {
-					break
-				}
-				r.Created = append(r.Created, d)
-			}
-			if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
-				return err
-			}
-		}
 		return os.WriteFile(c.Path, []byte(c.Content), 0o644)
 	case OpAppend:
 		f, err := os.OpenFile(c.Path, os.O_WRONLY|os.O_APPEND, 0)

@@ -39,3 +39,23 @@ func TestAwaitMeetsAFileMadeAfterTheStart(t *testing.T) {
 		t.Fatalf("the await mark was not left for the host: %v", err)
 	}
 }
+
+// TestSymlinkMakesItsDirectories: a link planted below directories that are not there yet makes
+// them first when asked (Mkdir), and lists them for the harness to remove; without Mkdir it fails.
+func TestSymlinkMakesItsDirectories(t *testing.T) {
+	dir := t.TempDir()
+	at := filepath.Join(dir, "next", ".claude", "agents")
+	r := runFS([]FSCheck{
+		{Name: "plain", Op: OpSymlink, Path: filepath.Join(dir, "other", "link"), Path2: "/oldroot/x"},
+		{Name: "mkdir", Op: OpSymlink, Path: at, Path2: "/oldroot/x", Mkdir: true},
+	})
+	if r[0].OK || r[0].Errno != "ENOENT" {
+		t.Fatalf("without Mkdir: %+v", r[0])
+	}
+	if !r[1].OK || len(r[1].Created) != 2 || r[1].Created[0] != filepath.Dir(at) {
+		t.Fatalf("with Mkdir: %+v", r[1])
+	}
+	if got, err := os.Readlink(at); err != nil || got != "/oldroot/x" {
+		t.Fatalf("link: %q %v", got, err)
+	}
+}

@@ -142,6 +142,8 @@ func TestFSCheckBreachSaysTheOperation(t *testing.T) {
 		{filesystem.CheckResult{Name: "secret/read", Outcome: model.NonEnforcing}, "read $HOME/proj/sub/private/key"},
 		{filesystem.CheckResult{Name: "deny-read-file-rename", Op: "rename", Outcome: model.NonEnforcing}, "write $HOME/proj/sub/private/key"},
 		{filesystem.CheckResult{Name: "protected-bashrc-from-subdir", Op: "append", Outcome: model.NonEnforcing}, "write $HOME/proj/sub/private/key"},
+		// The setup class's link is no breach by itself: the next session's set-up followed it out.
+		{filesystem.CheckResult{Name: "planted-file", Op: "symlink", Outcome: model.NonEnforcing}, "link $HOME/proj/sub/private/key, followed out of the sandbox by the next session's set-up"},
 	} {
 		if got := FSCheckBreach(c.r, "$HOME/proj/sub/private/key").What; got != c.want {
 			t.Errorf("%s (%s): %q, want %q", c.r.Name, c.r.Op, got, c.want)

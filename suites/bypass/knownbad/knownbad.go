@@ -114,4 +114,10 @@ var Releases = []Release{
 	// the files it matches when the command starts.
 	{Target: "srt", Open: "0.0.34", Fixed: "0.0.37", User: model.UserUnprivileged, Labels: "bypass-globs-existing",
 		Scenarios: cases("globs", "existing")},
+	// srt up to 0.0.64 masks a protected path that is not there by mounting on it as it finds it,
+	// a link the last session planted there too; bubblewrap before 0.12.0 then makes the link's
+	// target while it sets up, through /oldroot: on the host, outside what the command may
+	// write. 0.0.65 resolves the link first.
+	{Target: "srt", Open: "0.0.64", Fixed: "0.0.65", User: model.UserUnprivileged, Labels: "bypass-setup",
+		Scenarios: cases("setup", "planted-file", "planted-dir", "planted-nested")},
 }

@@ -37,6 +37,11 @@ type Expect struct {
 	// created after the session started, on the probe's word that it had): a refusal then proves
 	// nothing, and the check is harness trouble unless its canary came back all the same.
 	Unstaged string
+	// Next marks a check that plants a link for the next session's set-up to meet, and
+	// NextSession says how that session went ("" if it never ran): the host decides after it.
+	// A link made inside is no breach by itself, and a plant refused inside met nothing.
+	Next        bool
+	NextSession string
 }
 
 // CheckResult is the verdict of one filesystem check.
@@ -126,12 +131,20 @@ func judgeFS(e Expect, res probe.FSResult, reported bool) CheckResult {
 	switch {
 	case e.NotApplicable != "":
 		c.Outcome, c.Hint = model.NotApplicable, e.NotApplicable
+	case !e.Allow && e.Escaped && e.Next:
+		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("the next session's set-up followed the link %s (to %s) and made its target outside the sandbox", e.Check.Path, e.Check.Path2)
 	case !e.Allow && e.Escaped:
 		c.Outcome, c.Hint = model.NonEnforcing, fmt.Sprintf("%s %s took effect outside the sandbox", e.Check.Op, e.Check.Path)
 	case e.ControlFailed != "":
 		c.Outcome, c.Hint = model.HarnessError, e.ControlFailed
 	case !reported:
 		c.Outcome, c.Hint = model.HarnessError, "check not reported by the probe"
+	case e.Next && !res.OK:
+		c.Outcome, c.Hint = model.Correct, "nothing planted: "+cmp.Or(res.Errno, res.Err)
+	case e.Next && e.NextSession == "":
+		c.Outcome, c.Hint = model.HarnessError, "the next session did not run: the link was never met"
+	case e.Next:
+		c.Outcome, c.Hint = model.Correct, "the next session's set-up did not follow it: "+e.NextSession
 	case e.Allow && !res.OK:
 		c.Outcome, c.Hint = model.AllowedBlocked, fmt.Sprintf("%s %s refused: %s", e.Check.Op, e.Check.Path, res.Err)
 	case e.Allow:

@@ -144,3 +144,38 @@ func TestFSHostEvidenceOutlivesEveryFate(t *testing.T) {
 		}
 	}
 }
+
+// TestNextSessionDecides: a check that plants a link for the next session's set-up is judged by
+// the host after that session. The link made inside is no breach by itself; its target made
+// outside is, however that session ended; a next session that never ran leaves nothing to judge.
+func TestNextSessionDecides(t *testing.T) {
+	planted := probe.FSResult{Name: "planted-file", OK: true}
+	refused := probe.FSResult{Name: "planted-file", Errno: "EROFS", Err: "read-only file system"}
+	cases := []struct {
+		name    string
+		res     probe.FSResult
+		escaped bool
+		next    string
+		want    model.Outcome
+		hint    string
+	}{
+		{"planted, the next session made nothing", planted, false, "started (exit 0)", model.Correct, "the next session's set-up did not follow it: started (exit 0)"},
+		{"planted, the next session refused to start", planted, false, "did not start (exit 1): bwrap: Can't mount on symlink destination", model.Correct, "did not start"},
+		{"planted, followed by the next session's set-up", planted, true, "started (exit 0)", model.NonEnforcing, "the next session's set-up followed the link /ws/next/.mcp.json (to /oldroot/t/setup/mcp) and made its target outside the sandbox"},
+		{"the plant refused", refused, false, "started (exit 0)", model.Correct, "EROFS"},
+		{"no next session", planted, false, "", model.HarnessError, "the next session did not run"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := Input{Ran: true, Obs: &probe.Observation{FS: []probe.FSResult{c.res}}, Expect: []Expect{{
+				Check:   probe.FSCheck{Name: "planted-file", Op: probe.OpSymlink, Path: "/ws/next/.mcp.json", Path2: "/oldroot/t/setup/mcp"},
+				Escaped: c.escaped, HostChecked: true, Next: true, NextSession: c.next,
+			}}}
+			r := Classify(in)
+			got := r.Checks["planted-file"]
+			if got.Outcome != c.want || !strings.Contains(got.Hint, c.hint) {
+				t.Fatalf("got %s (%q), want %s (%q)", got.Outcome, got.Hint, c.want, c.hint)
+			}
+		})
+	}
+}

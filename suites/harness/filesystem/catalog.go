@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
 // CheckInfo is a check as the catalogue of scenarios shows it: its name, the capabilities a
@@ -29,8 +28,8 @@ func Checks() []CheckInfo {
 	ws := filepath.Join(dir, "workspace")
 	var out []CheckInfo
 	for _, p := range fsPlans(dir, ws, home, "NONCE", "t", fsFiles(dir, ws, "t")) {
-		what := strings.ReplaceAll(p.describe(), ws, "$WORKSPACE")
-		out = append(out, CheckInfo{Name: p.check.Name, Needs: []model.Capability{fsNeeds(p.check.Name)}, What: what})
+		what := strings.ReplaceAll(p.Describe(), ws, "$WORKSPACE")
+		out = append(out, CheckInfo{Name: p.Check.Name, Needs: []model.Capability{fsNeeds(p.Check.Name)}, What: what})
 	}
 	return out
 }
@@ -41,48 +40,13 @@ func InterplayChecks() []CheckInfo {
 	l := newFSInterplay("$TRIAL")
 	var out []CheckInfo
 	for _, c := range l.checks("t") {
-		what := strings.ReplaceAll(c.plan.describe(), l.home, "$HOME")
-		out = append(out, CheckInfo{Class: cmp.Or(c.Class, ClassInterplay), Name: c.Name, Needs: c.Needs, What: what + ", from $HOME/proj/sub" + strings.ReplaceAll(c.about, l.home, "$HOME")})
+		what := c.plan.Describe() + ", from " + l.ws + c.about
+		if c.plan.Next {
+			what = fmt.Sprintf("the symlink %s to %s, planted from %s, is not followed by the set-up of the next session, started in %s",
+				c.plan.Check.Path, c.plan.Check.Path2, l.ws, l.next())
+		}
+		what = strings.ReplaceAll(what, l.home, "$HOME")
+		out = append(out, CheckInfo{Class: cmp.Or(c.Class, ClassInterplay), Name: c.Name, Needs: c.Needs, What: what})
 	}
 	return out
-}
-
-// describe says what a plan tries and what the policy says of it.
-func (p fsPlan) describe() string {
-	c := p.check
-	var what string
-	switch c.Op {
-	case probe.OpWrite:
-		what = "writing " + c.Path
-		if c.Mkdir {
-			what = "creating " + c.Path + " and its directories"
-		}
-	case probe.OpAppend:
-		what = "appending to " + c.Path
-	case probe.OpRead:
-		what = "reading " + c.Path
-	case probe.OpLink:
-		what = fmt.Sprintf("hard-linking %s to %s", c.Path, c.Path2)
-	case probe.OpRename:
-		what = fmt.Sprintf("renaming %s to %s", c.Path, c.Path2)
-	case probe.OpPtrace:
-		what = "taking over a process in view that is less confined than the command (no seccomp filter, or capabilities the command lacks) by ptrace or by opening its memory for writing"
-	case probe.OpSymlink:
-		what = fmt.Sprintf("creating the symlink %s to %s", c.Path, c.Path2)
-	default:
-		what = c.Op + " " + c.Path
-	}
-	switch c.Privileged {
-	case probe.PrivRemount:
-		what = "after remounting its mount read-write, " + what
-	case probe.PrivUnmount:
-		what = "after unmounting the mounts over it, " + what
-	}
-	if p.late != nil {
-		what += ", made on the host after the command started,"
-	}
-	if p.allow {
-		return what + " succeeds"
-	}
-	return what + " is refused"
 }

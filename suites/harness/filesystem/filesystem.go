@@ -8,12 +8,9 @@
 package filesystem
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,9 +20,8 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/users"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
-	"github.com/sandcheck/sandcheck/suites/harness/latefiles"
+	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
-	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -42,36 +38,13 @@ type Trial struct {
 	// nothing about the sandbox, and is not-applicable).
 	User        *users.Account   `json:"user,omitempty"`
 	Unsandboxed []probe.FSResult `json:"unsandboxed,omitempty"`
+	// NextSession is how the session after the command's went (the setup class), "" if none ran.
+	NextSession string           `json:"next_session,omitempty"`
 	Result      fsverdict.Result `json:"result"`
 }
 
 // Home is the HOME of the user the sandbox ran as (this process's own for root).
 func (ft *Trial) Home() string { return harness.HomeOf(ft.User) }
-
-// fsPlan is one filesystem check with what the policy says about it and how the host side can
-// tell whether it took effect.
-type fsPlan struct {
-	check probe.FSCheck
-	allow bool
-	// outside is the host path whose existence after the run proves a denied write escaped;
-	// gone is a host path whose disappearance proves it (a rename out of a read-only area).
-	outside, gone string
-	// changed is a host file whose content must stay as it was.
-	changed, was string
-	// written is a host file that, holding the check's token, proves a denied write went
-	// through. Only the token proves it: a sandbox may leave empty files or directories at the
-	// paths it protects (srt's mount points).
-	written string
-	// linked is a host path that, being the very file check.Path2 is (same inode), proves a
-	// denied hard link went through; a copy of the file proves nothing.
-	linked string
-	// strict: a write that succeeded inside the sandbox is a breach even if the host never saw
-	// it (a read-denied directory must not become writable: a tmpfs the command can fill; a
-	// protected workspace file must not be writable at all).
-	strict bool
-	// late is the file the host makes while the command runs (check.Await asks for it).
-	late *latefiles.File
-}
 
 // fsFiles are the files a filesystem trial starts with: a canary secret, files outside the
 // workspace, and the files srt protects inside it.
@@ -92,7 +65,7 @@ func fsFiles(dir, ws, token string) map[string]string {
 
 // layout creates the trial's files and the symlinks pointing out of the workspace, and returns
 // the plan of checks.
-func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
+func layout(dir, ws, home, nonce, token string) ([]fsplan.Plan, error) {
 	files := fsFiles(dir, ws, token)
 	outside := filepath.Join(dir, "outside")
 	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
@@ -120,27 +93,27 @@ func layout(dir, ws, home, nonce, token string) ([]fsPlan, error) {
 }
 
 // fsPlans is the list of checks, in order. home is the HOME of the sandbox's user.
-func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPlan {
+func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsplan.Plan {
 	outside := filepath.Join(dir, "outside")
 	secret := filepath.Join(harness.SecretDir(dir), "id_rsa")
 	n := "sandcheck-fs-" + nonce
-	w := func(name, path string, allow bool, outsidePath string) fsPlan {
-		return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, allow: allow, outside: outsidePath}
+	w := func(name, path string, allow bool, outsidePath string) fsplan.Plan {
+		return fsplan.Plan{Check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token}, Allow: allow, Outside: outsidePath}
 	}
 	// md is w for a write that must first create directories inside the workspace.
-	md := func(name, path string, allow bool) fsPlan {
+	md := func(name, path string, allow bool) fsplan.Plan {
 		p := w(name, path, allow, "")
-		p.check.Mkdir = true
+		p.Check.Mkdir = true
 		return p
 	}
 	// protected is a denied write of a file srt protects inside the workspace: the workspace is
 	// a host directory, so the token there is the escape.
-	protected := func(p fsPlan) fsPlan {
-		p.written, p.strict = p.check.Path, true
+	protected := func(p fsplan.Plan) fsplan.Plan {
+		p.Written, p.Strict = p.Check.Path, true
 		return p
 	}
 	hardlink := filepath.Join(ws, "hardlink-"+n)
-	plans := []fsPlan{
+	plans := []fsplan.Plan{
 		w("workspace/write", filepath.Join(ws, n), true, ""),
 		md("workspace/mkdir", filepath.Join(ws, "sub", "deep", n), true),
 		// $TMPDIR as the sandbox sets it inside: srt's own /tmp/claude whatever the trial's
@@ -154,35 +127,28 @@ func fsPlans(dir, ws, home, nonce, token string, files map[string]string) []fsPl
 		w("escape/symlink", filepath.Join(ws, "link-out", n), false, filepath.Join(outside, n)),
 		w("escape/dotdot", filepath.Join(ws, "..", "dotdot-"+n), false, filepath.Join(dir, "dotdot-"+n)),
 		w("escape/proc-root", "/proc/self/root"+filepath.Join(outside, "proc-"+n), false, filepath.Join(outside, "proc-"+n)),
-		{check: probe.FSCheck{Name: "escape/hardlink", Op: probe.OpLink, Path: hardlink, Path2: filepath.Join(outside, "target")},
-			linked: hardlink, strict: true},
-		{check: probe.FSCheck{Name: "escape/rename-out", Op: probe.OpRename, Path: filepath.Join(ws, "movable"), Path2: filepath.Join(outside, "renamed-"+n)},
-			outside: filepath.Join(outside, "renamed-"+n)},
-		{check: probe.FSCheck{Name: "escape/rename-in", Op: probe.OpRename, Path: filepath.Join(outside, "target2"), Path2: filepath.Join(ws, "stolen-"+n)},
-			gone: filepath.Join(outside, "target2")},
-		{check: probe.FSCheck{Name: "secret/read", Op: probe.OpRead, Path: secret}},
-		{check: probe.FSCheck{Name: "secret/via-symlink", Op: probe.OpRead, Path: filepath.Join(ws, "link-secret")}},
-		{check: probe.FSCheck{Name: "secret/proc-root", Op: probe.OpRead, Path: "/proc/self/root" + secret}},
-		{check: probe.FSCheck{Name: "protected/bashrc", Op: probe.OpAppend, Path: filepath.Join(ws, ".bashrc"), Content: token},
-			changed: filepath.Join(ws, ".bashrc"), was: files[filepath.Join(ws, ".bashrc")]},
+		{Check: probe.FSCheck{Name: "escape/hardlink", Op: probe.OpLink, Path: hardlink, Path2: filepath.Join(outside, "target")},
+			Linked: hardlink, Strict: true},
+		{Check: probe.FSCheck{Name: "escape/rename-out", Op: probe.OpRename, Path: filepath.Join(ws, "movable"), Path2: filepath.Join(outside, "renamed-"+n)},
+			Outside: filepath.Join(outside, "renamed-"+n)},
+		{Check: probe.FSCheck{Name: "escape/rename-in", Op: probe.OpRename, Path: filepath.Join(outside, "target2"), Path2: filepath.Join(ws, "stolen-"+n)},
+			Gone: filepath.Join(outside, "target2")},
+		{Check: probe.FSCheck{Name: "secret/read", Op: probe.OpRead, Path: secret}},
+		{Check: probe.FSCheck{Name: "secret/via-symlink", Op: probe.OpRead, Path: filepath.Join(ws, "link-secret")}},
+		{Check: probe.FSCheck{Name: "secret/proc-root", Op: probe.OpRead, Path: "/proc/self/root" + secret}},
+		{Check: probe.FSCheck{Name: "protected/bashrc", Op: probe.OpAppend, Path: filepath.Join(ws, ".bashrc"), Content: token},
+			Changed: filepath.Join(ws, ".bashrc"), Was: files[filepath.Join(ws, ".bashrc")]},
 		protected(w("protected/gitconfig", filepath.Join(ws, ".gitconfig"), false, "")),
 		protected(w("protected/mcp-json", filepath.Join(ws, ".mcp.json"), false, "")),
-		created("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), token),
-		created("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), token),
-		{check: probe.FSCheck{Name: "protected/git-hooks", Op: probe.OpWrite, Path: filepath.Join(ws, ".git", "hooks", "pre-commit"), Content: token},
-			changed: filepath.Join(ws, ".git", "hooks", "pre-commit"), was: files[filepath.Join(ws, ".git", "hooks", "pre-commit")]},
-		{check: probe.FSCheck{Name: "protected/git-config", Op: probe.OpAppend, Path: filepath.Join(ws, ".git", "config"), Content: token},
-			changed: filepath.Join(ws, ".git", "config"), was: files[filepath.Join(ws, ".git", "config")]},
-		created("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), token),
+		fsplan.Created("protected/vscode", filepath.Join(ws, ".vscode", "settings.json"), token),
+		fsplan.Created("protected/claude-commands", filepath.Join(ws, ".claude", "commands", "evil.md"), token),
+		{Check: probe.FSCheck{Name: "protected/git-hooks", Op: probe.OpWrite, Path: filepath.Join(ws, ".git", "hooks", "pre-commit"), Content: token},
+			Changed: filepath.Join(ws, ".git", "hooks", "pre-commit"), Was: files[filepath.Join(ws, ".git", "hooks", "pre-commit")]},
+		{Check: probe.FSCheck{Name: "protected/git-config", Op: probe.OpAppend, Path: filepath.Join(ws, ".git", "config"), Content: token},
+			Changed: filepath.Join(ws, ".git", "config"), Was: files[filepath.Join(ws, ".git", "config")]},
+		fsplan.Created("protected/git-hooks-new-repo", filepath.Join(ws, "newrepo", ".git", "hooks", "pre-commit"), token),
 	}
 	return plans
-}
-
-// created is a file the command must not be able to create, its directories with it: the
-// workspace is a host directory, and only the token proves the file was written there (a
-// sandbox may leave an empty placeholder where it protects a path).
-func created(name, path, token string) fsPlan {
-	return fsPlan{check: probe.FSCheck{Name: name, Op: probe.OpWrite, Path: path, Content: token, Mkdir: true}, written: path, strict: true}
 }
 
 // fsNeeds is the capability a check needs of the target, by its group: workspace confinement
@@ -195,90 +161,6 @@ func fsNeeds(name string) model.Capability {
 		return model.CapProtectedFiles
 	}
 	return model.CapWritablePaths
-}
-
-// hostChecked says whether the host side can tell if the check's effect escaped.
-func (p fsPlan) hostChecked() bool {
-	return p.outside != "" || p.gone != "" || p.changed != "" || p.written != "" || p.linked != ""
-}
-
-// escaped reports whether a denied check's effect is visible on the host.
-func (p fsPlan) escaped() bool {
-	if p.allow {
-		return false
-	}
-	if p.outside != "" {
-		if _, err := os.Lstat(p.outside); err == nil {
-			return true
-		}
-	}
-	if p.gone != "" {
-		if _, err := os.Lstat(p.gone); os.IsNotExist(err) {
-			return true
-		}
-	}
-	if p.changed != "" {
-		b, err := os.ReadFile(p.changed)
-		if err == nil && !bytes.Equal(b, []byte(p.was)) {
-			return true
-		}
-	}
-	if p.written != "" && holdsToken(p.written, p.check.Content) {
-		return true
-	}
-	if p.linked != "" && sameFile(p.linked, p.check.Path2) {
-		return true
-	}
-	return false
-}
-
-// holdsToken says whether path is a regular file on the host with token in it. Anything else
-// there (nothing, an empty placeholder, a directory, a device a sandbox mounted) is no write.
-func holdsToken(path, token string) bool {
-	if token == "" {
-		return false
-	}
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
-	return bytes.Contains(b, []byte(token))
-}
-
-// sameFile says whether link and target are one file on the host (a hard link, not a copy).
-func sameFile(link, target string) bool {
-	a, err := os.Lstat(link)
-	if err != nil {
-		return false
-	}
-	b, err := os.Lstat(target)
-	return err == nil && os.SameFile(a, b)
-}
-
-// removeEscape deletes from the host what the check's escape left there: the file outside, the
-// token written into a protected file (and the directories made for it, when empty), the hard
-// link (never the outside file it names).
-func (p fsPlan) removeEscape(ws string) {
-	if p.outside != "" {
-		os.RemoveAll(p.outside)
-	}
-	if p.written != "" && holdsToken(p.written, p.check.Content) {
-		os.Remove(p.written)
-		for d := filepath.Dir(p.written); strings.HasPrefix(d, ws+"/"); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break // not empty: the layout's own, or another check's
-			}
-		}
-	}
-	if p.linked != "" && sameFile(p.linked, p.check.Path2) {
-		os.Remove(p.linked)
-	}
 }
 
 // Run performs one filesystem trial under the policy "write only the workspace, do not
@@ -303,25 +185,25 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	// Escapes that reached the host must not outlive the trial.
 	defer func() {
 		for _, p := range plans {
-			p.removeEscape(t.Workspace)
+			p.RemoveEscape(t.Workspace)
 		}
 	}()
-	na := skipped{}
+	na := fsplan.Skipped{}
 	for _, p := range plans {
-		if why := targets.Lacks(t.Target, fsNeeds(p.check.Name)); why != "" {
-			na.notApplicable(p.check.Name, why)
+		if why := targets.Lacks(t.Target, fsNeeds(p.Check.Name)); why != "" {
+			na.NotApplicable(p.Check.Name, why)
 		}
 	}
 	// Before the sandbox, the same user tries every denied check without it: what fails even
 	// then (a user writing /etc) is refused by file permissions, not by the sandbox.
-	pre, err := unsandboxed(ctx, t, plans, na, token)
+	pre, err := fsplan.Unsandboxed(ctx, t, plans, na, token)
 	if err != nil {
 		return nil, err
 	}
 	if err := resetLayout(t, plans, token); err != nil {
 		return nil, err
 	}
-	spec := applicable(plans, na)
+	spec := fsplan.Applicable(plans, na)
 	policy := targets.Policy{WritablePaths: []string{t.Workspace}, DenyRead: []string{harness.SecretDir(t.Dir)}}
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy
@@ -343,58 +225,22 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 	return ft, nil
 }
 
-// skipped says why checks are not tried under the sandbox: nothing they showed could be judged.
-type skipped map[string]unjudged
-
-type unjudged struct {
-	why string
-	// broken: the control run without a sandbox failed for a reason that is not a permission
-	// (no space, an I/O error, a cross-device rename, a timeout): harness trouble, which says
-	// nothing of the sandbox, never not-applicable.
-	broken bool
-}
-
-// notApplicable marks a check the target cannot express, or the user cannot do anyway.
-func (s skipped) notApplicable(name, why string) { s[name] = unjudged{why: why} }
-
-// expect is what the classifier needs of a check's skip.
-func (s skipped) expect(e *fsverdict.Expect) {
-	switch k, ok := s[e.Check.Name]; {
-	case !ok:
-	case k.broken:
-		e.ControlFailed = k.why
-	default:
-		e.NotApplicable = k.why
-	}
-}
-
-// applicable is the probe spec of the checks na leaves to be tried; the others are not tried:
-// nothing they show could be judged.
-func applicable(plans []fsPlan, na skipped) probe.Spec {
-	spec := probe.Spec{}
-	for _, p := range plans {
-		if _, ok := na[p.check.Name]; ok {
-			continue
-		}
-		spec.FS = append(spec.FS, p.check)
-	}
-	return spec
-}
-
-// judge classifies the sandboxed run x of plans into ft, the checks in na not applicable.
-func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na skipped, token string) {
+func judge(ft *Trial, x *harness.Exec, plans []fsplan.Plan, na fsplan.Skipped, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
 	in := fsverdict.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 	for _, p := range plans {
-		e := fsverdict.Expect{Check: p.check, Allow: p.allow, Escaped: p.escaped(), HostChecked: p.hostChecked() && !p.strict}
-		na.expect(&e)
-		e.Unstaged = p.late.Missing()
-		if p.check.Op == probe.OpRead {
+		e := fsverdict.Expect{Check: p.Check, Allow: p.Allow, Escaped: p.Escaped(), HostChecked: p.HostChecked() && !p.Strict}
+		if p.Next {
+			e.Next, e.NextSession = true, ft.NextSession
+		}
+		na.Expect(&e)
+		e.Unstaged = p.Late.Missing()
+		if p.Check.Op == probe.OpRead {
 			e.Secret = token
 		}
 		if e.Escaped {
-			ft.Escaped = append(ft.Escaped, p.check.Name)
+			ft.Escaped = append(ft.Escaped, p.Check.Name)
 		}
 		in.Expect = append(in.Expect, e)
 	}
@@ -403,89 +249,13 @@ func judge(ft *Trial, x *harness.Exec, plans []fsPlan, na skipped, token string)
 	done()
 }
 
-// unsandboxed runs the denied checks that are still applicable as the trial's user, outside
-// any sandbox, and marks the ones that fail not-applicable in na, with the reason. It returns
-// what the probe saw. The checks' effects are undone by resetLayout.
-func unsandboxed(ctx context.Context, t *harness.Trial, plans []fsPlan, na skipped, token string) ([]probe.FSResult, error) {
-	spec := probe.Spec{Nonce: harness.RandomHex(8), FS: controlChecks(plans, na)}
-	if len(spec.FS) == 0 {
-		return nil, nil
-	}
-	specFile := filepath.Join(t.Dir, "probe-unsandboxed-"+spec.Nonce+".json")
-	b, _ := json.Marshal(spec)
-	if err := os.WriteFile(specFile, b, 0o644); err != nil {
-		return nil, fmt.Errorf("write probe spec: %w", err)
-	}
-	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
-		return nil, err
-	}
-	argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
-	run := proc.RunCommand(ctx, argv, t.Env, t.Workspace, spec.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
-	out, err := probe.Parse(run.Stdout, spec.Nonce)
-	if err == nil && out.Obs == nil {
-		err = fmt.Errorf("no observation")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("unsandboxed checks as %s (exit %d, %s): %w", t.Account, run.Exit, strings.TrimSpace(run.Stderr), err)
-	}
-	got := map[string]probe.FSResult{}
-	for _, r := range out.Obs.FS {
-		got[r.Name] = r
-	}
-	who := "root"
-	if !t.Account.IsRoot() {
-		who = "user " + t.Account.Name
-	}
-	for _, c := range spec.FS {
-		r, ok := got[c.Name]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("unsandboxed checks as %s: %s not reported", t.Account, c.Name)
-		case c.Op == probe.OpRead && r.OK && strings.Contains(r.Data, token):
-		case c.Op == probe.OpRead && r.OK:
-			na.notApplicable(c.Name, fmt.Sprintf("%s reads %s without any sandbox, but not the canary: the check proves nothing here", who, c.Path))
-		case !r.OK && permission(r.Errno):
-			na.notApplicable(c.Name, fmt.Sprintf("%s cannot %s %s even without a sandbox (%s): a refusal inside would prove nothing", who, c.Op, c.Path, r.Errno))
-		case !r.OK:
-			na[c.Name] = unjudged{broken: true, why: fmt.Sprintf("the control without a sandbox failed: %s %s as %s: %s", c.Op, c.Path, who, cmp.Or(r.Errno, r.Err, "no error reported"))}
-		}
-	}
-	return out.Obs.FS, nil
-}
-
-// controlChecks are the checks the user tries without a sandbox: the denied ones still
-// applicable, each without its privileged step. The control is the operation itself; the step
-// would remount or unmount the host's own mounts.
-func controlChecks(plans []fsPlan, na skipped) []probe.FSCheck {
-	var out []probe.FSCheck
-	for _, p := range plans {
-		if _, ok := na[p.check.Name]; !p.allow && !ok {
-			c := p.check
-			c.Privileged, c.Control = "", true
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// permission says whether an errno is a refusal by permission: what the user cannot do anyway,
-// so the check is not applicable. Anything else (ENOSPC, EIO, EXDEV, ENOENT, a timeout, no errno
-// at all) means the control itself broke.
-func permission(errno string) bool {
-	switch errno {
-	case "EACCES", "EPERM", "EROFS":
-		return true
-	}
-	return false
-}
-
 // resetLayout undoes what the unsandboxed checks did (files written outside, renames, appends,
 // directories made) by removing the trial's files and laying them out again, so the sandboxed
 // run starts from exactly the state the unsandboxed one did.
-func resetLayout(t *harness.Trial, plans []fsPlan, token string) error {
+func resetLayout(t *harness.Trial, plans []fsplan.Plan, token string) error {
 	for _, p := range plans {
-		if p.outside != "" {
-			os.RemoveAll(p.outside)
+		if p.Outside != "" {
+			os.RemoveAll(p.Outside)
 		}
 	}
 	for _, d := range []string{t.Workspace, filepath.Join(t.Dir, "outside"), filepath.Join(t.Dir, "home")} {
@@ -500,9 +270,9 @@ func resetLayout(t *harness.Trial, plans []fsPlan, token string) error {
 		return err
 	}
 	for _, p := range plans {
-		if p.outside != "" {
-			if _, err := os.Lstat(p.outside); err == nil {
-				return fmt.Errorf("reset layout: %s is still there", p.outside)
+		if p.Outside != "" {
+			if _, err := os.Lstat(p.Outside); err == nil {
+				return fmt.Errorf("reset layout: %s is still there", p.Outside)
 			}
 		}
 	}
@@ -532,7 +302,7 @@ func removeEscapes(ws string, results []probe.FSResult) {
 func CheckNames() []string {
 	var names []string
 	for _, p := range fsPlans("/d", "/d/ws", "/home/u", "n", "t", fsFiles("/d", "/d/ws", "t")) {
-		names = append(names, p.check.Name)
+		names = append(names, p.Check.Name)
 	}
 	return names
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
 	"github.com/sandcheck/sandcheck/suites/harness/latefiles"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -47,11 +48,11 @@ func (l fsInterplay) globPolicy() []string { return []string{l.keyGlob(), l.unan
 // denied as such hides what appears in it later.
 func (l fsInterplay) globChecks(token string) []InterplayCheck {
 	canary := "sandcheck-canary " + token + "\n"
-	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
-	late := func(name, p string) fsPlan {
+	read := func(p string) fsplan.Plan { return fsplan.Plan{Check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
+	late := func(name, p string) fsplan.Plan {
 		pl := read(p)
-		pl.late = &latefiles.File{Path: p, Content: canary, Await: filepath.Join(l.ws, ".sandcheck-await-"+name)}
-		pl.check.Await = pl.late.Await
+		pl.Late = &latefiles.File{Path: p, Content: canary, Await: filepath.Join(l.ws, ".sandcheck-await-"+name)}
+		pl.Check.Await = pl.Late.Await
 		return pl
 	}
 	g := []model.Capability{model.CapDenyReadGlob}
@@ -67,11 +68,11 @@ func (l fsInterplay) globChecks(token string) []InterplayCheck {
 }
 
 // stageLate stages the late files of plans (latefiles.Stage).
-func stageLate(ctx context.Context, plans []fsPlan) (stop func()) {
+func stageLate(ctx context.Context, plans []fsplan.Plan) (stop func()) {
 	var files []*latefiles.File
 	for _, p := range plans {
-		if p.late != nil {
-			files = append(files, p.late)
+		if p.Late != nil {
+			files = append(files, p.Late)
 		}
 	}
 	return latefiles.Stage(ctx, files)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
 )
 
 // TestLateFilesMadeOnlyWhenAsked: the host makes a late check's file when the probe's await mark
@@ -18,8 +20,8 @@ func TestLateFilesMadeOnlyWhenAsked(t *testing.T) {
 	if err := l.layout("tok"); err != nil {
 		t.Fatal(err)
 	}
-	var plans []fsPlan
-	var asked, never fsPlan
+	var plans []fsplan.Plan
+	var asked, never fsplan.Plan
 	for _, c := range l.globChecks("tok") {
 		plans = append(plans, c.plan)
 		switch c.Name {
@@ -29,20 +31,20 @@ func TestLateFilesMadeOnlyWhenAsked(t *testing.T) {
 			never = c.plan
 		}
 	}
-	if asked.late == nil || never.late == nil {
+	if asked.Late == nil || never.Late == nil {
 		t.Fatalf("the late checks have no late file: %+v %+v", asked, never)
 	}
 	stop := stageLate(context.Background(), plans)
 	defer func() { stop() }()
-	if _, err := os.Stat(asked.late.Path); !os.IsNotExist(err) {
-		t.Fatalf("%s exists before the probe asked: %v", asked.late.Path, err)
+	if _, err := os.Stat(asked.Late.Path); !os.IsNotExist(err) {
+		t.Fatalf("%s exists before the probe asked: %v", asked.Late.Path, err)
 	}
-	if err := os.WriteFile(asked.check.Await, nil, 0o644); err != nil {
+	if err := os.WriteFile(asked.Check.Await, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := os.Stat(asked.check.Await + ".ack"); err == nil {
+		if _, err := os.Stat(asked.Check.Await + ".ack"); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -50,19 +52,19 @@ func TestLateFilesMadeOnlyWhenAsked(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if b, err := os.ReadFile(asked.late.Path); err != nil || !strings.Contains(string(b), "sandcheck-canary tok") {
+	if b, err := os.ReadFile(asked.Late.Path); err != nil || !strings.Contains(string(b), "sandcheck-canary tok") {
 		t.Fatalf("late file: %q, %v", b, err)
 	}
-	if why := asked.late.Missing(); why != "" {
+	if why := asked.Late.Missing(); why != "" {
 		t.Errorf("the asked-for file counts as unstaged: %s", why)
 	}
-	if why := never.late.Missing(); !strings.Contains(why, "the host never made") {
+	if why := never.Late.Missing(); !strings.Contains(why, "the host never made") {
 		t.Errorf("a file never asked for: unstaged = %q", why)
 	}
 	// A second run starts from nothing made.
 	stop()
 	stop = stageLate(context.Background(), plans)
-	if why := asked.late.Missing(); why == "" {
+	if why := asked.Late.Missing(); why == "" {
 		t.Error("a new run still counts the last run's file as made")
 	}
 }

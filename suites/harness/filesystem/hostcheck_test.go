@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
@@ -19,16 +20,16 @@ import (
 const hostToken = "0123456789abcdef0123456789abcdef"
 
 // allDeniedPlans are the denied checks of both filesystem scenarios, laid out under dir.
-func allDeniedPlans(dir string) []fsPlan {
+func allDeniedPlans(dir string) []fsplan.Plan {
 	ws := filepath.Join(dir, "workspace")
-	var out []fsPlan
+	var out []fsplan.Plan
 	for _, p := range fsPlans(dir, ws, filepath.Join(dir, "home"), "n", hostToken, fsFiles(dir, ws, hostToken)) {
-		if !p.allow {
+		if !p.Allow {
 			out = append(out, p)
 		}
 	}
 	for _, c := range newFSInterplay(dir).checks(hostToken) {
-		c.plan.check.Name = "fs-interplay/" + c.Name
+		c.plan.Check.Name = "fs-interplay/" + c.Name
 		out = append(out, c.plan)
 	}
 	return out
@@ -41,8 +42,8 @@ func allDeniedPlans(dir string) []fsPlan {
 // permission and changes nothing, so the probe's report of it is the evidence).
 func TestEveryDeniedCheckIsConfirmedOnTheHost(t *testing.T) {
 	for _, p := range allDeniedPlans("/d") {
-		if p.check.Op != probe.OpRead && p.check.Op != probe.OpPtrace && !p.hostChecked() {
-			t.Errorf("%s (%s %s): denied, but the host side never looks for its effect", p.check.Name, p.check.Op, p.check.Path)
+		if p.Check.Op != probe.OpRead && p.Check.Op != probe.OpPtrace && !p.HostChecked() {
+			t.Errorf("%s (%s %s): denied, but the host side never looks for its effect", p.Check.Name, p.Check.Op, p.Check.Path)
 		}
 	}
 }
@@ -60,7 +61,7 @@ func insideTree(c probe.FSCheck, dir string) bool {
 }
 
 // freshLayout lays both scenarios' trees out under a new directory and returns its plans.
-func freshLayout(t *testing.T) (string, []fsPlan) {
+func freshLayout(t *testing.T) (string, []fsplan.Plan) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
@@ -93,44 +94,44 @@ func TestHostSeesEachEscape(t *testing.T) {
 	for i := range plans {
 		dir, plans := freshLayout(t)
 		p := plans[i]
-		if p.check.Op == probe.OpRead || !insideTree(p.check, dir) {
+		if p.Check.Op == probe.OpRead || !insideTree(p.Check, dir) {
 			continue
 		}
 		tried++
-		if p.escaped() {
-			t.Errorf("%s: escaped before anything ran", p.check.Name)
+		if p.Escaped() {
+			t.Errorf("%s: escaped before anything ran", p.Check.Name)
 			continue
 		}
-		perform(t, p.check)
-		if !p.escaped() {
-			t.Errorf("%s: %s %s took effect, the host side did not see it", p.check.Name, p.check.Op, p.check.Path)
+		perform(t, p.Check)
+		if !p.Escaped() {
+			t.Errorf("%s: %s %s took effect, the host side did not see it", p.Check.Name, p.Check.Op, p.Check.Path)
 		}
-		if p.gone != "" || p.changed != "" {
-			continue // a file moved or changed: nothing to remove, the trial directory goes
+		if p.Gone != "" || p.Changed != "" {
+			continue // a file moved or Changed: nothing to remove, the trial directory goes
 		}
 		// What escaped does not outlive the trial, and nothing else goes with it. The root is
 		// the working directory of the trial the plan is of: the filesystem scenario's
 		// workspace, or the fs-interplay layout's subdirectory.
 		root := filepath.Join(dir, "workspace")
-		if ip := newFSInterplay(dir).ws; strings.HasPrefix(p.check.Path, ip+"/") {
+		if ip := newFSInterplay(dir).ws; strings.HasPrefix(p.Check.Path, ip+"/") {
 			root = ip
 		}
-		p.removeEscape(root)
-		if p.escaped() {
-			t.Errorf("%s: still on the host after the trial", p.check.Name)
+		p.RemoveEscape(root)
+		if p.Escaped() {
+			t.Errorf("%s: still on the host after the trial", p.Check.Name)
 		}
-		for _, keep := range []string{p.check.Path2, filepath.Join(dir, "workspace", "newrepo", "README"), filepath.Join(dir, "workspace", ".git", "hooks", "pre-commit")} {
-			if _, err := os.Lstat(keep); keep != "" && p.check.Op != probe.OpRename && err != nil {
-				t.Errorf("%s: removing the escape took %s with it", p.check.Name, keep)
+		for _, keep := range []string{p.Check.Path2, filepath.Join(dir, "workspace", "newrepo", "README"), filepath.Join(dir, "workspace", ".git", "hooks", "pre-commit")} {
+			if _, err := os.Lstat(keep); keep != "" && p.Check.Op != probe.OpRename && err != nil {
+				t.Errorf("%s: removing the escape took %s with it", p.Check.Name, keep)
 			}
 		}
-		if p.check.Mkdir && filepath.Dir(p.check.Path) != root {
-			made := filepath.Dir(p.check.Path)
+		if p.Check.Mkdir && filepath.Dir(p.Check.Path) != root {
+			made := filepath.Dir(p.Check.Path)
 			for filepath.Dir(made) != root && filepath.Dir(made) != filepath.Join(dir, "workspace", "newrepo") && made != dir {
 				made = filepath.Dir(made)
 			}
 			if _, err := os.Lstat(made); err == nil {
-				t.Errorf("%s: %s, made for the write, is left behind", p.check.Name, made)
+				t.Errorf("%s: %s, made for the write, is left behind", p.Check.Name, made)
 			}
 		}
 	}
@@ -152,7 +153,7 @@ func TestPlaceholdersAreNoEscape(t *testing.T) {
 			for _, placeholder := range placeholders {
 				_, plans := freshLayout(t)
 				p := planNamed(t, plans, name)
-				path := p.check.Path
+				path := p.Check.Path
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				switch placeholder {
 				case "empty file":
@@ -162,13 +163,13 @@ func TestPlaceholdersAreNoEscape(t *testing.T) {
 				case "other content":
 					os.WriteFile(path, []byte("{}\n"), 0o644)
 				case "copy": // the outside file's content (with the token), not the file itself
-					b, err := os.ReadFile(p.check.Path2)
+					b, err := os.ReadFile(p.Check.Path2)
 					if err != nil {
 						t.Fatal(err)
 					}
 					os.WriteFile(path, b, 0o644)
 				}
-				if p.escaped() {
+				if p.Escaped() {
 					t.Errorf("%s: a placeholder (%s) at %s taken for an escape", name, placeholder, path)
 				}
 			}
@@ -176,9 +177,9 @@ func TestPlaceholdersAreNoEscape(t *testing.T) {
 	}
 }
 
-func planNamed(t *testing.T, plans []fsPlan, name string) fsPlan {
+func planNamed(t *testing.T, plans []fsplan.Plan, name string) fsplan.Plan {
 	t.Helper()
-	i := slices.IndexFunc(plans, func(p fsPlan) bool { return p.check.Name == name })
+	i := slices.IndexFunc(plans, func(p fsplan.Plan) bool { return p.Check.Name == name })
 	if i < 0 {
 		t.Fatalf("no check %s", name)
 	}
@@ -204,12 +205,12 @@ func TestHostEscapeOutlivesTheRun(t *testing.T) {
 		for _, f := range fates {
 			t.Run(name+"/"+f.name, func(t *testing.T) {
 				_, plans := freshLayout(t)
-				plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+				plans = plans[:slices.IndexFunc(plans, func(p fsplan.Plan) bool { return strings.HasPrefix(p.Check.Name, "fs-interplay/") })]
 				p := planNamed(t, plans, name)
-				perform(t, p.check)
+				perform(t, p.Check)
 				x := f.x
 				ft := &Trial{}
-				judge(ft, &x, plans, skipped{}, hostToken)
+				judge(ft, &x, plans, fsplan.Skipped{}, hostToken)
 				if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || ft.Result.Outcome != model.NonEnforcing {
 					t.Fatalf("host shows the escape, run %s: trial %s (%s), check %+v", f.name, ft.Result.Outcome, ft.Result.Hint, c)
 				}
@@ -222,7 +223,7 @@ func TestHostEscapeOutlivesTheRun(t *testing.T) {
 	for _, f := range fates {
 		t.Run("placeholders only/"+f.name, func(t *testing.T) {
 			dir, plans := freshLayout(t)
-			plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+			plans = plans[:slices.IndexFunc(plans, func(p fsplan.Plan) bool { return strings.HasPrefix(p.Check.Name, "fs-interplay/") })]
 			ws := filepath.Join(dir, "workspace")
 			os.WriteFile(filepath.Join(ws, ".mcp.json"), nil, 0o644)
 			os.WriteFile(filepath.Join(ws, ".gitconfig"), nil, 0o644)
@@ -230,7 +231,7 @@ func TestHostEscapeOutlivesTheRun(t *testing.T) {
 			os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755)
 			x := f.x
 			ft := &Trial{}
-			judge(ft, &x, plans, skipped{}, hostToken)
+			judge(ft, &x, plans, fsplan.Skipped{}, hostToken)
 			if ft.Result.Outcome != f.want || len(ft.Escaped) > 0 {
 				t.Fatalf("placeholders, run %s: %s (%s), escaped %v; want %s", f.name, ft.Result.Outcome, ft.Result.Hint, ft.Escaped, f.want)
 			}
@@ -245,17 +246,21 @@ func TestProtectedWriteInsideIsABreach(t *testing.T) {
 	for _, name := range []string{"protected/gitconfig", "protected/mcp-json", "protected/vscode", "protected/claude-commands", "protected/git-hooks-new-repo", "escape/hardlink"} {
 		t.Run(name, func(t *testing.T) {
 			_, plans := freshLayout(t)
-			plans = plans[:slices.IndexFunc(plans, func(p fsPlan) bool { return strings.HasPrefix(p.check.Name, "fs-interplay/") })]
+			plans = plans[:slices.IndexFunc(plans, func(p fsplan.Plan) bool { return strings.HasPrefix(p.Check.Name, "fs-interplay/") })]
 			obs := &probe.Observation{}
 			for _, p := range plans {
-				r := probe.FSResult{Name: p.check.Name, Errno: "EROFS"}
-				if p.check.Name == name {
+				r := probe.FSResult{Name: p.Check.Name, Errno: "EROFS"}
+				if p.Check.Name == name {
 					r = probe.FSResult{Name: name, OK: true}
 				}
 				obs.FS = append(obs.FS, r)
 			}
 			ft := &Trial{}
-			judge(ft, &harness.Exec{Out: probe.Output{Ran: true, Obs: obs}}, plans, skipped{"workspace/write": {why: "n/a"}, "workspace/mkdir": {why: "n/a"}, "workspace/tmpdir": {why: "n/a"}}, hostToken)
+			na := fsplan.Skipped{}
+			for _, n := range []string{"workspace/write", "workspace/mkdir", "workspace/tmpdir"} {
+				na.NotApplicable(n, "n/a")
+			}
+			judge(ft, &harness.Exec{Out: probe.Output{Ran: true, Obs: obs}}, plans, na, hostToken)
 			if c := ft.Result.Checks[name]; c.Outcome != model.NonEnforcing || len(ft.Escaped) > 0 {
 				t.Fatalf("%s written inside only: %+v, escaped %v", name, c, ft.Escaped)
 			}
@@ -283,11 +288,11 @@ func TestControlsTakeNoPrivilegedStep(t *testing.T) {
 	plans := allDeniedPlans("/d")
 	privileged := 0
 	for _, p := range plans {
-		if p.check.Privileged != "" {
+		if p.Check.Privileged != "" {
 			privileged++
 		}
 	}
-	checks := controlChecks(plans, skipped{})
+	checks := fsplan.ControlChecks(plans, fsplan.Skipped{})
 	if privileged == 0 || len(checks) != len(plans) {
 		t.Fatalf("%d privileged plans, %d controls of %d plans", privileged, len(checks), len(plans))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
+	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -125,6 +126,7 @@ func (l fsInterplay) files(token string) map[string]string {
 		filepath.Join(l.repo, ".git", "config"):                        "[core]\n",
 		filepath.Join(l.repo, ".git", "hooks", "pre-commit"):           "#!/bin/sh\n# original hook\n",
 		filepath.Join(l.ws, "README"):                                  "the command runs here, two levels below HOME\n",
+		filepath.Join(l.next(), "README"):                              "the next session starts here\n",
 		l.gitconfig():                                                  "# original .gitconfig\n",
 		l.nearConf():                                                   "[core]\n",
 		filepath.Join(l.near(), ".git", "HEAD"):                        "ref: refs/heads/main\n",
@@ -158,7 +160,7 @@ func (l fsInterplay) files(token string) map[string]string {
 
 // layout (re)creates the tree from scratch, the file outside it that a check writes removed.
 func (l fsInterplay) layout(token string) error {
-	for _, p := range []string{l.home, l.remounted()} {
+	for _, p := range []string{l.home, l.remounted(), l.setupDir()} {
 		if err := os.RemoveAll(p); err != nil {
 			return fmt.Errorf("fs-interplay layout: %w", err)
 		}
@@ -171,7 +173,7 @@ func (l fsInterplay) layout(token string) error {
 			return fmt.Errorf("fs-interplay layout: %w", err)
 		}
 	}
-	return nil
+	return l.setupLayout()
 }
 
 // InterplayCheck is one check of the trial: its class (ClassInterplay, ClassGit), its
@@ -180,8 +182,8 @@ type InterplayCheck struct {
 	Class string
 	Name  string
 	Needs []model.Capability
-	plan  fsPlan
-	// agentFile is the working-directory-relative file of an agent-config check: it applies
+	plan  fsplan.Plan
+	// agentFile is the working-directory-relative file of an agent-config Check: it applies
 	// only to a target whose agent it configures (targets.AgentConfigFiles).
 	agentFile string
 	// about adds what the plan alone does not say (the rule that covers the path).
@@ -190,35 +192,35 @@ type InterplayCheck struct {
 
 func (l fsInterplay) checks(token string) []InterplayCheck {
 	files := l.files(token)
-	read := func(p string) fsPlan { return fsPlan{check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
+	read := func(p string) fsplan.Plan { return fsplan.Plan{Check: probe.FSCheck{Op: probe.OpRead, Path: p}} }
 	stolen, linked, moved := filepath.Join(l.ws, "stolen-token"), filepath.Join(l.ws, "linked-token"), filepath.Join(l.ws, "creds-moved")
 	planted := filepath.Join(l.private(), "planted")
 	dr := []model.Capability{model.CapDenyRead}
 	pf := []model.Capability{model.CapProtectedFiles}
-	changed := func(op, p string) fsPlan {
-		return fsPlan{check: probe.FSCheck{Op: op, Path: p, Content: token}, changed: p, was: files[p]}
+	changed := func(op, p string) fsplan.Plan {
+		return fsplan.Plan{Check: probe.FSCheck{Op: op, Path: p, Content: token}, Changed: p, Was: files[p]}
 	}
 	out := []InterplayCheck{
 		{Name: "deny-read-and-write", Needs: []model.Capability{model.CapDenyRead, model.CapDenyWrite}, plan: read(l.both())},
 		{Name: "deny-read-dir", Needs: dr, plan: read(filepath.Join(l.private(), "key"))},
 		{Name: "deny-read-dir-write", Needs: dr,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, outside: planted, strict: true}},
+			plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpWrite, Path: planted, Content: token}, Outside: planted, Strict: true}},
 		{Name: "deny-read-file", Needs: dr, plan: read(l.token())},
 		{Name: "deny-read-file-link", Needs: dr,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, outside: linked}},
+			plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpLink, Path: linked, Path2: l.token()}, Outside: linked}},
 		{Name: "deny-read-file-rename", Needs: dr,
 			// Decided by the file at its new name only: the parent rename, later in the session,
 			// moves the file's directory away whether this rename went through or not.
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.token(), Path2: stolen}, outside: stolen}},
+			plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpRename, Path: l.token(), Path2: stolen}, Outside: stolen}},
 		{Name: "deny-read-parent-rename", Needs: dr,
-			plan: fsPlan{check: probe.FSCheck{Op: probe.OpRename, Path: l.creds(), Path2: moved}, outside: moved}},
+			plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpRename, Path: l.creds(), Path2: moved}, Outside: moved}},
 		{Name: "protected-bashrc-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.home, ".bashrc"))},
 		{Name: "protected-git-hooks-from-subdir", Needs: pf, plan: changed(probe.OpWrite, filepath.Join(l.repo, ".git", "hooks", "pre-commit"))},
 		{Name: "protected-git-config-from-subdir", Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.repo, ".git", "config"))},
 		{Class: ClassGit, Name: "nested-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.nearConf())},
 		{Class: ClassGit, Name: "submodule-config", Needs: pf, plan: changed(probe.OpAppend, l.moduleConf())},
 		{Class: ClassGit, Name: "deep-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.deepConf())},
-		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: created("", l.freshConf(), token)},
+		{Class: ClassGit, Name: "new-repo-config", Needs: pf, plan: fsplan.Created("", l.freshConf(), token)},
 		{Class: ClassGit, Name: "bare-repo-config", Needs: pf, plan: changed(probe.OpAppend, l.bareConf())},
 		{Class: ClassGit, Name: "worktree-pointer", Needs: pf, plan: changed(probe.OpWrite, filepath.Join(l.worktree(), ".git"))},
 	}
@@ -226,24 +228,25 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.ws, f.file))})
 	}
 	for _, f := range configFiles {
-		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: created("", filepath.Join(l.ws, f.file), token)}
+		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: fsplan.Created("", filepath.Join(l.ws, f.file), token)}
 		if f.needs == model.CapAgentConfig {
 			c.agentFile = f.file
 		}
 		out = append(out, c)
 	}
 	out = append(out, l.globChecks(token)...)
+	out = append(out, l.setupChecks()...)
 	// Last: what a command that kept CAP_SYS_ADMIN over its mounts does to them (srt up to
 	// 0.0.65 as root), each step followed by the operation its mount was there to refuse.
-	privileged := func(step string, p fsPlan) fsPlan { p.check.Privileged = step; return p }
+	privileged := func(step string, p fsplan.Plan) fsplan.Plan { p.Check.Privileged = step; return p }
 	out = append(out,
 		// A process in view less confined than the command (a relay the sandbox left without
 		// its seccomp filter): taken over, it runs code beyond the filter.
-		InterplayCheck{Class: ClassPrivilege, Name: "ptrace-helper", plan: fsPlan{check: probe.FSCheck{Op: probe.OpPtrace, Path: "/proc"}}},
+		InterplayCheck{Class: ClassPrivilege, Name: "ptrace-helper", plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpPtrace, Path: "/proc"}}},
 		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, changed(probe.OpAppend, l.gitconfig()))},
 		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(filepath.Join(l.private(), "key")))},
 		InterplayCheck{Class: ClassPrivilege, Name: "remount-rw", Needs: []model.Capability{model.CapWritablePaths},
-			plan: privileged(probe.PrivRemount, fsPlan{check: probe.FSCheck{Op: probe.OpWrite, Path: l.remounted(), Content: token}, outside: l.remounted()})},
+			plan: privileged(probe.PrivRemount, fsplan.Plan{Check: probe.FSCheck{Op: probe.OpWrite, Path: l.remounted(), Content: token}, Outside: l.remounted()})},
 	)
 	return out
 }
@@ -264,18 +267,18 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		return nil, err
 	}
 	checks := l.checks(token)
-	var plans []fsPlan
-	na := skipped{}
+	var plans []fsplan.Plan
+	na := fsplan.Skipped{}
 	for _, c := range checks {
-		c.plan.check.Name = c.Name
+		c.plan.Check.Name = c.Name
 		plans = append(plans, c.plan)
 		for _, need := range c.Needs {
 			if why := targets.Lacks(t.Target, need); why != "" {
-				na.notApplicable(c.Name, why)
+				na.NotApplicable(c.Name, why)
 			}
 		}
 		if own := targets.AgentConfigFiles(t.Target); c.agentFile != "" && targets.Has(t.Target, model.CapAgentConfig) && !slices.Contains(own, c.agentFile) {
-			na.notApplicable(c.Name, fmt.Sprintf("%s configures another agent: %s keeps %s read-only", c.agentFile, t.Target.Name(), strings.Join(own, ", ")))
+			na.NotApplicable(c.Name, fmt.Sprintf("%s configures another agent: %s keeps %s read-only", c.agentFile, t.Target.Name(), strings.Join(own, ", ")))
 		}
 	}
 	if len(na) == len(checks) {
@@ -283,12 +286,12 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 		ft := &Trial{Subject: t.Subject(), User: t.Account,
 			Result: fsverdict.Result{Outcome: model.NotApplicable, Hint: "no check applies", Checks: map[string]fsverdict.CheckResult{}}}
 		for _, c := range checks {
-			ft.Result.Checks[c.Name] = fsverdict.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na[c.Name].why}
+			ft.Result.Checks[c.Name] = fsverdict.CheckResult{Name: c.Name, Outcome: model.NotApplicable, Hint: na.Why(c.Name)}
 		}
 		return ft, nil
 	}
 	stop := stageLate(ctx, plans)
-	pre, err := unsandboxed(ctx, t, plans, na, token)
+	pre, err := fsplan.Unsandboxed(ctx, t, plans, na, token)
 	stop()
 	if err != nil {
 		return nil, err
@@ -299,7 +302,7 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
-	spec := applicable(plans, na)
+	spec := fsplan.Applicable(plans, na)
 	policy := l.policy(targets.Has(t.Target, model.CapDenyReadGlob))
 	stop = stageLate(ctx, plans)
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
@@ -311,7 +314,11 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
-	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(), User: t.Account, Unsandboxed: pre}
+	next, err := runNext(ctx, t, l, plans, na, policy)
+	if err != nil {
+		return nil, err
+	}
+	ft := &Trial{Subject: t.Subject(), Policy: policy, Settings: x.Settings, SandboxRun: x.SandboxRun(), User: t.Account, Unsandboxed: pre, NextSession: next}
 	judge(ft, x, plans, na, token)
 	return ft, nil
 }

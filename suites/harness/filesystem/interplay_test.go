@@ -18,17 +18,17 @@ func TestInterplayChecksKeepTheirOwnEvidence(t *testing.T) {
 	checks := l.checks("token")
 	within := func(p, dir string) bool { return p != "" && (p == dir || strings.HasPrefix(p, dir+"/")) }
 	for _, q := range checks {
-		if q.plan.check.Op != probe.OpRename {
+		if q.plan.Check.Op != probe.OpRename {
 			continue
 		}
-		moved := filepath.Clean(q.plan.check.Path)
+		moved := filepath.Clean(q.plan.Check.Path)
 		for _, p := range checks {
 			if p.Name == q.Name {
 				continue
 			}
-			evidence := []string{p.plan.gone, p.plan.changed, p.plan.written, p.plan.linked, p.plan.outside}
-			if p.plan.linked != "" {
-				evidence = append(evidence, p.plan.check.Path2)
+			evidence := []string{p.plan.Gone, p.plan.Changed, p.plan.Written, p.plan.Linked, p.plan.Outside}
+			if p.plan.Linked != "" {
+				evidence = append(evidence, p.plan.Check.Path2)
 			}
 			for _, e := range evidence {
 				if within(e, moved) {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package filesystem
+package fsplan
 
 import (
 	"testing"
@@ -18,21 +18,21 @@ func TestControlFailures(t *testing.T) {
 			t.Errorf("permission(%q) = %v, want %v", errno, got, want)
 		}
 	}
-	s := skipped{}
-	s.notApplicable("outside/etc", "user u cannot write /etc even without a sandbox (EACCES)")
-	s["escape/rename-out"] = unjudged{broken: true, why: "the control without a sandbox failed: EXDEV"}
+	s := Skipped{}
+	s.NotApplicable("outside/etc", "user u cannot write /etc even without a sandbox (EACCES)")
+	s.Broken("escape/rename-out", "the control without a sandbox failed: EXDEV")
 	for name, want := range map[string][2]string{
 		"outside/etc":       {"user u cannot write /etc even without a sandbox (EACCES)", ""},
 		"escape/rename-out": {"", "the control without a sandbox failed: EXDEV"},
 		"outside/tmp":       {"", ""},
 	} {
 		e := fsverdict.Expect{Check: probe.FSCheck{Name: name}}
-		s.expect(&e)
+		s.Expect(&e)
 		if e.NotApplicable != want[0] || e.ControlFailed != want[1] {
 			t.Errorf("%s: n/a %q, control failed %q; want %q", name, e.NotApplicable, e.ControlFailed, want)
 		}
 	}
-	if spec := applicable([]fsPlan{{check: probe.FSCheck{Name: "escape/rename-out"}}, {check: probe.FSCheck{Name: "outside/tmp"}}}, s); len(spec.FS) != 1 || spec.FS[0].Name != "outside/tmp" {
+	if spec := Applicable([]Plan{{Check: probe.FSCheck{Name: "escape/rename-out"}}, {Check: probe.FSCheck{Name: "outside/tmp"}}}, s); len(spec.FS) != 1 || spec.FS[0].Name != "outside/tmp" {
 		t.Errorf("an unjudged check was tried under the sandbox: %+v", spec.FS)
 	}
 }
