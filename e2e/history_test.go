@@ -48,6 +48,9 @@ func TestBypassHistory(t *testing.T) {
 		{"codex", "bypass/privilege/ptrace-helper", "0.147.0", "0.148.0"},
 		{"srt", "bypass/privilege/ptrace-helper", "0.0.44", "0.0.45"},
 		{"srt", "bypass/globs/existing", "0.0.34", "0.0.37"},
+		{"srt", "bypass/setup/planted-file", "0.0.64", "0.0.65"},
+		{"srt", "bypass/setup/planted-dir", "0.0.64", "0.0.65"},
+		{"srt", "bypass/setup/planted-nested", "0.0.64", "0.0.65"},
 		// Claude Code's, each found by a sweep of every fifth release and pinned by a bisect.
 		{"claude-code", "bypass/fs-interplay/deny-read-parent-rename", "2.1.231", "2.1.232"},
 		{"claude-code", "bypass/fs-interplay/protected-git-hooks-from-subdir", "2.1.274", "2.1.275"},

@@ -68,14 +68,7 @@ printf 'gitdir: %s/near/.git/worktrees/w\n' "$ws" > w/.git`,
 
 // fsEvidence is what a git reproducer needs of the filesystem trial's evidence.
 type fsEvidence struct {
-	Target        string          `json:"target"`
-	TargetVersion string          `json:"target_version"`
-	Fault         string          `json:"fault"`
-	Settings      json.RawMessage `json:"settings"`
-	Run           struct {
-		Argv []string `json:"argv"`
-	} `json:"run"`
-	Dir  string          `json:"dir"`
+	srtrun.Evidence
 	User *parts.Account  `json:"user"`
 	raw  json.RawMessage // the whole evidence, for what a sandbox's own reproducer part reads of it
 }
@@ -128,7 +121,7 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 	if e.Target == "claude-code" {
 		return openClaude(b, e, scenario, why, header, prelude)
 	}
-	run := srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
+	run := e.Srt()
 	if e.Target == "srt" || !argv {
 		if err := run.Check(); err != nil {
 			return "", err

@@ -9,18 +9,9 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
-// trial is what the hook's and the TMPDIR's scripts read of a filesystem trial: the sandbox, its
-// release and fault, its settings, its command line and its working directory.
-type trial struct {
-	Target        string          `json:"target"`
-	TargetVersion string          `json:"target_version"`
-	Fault         string          `json:"fault"`
-	Settings      json.RawMessage `json:"settings"`
-	Run           struct {
-		Argv []string `json:"argv"`
-	} `json:"run"`
-	Dir string `json:"dir"`
-}
+// trial is what the hook's and the TMPDIR's scripts read of a filesystem trial: the session's
+// evidence as every script reads it.
+type trial struct{ srtrun.Evidence }
 
 // readTrial reads rec's filesystem evidence, or says why a script cannot be written from it.
 func readTrial(rec model.Record) (*trial, error) {
@@ -35,6 +26,4 @@ func readTrial(rec model.Record) (*trial, error) {
 }
 
 // srt is the trial's run as srtrun reads it.
-func (e *trial) srt() srtrun.Run {
-	return srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
-}
+func (e *trial) srt() srtrun.Run { return e.Srt() }

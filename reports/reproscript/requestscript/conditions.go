@@ -104,7 +104,9 @@ func (e *evidence) portTakenRun() (proxyRun, string, error) {
 	}
 	switch e.Target {
 	case "srt":
-		return srtrun.Run{Target: e.Target, Version: e.TargetVersion, Settings: e.Settings, Argv: e.Run.Argv, OwnsPorts: true}, srtrun.Send, nil
+		run := e.Srt()
+		run.Fault, run.OwnsPorts = "", true // the condition is the scenario's own, which the script makes
+		return run, srtrun.Send, nil
 	case "claude-code":
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(e.raw, &m); err != nil {

@@ -31,11 +31,8 @@ var requestPy string
 
 // evidence is what a reproducer needs of a bypass trial's evidence.
 type evidence struct {
-	Target        string          `json:"target"`
-	TargetVersion string          `json:"target_version"`
-	Fault         string          `json:"fault"`
-	Settings      json.RawMessage `json:"settings"`
-	Names         []struct {
+	srtrun.Evidence
+	Names []struct {
 		Name, Role string
 	} `json:"names"`
 	Cases []struct {
@@ -44,11 +41,7 @@ type evidence struct {
 		Control   bool    `json:"control"`
 		Raw       request `json:"raw"`
 	} `json:"cases"`
-	Run struct {
-		Argv []string `json:"argv"`
-	} `json:"run"`
 	Faults []string        `json:"faults"` // the scenario's own (the fail-closed family's conditions)
-	Dir    string          `json:"dir"`    // the run's working directory
 	raw    json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
 }
 
@@ -205,7 +198,7 @@ func (e *evidence) proxyRun() (proxyRun, string) {
 	case "claude-code":
 		return &claudescript.ProxyRun{Raw: e.raw, Dir: e.Dir}, ""
 	}
-	return srtrun.Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}, srtrun.Send
+	return e.Srt(), srtrun.Send
 }
 
 // writeFixture appends, after a request script's opening, the fixture hosts (serve.py), the

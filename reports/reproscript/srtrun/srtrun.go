@@ -22,6 +22,25 @@ type Run struct {
 	OwnsPorts bool
 }
 
+// Evidence is what every reproducer reads of a sandboxed session's evidence: the sandbox, its
+// release and fault, its settings, its command line and its working directory. A script's own
+// reader embeds it and adds what it needs.
+type Evidence struct {
+	Target        string          `json:"target"`
+	TargetVersion string          `json:"target_version"`
+	Fault         string          `json:"fault"`
+	Settings      json.RawMessage `json:"settings"`
+	Run           struct {
+		Argv []string `json:"argv"`
+	} `json:"run"`
+	Dir string `json:"dir"`
+}
+
+// Srt is the session's run as an srt script reads it.
+func (e Evidence) Srt() Run {
+	return Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
+}
+
 // Check says why the trial's run cannot be reproduced: another target, a fault's finding, a
 // command line that is not srt's.
 func (r Run) Check() error {
