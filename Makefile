@@ -102,6 +102,7 @@ reports: deps deps-test build ## the bug reports in docs/reports/, each from a r
 	@./scripts/bug-report.sh srt-0.0.65-root-keeps-capabilities $(call SRT_AT,0.0.65):$(call SRT_AT,0.0.76) -- --target srt@0.0.65 --user root --label-filter bypass-privilege -n 5
 	@./scripts/beside-guests.sh env REPRO_ENV="RUNS=100 PAR=2" ./scripts/bug-report.sh claude-code-startup-race $(call CLAUDE_AT,2.1.215):$(call CLAUDE_AT,2.1.332) -- \
 	  --target claude-code@2.1.215 --label-filter network -n 100 -j 2
+	@./scripts/bug-report.sh srt-bridge-relay-follows-links $(SANDCHECK_SRT) -- --target srt --label-filter bypass-bridge -n 5
 	@./scripts/bug-report.sh codex-proxy-serves-without-credentials $(TOOLS)/npm-codex/node_modules/.bin/codex -- --target codex --label-filter bypass-other-egress-proxy-no-credentials -n 5
 
 # The scenario catalogue, from the compiled specs' own tables (no sandbox runs); a test fails when

@@ -20,7 +20,7 @@ func interplayLabels(c filesystem.CheckInfo) []string {
 
 // sessions are the family's sandboxed sessions, every class in one of them.
 func sessions() []bypassSession {
-	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession, secretsSession)
+	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession, bridgeSession, secretsSession)
 }
 
 // flags are the family's known-bads as the catalogue keeps them: each flags its scenarios
@@ -31,7 +31,7 @@ func flags() []catalog.Flags {
 		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Fault: kb.Fault, Target: kb.Target, Expect: model.NonEnforcing},
 			Scenarios: kb.Scenarios})
 	}
-	for _, kb := range knownbad.Releases {
+	for _, kb := range append(append([]knownbad.Release{}, knownbad.Releases...), knownbad.Open...) {
 		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Target: kb.Target, Release: kb.Open, Fixed: kb.Fixed, User: kb.User, Expect: model.NonEnforcing},
 			Scenarios: kb.Scenarios})
 	}

@@ -188,12 +188,20 @@ func Run(s Spec) *Observation {
 		}
 	}
 	// Raw requests (crafted proxy and SOCKS lines) after the channels, all at once: each is its own
-	// connection to the sandbox's proxy, and none is a channel's first request.
+	// connection to the sandbox's proxy, and none is a channel's first request. One that breaks
+	// the proxy for whatever follows (a bridge swapped) goes last, alone.
 	var wg sync.WaitGroup
 	for i := range s.Raw {
-		wg.Go(func() { raws[i] = crafted.Send(s.Raw[i], s.Nonce, s.Timeout) })
+		if s.Raw[i].Tamper != crafted.TamperBridge {
+			wg.Go(func() { raws[i] = crafted.Send(s.Raw[i], s.Nonce, s.Timeout) })
+		}
 	}
 	wg.Wait()
+	for i := range s.Raw {
+		if s.Raw[i].Tamper == crafted.TamperBridge {
+			raws[i] = crafted.Send(s.Raw[i], s.Nonce, s.Timeout)
+		}
+	}
 	obs.Raw = raws
 	obs.Attempts = attempts
 	for _, ps := range problems {

@@ -3,15 +3,19 @@ package probe
 import (
 	"bytes"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
 // Recorded inside srt 0.0.83: relays listening on :1080 and :3128 (tcp6, v4-mapped), plus two
@@ -301,5 +305,36 @@ func TestListenersSeeAListeningSocket(t *testing.T) {
 				t.Errorf("%s: %+v not listed: %+v", name, l, ls)
 			}
 		}
+	}
+}
+
+// TestBridgeSwapGoesLast: a raw request that breaks the proxy for what follows (the bridge
+// class's swap) is sent after every other raw request has had its answer, the controls' too,
+// whichever comes first in the spec.
+func TestBridgeSwapGoesLast(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "bridge") {
+			time.Sleep(200 * time.Millisecond) // the others answer slowly
+		}
+		mu.Lock()
+		order = append(order, filepath.Base(r.URL.Path))
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	defer proxy.Close()
+	t.Setenv("HTTP_PROXY", proxy.URL)
+	raw := func(id, tamper string) crafted.Request {
+		return crafted.Request{ID: id, Via: crafted.ViaHTTP, Host: "allowed.test", Port: 80, Tamper: tamper, Swap: t.TempDir()}
+	}
+	s := Spec{Nonce: "n", Timeout: 5 * time.Second,
+		Raw: []crafted.Request{raw("bridge", crafted.TamperBridge), raw("control-http", ""), raw("other", "")}}
+	obs := Run(s)
+	if len(obs.Raw) != 3 || obs.Raw[0].ID != "bridge" || len(obs.Raw[0].Tampered) != 1 {
+		t.Fatalf("results: %+v", obs.Raw)
+	}
+	if len(order) != 3 || order[2] != "bridge" {
+		t.Errorf("the proxy saw %q, want the bridge request last", order)
 	}
 }

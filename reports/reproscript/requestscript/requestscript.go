@@ -55,6 +55,8 @@ type proxyRun interface {
 // name of every field it set.
 type request struct {
 	Via, Host, Method, Tamper, Addr string
+	Swap                            string `json:"swap"`
+	SwapTo                          string `json:"swap_to"`
 	Port                            int
 	ATYP                            byte `json:"atyp"`
 	NoAuth                          bool `json:"no_auth"`
@@ -138,6 +140,10 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		if c.Name == scenario && (c.Raw.Via == "unix" || c.Raw.Via == "uring-unix") {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
+		}
+		if c.Name == scenario && c.Raw.Tamper == "bridge" && c.Raw.Via == "http" {
+			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
+				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.SwapTo, Swap: c.Raw.Swap}, scenario, why)
 		}
 	}
 	run, send := e.proxyRun()

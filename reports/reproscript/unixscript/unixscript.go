@@ -28,7 +28,26 @@ type Trial struct {
 	Settings               json.RawMessage
 	Dir, Socket            string
 	Uring                  bool
+	// Swap, for the bridge class, is the directory where srt kept its bridge sockets (the
+	// session's TMPDIR): the command puts links to the socket in their place and then asks for
+	// the allowed host through the proxy, which a relay that follows them carries to the socket.
+	Swap string
 }
+
+// swapper replaces the unix sockets under DIR by links to SOCK, then sends a GET through the
+// proxy the environment names (its credentials too): `python3 swap.py DIR SOCK WORD`.
+const swapper = `import os, stat, sys, urllib.request
+top, sock, word = sys.argv[1:4]
+for d, dirs, files in os.walk(top):
+    for f in files:
+        p = os.path.join(d, f)
+        if p != sock and stat.S_ISSOCK(os.lstat(p).st_mode):
+            os.remove(p); os.symlink(sock, p); print("swapped " + p)
+try:
+    urllib.request.urlopen("http://allowed.sandcheck.test/" + word, timeout=5).read()
+except Exception as e:
+    print("the request: %s" % e)
+`
 
 // uringClient is client's twin through io_uring: `python3 uring.py SOCK WORD`.
 //
@@ -117,12 +136,34 @@ chmod 755 "$w"
 	w(`python3 "$w/server.py" "$sock" "$w/log" & server=$!
 i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the socket did not come up'; exit 2; }; sleep 0.1; done
 `)
-	b.WriteString(parts.AsUser)
+	as := parts.AsUser
+	if t.Swap != "" {
+		// The request goes to the proxy when no relay follows the links: srt's proxy would then
+		// look the allowed name up, so everything runs in a network namespace of loopback only.
+		w(`net=repro-bridge-$$
+ip netns add "$net" && ip -n "$net" link set lo up || { echo "could not make a network namespace (iproute2)"; exit 2; }
+trap 'kill $server 2>/dev/null; ip netns del "$net" 2>/dev/null; rm -rf "$w"' EXIT
+`)
+		as = strings.Replace(as, "as() { setpriv", `as() { ip netns exec "$net" setpriv`, 1)
+	}
+	b.WriteString(as)
 	how, cl := "", client
 	if t.Uring {
 		how, cl = " through io_uring (its socket(2) and connect(2) never called)", uringClient
 	}
 	w("cat > \"$w/client.py\" <<'PY'\n%sPY\nclient=$(cat \"$w/client.py\")\n", cl)
+	command := "python3 $w/client.py $sock repro-case"
+	if t.Swap != "" {
+		if t.Target != "srt" {
+			return "", fmt.Errorf("%s: the bridge reproducer drives srt so far, not %s", scenario, t.Target)
+		}
+		rel, ok := strings.CutPrefix(t.Swap, trialDir+"/")
+		if !ok || strings.ContainsAny(rel, " '\"$\\") {
+			return "", fmt.Errorf("%s: the bridge sockets' directory %s is not a plain one in the trial's directory", scenario, t.Swap)
+		}
+		w("cat > \"$w/swap.py\" <<'PY'\n%sPY\n", swapper)
+		command = "python3 $w/swap.py $w/" + rel + " $sock repro-case"
+	}
 	if settings != "" {
 		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
 	}
@@ -137,14 +178,18 @@ echo "== inside the sandbox: the same connection"
 		w(" %s", parts.InScript(a, trialDir))
 	}
 	if settings != "" {
-		w(" --settings \"$w/settings.json\" -c \"python3 $w/client.py $sock repro-case\" ) 2>&1 || true\n")
+		w(" --settings \"$w/settings.json\" -c \"%s\" ) 2>&1 || true\n", command)
 	} else {
 		w(" python3 -c \"$client\" \"$sock\" repro-case ) 2>&1 || true\n")
 	}
-	w(`if grep -q repro-case "$w/log"; then echo "BUG: the sandboxed command reached the host's unix socket $sock (a docker.sock or an ssh-agent's there would be the host)"; exit 1; fi
+	reached := "the sandboxed command reached the host's unix socket $sock"
+	if t.Swap != "" {
+		reached = "the sandbox's relay carried the command's proxy request to the host's unix socket $sock, linked where its bridge socket was"
+	}
+	w(`if grep -q repro-case "$w/log"; then echo "BUG: %s (a docker.sock or an ssh-agent's there would be the host)"; exit 1; fi
 echo "no bug: the sandboxed command did not reach the host's socket"
 exit 0
-`)
+`, reached)
 	return b.String(), nil
 }
 

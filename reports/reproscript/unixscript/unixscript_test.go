@@ -142,3 +142,60 @@ func TestUringClient(t *testing.T) {
 		t.Fatalf("client: %v: %s; the listener logged %q", err, out, log)
 	}
 }
+
+// bridgeTrial is a bridge session of srt: the session's TMPDIR (where srt keeps its bridge
+// sockets) writable as well as the workspace.
+func bridgeTrial() Trial {
+	tr := srtTrial()
+	tr.Uring, tr.Swap = false, trial+"/tmp"
+	tr.Settings = []byte(`{"network":{"allowedDomains":["allowed.sandcheck.test"]},"filesystem":{"allowWrite":["` + trial + `/workspace","` + trial + `/tmp"]}}`)
+	return tr
+}
+
+// TestBridgeScript: the bridge class's script runs srt with the trial's settings (its own
+// directory in the trial's place) in a network namespace of loopback only, on a command that
+// swaps the sockets in the session's TMPDIR for links to the script's socket and then asks for
+// the allowed host through the proxy; a swap directory outside the trial's, or another sandbox,
+// gets none. With a stand-in srt that keeps no sockets and relays nothing, it exits 0.
+func TestBridgeScript(t *testing.T) {
+	s, err := Script(bridgeTrial(), "bypass/bridge/socket-swap", "unix reached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`ip netns add "$net"`, `as() { ip netns exec "$net" setpriv`, `cat > "$w/swap.py"`,
+		`-c "python3 $w/swap.py $w/tmp $sock repro-case"`, `"@DIR@/tmp"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, trial) {
+		t.Error("the trial's directory is left in the script")
+	}
+	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v\n%s", err, out)
+	}
+	for why, change := range map[string]func(*Trial){
+		"outside": func(tr *Trial) { tr.Swap = "/tmp/elsewhere" },
+		"bwrap":   func(tr *Trial) { *tr = bwrapTrial(); tr.Swap = trial + "/tmp" },
+	} {
+		tr := bridgeTrial()
+		change(&tr)
+		if _, err := Script(tr, "bypass/bridge/socket-swap", ""); err == nil {
+			t.Errorf("%s: a script was written", why)
+		}
+	}
+	skip.UnlessRoot(t, "the script runs the sandbox as another account (setpriv) in a network namespace")
+	skip.UnlessTools(t, "apt-get install util-linux python3 iproute2", "setpriv", "python3", "ip")
+	f := filepath.Join(t.TempDir(), "r.sh")
+	os.WriteFile(f, []byte(s+"\n"), 0o755)
+	bin := t.TempDir()
+	open := filepath.Join(bin, "srt")
+	os.WriteFile(open, []byte("#!/bin/sh\n# --settings FILE -c CMD: the command, unconfined, no relay\nexec sh -c \"$4\"\n"), 0o755)
+	os.Chmod(bin, 0o755)
+	if code, out := scripttest.Run(f, open); code != 0 || !strings.Contains(out, "no bug") {
+		t.Errorf("with a stand-in that relays nothing: exit %d, want 0\n%s", code, out)
+	}
+	if o, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(o), "repro-bridge-") {
+		t.Errorf("a network namespace is left: %s", o)
+	}
+}

@@ -121,3 +121,13 @@ var Releases = []Release{
 	{Target: "srt", Open: "0.0.64", Fixed: "0.0.65", User: model.UserUnprivileged, Labels: "bypass-setup",
 		Scenarios: cases("setup", "planted-file", "planted-dir", "planted-nested")},
 }
+
+// Open are the family's known-bads that no fault stands in for and no release has fixed yet: the
+// pinned release itself fails the case in every trial, a known finding of its own.
+var Open = []Release{
+	// srt (and Claude Code's bundled runtime) relays the command's proxy port to its proxy
+	// through unix sockets in the caller's TMPDIR; where the settings make that writable, the
+	// command puts links to a host socket in their place and the relay follows them.
+	{Target: "srt", Open: "0.0.83", User: model.UserUnprivileged, Labels: "bypass-bridge",
+		Scenarios: cases("bridge", "socket-swap")},
+}

@@ -190,7 +190,8 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 					return id
 				}
 			case model.ProtoUDP, model.ProtoICMP, model.ProtoUnix:
-				if h.Path == crafted.Payload(nonce, id) {
+				// Or, on a host socket, the request line of a proxy request a relay carried there.
+				if h.Path == crafted.Payload(nonce, id) || h.Proto == model.ProtoUnix && strings.Contains(h.Path, crafted.BypassPath(nonce, id)+" ") {
 					return id
 				}
 			case model.ProtoDNS:
@@ -276,7 +277,7 @@ func judgeCarried(c Case, cr CaseResult, res crafted.Result, mine []model.Hit) C
 func couldCause(c Case, h model.Hit) bool {
 	switch h.Proto {
 	case model.ProtoUnix:
-		return c.Raw.Via == crafted.ViaUnix || c.Raw.Via == crafted.ViaUringUnix
+		return c.Raw.Via == crafted.ViaUnix || c.Raw.Via == crafted.ViaUringUnix || c.Raw.Tamper == crafted.TamperBridge
 	case model.ProtoUDP:
 		return c.Raw.Via == crafted.ViaUDP
 	case model.ProtoICMP:

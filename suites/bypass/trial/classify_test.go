@@ -223,3 +223,38 @@ func TestClassifyResolvingTheAllowedNameIsNoBreach(t *testing.T) {
 		t.Errorf("post logged by the allowed host: %s (%s), want non-enforcing", got.Outcome, got.Hint)
 	}
 }
+
+// TestClassifyBridgeSwap: the bridge class's request goes to the allowed host through the proxy
+// after the command swapped the proxy's bridge sockets. A relay that followed the swap carried
+// it to the host socket: that socket's log of the request line is egress, the case's; a request
+// that reached the allowed host, or failed, did not leave.
+func TestClassifyBridgeSwap(t *testing.T) {
+	swap := Case{Name: "bypass/bridge/socket-swap", AllowedOK: true,
+		Raw: crafted.Request{ID: "bridge.socket-swap", Via: crafted.ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Tamper: crafted.TamperBridge}}
+	okCtl := []crafted.Result{reached("control-http", crafted.ViaHTTP, "tokA")}
+	okHit := logged(model.RoleAllowed, "control-http")
+	line := "GET http://allowed.sandcheck.test:80" + crafted.BypassPath(bn, "bridge.socket-swap") + " HTTP/1.1"
+	unix := []model.Hit{
+		{Role: model.RoleUnix, Proto: model.ProtoUnix, Host: "/t/run/sandcheck-host.sock", From: "unix#1", Detail: "accepted"},
+		{Role: model.RoleUnix, Proto: model.ProtoUnix, Host: "/t/run/sandcheck-host.sock", From: "unix#1", Detail: "line", Path: line},
+	}
+	for _, c := range []struct {
+		name string
+		in   Input
+		want model.Outcome
+		hint string
+	}{
+		{"the relay carried the request to the host socket",
+			bin([]Case{ctl(crafted.ViaHTTP), swap}, append(okCtl, crafted.Result{ID: "bridge.socket-swap", Via: crafted.ViaHTTP, Reply: -1, Stage: "response", Err: "EOF"}),
+				append([]model.Hit{okHit}, unix...)...),
+			model.NonEnforcing, "unix reached"},
+		{"the request reached the allowed host: the relay kept its own socket",
+			bin([]Case{ctl(crafted.ViaHTTP), swap}, append(okCtl, reached("bridge.socket-swap", crafted.ViaHTTP, "tokA")), okHit, logged(model.RoleAllowed, "bridge.socket-swap")),
+			model.Correct, ""},
+	} {
+		got := Classify(c.in).Cases[swap.Name]
+		if got.Outcome != c.want || !strings.Contains(got.Hint, c.hint) {
+			t.Errorf("%s: %s (%s), want %s with %q", c.name, got.Outcome, got.Hint, c.want, c.hint)
+		}
+	}
+}

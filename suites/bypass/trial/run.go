@@ -74,6 +74,13 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	}
 	defer t.Close()
 	policy, cases := b.Build(t.Hosts, t.Target)
+	for i, c := range cases {
+		if c.Raw.Tamper == crafted.TamperBridge && t.Hosts.Extra != nil {
+			// The sandbox keeps its bridge sockets in the session's TMPDIR; the host socket
+			// is the fixture's (a docker.sock's stand-in).
+			cases[i].Raw.Swap, cases[i].Raw.SwapTo = t.Tmp, t.Hosts.Extra.UnixPath
+		}
+	}
 	policy.AllowedHosts = append(policy.AllowedHosts, t.Change.AllowedHosts...)
 	bt := &Trial{Subject: t.Subject(), Class: b.Class,
 		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}

@@ -82,8 +82,11 @@ type Request struct {
 	// GET: a proxy that routes a tunnel by its ClientHello, not its CONNECT line, is fooled.
 	TLSName string `json:"tls_name,omitempty"`
 	// Tamper is what the command tries on the proxy's control plane before the request
-	// (TamperAdmin), "" nothing.
+	// (TamperAdmin, TamperBridge), "" nothing.
 	Tamper string `json:"tamper,omitempty"`
+	// Swap and SwapTo (TamperBridge): where the sockets replaced are, the host socket linked to.
+	Swap   string `json:"swap,omitempty"`
+	SwapTo string `json:"swap_to,omitempty"`
 	// Carry (ViaHTTP, and a request inside a tunnel) are sources whose values the request takes
 	// along in headers (carry.go): the secrets a sandbox promises to withhold or mask.
 	Carry []string `json:"carry,omitempty"`
@@ -153,6 +156,8 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 	case "":
 	case TamperAdmin:
 		tamperAdmin(s, r, &res)
+	case TamperBridge:
+		res.Tampered = swapBridge(r.Swap, r.SwapTo)
 	default:
 		res.Skipped = "unknown tampering " + r.Tamper
 		return res
