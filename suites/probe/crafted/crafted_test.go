@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -237,5 +238,37 @@ func TestLocalListeners(t *testing.T) {
 		if got[i].String() != want[i] {
 			t.Errorf("%d: %s, want %s", i, got[i], want[i])
 		}
+	}
+}
+
+// TestURingClosesItsSocketOnce: the io_uring request's socket is closed once, when the request
+// ends. Closed twice (once by hand, once by a finalizer at the next garbage collection), the
+// second close lands on whatever descriptor took its number meanwhile: another request's
+// connection, which then fails with EBADF (a control refused in a trial, under load).
+func TestURingClosesItsSocketOnce(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	go http.Serve(tcp, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	for i := 0; i < 20; i++ {
+		r := Send(Request{ID: "t", Via: ViaUringTCP, Addr: tcp.Addr().String()}, "n", 2*time.Second)
+		if r.Errno == "ENOSYS" || strings.Contains(r.Err, "io_uring_setup") {
+			skip.Missing(t, "io_uring not available here: %s", r.Err)
+		}
+		// The next descriptor takes the number the request's socket had.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // finalizers run on their own goroutine
+		if _, err := pw.Write([]byte("x")); err != nil {
+			t.Fatalf("round %d: a descriptor opened after the request was closed under it: %v", i, err)
+		}
+		pr.Close()
+		pw.Close()
 	}
 }

@@ -127,8 +127,10 @@ func uringRequest(s spec, r Request, res *Result) {
 		return
 	}
 	res.Connected = true
-	f := os.NewFile(uintptr(fd), "uring-socket")
-	f.SetDeadline(time.Now().Add(s.Timeout))
+	// Timeouts by socket option: an os.File over fd would close it again, collected, under another.
+	tv := unix.NsecToTimeval(s.Timeout.Nanoseconds())
+	unix.SetsockoptTimeval(int(fd), unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	unix.SetsockoptTimeval(int(fd), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	msg := Payload(s.Nonce, r.ID) + "\n"
 	if r.Via == ViaUringTCP {
 		msg = fmt.Sprintf("GET %s HTTP/1.0\r\nHost: sandcheck\r\n\r\n", BypassPath(s.Nonce, r.ID))
@@ -137,8 +139,6 @@ func uringRequest(s spec, r Request, res *Result) {
 		fail(res, "send", err)
 		return
 	}
-	tv := unix.NsecToTimeval(s.Timeout.Nanoseconds())
-	unix.SetsockoptTimeval(int(fd), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	buf := make([]byte, bodyLimit)
 	var got []byte
 	for len(got) < bodyLimit {
