@@ -401,6 +401,14 @@ func leftoverPaths(out map[string]string) {
 			return nil
 		})
 	}
+	// The root's own entries: a sandbox that resolves a planted link as root and mounts where it
+	// leads would make its mount point there (/oldroot, say).
+	top, _ := os.ReadDir("/")
+	for _, e := range top {
+		if p := "/" + e.Name(); !ignored(p, ignore) {
+			out["path "+p] = "left in /: " + p
+		}
+	}
 }
 
 // ignored says whether p or a directory above it matches one of globs.

@@ -12,7 +12,8 @@ import (
 
 // TestLeftoverCheckSeesANewKind: the leftover check after every test blames whatever is new in
 // the places a trial can write, by any name (here one no sandbox uses), a left directory as one
-// line, and nothing once it is gone; SANDCHECK_LEFTOVERS_IGNORE's globs are not blamed.
+// line, a new entry of the root directory too, and nothing once it is gone;
+// SANDCHECK_LEFTOVERS_IGNORE's globs are not blamed.
 func TestLeftoverCheckSeesANewKind(t *testing.T) {
 	skip.UnlessRoot(t, "the leftover check looks as root only")
 	tree, err := os.MkdirTemp("/tmp", "unknown-kind-")
@@ -27,8 +28,14 @@ func TestLeftoverCheckSeesANewKind(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	defer os.Remove(file)
 
+	root, err := os.MkdirTemp("/", "sandcheck-unknown-kind-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
 	left := newLeftovers()
-	for _, want := range []string{"left in /tmp: " + tree, "left in /tmp: " + file} {
+	for _, want := range []string{"left in /tmp: " + tree, "left in /tmp: " + file, "left in /: " + root} {
 		if !slices.Contains(left, want) {
 			t.Errorf("%q not blamed: %q", want, left)
 		}
@@ -47,8 +54,9 @@ func TestLeftoverCheckSeesANewKind(t *testing.T) {
 	t.Setenv("SANDCHECK_LEFTOVERS_IGNORE", "")
 	os.RemoveAll(tree)
 	os.Remove(file)
+	os.RemoveAll(root)
 	for _, l := range newLeftovers() {
-		if strings.Contains(l, tree) {
+		if strings.Contains(l, tree) || strings.Contains(l, root) {
 			t.Errorf("gone, yet blamed: %s", l)
 		}
 	}

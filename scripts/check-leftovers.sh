@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails if a test run left things behind: sandcheck's own (fixture veths, trial dirs, sandbox
 # processes, files or processes of the sandbox's user) and anything new in the places a trial's
-# processes can write besides their trial directory, whatever its name (see places).
+# processes can write besides their trial directory, whatever its name (see places), and the
+# root directory's own entries.
 #
 #   check-leftovers.sh --snapshot FILE   before the tests: record what is already there
 #   check-leftovers.sh [--since FILE]    after them: fail on what is there and was not before
@@ -51,6 +52,15 @@ newPaths() {
       esac
       echo "new path: $p"
     done
+  done
+  # The root's own entries: a sandbox that resolves a planted link as root and mounts where it
+  # leads would make its mount point there (/oldroot, say).
+  find / -mindepth 1 -maxdepth 1 2>/dev/null | while IFS= read -r p; do
+    for pat in ${SANDCHECK_LEFTOVERS_IGNORE:-}; do
+      # shellcheck disable=SC2053 # a glob, on purpose
+      [[ $p == $pat ]] && continue 2
+    done
+    echo "new path: $p"
   done
 }
 
