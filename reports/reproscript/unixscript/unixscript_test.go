@@ -34,7 +34,7 @@ func TestUnixScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkScript(t, s, "SANDBOX=${SANDBOX:-bwrap}", "RUN_AS=${RUN_AS:-sandcheck}", `sock=''"$w"'/run/sandcheck-host.sock'`,
+	scripttest.Check(t, s, trial, "SANDBOX=${SANDBOX:-bwrap}", "RUN_AS=${RUN_AS:-sandcheck}", `sock=''"$w"'/run/sandcheck-host.sock'`,
 		`as "$SANDBOX" '--ro-bind' '/' '/' '--bind' ''"$w"'/workspace' ''"$w"'/workspace' '--unshare-all' '--die-with-parent' '--' python3 -c "$client" "$sock" repro-case`,
 		`as python3 -c "$client" "$sock" repro-control`, "parent='/tmp'\n")
 	for why, change := range map[string]func(*Trial){
@@ -152,7 +152,7 @@ func TestBridgeScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkScript(t, s, `ip netns add "$net"`, `as() { ip netns exec "$net" setpriv`, `cat > "$w/swap.py"`,
+	scripttest.Check(t, s, trial, `ip netns add "$net"`, `as() { ip netns exec "$net" setpriv`, `cat > "$w/swap.py"`,
 		`-c "python3 $w/swap.py $w/tmp $sock repro-case"`, `"@DIR@/tmp"`)
 	for why, change := range map[string]func(*Trial){
 		"outside": func(tr *Trial) { tr.Swap = "/tmp/elsewhere" },
@@ -177,21 +177,5 @@ func TestBridgeScript(t *testing.T) {
 	}
 	if o, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(o), "repro-bridge-") {
 		t.Errorf("a network namespace is left: %s", o)
-	}
-}
-
-// checkScript: the script holds each of wants, none of the trial's directory, and is valid sh.
-func checkScript(t *testing.T, s string, wants ...string) {
-	t.Helper()
-	for _, want := range wants {
-		if !strings.Contains(s, want) {
-			t.Errorf("script lacks %q", want)
-		}
-	}
-	if strings.Contains(s, trial) {
-		t.Error("the trial's directory is left in the script")
-	}
-	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
-		t.Errorf("sh -n: %v\n%s", err, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
@@ -58,12 +59,7 @@ func (l fsInterplay) setupChecks() []InterplayCheck {
 // tried, and returns how it went: whether it started, its exit, the head of what it said. The
 // command is the probe with nothing to do: the set-up is what is under test.
 func runNext(ctx context.Context, t *harness.Trial, l fsInterplay, plans []fsplan.Plan, na fsplan.Skipped, policy targets.Policy) (string, error) {
-	tried := false
-	for _, p := range plans {
-		if _, skip := na[p.Check.Name]; p.Next && !skip {
-			tried = true
-		}
-	}
+	tried := slices.ContainsFunc(plans, func(p fsplan.Plan) bool { _, skip := na[p.Check.Name]; return p.Next && !skip })
 	if !tried {
 		return "", nil
 	}
@@ -81,10 +77,7 @@ func runNext(ctx context.Context, t *harness.Trial, l fsInterplay, plans []fspla
 	case x.Run.TimedOut:
 		return "the next session timed out before its command ran", nil
 	}
-	said := strings.TrimSpace(x.Run.Stderr)
-	if i := strings.IndexByte(said, '\n'); i >= 0 {
-		said = said[:i]
-	}
+	said, _, _ := strings.Cut(strings.TrimSpace(x.Run.Stderr), "\n")
 	return fmt.Sprintf("the next session did not start (exit %d): %s", x.Run.Exit, said), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +49,21 @@ func ArgvStandIns(t *testing.T) (open, none string) {
 		}
 	}
 	return open, none
+}
+
+// Check reports what a written script lacks: each of wants, no trace of the trial's directory
+// (the script's own stands in it), and valid sh (`sh -n`).
+func Check(t *testing.T, script, trialDir string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(script, trialDir) {
+		t.Error("the trial's directory is left in the script")
+	}
+	if out, err := exec.Command("sh", "-n", "-c", script).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v\n%s", err, out)
+	}
 }
