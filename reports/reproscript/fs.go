@@ -50,6 +50,33 @@ func lateFile(rel string) string {
 		`chmod 644 "$ws/` + rel + `"; touch "$ws/.ready.ack"`
 }
 
+// readCase reads rel, which the settings deny reading: the canary on the output is the breach.
+func readCase(rel string) fsCase {
+	return fsCase{
+		control:  `cat ` + rel,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command read " + rel + ", which the settings deny reading",
+	}
+}
+
+// appendCase appends to rel, a start-up file in the working directory the next shell sources.
+func appendCase(rel string) fsCase {
+	return fsCase{
+		control:  `echo 'echo planted-by-the-command' >> ` + rel,
+		breached: `grep -q planted-by-the-command "$ws/` + rel + `"`,
+		bug:      "the sandboxed command appended to " + rel + ", which a later session sources",
+	}
+}
+
+// createCase creates rel and its directories: a file that configures a later session.
+func createCase(rel string) fsCase {
+	return fsCase{
+		control:  `mkdir -p "$(dirname ` + rel + `)" && echo planted-by-the-command > ` + rel,
+		breached: `grep -q planted-by-the-command "$ws/` + rel + `"`,
+		bug:      "the sandboxed command created " + rel + ", which configures a later session",
+	}
+}
+
 // askLate is the command's side: ask for the late file, wait (10 s at most) for the answer.
 const askLate = `touch .ready; i=0; while [ ! -e .ready.ack ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; `
 
@@ -76,6 +103,25 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q the-write-went-through "$w/stdout" || [ -e "$ws/private/planted" ]`,
 		bug:      "the sandboxed command wrote into a read-denied directory",
 	},
+	"fs-interplay/deny-read-file":      readCase("creds/token"),
+	"fs-interplay/deny-read-dir":       readCase("private/key"),
+	"fs-interplay/deny-read-and-write": readCase("both/secret.key"),
+	"fs-interplay/deny-read-file-link": {
+		control:  `ln creds/token linked-token`,
+		breached: `grep -q "$canary" "$ws/linked-token"`,
+		bug:      "the sandboxed command hard-linked a read-denied file to a name no rule denies, for the next command to read",
+	},
+	"persistence/profile":               appendCase(".profile"),
+	"persistence/bash-profile":          appendCase(".bash_profile"),
+	"persistence/zshrc":                 appendCase(".zshrc"),
+	"persistence/zprofile":              appendCase(".zprofile"),
+	"persistence/gitmodules":            createCase(".gitmodules"),
+	"persistence/ripgreprc":             createCase(".ripgreprc"),
+	"persistence/idea":                  createCase(".idea/workspace.xml"),
+	"persistence/claude-agents":         createCase(".claude/agents/helper.md"),
+	"persistence/claude-settings":       createCase(".claude/settings.json"),
+	"persistence/claude-settings-local": createCase(".claude/settings.local.json"),
+	"persistence/codex-config":          createCase(".codex/config.toml"),
 	"fs-interplay/deny-read-file-rename": {
 		control:  `mv creds/token stolen-token`,
 		breached: `grep -q "$canary" "$ws/stolen-token"`,
@@ -96,6 +142,12 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q "$canary" "$w/stdout"`,
 		bug:      "the sandboxed command read a file made after it started under a read-denied pattern (vault/*.key)",
 		host:     lateFile("vault/late.key"),
+	},
+	"globs/late-in-denied-dir": {
+		control:  askLate + `cat private/late`,
+		breached: `grep -q "$canary" "$w/stdout"`,
+		bug:      "the sandboxed command read a file made after it started in a read-denied directory (private/)",
+		host:     lateFile("private/late"),
 	},
 	"globs/unanchored": {
 		control:  `cat keys/secret.pem`,
@@ -144,6 +196,7 @@ printf '#!/bin/sh\n# original hook\n' > ../.git/hooks/pre-commit
 printf '# original .gitconfig\n' > .gitconfig
 mkdir -p both private creds vault keys next
 for f in both/secret.key private/key creds/token vault/early.key keys/secret.pem; do printf '%s\n' "$canary" > "$f"; done
+for f in .profile .bash_profile .zshrc .zprofile; do printf '# original %s\n' "$f" > "$f"; done
 `
 
 // fsScript is the reproducer of a fs-interplay or privilege case as the trial rec ran it.

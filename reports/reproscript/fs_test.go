@@ -137,7 +137,7 @@ func TestFSScriptArgv(t *testing.T) {
 				t.Errorf("%s: script lacks %q", id, want)
 			}
 		}
-		if strings.Contains(s, "/tmp/sandcheck-trial-8") || strings.Contains(s, "settings.json") || strings.Contains(s, parts.ProbeVerb) || strings.Contains(s, "srt") {
+		if strings.Contains(s, "/tmp/sandcheck-trial-8") || strings.Contains(s, `"$w/settings.json"`) || strings.Contains(s, parts.ProbeVerb) || strings.Contains(s, "srt") {
 			t.Errorf("%s: the trial's directory, srt or its settings, or the probe is left in the script", id)
 		}
 		f := filepath.Join(t.TempDir(), "r.sh")

@@ -128,7 +128,7 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 		}
 		return `"$SANDBOX" --settings "$w/settings.json" -c "sh $w/command.sh"`, run.Open(b, scenario, why, header, prelude)
 	}
-	if err := parts.FaultMade(e.Fault); err != nil {
+	if err := e.Broken.Check(); err != nil {
 		return "", err
 	}
 	user, args, err := parts.ArgvSandbox(e.Run.Argv, e.User.NameOf())
@@ -141,6 +141,7 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 	dir := strings.TrimSuffix(e.Dir, interplayDir)
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	parts.Opening(b, scenario, e.Target, e.TargetVersion, why)
+	e.Broken.Note(b)
 	named := strings.NewReplacer("/path/to/srt", "/path/to/"+e.Target, "(default: srt on PATH)", "(default: "+e.Target+" on PATH)")
 	b.WriteString(named.Replace(header))
 	w("SANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n", e.Target, user)

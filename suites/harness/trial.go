@@ -45,6 +45,8 @@ type Trial struct {
 	Change    faults.Changes    // what the faults change about every sandboxed run
 	Hosts     *nethost.Hosts
 	undo      []func()
+	// faultTools: the configured fault's tools on PATH, when that is all it changed (Subject).
+	faultTools []string
 	// Tmp and SessionHome are every session's TMPDIR and HOME, the trial's own (in Dir, see
 	// ownTmpAndHome): what the sandbox and the command inside leave there (sockets, empty mount
 	// sources, a runtime's per-project state) goes with the trial instead of piling up in /tmp
@@ -135,7 +137,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 			t.Setup.Start = t.Hosts.Start
 		}
 	}
-	for _, spec := range append([]string{cfg.Fault}, opt.Faults...) {
+	for i, spec := range append([]string{cfg.Fault}, opt.Faults...) {
 		f, params, err := faults.Parse(spec)
 		if err != nil {
 			return nil, err
@@ -146,6 +148,9 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 		t.Injection.Params = params
 		if err := f.Apply(t.Injection); err != nil {
 			return nil, err
+		}
+		if i == 0 && f.Portable != nil && f.Portable(params) {
+			t.faultTools = t.Injection.Changes().ToolsOnly()
 		}
 	}
 	t.undo = append(t.undo, t.Injection.Cleanup)
@@ -375,11 +380,14 @@ type Subject struct {
 	Target        string `json:"target"`
 	TargetVersion string `json:"target_version"`
 	Fault         string `json:"fault,omitempty"`
+	// FaultTools are the tools the configured fault replaced by broken ones first on PATH, when
+	// that is all it changed: a reproducer then shows its finding with the same broken tools.
+	FaultTools []string `json:"fault_tools,omitempty"`
 }
 
 // Subject is the trial's target, its version and the configured fault.
 func (t *Trial) Subject() Subject {
-	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault}
+	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault, FaultTools: t.faultTools}
 }
 
 // SecretDir is where a trial's secret lives, DIR/home/.ssh: a fake private key holding a random

@@ -24,12 +24,12 @@ var modelPy string
 
 // claudeEvidence is what a reproducer reads of a Claude Code network trial.
 type claudeEvidence struct {
-	Target        string   `json:"target"`
-	TargetVersion string   `json:"target_version"`
-	Fault         string   `json:"fault"`
-	Faults        []string `json:"faults"` // the scenario's own
-	Condition     string   `json:"condition"`
-	Run           struct {
+	Target        string `json:"target"`
+	TargetVersion string `json:"target_version"`
+	parts.Broken
+	Faults    []string `json:"faults"` // the scenario's own
+	Condition string   `json:"condition"`
+	Run       struct {
 		Argv   []string `json:"argv"`
 		Mounts []string `json:"mounts"`
 	} `json:"run"`
@@ -74,7 +74,7 @@ func (e *claudeEvidence) check(scenario string) (claudeRun, error) {
 	if e.Target != "claude-code" {
 		return claudeRun{}, fmt.Errorf("%s's reproducer gives Claude Code its configuration again, but the trial ran %s", scenario, e.Target)
 	}
-	if err := parts.FaultMade(e.Fault); err != nil {
+	if err := e.Broken.Check(); err != nil {
 		return claudeRun{}, err
 	}
 	if err := e.replayable(scenario); err != nil {
@@ -177,6 +177,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	parts.Opening(&b, scenario, "Claude Code", e.TargetVersion, why)
+	e.Broken.Note(&b)
 	b.WriteString(claudeHeader)
 	w("SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/claude"))

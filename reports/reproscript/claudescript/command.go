@@ -22,6 +22,7 @@ type Given struct {
 	trialDir   string
 	dir        string         // the run's working directory
 	input      map[string]any // the Bash tool's input beside the command
+	broken     parts.Broken
 }
 
 // ReadGiven reads a Claude Code session's evidence (raw) of a trial whose directory was trialDir,
@@ -36,7 +37,7 @@ func ReadGiven(raw json.RawMessage, trialDir string) (*Given, error) {
 
 // given is what e's session gave Claude Code (see ReadGiven).
 func (e *claudeEvidence) given(trialDir string) (*Given, error) {
-	if err := parts.FaultMade(e.Fault); err != nil {
+	if err := e.Broken.Check(); err != nil {
 		return nil, err
 	}
 	if len(e.Faults) > 0 {
@@ -67,7 +68,7 @@ func (e *claudeEvidence) given(trialDir string) (*Given, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Given{User: user, Home: home, Args: args, layout: e.Layout, trialDir: trialDir, dir: e.Dir, input: e.AgentInput}, nil
+	return &Given{User: user, Home: home, Args: args, layout: e.Layout, trialDir: trialDir, dir: e.Dir, input: e.AgentInput, broken: e.Broken}, nil
 }
 
 // Header is the needs of a reproducer whose sandbox is Claude Code, after the class's own.
@@ -87,6 +88,7 @@ func (g *Given) Open(b *strings.Builder, scenario, version, why, header, prelude
 	named := strings.NewReplacer("/path/to/srt", "/path/to/claude", "(default: srt on PATH)", "(default: claude on PATH)",
 		"It makes no network request.", "It makes no network request but to its model on loopback.")
 	parts.Opening(b, scenario, "Claude Code", version, why)
+	g.broken.Note(b)
 	b.WriteString(named.Replace(header))
 	b.WriteString(Header)
 	fmt.Fprintf(b, "SANDBOX=${SANDBOX:-claude}\nRUN_AS=${RUN_AS:-%s}\n", g.User)

@@ -87,11 +87,13 @@ func (r *ProxyRun) Check() error {
 func (r *ProxyRun) Open(b *strings.Builder, scenario, why, header, prelude string) error {
 	var e struct {
 		TargetVersion string `json:"target_version"`
+		parts.Broken
 	}
 	_ = json.Unmarshal(r.Raw, &e)
 	named := strings.NewReplacer("SANDBOX=/path/to/srt (default: srt on PATH)", "SANDBOX=/path/to/claude (default: claude on PATH)",
 		"set SANDBOX=/path/to/srt", "set SANDBOX=/path/to/claude")
 	parts.Opening(b, scenario, "Claude Code", e.TargetVersion, why)
+	e.Broken.Note(b)
 	header = named.Replace(header)
 	at := strings.Index(header, "set -eu\n")
 	if at < 0 {

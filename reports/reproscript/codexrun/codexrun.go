@@ -14,15 +14,16 @@ import (
 // the -c overrides of ARGS (Codex reads no settings file the trial wrote), run from the trial's
 // workspace with a HOME and a TMPDIR of the session's own.
 type Run struct {
-	Version, Fault string
-	Argv           []string
-	Workspace      string // the run's working directory, the trial's workspace
+	Version   string
+	Broken    parts.Broken
+	Argv      []string
+	Workspace string // the run's working directory, the trial's workspace
 }
 
 // Check says why the trial cannot be reproduced: a fault's finding, a command line that is not
 // `codex sandbox ... --` with the command last, a trial that did not record where it ran.
 func (r Run) Check() error {
-	if err := parts.FaultMade(r.Fault); err != nil {
+	if err := r.Broken.Check(); err != nil {
 		return err
 	}
 	if r.Workspace == "" {
@@ -48,6 +49,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	trialDir := filepath.Dir(r.Workspace)
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	parts.Opening(b, scenario, "codex", r.Version, why)
+	r.Broken.Note(b)
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-codex}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(prelude)

@@ -21,13 +21,13 @@ import (
 
 // trial is what the script needs of a concurrency trial's evidence (suites/harness/concurrent).
 type trial struct {
-	Target        string            `json:"target"`
-	TargetVersion string            `json:"target_version"`
-	Fault         string            `json:"fault"`
-	K             int               `json:"k"`
-	Shared        bool              `json:"shared_workspace"`
-	Raw           []json.RawMessage `json:"-"` // each session's evidence as it is, for Claude Code's script
-	Sessions      []struct {
+	Target        string `json:"target"`
+	TargetVersion string `json:"target_version"`
+	parts.Broken
+	K        int               `json:"k"`
+	Shared   bool              `json:"shared_workspace"`
+	Raw      []json.RawMessage `json:"-"` // each session's evidence as it is, for Claude Code's script
+	Sessions []struct {
 		Workspace string          `json:"workspace"`
 		Settings  json.RawMessage `json:"settings"`
 		Run       struct {
@@ -58,6 +58,7 @@ func find(rec model.Record, scenario string) (*trial, error) {
 		s["target"], _ = json.Marshal(t.Target)
 		s["target_version"], _ = json.Marshal(t.TargetVersion)
 		s["fault"], _ = json.Marshal(t.Fault)
+		s["fault_tools"], _ = json.Marshal(t.FaultTools)
 		one, _ := json.Marshal(s)
 		t.Raw = append(t.Raw, one)
 	}
@@ -73,7 +74,7 @@ type session struct {
 // sessions checks t's sessions and reads what the script needs of each, with the account they ran
 // as.
 func (t *trial) sessions() (out []session, user string, err error) {
-	if err := parts.FaultMade(t.Fault); err != nil {
+	if err := t.Broken.Check(); err != nil {
 		return nil, "", err
 	}
 	if t.Target != "srt" {
@@ -133,6 +134,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	parts.Opening(&b, scenario, t.Target, t.TargetVersion, why)
+	t.Broken.Note(&b)
 	where := "each in a workspace of its own"
 	if t.Shared {
 		where = "in one workspace"

@@ -32,8 +32,8 @@ var outsideWrites = map[string]string{
 type fsTrialRun struct {
 	Target        string `json:"target"`
 	TargetVersion string `json:"target_version"`
-	Fault         string `json:"fault"`
-	Run           struct {
+	parts.Broken
+	Run struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
 	Dir  string         `json:"dir"`
@@ -57,7 +57,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if len(rec.Evidence) == 0 || json.Unmarshal(rec.Evidence, &e) != nil || e.Target == "" {
 		return "", fmt.Errorf("the trial kept no filesystem evidence")
 	}
-	if err := parts.FaultMade(e.Fault); err != nil {
+	if err := e.Broken.Check(); err != nil {
 		return "", err
 	}
 	if e.Dir == "" {
@@ -71,6 +71,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	parts.Opening(&b, scenario, e.Target, e.TargetVersion, why)
+	e.Broken.Note(&b)
 	w(`#
 # Needs root (to run the sandbox as another account), util-linux (setpriv) and the sandbox:
 # SANDBOX=/path/to/%[1]s (default: %[1]s on PATH). The sandbox runs as RUN_AS, the account the

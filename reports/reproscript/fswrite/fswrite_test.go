@@ -95,3 +95,23 @@ func TestFSWriteScriptDecides(t *testing.T) {
 		}
 	}
 }
+
+// TestFSWriteScriptUnderBrokenTools: a finding made by a fault that only put broken tools first
+// on PATH gets a script, which says so: it shows the finding with the same broken tools first on
+// PATH, and not with the healthy ones.
+func TestFSWriteScriptUnderBrokenTools(t *testing.T) {
+	rec := firejailTrial("fs-rw-root")
+	var ev map[string]any
+	json.Unmarshal(rec.Evidence, &ev)
+	ev["fault_tools"] = []string{"bwrap"}
+	rec.Evidence, _ = json.Marshal(ev)
+	s, err := Script(rec, "filesystem/outside/home", "wrote $HOME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sandcheck's fault fs-rw-root", "broken bwrap first on PATH"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+}

@@ -222,13 +222,36 @@ func Opening(b *strings.Builder, scenario, sandbox, version, why string) {
 	}
 }
 
-// FaultMade says why a trial under a fault of sandcheck's gets no script: its finding is the
-// fault's, and a script would have to be sandcheck's. Nil for a healthy trial.
-func FaultMade(fault string) error {
-	if fault == "" {
+// Broken is the fault of sandcheck's a trial ran under, as its evidence names it: none for a
+// healthy sandbox.
+type Broken struct {
+	Fault string `json:"fault"`
+	// FaultTools are the tools the fault replaced by broken ones first on PATH, when that is all
+	// it changed.
+	FaultTools []string `json:"fault_tools"`
+}
+
+// Check says why a trial under a fault gets no script: its finding is the fault's, and the
+// script would have to carry sandcheck's own parts. A fault that only put broken tools first on
+// PATH is no reason: the script runs whatever sandbox PATH gives it (see Note).
+func (f Broken) Check() error {
+	if f.Fault == "" || len(f.FaultTools) > 0 {
 		return nil
 	}
-	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", fault)
+	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", f.Fault)
+}
+
+// Note writes, under a script's opening, that its trial's finding was made by a fault that broke
+// tools on PATH, and how to see it again: the script runs the sandbox with whatever tools PATH
+// finds. Nothing for a healthy trial.
+func (f Broken) Note(b *strings.Builder) {
+	if f.Fault == "" {
+		return
+	}
+	tools := strings.Join(f.FaultTools, ", ")
+	fmt.Fprintf(b, "# The trial ran under sandcheck's fault %s, which put a broken %s first on PATH: the\n", f.Fault, tools)
+	fmt.Fprintf(b, "# finding is that fault's. Run with the same broken %s first on PATH, this script shows\n", tools)
+	fmt.Fprintf(b, "# it; with the healthy %s, it does not.\n", tools)
 }
 
 // ErrNoWorkingDir is why a trial from an older sandcheck's journal gets no script: its evidence

@@ -96,7 +96,7 @@ func conditionScript(e *evidence, run proxyRun, send, scenario, why, prep, what 
 // scenario's own fault is the condition, which the script makes itself (a listener that is not a
 // proxy, and the settings' proxy ports pointed at it). A fault of the run's is not.
 func (e *evidence) portTakenRun() (proxyRun, string, error) {
-	if err := parts.FaultMade(e.Fault); err != nil {
+	if err := e.Broken.Check(); err != nil {
 		return nil, "", err
 	}
 	if len(e.Faults) != 1 || e.Faults[0] != "proxy-port-taken" {
@@ -105,7 +105,7 @@ func (e *evidence) portTakenRun() (proxyRun, string, error) {
 	switch e.Target {
 	case "srt":
 		run := e.Srt()
-		run.Fault, run.OwnsPorts = "", true // the condition is the scenario's own, which the script makes
+		run.Broken, run.OwnsPorts = parts.Broken{}, true // the condition is the scenario's own, which the script makes
 		return run, srtrun.Send, nil
 	case "claude-code":
 		var m map[string]json.RawMessage

@@ -138,11 +138,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	for _, c := range e.Cases {
 		if c.Name == scenario && (c.Raw.Via == "unix" || c.Raw.Via == "uring-unix") {
-			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
+			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Tamper == "bridge" && c.Raw.Via == "http" {
-			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault,
+			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.SwapTo, Swap: c.Raw.Swap}, scenario, why)
 		}
 	}
@@ -200,7 +200,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 func (e *evidence) proxyRun() (proxyRun, string) {
 	switch e.Target {
 	case "codex":
-		return codexrun.Run{Version: e.TargetVersion, Fault: e.Fault, Argv: e.Run.Argv, Workspace: e.Dir}, codexrun.Send
+		return codexrun.Run{Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Workspace: e.Dir}, codexrun.Send
 	case "claude-code":
 		return &claudescript.ProxyRun{Raw: e.raw, Dir: e.Dir}, ""
 	}

@@ -14,9 +14,10 @@ import (
 // Run is what a reproducer reads of an srt trial: the target, its release, the fault, the
 // settings and the command line.
 type Run struct {
-	Target, Version, Fault string
-	Settings               json.RawMessage
-	Argv                   []string
+	Target, Version string
+	parts.Broken
+	Settings json.RawMessage
+	Argv     []string
 	// OwnsPorts: the script points the settings' proxy ports (httpProxyPort, socksProxyPort) at a
 	// listener of its own, so they are kept; otherwise they are a proxy of sandcheck's, refused.
 	OwnsPorts bool
@@ -26,11 +27,11 @@ type Run struct {
 // release and fault, its settings, its command line and its working directory. A script's own
 // reader embeds it and adds what it needs.
 type Evidence struct {
-	Target        string          `json:"target"`
-	TargetVersion string          `json:"target_version"`
-	Fault         string          `json:"fault"`
-	Settings      json.RawMessage `json:"settings"`
-	Run           struct {
+	Target        string `json:"target"`
+	TargetVersion string `json:"target_version"`
+	parts.Broken
+	Settings json.RawMessage `json:"settings"`
+	Run      struct {
 		Argv []string `json:"argv"`
 	} `json:"run"`
 	Dir string `json:"dir"`
@@ -38,7 +39,7 @@ type Evidence struct {
 
 // Srt is the session's run as an srt script reads it.
 func (e Evidence) Srt() Run {
-	return Run{Target: e.Target, Version: e.TargetVersion, Fault: e.Fault, Settings: e.Settings, Argv: e.Run.Argv}
+	return Run{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Settings: e.Settings, Argv: e.Run.Argv}
 }
 
 // Check says why the trial's run cannot be reproduced: another target, a fault's finding, a
@@ -47,7 +48,7 @@ func (r Run) Check() error {
 	if r.Target != "srt" {
 		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.Target)
 	}
-	if err := parts.FaultMade(r.Fault); err != nil {
+	if err := r.Broken.Check(); err != nil {
 		return err
 	}
 	_, err := argvOf(r.Argv)
@@ -68,6 +69,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	parts.Opening(b, scenario, r.Target, r.Version, why)
+	r.Broken.Note(b)
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
 	b.WriteString(prelude)

@@ -23,11 +23,12 @@ import (
 // line (and srt's settings), its working directory, the socket's path, and whether the command
 // went through io_uring.
 type Trial struct {
-	Target, Version, Fault string
-	Argv                   []string
-	Settings               json.RawMessage
-	Dir, Socket            string
-	Uring                  bool
+	Target, Version string
+	Broken          parts.Broken
+	Argv            []string
+	Settings        json.RawMessage
+	Dir, Socket     string
+	Uring           bool
 	// Swap, for the bridge class, is the directory where srt kept its bridge sockets (the
 	// session's TMPDIR): the command puts links to the socket in their place and then asks for
 	// the allowed host through the proxy, which a relay that follows them carries to the socket.
@@ -80,7 +81,7 @@ const client = `import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect
 
 // Script is the reproducer of scenario as the trial ran it; the error says why there is none.
 func Script(t Trial, scenario, why string) (string, error) {
-	if err := parts.FaultMade(t.Fault); err != nil {
+	if err := t.Broken.Check(); err != nil {
 		return "", err
 	}
 	if t.Dir == "" {
@@ -104,6 +105,7 @@ func Script(t Trial, scenario, why string) (string, error) {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	parts.Opening(&b, scenario, t.Target, t.Version, why)
+	t.Broken.Note(&b)
 	w(`#
 # Needs root (to run the sandbox as another account), util-linux (setpriv), python3 and the
 # sandbox: SANDBOX=/path/to/%[1]s (default: %[1]s on PATH). A unix socket of the script's own

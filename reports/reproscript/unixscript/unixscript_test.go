@@ -38,7 +38,7 @@ func TestUnixScript(t *testing.T) {
 		`as "$SANDBOX" '--ro-bind' '/' '/' '--bind' ''"$w"'/workspace' ''"$w"'/workspace' '--unshare-all' '--die-with-parent' '--' python3 -c "$client" "$sock" repro-case`,
 		`as python3 -c "$client" "$sock" repro-control`, "parent='/tmp'\n")
 	for why, change := range map[string]func(*Trial){
-		"fault":    func(tr *Trial) { tr.Fault = "bridge-absent" },
+		"fault":    func(tr *Trial) { tr.Broken.Fault = "bridge-absent" },
 		"abstract": func(tr *Trial) { tr.Socket = "@sandcheck-abc" },
 		"outside":  func(tr *Trial) { tr.Socket = "/run/docker.sock" },
 		"no dir":   func(tr *Trial) { tr.Dir = "" },

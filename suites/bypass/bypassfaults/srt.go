@@ -88,14 +88,28 @@ func init() {
 		Summary: "bwrap loses every mount that hides or pins a path of the trial (read-deny masks, write-deny " +
 			"and ancestor re-binds): denied reads readable, protected files writable, masked paths movable",
 		Expect: model.NonEnforcing,
-		Seams:  []model.Seam{model.OnPath("bwrap")},
-		Scope:  faults.ScopeBypass,
+		Params: []faults.Param{{Name: "under", Help: "the directory below which it drops them (default: the trial's own); " +
+			"a reproducer's own, /tmp say, makes the same broken bwrap break the reproducer's run",
+			Check: func(v string) error {
+				if v != "" && !filepath.IsAbs(v) || filepath.Clean(v) == "/" {
+					return fmt.Errorf("want an absolute directory other than /")
+				}
+				return nil
+			}}},
+		Seams: []model.Seam{model.OnPath("bwrap")},
+		Scope: faults.ScopeBypass,
+		// Bound to the trial's own directory unless told another.
+		Portable: func(p map[string]string) bool { return p["under"] != "" },
 	}, func(in *faults.Injection) error {
 		r, err := faults.RealTool("bwrap")
 		if err != nil {
 			return err
 		}
-		return faults.Shim(in, "bwrap-unmask.sh", "bwrap", map[string]any{"RealBwrap": r, "Prefix": in.Dir})
+		under := in.Dir
+		if u := in.Params["under"]; u != "" {
+			under = filepath.Clean(u)
+		}
+		return faults.Shim(in, "bwrap-unmask.sh", "bwrap", map[string]any{"RealBwrap": r, "Prefix": under})
 	})
 	settingsFault("srt", "credentials-ignored", "srt reads no credentials section: every secret it was told to withhold or mask reaches the "+
 		"command in clear", func(s map[string]any) { delete(s, "credentials") })
