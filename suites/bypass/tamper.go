@@ -6,7 +6,7 @@ import (
 )
 
 // The policy-tamper class: the proxy's control plane out of the command's reach. An allow-list
-// proxy that takes its policy from a request (an admin API, crafted.AdminPort) must not be
+// proxy that takes its policy from a request (an admin API, tamper.AdminPort) must not be
 // reachable from inside, neither directly nor through the proxy itself. Either way the fixture decides: the denied host's log after the
 // command tried every control request it could send, and the host's loopback at the admin port.
 var policyTamper = bypassClass{

@@ -1,4 +1,4 @@
-package crafted
+package tamper
 
 import (
 	"net"
@@ -30,7 +30,7 @@ func TestSwapBridge(t *testing.T) {
 	}
 	defer ln.Close()
 	os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o644)
-	got := swapBridge(dir, to)
+	got := SwapBridge(dir, to)
 	for _, p := range socks {
 		if l, err := os.Readlink(p); err != nil || l != to {
 			t.Errorf("%s: link %q %v, want one to %s", p, l, err, to)
@@ -45,7 +45,7 @@ func TestSwapBridge(t *testing.T) {
 	if fi, _ := os.Lstat(filepath.Join(dir, "plain")); fi == nil || !fi.Mode().IsRegular() {
 		t.Errorf("a plain file was touched")
 	}
-	if got := swapBridge(t.TempDir(), to); len(got) != 1 || !strings.HasPrefix(got[0], "no unix socket under ") {
+	if got := SwapBridge(t.TempDir(), to); len(got) != 1 || !strings.HasPrefix(got[0], "no unix socket under ") {
 		t.Errorf("an empty directory: %q", got)
 	}
 }

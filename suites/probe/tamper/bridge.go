@@ -1,4 +1,4 @@
-package crafted
+package tamper
 
 import (
 	"io/fs"
@@ -7,14 +7,9 @@ import (
 	"strings"
 )
 
-// TamperBridge is a tampering: the command replaces every unix socket where its sandbox keeps
-// the bridges to its proxy (Request.Swap) by a link to a host socket (Request.SwapTo): a relay
-// that follows it carries the command's proxy traffic there, past the command's seccomp filter.
-const TamperBridge = "bridge"
-
-// swapBridge replaces the unix sockets under dir (two levels at most) by links to to: "swapped
+// SwapBridge replaces the unix sockets under dir (two levels at most) by links to to: "swapped
 // PATH" or "PATH: error" for each, "no unix socket under DIR" for none.
-func swapBridge(dir, to string) []string {
+func SwapBridge(dir, to string) []string {
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || len(out) >= 64 { // a sandbox keeps a few sockets there

@@ -1,4 +1,8 @@
-package crafted
+// Package tamper is what a crafted request tries on its sandbox's proxy before it is sent:
+// the control requests of an allow-list proxy's admin API (Admin), and links in place of the
+// sockets that bridge the sandbox to its proxy (SwapBridge). It records what each attempt
+// answered and judges nothing: the request that follows, and the fixture's log, decide.
+package tamper
 
 import (
 	"bufio"
@@ -9,21 +13,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-)
-
-// Tampering a request does before it is sent (Request.Tamper).
-const (
-	// TamperAdmin: the control requests an allow-list proxy's admin API takes, to every
-	// loopback listener the command can see, the proxy ports it was given and the usual admin
-	// port (AdminPort): the policy replaced by one allowing the request's host, the mode
-	// switched to full, a reload. The request itself then says whether the proxy changed.
-	TamperAdmin = "admin"
 )
 
 // AdminPort is where an allow-list proxy's admin API listens by default (the standalone build of
@@ -33,27 +27,28 @@ const AdminPort = 8080
 // maxAdminEndpoints bounds the listeners tried: each costs a few round trips.
 const maxAdminEndpoints = 16
 
-// tamperAdmin tries the control requests on every candidate endpoint and records each answer
-// in res.Tampered ("ADDR METHOD PATH: STATUS" or the error), nothing else: whether it worked
-// is for the fixture's log of the request that follows.
-func tamperAdmin(s spec, r Request, res *Result) {
-	policy, _ := json.Marshal(map[string]any{"allowed_domains": []string{r.Host, "*"}, "denied_domains": []string{}, "mode": "full"})
+// Admin tries, on every candidate endpoint (the proxies given, the usual admin port, and every
+// loopback listener in view), the control requests that would let host through: the policy
+// replaced by one allowing it, the mode switched to full, a reload. auth is the
+// Proxy-Authorization header line to send ("" none). It returns each answer, "ADDR METHOD
+// PATH: STATUS" or the error; whether it worked is for the fixture's log of the request that
+// follows.
+func Admin(host, auth string, proxies []string, timeout time.Duration) []string {
+	policy, _ := json.Marshal(map[string]any{"allowed_domains": []string{host, "*"}, "denied_domains": []string{}, "mode": "full"})
 	calls := []struct{ method, path, body string }{
 		{http.MethodPut, "/config", string(policy)},
 		{http.MethodPost, "/config", string(policy)},
 		{http.MethodPost, "/mode", `{"mode":"full"}`},
 		{http.MethodPost, "/reload", ""},
 	}
-	auth := ""
-	if p := httpProxy(); p != nil {
-		auth = proxyAuth(p, Request{})
-	}
-	timeout := min(s.Timeout, 2*time.Second)
-	for _, addr := range adminEndpoints() {
+	timeout = min(timeout, 2*time.Second)
+	var out []string
+	for _, addr := range adminEndpoints(proxies) {
 		for _, c := range calls {
-			res.Tampered = append(res.Tampered, fmt.Sprintf("%s %s %s: %s", addr, c.method, c.path, controlCall(addr, c.method, c.path, c.body, auth, timeout)))
+			out = append(out, fmt.Sprintf("%s %s %s: %s", addr, c.method, c.path, controlCall(addr, c.method, c.path, c.body, auth, timeout)))
 		}
 	}
+	return out
 }
 
 // controlCall sends one origin-form request (a control plane's, not a proxy request) and says
@@ -75,21 +70,18 @@ func controlCall(addr, method, path, body, auth string, timeout time.Duration) s
 	return resp.Status
 }
 
-// adminEndpoints are the candidates: the proxies the environment names, the usual admin port,
-// and every TCP listener the command can reach on its own loopback (bound to a loopback
-// address or to every address) in its network namespace.
-func adminEndpoints() []string {
+// adminEndpoints are the candidates: the proxies given (host:port), the usual admin port, and
+// every TCP listener the command can reach on its own loopback (bound to a loopback address or
+// to every address) in its network namespace.
+func adminEndpoints(proxies []string) []string {
 	var out []string
 	add := func(a string) {
 		if a != "" && !slices.Contains(out, a) && len(out) < maxAdminEndpoints {
 			out = append(out, a)
 		}
 	}
-	if p := httpProxy(); p != nil {
-		add(p.Host)
-	}
-	if u, err := url.Parse(SOCKSProxy()); err == nil {
-		add(u.Host)
+	for _, p := range proxies {
+		add(p)
 	}
 	add(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), AdminPort).String())
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
