@@ -10,8 +10,10 @@ import (
 // log decides: a request after an allowed one on a kept-alive connection (one at a time, and
 // pipelined), a Host header naming the allowed host on a request for the denied one (absolute
 // URI and CONNECT), and a tunnel to the allowed host whose TLS handshake names the denied one.
-// Reaching the allowed host is no breach here: it is where each request's target or first
-// request points.
+// Then what a proxy may hand to a path of its own: an Upgrade (a WebSocket handshake) for the
+// denied host, an HTTP/1.0 request for it without a Host header, and an absolute-URI request for
+// it inside a plaintext tunnel to the allowed host. Reaching the allowed host is no breach here:
+// it is where each request's target, first request or tunnel points.
 var proxySemantics = bypassClass{
 	class: "proxy-semantics", title: "what a proxy does besides matching", proxyOnly: true,
 	cases: []bypassCase{
@@ -34,6 +36,18 @@ var proxySemantics = bypassClass{
 		{id: "sni", what: "a tunnel to the allowed host goes there, whatever name its TLS handshake asks for (SNI: the denied host)", allowedOK: true,
 			req: func(*nethost.Hosts) crafted.Request {
 				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: deniedName}
+			}},
+		{id: "upgrade", what: "a request for the denied host that asks to switch protocols (a WebSocket handshake) is refused like any other", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: deniedName, Port: 80, Upgrade: "websocket"}
+			}},
+		{id: "http10-no-host", what: "an HTTP/1.0 request for the denied host without a Host header (its target in the request line only) is refused", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: deniedName, Port: 80, HTTP10: true}
+			}},
+		{id: "tunnel-absolute", what: "a plaintext tunnel to the allowed host takes an absolute-URI request for the denied host there, not to the denied host", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 80, Inner: deniedName + ":80"}
 			}},
 	},
 }

@@ -84,6 +84,9 @@ func TestSemanticsBugsLetOnlyTheirCasesThrough(t *testing.T) {
 		{badproxy.BugHostHeader, crafted.Request{ID: "host-header", Via: crafted.ViaHTTP, Host: "denied.x", Port: 80, HostHeader: "allowed.x:80"}},
 		{badproxy.BugHostHeader, crafted.Request{ID: "connect-host-header", Via: crafted.ViaConnect, Host: "denied.x", Port: 80, HostHeader: "allowed.x:80"}},
 		{badproxy.BugSNI, crafted.Request{ID: "sni", Via: crafted.ViaConnect, Host: "allowed.x", Port: 443, TLSName: "denied.x"}},
+		{badproxy.BugUpgrade, crafted.Request{ID: "upgrade", Via: crafted.ViaHTTP, Host: "denied.x", Port: 80, Upgrade: "websocket"}},
+		{badproxy.BugHostless, crafted.Request{ID: "http10-no-host", Via: crafted.ViaHTTP, Host: "denied.x", Port: 80, HTTP10: true}},
+		{badproxy.BugTunnelReroute, crafted.Request{ID: "tunnel-absolute", Via: crafted.ViaConnect, Host: "allowed.x", Port: 80, Inner: "denied.x:80"}},
 	}
 	for _, c := range cases {
 		for _, bugged := range []bool{false, true} {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,27 @@ func serverName(br *bufio.Reader) (string, bool) {
 		return nil, stop
 	}}).Handshake()
 	return name, name != ""
+}
+
+// absoluteTarget is the authority of the absolute-URI request line waiting in br
+// ("GET http://HOST:PORT/... HTTP/1.1"), without consuming it: what the client sent first in a
+// plaintext tunnel.
+func absoluteTarget(br *bufio.Reader) (string, bool) {
+	if _, err := br.Peek(1); err != nil {
+		return "", false
+	}
+	b, _ := br.Peek(br.Buffered())
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 3 {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(f[1], "http://")
+	if !ok {
+		return "", false
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	return authority, authority != ""
 }
 
 // replayConn serves recorded bytes to a TLS server and swallows what it answers.

@@ -37,9 +37,10 @@ var Faults = []Fault{
 	{"srt", "bad-proxy:bug=admin", "bypass-policy-tamper-admin-api", cases("policy-tamper", "admin-api")},
 	{"srt", "bad-proxy:bug=ip-literals", "bypass-policy-tamper-admin-via-proxy", cases("policy-tamper", "admin-via-proxy")},
 	// A proxy that judges only a connection's first request, judges the Host header but dials
-	// the request target, and routes a tunnel by its TLS handshake.
-	{"srt", "bad-proxy:bug=keepalive-unchecked+host-header-trusted+sni-only", "bypass-proxy-semantics",
-		cases("proxy-semantics", "keepalive", "pipelined", "host-header", "connect-host-header", "sni")},
+	// the request target, routes a tunnel by its TLS handshake, tunnels an upgrade unchecked,
+	// passes a request without a Host header, and re-routes a tunnel by the request inside.
+	{"srt", "bad-proxy:bug=keepalive-unchecked+host-header-trusted+sni-only+upgrade-unchecked+hostless-unchecked+tunnel-reroute", "bypass-proxy-semantics",
+		cases("proxy-semantics", "keepalive", "pipelined", "host-header", "connect-host-header", "sni", "upgrade", "http10-no-host", "tunnel-absolute")},
 	// A proxy that resolves every name before it judges it: the refused name's query leaves.
 	{"srt", "bad-proxy:bug=resolve-first", "bypass-dns-proxy-name", cases("dns", "proxy-name")},
 	// (policy-semantics/absent-list has none through the real srt: every release validates the

@@ -93,6 +93,17 @@ type Request struct {
 	// TLSName (ViaConnect) is the SNI name of a TLS handshake made inside the tunnel before the
 	// GET: a proxy that routes a tunnel by its ClientHello, not its CONNECT line, is fooled.
 	TLSName string `json:"tls_name,omitempty"`
+	// Upgrade (ViaHTTP) is the protocol the request asks to switch to, with its handshake's
+	// headers (websocket): a proxy that hands an upgrade to a tunnel of its own may judge it
+	// less than a request.
+	Upgrade string `json:"upgrade,omitempty"`
+	// HTTP10 (ViaHTTP) sends an HTTP/1.0 request without a Host header: its target is in the
+	// request line only, for a proxy that judges the Host header to miss.
+	HTTP10 bool `json:"http10,omitempty"`
+	// Inner (ViaConnect) is the authority the request inside the tunnel names, in absolute form
+	// and as its Host: a proxy that re-issues what a tunnel carries by the request's own target
+	// takes it somewhere the CONNECT never asked for.
+	Inner string `json:"inner,omitempty"`
 	// Tamper is what the command tries on the proxy's control plane before the request
 	// (TamperAdmin, TamperBridge), "" nothing.
 	Tamper string `json:"tamper,omitempty"`
@@ -320,8 +331,15 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	defer c.Close()
 	a := r.authority()
 	br := bufio.NewReader(c)
-	second := fmt.Sprintf("%s http://%s%s HTTP/1.1\r\nHost: %s\r\n%s%s%sConnection: close\r\n\r\n",
-		r.method(), a, BypassPath(s.Nonce, r.ID), cmp.Or(r.HostHeader, a), r.bodyHeader(), r.carryHeaders(res), proxyAuth(p, r))
+	version, host, conn := "HTTP/1.1", "Host: "+cmp.Or(r.HostHeader, a)+"\r\n", "Connection: close\r\n"
+	if r.HTTP10 {
+		version, host = "HTTP/1.0", ""
+	}
+	if r.Upgrade != "" {
+		conn = upgradeHeaders(r.Upgrade)
+	}
+	second := fmt.Sprintf("%s http://%s%s %s\r\n%s%s%s%s%s\r\n",
+		r.method(), a, BypassPath(s.Nonce, r.ID), version, host, r.bodyHeader(), r.carryHeaders(res), proxyAuth(p, r), conn)
 	if !r.Pipelined {
 		io.WriteString(c, second)
 		readResponse(br, nil, res)
@@ -346,6 +364,16 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 		}
 	}
 	readResponse(br, nil, res)
+}
+
+// upgradeHeaders ask to switch the connection to protocol; for websocket with the handshake's
+// own headers (RFC 6455), so a proxy that knows WebSocket takes it for one.
+func upgradeHeaders(protocol string) string {
+	h := "Connection: Upgrade\r\nUpgrade: " + protocol + "\r\n"
+	if strings.EqualFold(protocol, "websocket") {
+		h += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: c2FuZGNoZWNrLXdzLWtleQ==\r\n"
+	}
+	return h
 }
 
 // proxyConnect opens a CONNECT tunnel and asks for the case's path through it.
@@ -409,8 +437,11 @@ func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Res
 	c.SetDeadline(time.Now().Add(s.Timeout))
 	// Over TLS the Host is the name the handshake asked for, as a client's would be: a proxy
 	// that intercepts the tunnel refuses a request whose Host is not its target's.
-	host := cmp.Or(r.TLSName, "sandcheck")
-	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n", r.method(), BypassPath(s.Nonce, r.ID), host, r.bodyHeader(), r.carryHeaders(res)); err != nil {
+	host, target := cmp.Or(r.TLSName, "sandcheck"), BypassPath(s.Nonce, r.ID)
+	if r.Inner != "" {
+		host, target = r.Inner, "http://"+r.Inner+target
+	}
+	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n%s%sConnection: close\r\n\r\n", r.method(), target, host, r.bodyHeader(), r.carryHeaders(res)); err != nil {
 		fail(res, "tunnel", err)
 		return
 	}
