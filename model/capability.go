@@ -56,10 +56,13 @@ const (
 	// CapDenyReadGlob: deny-read entries may be patterns (`dir/*.key`), as srt's settings take
 	// them; a pattern the sandbox cannot apply must be refused, never dropped.
 	CapDenyReadGlob Capability = "deny-read-glob"
+	// CapParentProxy: the sandbox's proxy can be told to send what it allows through a parent
+	// proxy (srt's network.parentProxy, from 0.0.43), judging every request itself first.
+	CapParentProxy Capability = "parent-proxy"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking, CapDenyReadGlob}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking, CapDenyReadGlob, CapParentProxy}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

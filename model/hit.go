@@ -13,7 +13,8 @@ import (
 
 // Roles of the fixture hosts, and of the hits they log. A hit's Role is RoleAllowed only when it
 // reached the allowed host (or asked the resolver for one of its names); every other role is
-// traffic the policy does not allow, so a runner that sees one streamed counts it as egress.
+// traffic the policy does not allow (but RoleParent's), so a runner that sees one streamed counts
+// it as egress.
 const (
 	RoleAllowed = "allowed" // the allowed host, or a DNS query for one of its names
 	RoleDenied  = "denied"  // the denied host, or a DNS query for one of its names
@@ -27,6 +28,11 @@ const (
 	RoleMetadata = "metadata"
 	RoleSelf     = "self"
 	RoleUnix     = "unix"
+	// RoleParent is the parent proxy a sandbox is told to send its traffic through (srt's
+	// network.parentProxy): an open forward proxy on the host's loopback that logs what it is
+	// asked and forwards it. Reaching it is no egress of itself; what it forwards is judged where
+	// it arrives, and its log shows which requests went through it.
+	RoleParent = "parent"
 )
 
 // Protocols of hits. One client request can leave several hits: a "tcp" one when the connection
@@ -61,8 +67,8 @@ type Hit struct {
 }
 
 // Egress reports whether the hit is traffic the policy does not allow, whatever the target: it
-// reached something other than the allowed host.
-func (h Hit) Egress() bool { return h.Role != RoleAllowed }
+// reached something other than the allowed host (or the parent proxy the sandbox was given).
+func (h Hit) Egress() bool { return h.Role != RoleAllowed && h.Role != RoleParent }
 
 // String is one line naming role, protocol, host and path, e.g.
 // "denied http GET /http/ab12 on denied.sandcheck.test:80 from 198.18.0.1:4242".

@@ -32,6 +32,9 @@ type Policy struct {
 	// RefusePrivate refuses every name that resolves to a local or private address, allowed
 	// ones too; allowed IP literals pass (model.CapPrivateGuard).
 	RefusePrivate bool
+	// ParentProxy is a proxy URL the sandbox's own proxy sends what it allows through
+	// (model.CapParentProxy); "" none.
+	ParentProxy string
 	// Credentials are secrets of the caller's the command must not have in clear
 	// (model.CapCredentials, model.CapCredentialMasking).
 	Credentials []Credential

@@ -17,7 +17,6 @@ package bypass
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 
@@ -50,6 +49,8 @@ type bypassCase struct {
 	needs model.Capability
 	// mustCarry and mustNotCarry name canaries: see bypasstrial.Case.
 	mustCarry, mustNotCarry []string
+	// throughParent: see bypasstrial.Case.
+	throughParent bool
 }
 
 // skip says why a target cannot be judged on this case beyond its class ("" when it can).
@@ -81,28 +82,10 @@ type bypassSession struct {
 	// tlsConnect: the CONNECT control asks over TLS, on port 443: a proxy that intercepts TLS in
 	// its tunnels (Codex under reading methods only) reads nothing else there.
 	tlsConnect bool
+	// parent: the sandbox sends what it allows through a parent proxy (bypasstrial.Plan.Parent).
+	parent bool
 	// canaries are secrets planted in the session (the secrets class).
 	canaries []bypasstrial.Canary
-}
-
-// controls are the requests proving each proxy channel works: the allowed host through it, by
-// name, or by address (byIP); the CONNECT one over TLS where the session says so.
-func controls(byIP, tlsConnect bool) []bypassCase {
-	var out []bypassCase
-	for _, via := range []string{crafted.ViaHTTP, crafted.ViaConnect, crafted.ViaSOCKS} {
-		out = append(out, bypassCase{id: "control-" + via, allowedOK: true,
-			req: func(f *nethost.Hosts) crafted.Request {
-				r := crafted.Request{Via: via, Host: f.Allowed.Name, Port: 80}
-				if byIP {
-					r = crafted.Request{Via: via, Host: f.Allowed.IP.String(), Port: 80, ATYP: 1}
-				}
-				if tlsConnect && via == crafted.ViaConnect {
-					r.Port, r.TLSName = 443, f.Allowed.Name
-				}
-				return r
-			}})
-	}
-	return out
 }
 
 func scenarioName(class, id string) string { return "bypass/" + class + "/" + id }
@@ -164,7 +147,7 @@ func (s bypassSession) describe() {
 			if !run {
 				return // nothing selected can be judged: no sandbox to start
 			}
-			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty, Canaries: s.canaries,
+			bt, err = bypasstrial.Run(ctx, cfg, bypasstrial.Plan{Class: s.title, Names: s.names, Session: s.session, TTY: s.tty, Canaries: s.canaries, Parent: s.parent,
 				Build: func(f *nethost.Hosts, t targets.Target) (targets.Policy, []bypasstrial.Case) {
 					return s.policy(f, t), s.build(f, t, skips)
 				}})
@@ -195,7 +178,7 @@ func (s bypassSession) describe() {
 					}
 					j := model.Scenario{Name: name, Outcome: r.Outcome, Pass: pass, Hint: hint}
 					if !pass {
-						j.Breaches = []model.Breach{bypassBreach(name, bc, bt, r)}
+						j.Breaches = []model.Breach{bt.Breach(name, bc.id, r)}
 					}
 					judge.Expect(on, j)
 				})
@@ -221,40 +204,11 @@ func (s bypassSession) build(f *nethost.Hosts, t targets.Target, skips map[strin
 			r.ID = c.class + "." + bc.id
 			proxy = proxy || bypasstrial.ViaProxy(r.Via)
 			out = append(out, bypasstrial.Case{Name: scenarioName(c.class, bc.id), Raw: r, AllowedOK: bc.allowedOK, PolicyRefusal: bc.policyRefusal,
-				MustCarry: bc.mustCarry, MustNotCarry: bc.mustNotCarry})
+				MustCarry: bc.mustCarry, MustNotCarry: bc.mustNotCarry, ThroughParent: bc.throughParent})
 		}
 	}
 	if proxy && !s.noControls {
-		for _, bc := range controls(s.ipControls, s.tlsConnect) {
-			r := bc.req(f)
-			r.ID = bc.id
-			out = append(out, bypasstrial.Case{Raw: r, AllowedOK: true, Control: true})
-		}
+		out = append(out, bypasstrial.Controls(f, s.ipControls, s.tlsConnect)...)
 	}
 	return out
-}
-
-// bypassBreach is what a failing case breached, in the terms known findings are keyed by: the
-// check is VIA:ROLE for a case that reached something (VIA:terminal for injected input),
-// VIA:proxy for a dead proxy, VIA:allowed for the control refused, else the trial.
-func bypassBreach(name string, bc bypassCase, bt *bypasstrial.Trial, r bypasstrial.CaseResult) model.Breach {
-	via := ""
-	for _, c := range bt.Cases {
-		if c.Name == name {
-			via = c.Raw.Via
-		}
-	}
-	b := model.Breach{Scenario: name, Outcome: r.Outcome}
-	switch r.Outcome {
-	case model.NonEnforcing:
-		b.Check, b.Egress = via+":"+r.Reached, r.Egress
-		b.What = fmt.Sprintf("%s: %s reached (%s)", bc.id, r.Reached, via)
-	case model.ProxyDead:
-		b.Check, b.What = via+":proxy", fmt.Sprintf("%s: proxy dead (%s)", bc.id, via)
-	case model.AllowedBlocked:
-		b.Check, b.What = via+":allowed", fmt.Sprintf("%s: the allowed host refused (%s)", bc.id, via)
-	default:
-		b.Check, b.What = model.CheckTrial, fmt.Sprintf("%s: %s (%s)", bc.id, r.Outcome, strings.TrimSpace(r.Hint))
-	}
-	return b
 }

@@ -20,7 +20,7 @@ func interplayLabels(c filesystem.CheckInfo) []string {
 
 // sessions are the family's sandboxed sessions, every class in one of them.
 func sessions() []bypassSession {
-	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession, bridgeSession, secretsSession)
+	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession, bridgeSession, secretsSession, parentSession)
 }
 
 // flags are the family's known-bads as the catalogue keeps them: each flags its scenarios

@@ -122,6 +122,9 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	if len(p.Credentials) > 0 {
 		credentials(targets.SettingsObject(s, "credentials"), p.Credentials)
 	}
+	if p.ParentProxy != "" {
+		net["parentProxy"] = map[string]any{"http": p.ParentProxy, "https": p.ParentProxy}
+	}
 	return s, nil
 }
 

@@ -20,6 +20,12 @@ import (
 //go:embed serve.py
 var ServePy string
 
+// ParentPy is a parent proxy that enforces nothing (parent.py), for a trial whose sandbox was
+// told to send what it allows through one.
+//
+//go:embed parent.py
+var ParentPy string
+
 // Domain is the fixture hosts' domain.
 const Domain = "sandcheck.test"
 

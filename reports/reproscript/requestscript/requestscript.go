@@ -150,6 +150,10 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err := run.Check(); err != nil {
 		return "", err
 	}
+	parent, err := parentOf(e.Settings)
+	if err != nil {
+		return "", err
+	}
 	var control, kase *caseOf
 	for i := range e.Cases {
 		c := &e.Cases[i]
@@ -178,6 +182,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return "", err
 	}
 	writeFixture(&b, e, send)
+	if parent != "" {
+		writeParent(&b, parent)
+	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
 	w("send %s %s %d GET /repro/control auth\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
@@ -185,9 +192,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w(": > \"$w/log\"\n")
 	w("echo \"== the case: %s\"\n", parts.ShellSafe(scenario))
 	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp.Or(kase.method, "GET"), kase.auth())
-	pattern := "."
+	// Any host but the allowed one (on its own ports, where the case may reach it) is a breach;
+	// the parent proxy the settings name is none (what it forwards is logged where it arrives).
+	pattern := "^[^p]"
 	if kase.allowedOK {
-		pattern = "^[^a]\\|^allowed@[^8]"
+		pattern = "^[^ap]\\|^allowed@[^8]"
 	}
 	w("sleep 0.2\necho '-- the fixture logged:'; cat \"$w/log\"\n")
 	w("if grep -q '%s' \"$w/log\"; then echo 'BUG: the request reached a fixture host the policy forbids'; exit 1; fi\n", pattern)

@@ -41,6 +41,11 @@ var Faults = []Fault{
 	// passes a request without a Host header, and re-routes a tunnel by the request inside.
 	{"srt", "bad-proxy:bug=keepalive-unchecked+host-header-trusted+sni-only+upgrade-unchecked+hostless-unchecked+tunnel-reroute", "bypass-proxy-semantics",
 		cases("proxy-semantics", "keepalive", "pipelined", "host-header", "connect-host-header", "sni", "upgrade", "http10-no-host", "tunnel-absolute")},
+	// The same proxy in place of srt's, which knows nothing of srt's parent proxy: it reaches the
+	// allowed host around the parent, lets the denied name's other spellings past the deny list,
+	// and dials an allowed name whatever it resolves to.
+	{"srt", "bad-proxy:bug=nocanon+rebind", "bypass-parent-proxy", cases("parent-proxy", "through-http", "through-connect", "through-socks",
+		"denied-trailing-dot", "denied-mixed-case", "rebind-loopback", "rebind-metadata")},
 	// A proxy that resolves every name before it judges it: the refused name's query leaves.
 	{"srt", "bad-proxy:bug=resolve-first", "bypass-dns-proxy-name", cases("dns", "proxy-name")},
 	// (policy-semantics/absent-list has none through the real srt: every release validates the

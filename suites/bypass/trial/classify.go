@@ -46,6 +46,9 @@ type Case struct {
 	// host, which proves the request carried what the probe read (the case's control).
 	MustNotCarry []string `json:"must_not_carry,omitempty"`
 	MustCarry    []string `json:"must_carry,omitempty"`
+	// ThroughParent: the sandbox was given a parent proxy (model.RoleParent), and this request
+	// must reach the allowed host through it, never around it (parent.go).
+	ThroughParent bool `json:"through_parent,omitempty"`
 }
 
 // carries names the canaries of names a hit carried ("" none).
@@ -247,32 +250,6 @@ func carriedNames(h model.Hit) []string {
 	return strings.Split(h.Carried, ", ")
 }
 
-// judgeCarried judges a case that takes secrets along to the allowed host (none of its hits
-// carried a secret it must not: judgeCase has seen to that): it passes only when its request
-// reached the allowed host with every canary it must carry, the proof that what the probe read
-// travelled, so the secret's absence is the sandbox's doing.
-func judgeCarried(c Case, cr CaseResult, res crafted.Result, mine []model.Hit) CaseResult {
-	read := strings.Join(res.CarryRead, "; ")
-	for _, h := range mine {
-		if h.Role != model.RoleAllowed || h.Proto == model.ProtoDNS {
-			continue
-		}
-		missing := slices.DeleteFunc(slices.Clone(c.MustCarry), func(n string) bool { return slices.Contains(carriedNames(h), n) })
-		if len(missing) == 0 {
-			cr.Outcome = model.Correct
-			cr.Hint = fmt.Sprintf("the allowed host got the request with %s and without %s (read inside: %s)",
-				strings.Join(c.MustCarry, ", "), strings.Join(c.MustNotCarry, ", "), read)
-			return cr
-		}
-		cr.Outcome = model.HarnessError
-		cr.Hint = fmt.Sprintf("the allowed host got the request without %s, which the command was given in clear: what the probe read did not travel, so a missing secret proves nothing (read inside: %s)",
-			strings.Join(missing, ", "), read)
-		return cr
-	}
-	cr.Outcome, cr.Hint = model.AllowedBlocked, "the request did not reach the allowed host: "+refusal(res)
-	return cr
-}
-
 // couldCause says whether a hit no case names could have come from a case's request.
 func couldCause(c Case, h model.Hit) bool {
 	switch h.Proto {
@@ -347,8 +324,11 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 	// Evidence first: the servers' log, then a forbidden token seen by the client.
 	var breach []model.Hit
 	for _, h := range mine {
-		if h.Proto == model.ProtoDNS && h.Role == model.RoleAllowed {
-			continue // resolving the allowed name is no request to the allowed host
+		if h.Proto == model.ProtoDNS && h.Role == model.RoleAllowed || h.Role == model.RoleParent {
+			// Resolving the allowed name is no request to the allowed host; the parent proxy
+			// the sandbox was given is no destination (what it forwards is logged where it
+			// arrives).
+			continue
 		}
 		if secret := carries(h, c.MustNotCarry); secret != "" {
 			cr.Outcome, cr.Reached = model.NonEnforcing, "secret"
@@ -431,6 +411,8 @@ func judgeCase(in Input, c Case, results map[string]crafted.Result, mine, unattr
 			return cr
 		case len(c.MustCarry) > 0:
 			return judgeCarried(c, cr, res, mine)
+		case c.ThroughParent && tokenOf(res, in.Tokens) == model.RoleAllowed:
+			return judgeThroughParent(cr, mine)
 		case c.AllowedOK && tokenOf(res, in.Tokens) == model.RoleAllowed:
 			cr.Outcome, cr.Hint = model.Correct, "the allowed host answered it, and nothing else was reached"
 			return cr

@@ -258,3 +258,38 @@ func TestClassifyBridgeSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughParent: under a parent proxy, a request that reached the allowed host passes only
+// where the parent logged it too; around it, it is non-enforcing. The parent's own log of a
+// refused request is no egress, and a denied request it forwarded is judged where it arrived.
+func TestThroughParent(t *testing.T) {
+	through := Case{Name: "bypass/parent-proxy/through-connect", Raw: crafted.Request{ID: "through", Via: crafted.ViaConnect, Host: "allowed.sandcheck.test", Port: 80},
+		AllowedOK: true, ThroughParent: true}
+	denied := bcase("bypass/parent-proxy/denied-trailing-dot", "dot", crafted.ViaConnect)
+	okCtl := []crafted.Result{reached("control-connect", crafted.ViaConnect, "tokA")}
+	okHit := logged(model.RoleAllowed, "control-connect")
+	parent := func(id string) model.Hit {
+		return model.Hit{Role: model.RoleParent, Proto: model.ProtoHTTP, Path: crafted.BypassPath(bn, id), From: "127.0.0.1:9"}
+	}
+	for _, c := range []struct {
+		name string
+		hits []model.Hit
+		want model.Outcome
+	}{
+		{"through the parent", []model.Hit{okHit, parent("through"), logged(model.RoleAllowed, "through")}, model.Correct},
+		{"around the parent", []model.Hit{okHit, logged(model.RoleAllowed, "through")}, model.NonEnforcing},
+	} {
+		in := bin([]Case{ctl(crafted.ViaConnect), through}, append(okCtl, reached("through", crafted.ViaConnect, "tokA")), c.hits...)
+		if got := Classify(in).Cases[through.Name]; got.Outcome != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, got.Outcome, got.Hint, c.want)
+		}
+	}
+	in := bin([]Case{ctl(crafted.ViaConnect), denied}, append(okCtl, refused("dot", crafted.ViaConnect)), okHit, parent("dot"))
+	if got := Classify(in).Cases[denied.Name]; got.Outcome != model.Correct {
+		t.Errorf("a refused request the parent logged: %s (%s), want correct", got.Outcome, got.Hint)
+	}
+	in = bin([]Case{ctl(crafted.ViaConnect), denied}, append(okCtl, reached("dot", crafted.ViaConnect, "tokD")), okHit, parent("dot"), logged(model.RoleDenied, "dot"))
+	if got := Classify(in).Cases[denied.Name]; got.Outcome != model.NonEnforcing {
+		t.Errorf("a denied request the parent forwarded: %s (%s), want non-enforcing", got.Outcome, got.Hint)
+	}
+}

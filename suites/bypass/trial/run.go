@@ -62,6 +62,10 @@ type Plan struct {
 	TTY bool
 	// Canaries are secrets planted in the session, which the fixture watches for.
 	Canaries []Canary
+	// Parent stands up a parent proxy and gives it to the sandbox (targets.Policy.ParentProxy):
+	// an open proxy on the isolated host's loopback that logs what it is asked for
+	// (model.RoleParent) and forwards it from there.
+	Parent bool
 }
 
 // Run performs one bypass trial: the fixture in a private host namespace, the requests
@@ -82,6 +86,13 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		}
 	}
 	policy.AllowedHosts = append(policy.AllowedHosts, t.Change.AllowedHosts...)
+	if b.Parent {
+		var closeParent func()
+		if policy.ParentProxy, closeParent, err = startParent(t); err != nil {
+			return nil, err
+		}
+		defer closeParent()
+	}
 	bt := &Trial{Subject: t.Subject(), Class: b.Class,
 		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
 	var term *pty.PTY
@@ -123,7 +134,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		// The session's network policy is the class's, whole; its paths stay the trial's.
 		s.Policy.AllowedHosts, s.Policy.DeniedHosts = policy.AllowedHosts, policy.DeniedHosts
 		s.Policy.ReadOnlyMethods, s.Policy.RefusePrivate = policy.ReadOnlyMethods, policy.RefusePrivate
-		s.Policy.Credentials = policy.Credentials
+		s.Policy.Credentials, s.Policy.ParentProxy = policy.Credentials, policy.ParentProxy
 		planted = plant(s, b.Canaries, t.Nonce)
 		if speaksTLS(cases) {
 			// The sandbox's host trusts the fixture's CA as it would a real site's: a proxy that
