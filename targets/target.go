@@ -200,7 +200,8 @@ type Seamed interface {
 // Unjudgeable is a target that cannot be judged on a class of scenarios where sandcheck's
 // fixture runs, because the fixture itself makes it turn the guard under test off (Codex's
 // private-address guard, off so that any allowed name is reachable in 198.18.0.0/15).
-// Unjudged says why for a class ("bypass/resolved-address"), "" when it can be judged.
+// Unjudged says why for a class ("bypass/resolved-address") or one case of a class
+// ("bypass/parent-proxy/rebind-loopback"), "" when it can be judged.
 type Unjudgeable interface {
 	Unjudged(class string) string
 }

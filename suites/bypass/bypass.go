@@ -139,7 +139,7 @@ func (s bypassSession) describe() {
 				}
 				for _, bc := range c.cases {
 					name := scenarioName(c.class, bc.id)
-					if skips[name] = bc.skip(target); skips[name] == "" {
+					if skips[name] = cmp.Or(bc.skip(target), targets.UnjudgedReason(target, name)); skips[name] == "" {
 						run = run || selected(c, bc.id)
 					}
 				}

@@ -24,8 +24,11 @@ var parentProxy = bypassClass{
 			req: raw(crafted.ViaConnect, allowedName)},
 		{id: "through-socks", what: "the allowed host, asked for over SOCKS5, is reached through the parent proxy, never around it", allowedOK: true, throughParent: true,
 			req: raw(crafted.ViaSOCKS, allowedName)},
-		{id: "denied-trailing-dot", what: "the denied host, its name ending in a dot, is refused before the parent proxy (CONNECT)", req: raw(crafted.ViaConnect, deniedName+".")},
-		{id: "denied-mixed-case", what: "the denied host, its name in capitals, is refused before the parent proxy (HTTP)", req: raw(crafted.ViaHTTP, "DENIED.SANDCHECK.TEST")},
+		// The deny list is what refuses them under the allowed wildcard: n/a without one.
+		{id: "denied-trailing-dot", what: "the denied host, its name ending in a dot, is refused before the parent proxy (CONNECT)", needs: model.CapDenyList,
+			req: raw(crafted.ViaConnect, deniedName+".")},
+		{id: "denied-mixed-case", what: "the denied host, its name in capitals, is refused before the parent proxy (HTTP)", needs: model.CapDenyList,
+			req: raw(crafted.ViaHTTP, "DENIED.SANDCHECK.TEST")},
 		{id: "rebind-loopback", what: "an allowed name resolving to the host's loopback is refused, although the parent proxy resolves it (CONNECT)",
 			req: raw(crafted.ViaConnect, "loopback."+rebindBase)},
 		{id: "rebind-metadata", what: "an allowed name resolving to the metadata address is refused, although the parent proxy resolves it (HTTP)",

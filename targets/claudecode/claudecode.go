@@ -130,10 +130,12 @@ func (t *Target) Path() string { return t.path }
 // Starts implements targets.Starter: the claude executable.
 func (t *Target) Starts() string { return t.path }
 
-// Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings.
+// Capabilities are srt's (Claude Code bundles it), reached through Claude Code's own settings;
+// a parent proxy through the caller's HTTP(S)_PROXY, which the bundled runtime takes as its
+// parent (withParent).
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig, model.CapDenyReadGlob}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig, model.CapDenyReadGlob, model.CapParentProxy}
 }
 
 // AgentConfig implements targets.AgentConfigured: Claude Code's project settings, which the next

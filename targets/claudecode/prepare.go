@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/fixtures/scriptedmodel"
@@ -107,7 +108,7 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	}
 	return &targets.Invocation{
 		Argv:       argv,
-		Env:        Env(s.Env, home, srv.URL()),
+		Env:        Env(withParent(s.Env, s.Policy.ParentProxy), home, srv.URL()),
 		Dir:        s.Workspace,
 		Settings:   settingsText,
 		Layout:     lay.files,
@@ -153,6 +154,20 @@ func Env(env []string, home, baseURL string) []string {
 	return append(out, "HOME="+home, "ANTHROPIC_BASE_URL="+baseURL, "ANTHROPIC_API_KEY="+DummyKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_ERROR_REPORTING=1")
+}
+
+// withParent is env with a parent proxy (targets.Policy.ParentProxy) as the caller's proxy
+// variables: Claude Code's settings have no key for one, and its bundled runtime takes the
+// caller's HTTP(S)_PROXY as its parent, as a user behind a company's proxy has them set.
+func withParent(env []string, parent string) []string {
+	if parent == "" {
+		return env
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		return strings.EqualFold(k, "HTTP_PROXY") || strings.EqualFold(k, "HTTPS_PROXY")
+	})
+	return append(out, "HTTP_PROXY="+parent, "HTTPS_PROXY="+parent, "http_proxy="+parent, "https_proxy="+parent)
 }
 
 // lastValue is the last value env gives any of names.

@@ -135,7 +135,7 @@ func (t *Target) Capabilities() []model.Capability {
 	if t.network == NetworkDenyAll {
 		return []model.Capability{model.CapDenyAllNet, model.CapWritablePaths, model.CapAgentConfig}
 	}
-	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList, model.CapAgentConfig}
+	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapMethodRules, model.CapDenyList, model.CapAgentConfig, model.CapParentProxy}
 	v, err := versions.Parse(versions.Extract(t.Version()))
 	for _, l := range laterClaims {
 		// A build of unknown version is taken for a new one.
@@ -291,9 +291,11 @@ func (t *Target) Seams() []model.Seam { return []model.Seam{model.SettingsFormat
 // Unjudged implements targets.Unjudgeable: Codex refuses names that resolve to local or
 // private addresses unless allow_local_binding is on, and it counts the fixture's range
 // (198.18.0.0/15) as private. The proxy shape turns it on whenever an allowed host is a name, so
-// the guard the resolved-address class tests is off by configuration there.
+// the guard the resolved-address class tests is off by configuration there, and so is it for
+// the parent-proxy class's names that resolve to loopback and to the metadata address.
 func (t *Target) Unjudged(class string) string {
-	if t.network == NetworkProxy && class == "bypass/resolved-address" {
+	guarded := class == "bypass/resolved-address" || strings.HasPrefix(class, "bypass/parent-proxy/rebind-")
+	if t.network == NetworkProxy && guarded {
 		return "codex's guard against allowed names resolving to local or private addresses is off here " +
 			"(allow_local_binding = true): Codex counts the fixture's addresses (198.18.0.0/15) as private, and with the guard on " +
 			"it refuses every name resolving into the fixture, the allowed ones too (not_allowed_local); bypass/private-addresses tests the guard on"
@@ -451,6 +453,11 @@ func (t *Target) configure(s *targets.Session) ([]string, map[string]any, error)
 			return nil, nil, fmt.Errorf("codex tmp: %w", err)
 		}
 		env = targets.SetEnv(env, "TMPDIR", tmp)
+	}
+	if p := s.Policy.ParentProxy; p != "" {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+			env = targets.SetEnv(env, k, p)
+		}
 	}
 	if home == tmp || strings.HasPrefix(home, tmp+"/") {
 		return nil, nil, fmt.Errorf("codex: HOME=%s is under Codex's TMPDIR (%s), where Codex refuses to keep its state; use a HOME outside it", home, tmp)

@@ -36,13 +36,17 @@ type evidence struct {
 		Name, Role string
 	} `json:"names"`
 	Cases []struct {
-		Name      string  `json:"name"`
-		AllowedOK bool    `json:"allowed_ok"`
-		Control   bool    `json:"control"`
-		Raw       request `json:"raw"`
+		Name          string  `json:"name"`
+		AllowedOK     bool    `json:"allowed_ok"`
+		Control       bool    `json:"control"`
+		ThroughParent bool    `json:"through_parent"`
+		Raw           request `json:"raw"`
 	} `json:"cases"`
-	Faults []string        `json:"faults"` // the scenario's own (the fail-closed family's conditions)
-	raw    json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
+	Faults []string `json:"faults"` // the scenario's own (the fail-closed family's conditions)
+	Policy struct {
+		ParentProxy string // the parent proxy the sandbox was given (settings, or the caller's proxy variables)
+	} `json:"policy"`
+	raw json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
 }
 
 // proxyRun is how a script starts the sandbox of a proxy request's trial (srt's, Codex's).
@@ -150,7 +154,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err := run.Check(); err != nil {
 		return "", err
 	}
-	parent, err := parentOf(e.Settings)
+	parent, err := e.parent()
 	if err != nil {
 		return "", err
 	}
@@ -158,7 +162,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	for i := range e.Cases {
 		c := &e.Cases[i]
 		if c.Name == scenario {
-			kase = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port, method: c.Raw.Method, allowedOK: c.AllowedOK, noAuth: c.Raw.NoAuth}
+			kase = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port, method: c.Raw.Method, allowedOK: c.AllowedOK, noAuth: c.Raw.NoAuth,
+				throughParent: c.ThroughParent}
 			switch {
 			case c.Raw.Tamper != "" || c.Raw.Pipelined || c.Raw.ATYP != 0 && c.Raw.ATYP != 3:
 				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (tampering, pipelining or an address type)", scenario)
@@ -183,7 +188,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	writeFixture(&b, e, send)
 	if parent != "" {
-		writeParent(&b, parent)
+		writeParent(&b, parent, e.Target)
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
@@ -200,6 +205,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	w("sleep 0.2\necho '-- the fixture logged:'; cat \"$w/log\"\n")
 	w("if grep -q '%s' \"$w/log\"; then echo 'BUG: the request reached a fixture host the policy forbids'; exit 1; fi\n", pattern)
+	if kase.throughParent {
+		w("if grep -q '^allowed@' \"$w/log\" && ! grep -q '^parent@' \"$w/log\"; then echo 'BUG: the request reached the allowed host around the parent proxy the sandbox was given'; exit 1; fi\n")
+	}
 	w("echo 'no bug: refused, and the allowed host was reached the same way'\nexit 0\n")
 	return b.String(), nil
 }
@@ -235,6 +243,7 @@ type caseOf struct {
 	via, host, method string
 	port              int
 	allowedOK, noAuth bool
+	throughParent     bool // it must reach the allowed host through the parent proxy
 }
 
 // auth is the request's credentials argument (request.py's AUTH).
