@@ -21,7 +21,9 @@ import (
 //   - fs-unmask (bubblewrap loses every mount that hides or pins a path; told to break those below
 //     /tmp, where the trials and the scripts both lay out) on srt: every fs-interplay,
 //     persistence, globs and git case it flags;
-//   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself: the writes outside.
+//   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself: the writes outside;
+//   - tty-shared (bubblewrap without --new-session) on srt: the command's TIOCSTI lands in the
+//     caller's terminal, the script's own pseudo-terminal.
 func TestReproStandaloneFaults(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "setpriv")
@@ -36,8 +38,9 @@ func TestReproStandaloneFaults(t *testing.T) {
 		fault, target, sandbox, labels string
 		min                            int // scripts at least: the cases the fault flags
 	}{
-		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git", 25},
+		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git || bypass-userns", 31},
 		{"fs-rw-root", "bwrap", "bwrap", "fs-outside", 1},
+		{"tty-shared", "srt", srtPath(t), "bypass-tty", 1},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			broken := brokenTools(t, c.fault)

@@ -77,6 +77,43 @@ func createCase(rel string) fsCase {
 	}
 }
 
+// The userns class: in a user and mount namespace of the command's own (unshare -rm), a step on
+// the sandbox's mounts, then the operation they were there to refuse. The control makes the
+// operation as the user without a sandbox.
+const (
+	gitconfigBreached = `grep -q planted-by-the-command "$ws/.gitconfig"`
+	keyBreached       = `grep -q "$canary" "$w/stdout"`
+	// bindView binds the working directory, without its submounts, at /mnt/v (a tmpfs of the
+	// namespace's own over /mnt).
+	bindView = `mount -t tmpfs sandcheck-view /mnt && mkdir /mnt/v && mount --bind "$ws" /mnt/v`
+	// openTreeView does the same with open_tree(OPEN_TREE_CLONE) and move_mount, the new mount
+	// API, from a few lines of python3 on the raw system calls (numbered alike on every
+	// architecture since Linux 5.2).
+	openTreeView = `mount -t tmpfs sandcheck-view /mnt && mkdir /mnt/v && python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(428, -100, sys.argv[1].encode(), 1 | 0o2000000)
+if fd < 0 or libc.syscall(429, fd, b"", -100, b"/mnt/v", 4) != 0:
+    sys.exit("open_tree/move_mount: " + os.strerror(ctypes.get_errno()))
+' "$ws"`
+)
+
+func appendGitconfig(path string) string { return `echo '# planted-by-the-command' >> ` + path }
+
+// usernsCase is a userns case: view (a step in the new namespace), then op, there.
+func usernsCase(view, op, breached, did string) fsCase {
+	control := strings.ReplaceAll(op, "/mnt/v/", "")
+	// Where no user namespace can be made, the operation is tried as the command, as the trial's
+	// probe does: a sandbox that lost its protection is caught either way.
+	return fsCase{
+		control: control,
+		command: "if unshare -rm true; then unshare -rm sh -c '" + strings.ReplaceAll(view+"; "+op, "'", `'\''`) + "'; " +
+			"else echo 'no user namespace of its own: the operation as the command'; " + control + "; fi",
+		breached: breached,
+		bug:      "in a user namespace of its own, the sandboxed command " + did + " and got through to what the sandbox protects",
+	}
+}
+
 // askLate is the command's side: ask for the late file, wait (10 s at most) for the answer.
 const askLate = `touch .ready; i=0; while [ ! -e .ready.ack ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; `
 
@@ -178,6 +215,12 @@ var fsCases = map[string]fsCase{
 		breached: `grep -q "$canary" "$w/stdout"`,
 		bug:      "the sandboxed command unmounted what hid a read-denied directory and read a file in it",
 	},
+	"userns/unmount-protected":   usernsCase("umount -l \"$ws/.gitconfig\"", appendGitconfig(".gitconfig"), gitconfigBreached, "unmounted what protected .gitconfig"),
+	"userns/unmount-deny-read":   usernsCase("umount -l \"$ws/private\"", "cat private/key", keyBreached, "unmounted what hid a read-denied directory"),
+	"userns/bind-protected":      usernsCase(bindView, appendGitconfig("/mnt/v/.gitconfig"), gitconfigBreached, "bound the working directory without its submounts"),
+	"userns/bind-deny-read":      usernsCase(bindView, "cat /mnt/v/private/key", keyBreached, "bound the working directory without its submounts"),
+	"userns/open-tree-protected": usernsCase(openTreeView, appendGitconfig("/mnt/v/.gitconfig"), gitconfigBreached, "cloned the working directory without its submounts (open_tree)"),
+	"userns/open-tree-deny-read": usernsCase(openTreeView, "cat /mnt/v/private/key", keyBreached, "cloned the working directory without its submounts (open_tree)"),
 	"privilege/remount-rw": {
 		control: `echo planted-by-the-command > "$w/out/remounted"`,
 		// The mount's own flags first (a read-only bind), then its filesystem's, as the trial's

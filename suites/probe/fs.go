@@ -28,6 +28,10 @@ const (
 const (
 	PrivRemount = privilege.Remount
 	PrivUnmount = privilege.Unmount
+	// In a new user and mount namespace of the command's own (usernsOp).
+	PrivUsernsUnmount  = privilege.UsernsUnmount
+	PrivUsernsBind     = privilege.UsernsBind
+	PrivUsernsOpenTree = privilege.UsernsOpenTree
 )
 
 // FSCheck is one filesystem operation the probe attempts. The probe only reports what happened;
@@ -94,6 +98,9 @@ func fsOp(c FSCheck, r *FSResult) error {
 	// Paths may name the sandbox's own environment ($TMPDIR, $HOME), known only inside.
 	c.Path, c.Path2 = os.ExpandEnv(c.Path), os.ExpandEnv(c.Path2)
 	r.Path = c.Path
+	if privilege.InUserns(c.Privileged) {
+		return usernsOp(c, r)
+	}
 	if c.Privileged != "" {
 		r.Privileged = privilege.Mounts(c.Privileged, c.Path)
 	}

@@ -104,6 +104,9 @@ const Arg = "__sandcheck_probe"
 // first thing in main or TestMain.
 func MaybeRun() {
 	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
+	if len(os.Args) == 3 && os.Args[1] == usernsArg {
+		os.Exit(usernsChild(os.Args[2])) // a check's step in a user namespace of its own
+	}
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}

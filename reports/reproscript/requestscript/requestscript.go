@@ -145,6 +145,13 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
 		}
+		if c.Name == scenario && c.Raw.Via == "tiocsti" {
+			run := e.Srt()
+			if err := run.Check(); err != nil {
+				return "", err
+			}
+			return ttyScript(run, scenario, why)
+		}
 		if c.Name == scenario && c.Raw.Tamper == "bridge" && c.Raw.Via == "http" {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.SwapTo, Swap: c.Raw.Swap}, scenario, why)

@@ -132,5 +132,7 @@ func init() {
 		Expect:  model.NonEnforcing,
 		Seams:   []model.Seam{model.OnPath("bwrap")},
 		Scope:   faults.ScopeBypass,
+		// Its bwrap knows nothing of the trial: --new-session is every run's.
+		Portable: faults.Always,
 	}, faults.BwrapShim("tty-shared"))
 }

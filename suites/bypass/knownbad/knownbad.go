@@ -72,12 +72,13 @@ var Faults = []Fault{
 	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
 	// srt sharing the host's network: an empty allow-list leaves the direct way open.
 	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
-	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence || bypass-globs-existing || bypass-globs-late-in-denied-dir",
-		append(append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
+	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence || bypass-globs-existing || bypass-globs-late-in-denied-dir || bypass-userns",
+		append(append(append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
 			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
 			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer")...),
 			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents")...),
-			cases("globs", "existing", "late-in-denied-dir")...)},
+			cases("globs", "existing", "late-in-denied-dir")...),
+			cases("userns", "unmount-protected", "unmount-deny-read", "bind-protected", "bind-deny-read", "open-tree-protected", "open-tree-deny-read")...)},
 	// The agent's own configuration: Claude Code's settings through the same bwrap, Codex's
 	// .codex/config.toml with the working directory writable as a plain path.
 	{"claude-code", "fs-unmask", "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local",

@@ -39,6 +39,7 @@ const (
 	ClassGit         = "git"
 	ClassPersistence = "persistence"
 	ClassPrivilege   = "privilege"
+	ClassUserns      = "userns"
 )
 
 // shellFiles are the login and shell start-up files a next session sources, which the layout
@@ -236,15 +237,33 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	}
 	out = append(out, l.globChecks(token)...)
 	out = append(out, l.setupChecks()...)
+	privileged := func(step string, p fsplan.Plan) fsplan.Plan { p.Check.Privileged = step; return p }
+	// A user namespace of the command's own, where it is root over a mount namespace of its own:
+	// the sandbox's mounts come in locked, and must stay so whatever it unmounts or binds there.
+	// Each in a child of the probe's, so its mounts change nothing the checks after it see.
+	gitconfig, key := changed(probe.OpAppend, l.gitconfig()), read(filepath.Join(l.private(), "key"))
+	for _, c := range []struct {
+		name, step string
+		needs      []model.Capability
+		plan       fsplan.Plan
+	}{
+		{"unmount-protected", probe.PrivUsernsUnmount, pf, gitconfig},
+		{"unmount-deny-read", probe.PrivUsernsUnmount, dr, key},
+		{"bind-protected", probe.PrivUsernsBind, pf, gitconfig},
+		{"bind-deny-read", probe.PrivUsernsBind, dr, key},
+		{"open-tree-protected", probe.PrivUsernsOpenTree, pf, gitconfig},
+		{"open-tree-deny-read", probe.PrivUsernsOpenTree, dr, key},
+	} {
+		out = append(out, InterplayCheck{Class: ClassUserns, Name: c.name, Needs: c.needs, plan: privileged(c.step, c.plan)})
+	}
 	// Last: what a command that kept CAP_SYS_ADMIN over its mounts does to them (srt up to
 	// 0.0.65 as root), each step followed by the operation its mount was there to refuse.
-	privileged := func(step string, p fsplan.Plan) fsplan.Plan { p.Check.Privileged = step; return p }
 	out = append(out,
 		// A process in view less confined than the command (a relay the sandbox left without
 		// its seccomp filter): taken over, it runs code beyond the filter.
 		InterplayCheck{Class: ClassPrivilege, Name: "ptrace-helper", plan: fsplan.Plan{Check: probe.FSCheck{Op: probe.OpPtrace, Path: "/proc"}}},
-		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, changed(probe.OpAppend, l.gitconfig()))},
-		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, read(filepath.Join(l.private(), "key")))},
+		InterplayCheck{Class: ClassPrivilege, Name: "unmount-protected", Needs: pf, plan: privileged(probe.PrivUnmount, gitconfig)},
+		InterplayCheck{Class: ClassPrivilege, Name: "unmount-deny-read", Needs: dr, plan: privileged(probe.PrivUnmount, key)},
 		InterplayCheck{Class: ClassPrivilege, Name: "remount-rw", Needs: []model.Capability{model.CapWritablePaths},
 			plan: privileged(probe.PrivRemount, fsplan.Plan{Check: probe.FSCheck{Op: probe.OpWrite, Path: l.remounted(), Content: token}, Outside: l.remounted()})},
 	)

@@ -297,6 +297,12 @@ func (p Plan) Describe() string {
 		what = "after remounting its mount read-write, " + what
 	case probe.PrivUnmount:
 		what = "after unmounting the mounts over it, " + what
+	case probe.PrivUsernsUnmount:
+		what = "in a user namespace of the command's own (unshare -rm), after unmounting the mounts over it, " + what
+	case probe.PrivUsernsBind:
+		what = "in a user namespace of the command's own, through a bind mount of the directory under its mount (without submounts), " + what
+	case probe.PrivUsernsOpenTree:
+		what = "in a user namespace of the command's own, through a clone of the directory under its mount (open_tree without AT_RECURSIVE), " + what
 	}
 	if p.Late != nil {
 		what += ", made on the host after the command started,"

@@ -14,3 +14,23 @@ const (
 	// directory, which it leaves in place so that the checks after it still run where they were.
 	Unmount = "unmount"
 )
+
+// Steps taken in a new user and mount namespace of the command's own, where it is root (`unshare
+// -rm`): the operation then runs there too (InUserns). A sandbox's mounts come into such a
+// namespace locked, and must stay so.
+const (
+	// UsernsUnmount detaches the mounts stacked over the path, as Unmount does.
+	UsernsUnmount = "userns-unmount"
+	// UsernsBind binds the directory that holds the mount over the path, alone (not its
+	// submounts), at a view of its own, and the operation goes through the view: the path as
+	// it is beneath the mount.
+	UsernsBind = "userns-bind"
+	// UsernsOpenTree does the same with the new mount API: open_tree(OPEN_TREE_CLONE) without
+	// AT_RECURSIVE, then move_mount to the view.
+	UsernsOpenTree = "userns-open-tree"
+)
+
+// InUserns says whether a step is taken in a new user namespace.
+func InUserns(step string) bool {
+	return step == UsernsUnmount || step == UsernsBind || step == UsernsOpenTree
+}
