@@ -8,13 +8,14 @@ import (
 )
 
 // The parent-proxy class: the sandbox's proxy is told to send what it allows through a parent
-// proxy (srt's network.parentProxy), as on a machine whose only way out is a company's proxy or
-// a local forwarding one. The trial's parent is an open proxy on the host's loopback that logs
-// what it is asked for (model.RoleParent, bypasstrial.Plan.Parent). What the sandbox allows must go through it, over each
-// proxy channel, never around it; what it refuses must stay refused, spelled the way that
+// proxy (srt's network.parentProxy; Claude Code's and Codex's take the caller's proxy variables),
+// as on a machine whose only way out is a company's proxy, or with a local forwarding one. The
+// trial's parent is an open proxy on the host's loopback that logs what it is asked for
+// (model.RoleParent, bypasstrial.Plan.Parent). What the sandbox allows must go through it, over
+// each proxy channel, never around it; what it refuses must stay refused, spelled the way that
 // matching has to canonicalise (a trailing dot, another case), so the parent never gets to
-// forward it; and an allowed name that resolves to the host's loopback or to the metadata address
-// must be refused as without a parent, although the parent is the one that resolves it.
+// forward it; and an allowed name that resolves to the host's loopback or to the metadata
+// address must be refused as without a parent, although the parent is the one that resolves it.
 var parentProxy = bypassClass{
 	class: "parent-proxy", title: "a parent proxy", proxyOnly: true, needs: model.CapParentProxy,
 	cases: []bypassCase{
