@@ -159,6 +159,12 @@ var fsCases = map[string]fsCase{
 	"persistence/claude-settings":       createCase(".claude/settings.json"),
 	"persistence/claude-settings-local": createCase(".claude/settings.local.json"),
 	"persistence/codex-config":          createCase(".codex/config.toml"),
+	"persistence/vscode":                createCase(".vscode/settings.json"),
+	"persistence/git-xdg-config": {
+		control:  `mkdir -p "$HOME/.config/git" && printf '[core]\n\tfsmonitor = echo planted-by-the-command\n' > "$HOME/.config/git/config"`,
+		breached: `grep -q planted-by-the-command "$w/fakehome/.config/git/config"`,
+		bug:      "the sandboxed command created ~/.config/git/config, git's global configuration beside ~/.gitconfig: its core.fsmonitor runs on the user's next git command in any repository",
+	},
 	"fs-interplay/deny-read-file-rename": {
 		control:  `mv creds/token stolen-token`,
 		breached: `grep -q "$canary" "$ws/stolen-token"`,

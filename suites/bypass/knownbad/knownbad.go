@@ -76,7 +76,7 @@ var Faults = []Fault{
 		append(append(append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
 			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
 			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer")...),
-			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents")...),
+			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents", "vscode", "git-xdg-config")...),
 			cases("globs", "existing", "late-in-denied-dir")...),
 			cases("userns", "unmount-protected", "unmount-deny-read", "bind-protected", "bind-deny-read", "open-tree-protected", "open-tree-deny-read")...)},
 	// The agent's own configuration: Claude Code's settings through the same bwrap, Codex's

@@ -111,10 +111,12 @@ func TestHostSeesEachEscape(t *testing.T) {
 		}
 		// What escaped does not outlive the trial, and nothing else goes with it. The root is
 		// the working directory of the trial the plan is of: the filesystem scenario's
-		// workspace, or the fs-interplay layout's subdirectory.
+		// workspace, or the fs-interplay layout's subdirectory (its fake HOME for a file there).
 		root := filepath.Join(dir, "workspace")
-		if ip := newFSInterplay(dir).ws; strings.HasPrefix(p.Check.Path, ip+"/") {
-			root = ip
+		if ip := newFSInterplay(dir); strings.HasPrefix(p.Check.Path, ip.ws+"/") {
+			root = ip.ws
+		} else if strings.HasPrefix(p.Check.Path, ip.home+"/") {
+			root = ip.home // a file of the fake HOME's own (~/.config/git/config)
 		}
 		p.RemoveEscape(root)
 		if p.Escaped() {

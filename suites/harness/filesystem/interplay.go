@@ -61,6 +61,13 @@ var configFiles = []struct {
 	{"claude-settings", filepath.Join(".claude", "settings.json"), model.CapAgentConfig},
 	{"claude-settings-local", filepath.Join(".claude", "settings.local.json"), model.CapAgentConfig},
 	{"codex-config", filepath.Join(".codex", "config.toml"), model.CapAgentConfig},
+	{"vscode", filepath.Join(".vscode", "settings.json"), model.CapProtectedFiles},
+}
+
+// homeConfigFiles configure every later git run of the user's, wherever it runs: each check
+// creates one under the (fake) HOME, as git reads it from $XDG_CONFIG_HOME, ~/.config by default.
+var homeConfigFiles = []struct{ name, file string }{
+	{"git-xdg-config", filepath.Join(".config", "git", "config")},
 }
 
 // fsInterplay is the layout of one trial: a fake HOME, writable as a whole, with a repository
@@ -227,6 +234,9 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	}
 	for _, f := range shellFiles {
 		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: changed(probe.OpAppend, filepath.Join(l.ws, f.file))})
+	}
+	for _, f := range homeConfigFiles {
+		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: fsplan.Created("", filepath.Join(l.home, f.file), token)})
 	}
 	for _, f := range configFiles {
 		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: fsplan.Created("", filepath.Join(l.ws, f.file), token)}
