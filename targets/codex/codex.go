@@ -455,7 +455,7 @@ func (t *Target) configure(s *targets.Session) ([]string, map[string]any, error)
 		env = targets.SetEnv(env, "TMPDIR", tmp)
 	}
 	if p := s.Policy.ParentProxy; p != "" {
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		for _, k := range model.CallerProxyVars {
 			env = targets.SetEnv(env, k, p)
 		}
 	}

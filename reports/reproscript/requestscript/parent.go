@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 )
 
@@ -32,7 +33,7 @@ func callerProxyVars(target string) []string {
 	case "claude-code":
 		return []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}
 	case "codex":
-		return []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}
+		return model.CallerProxyVars
 	}
 	return nil
 }

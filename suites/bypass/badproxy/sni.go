@@ -9,6 +9,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/sandcheck/sandcheck/fixtures/proxywire"
 )
 
 // serverName reads the SNI name of a TLS ClientHello waiting in br, without consuming it: the
@@ -35,16 +37,11 @@ func serverName(br *bufio.Reader) (string, bool) {
 // ("GET http://HOST:PORT/... HTTP/1.1"), without consuming it: what the client sent first in a
 // plaintext tunnel.
 func absoluteTarget(br *bufio.Reader) (string, bool) {
-	if _, err := br.Peek(1); err != nil {
+	target, _, ok := proxywire.PeekRequestLine(br)
+	if !ok {
 		return "", false
 	}
-	b, _ := br.Peek(br.Buffered())
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 3 {
-		return "", false
-	}
-	rest, ok := strings.CutPrefix(f[1], "http://")
+	rest, ok := strings.CutPrefix(target, "http://")
 	if !ok {
 		return "", false
 	}
