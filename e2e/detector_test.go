@@ -348,6 +348,12 @@ func leftovers() map[string]string {
 			out["mount "+f[0]] = "leftover trial mount: " + l
 		}
 	}
+	// A trial's control group (fixtures/cgroup), at the unified root or in a v1 hierarchy.
+	groups, _ := filepath.Glob("/sys/fs/cgroup/sandcheck-*")
+	v1, _ := filepath.Glob("/sys/fs/cgroup/*/sandcheck-*")
+	for _, g := range append(groups, v1...) {
+		out["cgroup "+g] = "leftover trial cgroup: " + g
+	}
 	leftoverPaths(out)
 	return out
 }

@@ -35,6 +35,9 @@ type Scenario struct {
 	Outcome Outcome  `json:"outcome"`
 	Pass    bool     `json:"pass"`           // outcome was what the spec expects of a healthy sandbox
 	Hint    string   `json:"hint,omitempty"` // one-line root cause
+	// Info: the scenario informs and never fails (the limits class); its hint is its reading,
+	// kept in every trial's record.
+	Info bool `json:"info,omitempty"`
 	// Breaches say what a failing scenario breached, each in its own terms and with the known
 	// finding that covers it, if one does (see Failure).
 	Breaches []Breach `json:"breaches,omitempty"`

@@ -83,6 +83,8 @@ items() {
     find /tmp /var/tmp /dev/shm -xdev -user sandcheck -prune 2>/dev/null | sed 's/^/owned by sandcheck: /'
     pgrep -u sandcheck -a 2>/dev/null | sed 's/^/process of sandcheck: /'
   fi
+  # A trial's control group (fixtures/cgroup), at the unified root or in a v1 hierarchy.
+  ls -d /sys/fs/cgroup/sandcheck-* /sys/fs/cgroup/*/sandcheck-* 2>/dev/null | sed 's/^/cgroup: /'
   grep -l SANDCHECK_TRIAL_COOKIE /proc/[0-9]*/environ 2>/dev/null | sed 's/^/trial process: /'
   newPaths
   return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/schema"
@@ -45,15 +46,44 @@ func bypassTable(cols []run) string {
 	return b.String()
 }
 
-// bypassCell summarizes one target's cases of one class.
+// bypassCell summarizes one target's cases of one class; an information class's cell is what it
+// read instead (infoCell), when every trial of it was read.
 func bypassCell(rep *schema.Report, target, class string) string {
 	prefix := "bypass/" + class + "/"
 	var t tally
+	var cells []schema.Cell
 	for _, c := range rep.Cells {
 		if c.Fault != "" || c.Target != target || !strings.HasPrefix(c.Scenario, prefix) {
 			continue
 		}
 		t.count(c, prefix, true)
+		cells = append(cells, c)
+	}
+	if s := infoCell(cells, prefix); s != "" && len(t.fails) == 0 {
+		return s
 	}
 	return t.render("")
+}
+
+// infoCell is the reading of an information class's scenarios ("processes: not limited (228
+// processes started)"), from a passing trial's hint each; "" when they are not information.
+func infoCell(cells []schema.Cell, prefix string) string {
+	var parts []string
+	for _, c := range cells {
+		if !slices.Contains(c.ScenarioLabels, "info") {
+			return ""
+		}
+		ex, ok := c.Examples["correct"]
+		if !ok {
+			parts = append(parts, strings.TrimPrefix(c.Scenario, prefix)+": n/a")
+			continue
+		}
+		verdict, detail, _ := strings.Cut(ex.Hint, ": ")
+		detail, _, _ = strings.Cut(detail, ", then")
+		parts = append(parts, fmt.Sprintf("%s: %s (%s)", strings.TrimPrefix(c.Scenario, prefix), verdict, detail))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "ℹ️ " + strings.Join(parts, "; ")
 }

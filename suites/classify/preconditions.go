@@ -9,7 +9,24 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/probe"
 )
+
+// Session is what every classifier reads of a sandboxed run before its checks: whether the
+// command ran, what the probe reported, how the sandbox ended.
+type Session struct {
+	Ran      bool
+	Obs      *probe.Observation
+	ParseErr error // probe.Parse's complaint about the output
+	Exit     int
+	Stderr   string
+	TimedOut bool
+}
+
+// Preconditions are the session's outcome when it keeps the checks from being judged.
+func (s Session) Preconditions() (model.Outcome, string, bool) {
+	return Preconditions(s.TimedOut, s.ParseErr, s.Ran, s.Obs != nil, s.Exit, s.Stderr)
+}
 
 // Preconditions decides the outcomes that keep a trial's checks from being judged: a timeout,
 // output that could not be read or trusted, a sandbox that refused to start, a probe that never

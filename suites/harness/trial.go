@@ -57,6 +57,9 @@ type Trial struct {
 	DropDAC bool
 	// Setup says where and with which terminal sandboxed commands start.
 	Setup proc.Setup
+	// Around, when set, wraps every sandboxed command line whole, as root, outside the switch
+	// to the sandbox's user: a control group it enters before the sandbox starts.
+	Around func(argv []string) []string
 	// Account is who the sandbox runs as (fixtures/users); Env is its session's environment and
 	// ProbeBin the probe binary as it can run it.
 	Account  *users.Account
@@ -344,6 +347,9 @@ func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	// root can set up (proc.RunCommandIn makes it, with the binds): the sandbox and everything under it
 	// run as the user.
 	argv = t.Account.Command(argv, drop)
+	if t.Around != nil {
+		argv = t.Around(argv)
+	}
 	x := &Exec{Settings: json.RawMessage(inv.Settings), Given: Given{Dir: inv.Dir, Layout: inv.Layout, AgentInput: inv.AgentInput}}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)

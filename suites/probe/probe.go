@@ -22,6 +22,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/seccomp"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
+	"github.com/sandcheck/sandcheck/suites/probe/limits"
 )
 
 // Host is a fixture host as the probe addresses it.
@@ -49,6 +50,8 @@ type Spec struct {
 	FS []FSCheck `json:"fs,omitempty"`
 	// Raw are crafted requests (package crafted), all at once alongside the channels.
 	Raw []crafted.Request `json:"raw,omitempty"`
+	// Limits are the resource measurements (package limits), last.
+	Limits *limits.Spec `json:"limits,omitempty"`
 }
 
 // Attempt is one request over one channel to one host.
@@ -84,6 +87,7 @@ type Observation struct {
 	FS        []FSResult        `json:"fs,omitempty"`
 	Raw       []crafted.Result  `json:"raw,omitempty"`
 	Problems  []string          `json:"problems,omitempty"` // harness trouble seen inside (tool missing)
+	Limits    *limits.Result    `json:"limits,omitempty"`
 	UID       int               `json:"uid"`
 	// DurationMS is how long the probe took from reading its spec to its report: the sandbox's
 	// share of a sandboxed run is the rest.
@@ -104,6 +108,7 @@ const Arg = "__sandcheck_probe"
 // first thing in main or TestMain.
 func MaybeRun() {
 	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
+	limits.MaybeRun()  // the limits class's memory child
 	if len(os.Args) == 3 && os.Args[1] == usernsArg {
 		os.Exit(usernsChild(os.Args[2])) // a check's step in a user namespace of its own
 	}
@@ -214,6 +219,10 @@ func Run(s Spec) *Observation {
 	}
 	if len(s.FS) > 0 {
 		obs.FS = runFS(s.FS)
+	}
+	if s.Limits != nil {
+		r := limits.Measure(*s.Limits)
+		obs.Limits = &r
 	}
 	return obs
 }

@@ -26,7 +26,7 @@ func KeepsEvidence(r model.Record) bool {
 }
 
 // Compacted returns r as a compact record: no evidence, no host fingerprint (HostFPRef names
-// it), no per-scenario hints or labels. The verdicts stay: outcome, pass, breaches, known and
+// it), no per-scenario hints (but an information scenario's reading) or labels. The verdicts stay: outcome, pass, breaches, known and
 // unreproduced ids per scenario.
 func Compacted(r model.Record) model.Record {
 	if r.HostFPRef == "" && len(r.HostFP) > 0 {
@@ -35,7 +35,10 @@ func Compacted(r model.Record) model.Record {
 	r.Compact, r.Evidence, r.HostFP = true, nil, nil
 	sc := make([]model.Scenario, len(r.Scenarios))
 	for i, s := range r.Scenarios {
-		s.Hint, s.Labels = "", nil
+		if !s.Info { // an information scenario's hint is its reading
+			s.Hint = ""
+		}
+		s.Labels = nil
 		if len(s.Breaches) > 0 {
 			// A covered breach's scenario and check are in its finding's id.
 			bs := make([]model.Breach, len(s.Breaches))
@@ -75,7 +78,7 @@ func compactForm(r model.Record) compactRecord {
 	c.Record.Scenarios = nil
 	for i, s := range r.Scenarios {
 		switch {
-		case !s.Pass || len(s.Breaches) > 0 || s.Aggregate || s.Unreproduced != "" || strings.Contains(s.Name, "="):
+		case !s.Pass || len(s.Breaches) > 0 || s.Aggregate || s.Unreproduced != "" || s.Info || strings.Contains(s.Name, "="):
 			c.Scenarios[i] = s
 		case s.Outcome == model.Correct:
 			c.Scenarios[i] = s.Name

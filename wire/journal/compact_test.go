@@ -135,3 +135,22 @@ func TestCompactScenarioStrings(t *testing.T) {
 		}
 	}
 }
+
+// An information scenario's hint is its reading (the limits class's "not limited: ..."): a
+// compact record keeps it, and only its.
+func TestCompactKeepsInformation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	full := fullTrial(1)
+	full.Scenarios = []model.Scenario{
+		{Name: "bypass/limits/disk", Outcome: model.Correct, Pass: true, Info: true, Hint: "not limited: 128 MiB written"},
+		{Name: "network/seed", Outcome: model.Correct, Pass: true, Hint: "every channel as the policy says"},
+	}
+	writeAll(t, path, Compacted(full))
+	got, _, err := readAll(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got[0].Scenarios; len(s) != 2 || s[0].Hint != "not limited: 128 MiB written" || !s[0].Info || s[1].Hint != "" {
+		t.Fatalf("compact scenarios read back: %+v", s)
+	}
+}

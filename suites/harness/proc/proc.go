@@ -51,6 +51,24 @@ type Bind struct {
 	// of replacing it: files added under a system directory (/etc/claude-code/...) for this run
 	// only, the host's own directory untouched.
 	Overlay bool
+	// Tmpfs, a size ("128m"), mounts a tmpfs that size on Dst instead (Src unused): a writable
+	// path whose room the trial bounds, gone with the namespace.
+	Tmpfs string
+}
+
+// describe is the bind as a run's Mounts list it.
+func (b Bind) describe() string {
+	if b.Tmpfs != "" {
+		return "tmpfs on " + b.Dst + ", size " + b.Tmpfs
+	}
+	m := b.Src + " on " + b.Dst
+	if b.RO {
+		m += ", ro"
+	}
+	if b.Overlay {
+		m += ", overlay"
+	}
+	return m
 }
 
 // Setup adjusts how a sandboxed command starts: where (an isolated fixture's host namespace)
@@ -74,14 +92,7 @@ func RunCommand(ctx context.Context, argv, env []string, dir, cookie string, tim
 func RunCommandIn(ctx context.Context, setup Setup, argv, env []string, dir, cookie string, timeout, grace time.Duration, binds ...Bind) Run {
 	r := Run{Argv: argv}
 	for _, b := range binds {
-		m := b.Src + " on " + b.Dst
-		if b.RO {
-			m += ", ro"
-		}
-		if b.Overlay {
-			m += ", overlay"
-		}
-		r.Mounts = append(r.Mounts, m)
+		r.Mounts = append(r.Mounts, b.describe())
 	}
 	if timeout <= 0 {
 		// The trial budget is spent: starting the sandbox now would only be killed mid-run.
@@ -181,6 +192,12 @@ func startUnder(cmd *exec.Cmd, binds []Bind, ended <-chan struct{}) error {
 				return fmt.Errorf("private mount namespace: %w", err)
 			}
 			for _, b := range binds {
+				if b.Tmpfs != "" {
+					if err := unix.Mount("tmpfs", b.Dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+b.Tmpfs+",mode=1777"); err != nil {
+						return fmt.Errorf("tmpfs on %s: %w", b.Dst, err)
+					}
+					continue
+				}
 				if b.Overlay {
 					if err := overlay(b); err != nil {
 						return err
@@ -238,6 +255,11 @@ func wrapMounts(argv []string, binds []Bind) []string {
 	script := []string{"set -e"}
 	args := []string{}
 	for _, b := range binds {
+		if b.Tmpfs != "" {
+			args = append(args, b.Dst)
+			script = append(script, fmt.Sprintf(`mount -t tmpfs -o nosuid,nodev,size=%s,mode=1777 tmpfs "${%d}"`, b.Tmpfs, len(args)))
+			continue
+		}
 		src, dst := fmt.Sprintf(`"${%d}"`, len(args)+1), fmt.Sprintf(`"${%d}"`, len(args)+2)
 		args = append(args, b.Src, b.Dst)
 		if b.Overlay {

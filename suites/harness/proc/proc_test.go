@@ -56,3 +56,26 @@ for ns in /proc/$PPID/task/*/ns/mnt; do [ "$(readlink "$ns")" = "$me" ] && echo 
 		t.Fatalf("the forking thread was gone while the command ran: exit %d stdout %q stderr %q", r.Exit, r.Stdout, r.Stderr)
 	}
 }
+
+// A tmpfs bind bounds the room of a path: a write past its size fails with ENOSPC, inside the
+// command's namespace only, started here or through wrapMounts' shell (an isolated host's).
+func TestTmpfsBindBoundsRoom(t *testing.T) {
+	skip.UnlessRoot(t, "mount namespaces")
+	dir := t.TempDir()
+	fill := []string{"sh", "-c", "dd if=/dev/zero of=" + dir + "/fill bs=1M count=16 2>&1; echo rc=$?"}
+	bind := Bind{Dst: dir, Tmpfs: "4m"}
+	for name, argv := range map[string][]string{"here": fill, "wrapMounts": wrapMounts(fill, []Bind{bind})} {
+		var r Run
+		if name == "here" {
+			r = RunCommand(t.Context(), argv, nil, "", "", 10*time.Second, time.Second, bind)
+		} else {
+			r = RunCommand(t.Context(), argv, nil, "", "", 10*time.Second, time.Second)
+		}
+		if !strings.Contains(string(r.Stdout), "No space left") || !strings.Contains(string(r.Stdout), "rc=1") {
+			t.Errorf("%s: 16 MiB into a 4 MiB tmpfs: %q %q", name, r.Stdout, r.Stderr)
+		}
+		if _, err := os.Stat(dir + "/fill"); !os.IsNotExist(err) {
+			t.Errorf("%s: the tmpfs's file shows outside the command's namespace (%v)", name, err)
+		}
+	}
+}

@@ -43,4 +43,7 @@ var names = map[syscall.Errno]string{
 	syscall.ELOOP: "ELOOP",
 	syscall.EBUSY: "EBUSY", // a mount point: a masked path cannot be moved or removed
 	syscall.EIO:   "EIO",   // TIOCSTI where the kernel turned legacy TIOCSTI off (dev.tty.legacy_tiocsti=0)
+	// What a limit answers: no more processes, memory, room or file size.
+	syscall.EAGAIN: "EAGAIN", syscall.ENOMEM: "ENOMEM", syscall.ENOSPC: "ENOSPC", syscall.EFBIG: "EFBIG",
+	syscall.EDQUOT: "EDQUOT",
 }
