@@ -17,7 +17,7 @@ import (
 var (
 	claudeFSOpen = []string{"fs-interplay/protected-bashrc-from-subdir", "fs-interplay/deny-read-dir-write", "globs/late",
 		"globs/unanchored", "git/submodule-config", "git/deep-repo-config", "git/new-repo-config", "git/bare-repo-config", "git/worktree-pointer",
-		"persistence/git-xdg-config"}
+		"persistence/git-xdg-config", "persistence/own-binary"}
 	claudeFSFixed = []string{"fs-interplay/deny-read-parent-rename", "fs-interplay/protected-git-hooks-from-subdir",
 		"fs-interplay/protected-git-config-from-subdir"}
 )
@@ -31,7 +31,7 @@ var (
 func TestReproStandaloneClaudeFS(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "ip", "python3")
-	out := reproKnown(t, "--target", claudecode.Name+"@"+claudeVersions[0], "--label-filter", "bypass-fs-interplay || bypass-globs || bypass-git || bypass-persistence-git-xdg-config")
+	out := reproKnown(t, "--target", claudecode.Name+"@"+claudeVersions[0], "--label-filter", "bypass-fs-interplay || bypass-globs || bypass-git || bypass-persistence-git-xdg-config || bypass-persistence-own-binary")
 	for _, id := range append(append([]string{}, claudeFSOpen...), claudeFSFixed...) {
 		script := filepath.Join(out, "repro", reproscript.FileName("bypass/"+id))
 		want := map[string]int{claudeVersions[0]: 1, claudeVersions[1]: 1}

@@ -33,10 +33,17 @@ func TestReproStandaloneCodex(t *testing.T) {
 	}
 	// A case Codex closes, its script from the same run: the first matching case that passed and
 	// has one.
+	closedScriptPasses(t, out, codexBin, func(name string) bool { return strings.HasPrefix(name, "bypass/matching/") })
+}
+
+// closedScriptPasses writes the script of the first scenario of the run in out that match
+// selects, passed, and has one, and runs it with the sandbox: it must exit 0.
+func closedScriptPasses(t *testing.T, out, sandbox string, match func(string) bool) {
+	t.Helper()
 	var closed, scenario string
 	if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
 		for _, s := range r.Scenarios {
-			if closed != "" || !s.Pass || s.Outcome != model.Correct || !strings.HasPrefix(s.Name, "bypass/matching/") {
+			if closed != "" || !s.Pass || s.Outcome != model.Correct || !match(s.Name) {
 				continue
 			}
 			if text, err := reproscript.Script(r, s.Name, ""); err == nil {
@@ -48,13 +55,33 @@ func TestReproStandaloneCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	if closed == "" {
-		t.Fatal("no matching case Codex closes has a script: nothing to show the script passing")
+		t.Fatal("no case the sandbox closes has a script: nothing to show the script passing")
 	}
 	path := filepath.Join(t.TempDir(), "closed.sh")
 	if err := os.WriteFile(path, []byte(closed), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if code, got := runScript(t, path, codexBin, ""); code != 0 || !strings.Contains(got, "no bug") {
-		t.Errorf("%s, which Codex refuses: exit %d, want 0\n%s", scenario, code, got)
+	if code, got := runScript(t, path, sandbox, ""); code != 0 || !strings.Contains(got, "no bug") {
+		t.Errorf("%s, which the sandbox refuses: exit %d, want 0\n%s", scenario, code, got)
 	}
+}
+
+// TestReproStandaloneCodexOwnBinary: run from a project's node_modules, Codex lets its command
+// replace Codex's own launcher there (a known finding): the reproducer, which copies the
+// installation into its working directory and runs Codex from the copy, exits 1 with the real
+// Codex; the script of a persistence case Codex closes (its own .codex/config.toml), from the
+// same run, exits 0.
+func TestReproStandaloneCodexOwnBinary(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt")
+	codexBin, err := codex.Locate("")
+	if err != nil {
+		skip.Missing(t, "%v", err)
+	}
+	out := reproKnown(t, "--target", "codex", "--label-filter", "bypass-persistence-own-binary || bypass-persistence-codex-config")
+	script := filepath.Join(out, "repro", reproscript.FileName("bypass/persistence/own-binary"))
+	if code, got := runScript(t, script, codexBin, ""); code != 1 || !strings.Contains(got, "replaced node_modules/@openai/codex/bin/codex.js") {
+		t.Errorf("%s: exit %d, want 1 with the launcher replaced\n%s", script, code, got)
+	}
+	closedScriptPasses(t, out, codexBin, func(name string) bool { return name == "bypass/persistence/codex-config" })
 }

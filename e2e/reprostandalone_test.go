@@ -204,7 +204,7 @@ func runScript(t *testing.T, script, sandbox, runAs string, env ...string) (int,
 // subdirectory of a writable HOME; a read-denied directory the command can fill).
 var fsFindings = []string{"fs-interplay/protected-bashrc-from-subdir", "fs-interplay/protected-git-hooks-from-subdir",
 	"fs-interplay/protected-git-config-from-subdir", "fs-interplay/deny-read-dir-write", "globs/late", "globs/unanchored",
-	"persistence/git-xdg-config"}
+	"persistence/git-xdg-config", "persistence/own-binary"}
 
 // TestReproStandaloneFS: `sandcheck repro` writes a reproducer for each fs-interplay and globs
 // finding of the healthy srt, which exits 1 run outside sandcheck; and for each case of a release
@@ -214,7 +214,7 @@ var fsFindings = []string{"fs-interplay/protected-bashrc-from-subdir", "fs-inter
 func TestReproStandaloneFS(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt")
-	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-fs-interplay || bypass-globs || bypass-persistence-git-xdg-config")
+	out := reproKnown(t, "--target", "srt", "--label-filter", "bypass-fs-interplay || bypass-globs || bypass-persistence-git-xdg-config || bypass-persistence-own-binary")
 	for _, id := range fsFindings {
 		script := filepath.Join(out, "repro", reproscript.FileName("bypass/"+id))
 		if code, got := runScript(t, script, srtPath(t), ""); code != 1 || !strings.Contains(got, "BUG: the sandboxed command") {

@@ -27,6 +27,9 @@ type fsCase struct {
 	host string
 	// next: after the command's session, the next one starts in $ws/next (the setup class).
 	next bool
+	// prep is what root does after each fresh layout ("" nothing): the own-binary case copies
+	// the sandbox's installation into $ws and runs it from there.
+	prep string
 }
 
 // setupCase is a setup case: the command plants a link at next/REL whose target, spelled
@@ -114,6 +117,22 @@ func usernsCase(view, op, breached, did string) fsCase {
 	}
 }
 
+// ownCopy copies the node_modules the sandbox lies in ($SANDBOX, or it on PATH) into $ws, owned
+// by the user as an npm install leaves it, notes the file its program resolves to in $ws/.entry,
+// and has the sandbox run from the copy.
+const ownCopy = `SANDBOX0=${SANDBOX0:-$(command -v "$SANDBOX")}
+  case $SANDBOX0 in */node_modules/*) ;; *) echo "could not tell: $SANDBOX0 is not in a node_modules"; exit 2 ;; esac
+  modules=${SANDBOX0%/node_modules/*}/node_modules
+  real=$(readlink -f "$SANDBOX0"); rmod=$(readlink -f "$modules")
+  echo "${real#"$rmod"/}" > "$ws/.entry"
+  cp -a "$modules" "$ws/node_modules" && chown -R "$RUN_AS" "$ws/node_modules"
+  SANDBOX="$ws/node_modules/${SANDBOX0#"$modules"/}"
+  echo "== the sandbox runs from its copy in the project's node_modules: $SANDBOX"`
+
+// replaceEntry writes a new file beside the sandbox's entry and renames it over the entry, as an
+// installer swaps a program (a write into a running program's file fails: ETXTBSY).
+const replaceEntry = `e="node_modules/$(cat .entry)"; printf 'planted-by-the-command\n' > "$e.new" && mv -f "$e.new" "$e" && echo "replaced $e"`
+
 // askLate is the command's side: ask for the late file, wait (10 s at most) for the answer.
 const askLate = `touch .ready; i=0; while [ ! -e .ready.ack ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; `
 
@@ -160,6 +179,14 @@ var fsCases = map[string]fsCase{
 	"persistence/claude-settings-local": createCase(".claude/settings.local.json"),
 	"persistence/codex-config":          createCase(".codex/config.toml"),
 	"persistence/vscode":                createCase(".vscode/settings.json"),
+	// The sandbox run from a copy of its installation in the working directory's node_modules,
+	// as a project that depends on it runs it; the command replaces the file it starts from.
+	"persistence/own-binary": {
+		prep:     ownCopy,
+		control:  replaceEntry,
+		breached: `tail -c 4096 "$ws/node_modules/$(cat "$ws/.entry")" | grep -q planted-by-the-command`,
+		bug:      "the sandboxed command replaced the sandbox's own program in the project's node_modules, which the user's next start of the sandbox runs, unsandboxed",
+	},
 	"persistence/git-xdg-config": {
 		control:  `mkdir -p "$HOME/.config/git" && printf '[core]\n\tfsmonitor = echo planted-by-the-command\n' > "$HOME/.config/git/config"`,
 		breached: `grep -q planted-by-the-command "$w/fakehome/.config/git/config"`,
@@ -265,6 +292,7 @@ func fsScript(rec model.Record, scenario, why string) (string, error) {
 	w("cat > \"$w/command.sh\" <<'CMD'\n%s\nCMD\n", cmp.Or(fc.command, fc.control))
 	w("breached() { %s; }\n", fc.breached)
 	w("host_side() { %s; }\n", cmp.Or(fc.host, ":"))
+	w("prep() {\n  %s\n}\n", cmp.Or(fc.prep, ":"))
 	b.WriteString(strings.Replace(fsRuns, "@SANDBOXED@", sandboxed, 1))
 	if fc.next {
 		// The same sandbox again, on a command that does nothing: its set-up is what is tried.
@@ -303,6 +331,7 @@ fresh() {
   git init -q "$w/fakehome/proj"
   chown -R "$RUN_AS" "$w/fakehome" "$w/out"
   ( cd "$ws" && as_user env HOME="$w/fakehome" canary="$canary" sh "$w/layout.sh" )
+  prep
 }
 inside() {
   host_side & hs=$!

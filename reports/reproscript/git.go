@@ -146,6 +146,10 @@ func openFS(b *strings.Builder, rec model.Record, scenario, why, header, prelude
 	b.WriteString(named.Replace(header))
 	w("SANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n", e.Target, user)
 	b.WriteString(named.Replace(prelude))
+	if e.Target == "codex" {
+		// Codex makes /tmp/codex-daemon-UID whatever TMPDIR says: removed with $w on exit.
+		b.WriteString("cleanup() { rm -rf \"$w\"; }\n" + parts.DaemonDir("codex-daemon-"))
+	}
 	var outside []string // the layout makes what is under the fake HOME, afresh for each run
 	for _, a := range args {
 		if !strings.Contains(a, dir+"/fakehome") {

@@ -57,6 +57,9 @@ type Trial struct {
 	DropDAC bool
 	// Setup says where and with which terminal sandboxed commands start.
 	Setup proc.Setup
+	// Relocate, when set, rewrites the command line the target prepared (the sandbox started
+	// from a copy of its installation in the workspace).
+	Relocate func(argv []string) []string
 	// Around, when set, wraps every sandboxed command line whole, as root, outside the switch
 	// to the sandbox's user: a control group it enters before the sandbox starts.
 	Around func(argv []string) []string
@@ -328,6 +331,9 @@ func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 		defer inv.Agent.Finish()
 	}
 	argv := inv.Argv
+	if t.Relocate != nil {
+		argv = t.Relocate(argv)
+	}
 	if t.Change.Wrap != nil {
 		argv = t.Change.Wrap(argv)
 	}

@@ -19,6 +19,10 @@ const (
 	OpLink    = "link"    // hard link Path2 (an outside file) to Path
 	OpRename  = "rename"  // rename Path to Path2
 	OpSymlink = "symlink" // create a symlink at Path pointing to Path2
+	// OpReplace writes Content to a new file beside Path and renames it over Path: how an
+	// installer swaps a program, and what a running program's file allows (it refuses writes
+	// into it, ETXTBSY, not its replacement).
+	OpReplace = "replace"
 	// OpPtrace takes over a process in view that is less confined than the command (ptrace, or
 	// its memory opened for writing); Path is unused. In a control run, the probe's own child.
 	OpPtrace = "ptrace-looser"
@@ -128,6 +132,12 @@ func fsOp(c FSCheck, r *FSResult) error {
 		}
 		_, err = f.WriteString(c.Content)
 		return errors.Join(err, f.Close())
+	case OpReplace:
+		next := c.Path + ".sandcheck-new"
+		if err := os.WriteFile(next, []byte(c.Content), 0o755); err != nil {
+			return err
+		}
+		return os.Rename(next, c.Path)
 	case OpRead:
 		b, err := os.ReadFile(c.Path)
 		if len(b) > bodyLimit {

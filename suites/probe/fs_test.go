@@ -2,6 +2,7 @@ package probe
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -57,5 +58,31 @@ func TestSymlinkMakesItsDirectories(t *testing.T) {
 	}
 	if got, err := os.Readlink(at); err != nil || got != "/oldroot/x" {
 		t.Fatalf("link: %q %v", got, err)
+	}
+}
+
+// TestReplaceSwapsARunningProgram: replace renames a new file over the path, which a running
+// program's own file allows where a write into it fails (ETXTBSY).
+func TestReplaceSwapsARunningProgram(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "sleep")
+	b, err := os.ReadFile("/bin/sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prog, "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	rs := runFS([]FSCheck{{Name: "append", Op: OpAppend, Path: prog, Content: "x"}, {Name: "replace", Op: OpReplace, Path: prog, Content: "token"}})
+	if rs[0].OK || rs[0].Errno != "ETXTBSY" {
+		t.Errorf("append to a running program: %+v, want ETXTBSY", rs[0])
+	}
+	if got, _ := os.ReadFile(prog); !rs[1].OK || string(got) != "token" {
+		t.Errorf("replace: %+v, the file now %q", rs[1], got)
 	}
 }

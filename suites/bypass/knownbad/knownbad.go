@@ -137,4 +137,8 @@ var Open = []Release{
 	// command puts links to a host socket in their place and the relay follows them.
 	{Target: "srt", Open: "0.0.83", User: model.UserUnprivileged, Labels: "bypass-bridge",
 		Scenarios: cases("bridge", "socket-swap")},
+	// Run from a project's node_modules, srt (like Claude Code and Codex) lets the command replace
+	// its own program there, which the user's next start runs unsandboxed.
+	{Target: "srt", Open: "0.0.83", User: model.UserUnprivileged, Labels: "bypass-persistence-own-binary",
+		Scenarios: cases("persistence", "own-binary")},
 }

@@ -106,8 +106,8 @@ func TestHostSeesEachEscape(t *testing.T) {
 		if !p.Escaped() {
 			t.Errorf("%s: %s %s took effect, the host side did not see it", p.Check.Name, p.Check.Op, p.Check.Path)
 		}
-		if p.Gone != "" || p.Changed != "" {
-			continue // a file moved or Changed: nothing to remove, the trial directory goes
+		if p.Gone != "" || p.Changed != "" || p.Tail != "" {
+			continue // a file moved or changed: nothing to remove, the trial directory goes
 		}
 		// What escaped does not outlive the trial, and nothing else goes with it. The root is
 		// the working directory of the trial the plan is of: the filesystem scenario's

@@ -74,6 +74,9 @@ var homeConfigFiles = []struct{ name, file string }{
 // in it and the command's working directory two levels down.
 type fsInterplay struct {
 	home, repo, ws string
+	// install is the sandbox's installation the session runs a copy of (ownbinary.go); zero
+	// where it has none a project would carry.
+	install installation
 }
 
 func newFSInterplay(dir string) fsInterplay {
@@ -158,6 +161,8 @@ func (l fsInterplay) files(token string) map[string]string {
 		files[filepath.Join(l.ws, f.file)] = "# original " + f.file + "\n"
 	}
 	files[l.earlyKey()], files[l.unanchored()] = canary, canary // the globs class's, there from the start
+	// A stand-in for the control without a sandbox; the copy replaces it before the session.
+	files[l.entryPath()] = "// the sandbox's entry\n"
 	// git takes a directory for a repository's only with objects/ and refs/ in it.
 	for _, gitdir := range []string{filepath.Join(l.near(), ".git"), l.submodule(), filepath.Join(l.deep(), ".git"), filepath.Join(l.ws, "bare.git")} {
 		files[filepath.Join(gitdir, "objects", ".sandcheck")] = ""
@@ -238,6 +243,9 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 	for _, f := range homeConfigFiles {
 		out = append(out, InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: pf, plan: fsplan.Created("", filepath.Join(l.home, f.file), token)})
 	}
+	own := l.ownBinary(token)
+	own.Needs = []model.Capability{model.CapWritablePaths}
+	out = append(out, own)
 	for _, f := range configFiles {
 		c := InterplayCheck{Class: ClassPersistence, Name: f.name, Needs: []model.Capability{f.needs}, plan: fsplan.Created("", filepath.Join(l.ws, f.file), token)}
 		if f.needs == model.CapAgentConfig {
@@ -291,6 +299,8 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	}
 	defer t.Close()
 	l := newFSInterplay(t.Dir)
+	var noInstall string
+	l.install, noInstall = installationOf(t.Target)
 	token := harness.RandomHex(16)
 	if err := l.layout(token); err != nil {
 		return nil, err
@@ -298,6 +308,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	checks := l.checks(token)
 	var plans []fsplan.Plan
 	na := fsplan.Skipped{}
+	if noInstall != "" {
+		na.NotApplicable(ownBinaryCheck, noInstall)
+	}
 	for _, c := range checks {
 		c.plan.Check.Name = c.Name
 		plans = append(plans, c.plan)
@@ -328,6 +341,10 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
+	if err := l.installCopy(); err != nil {
+		return nil, err
+	}
+	t.Relocate = l.relocate
 	if err := t.Account.Chown(t.Dir, harness.RootOwned); err != nil {
 		return nil, err
 	}
@@ -343,6 +360,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The next session starts from the installation itself: its set-up is what the setup class
+	// meets, whatever the command did to the copy (the own-binary check decides that).
+	t.Relocate = nil
 	next, err := runNext(ctx, t, l, plans, na, policy)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,9 @@ type Plan struct {
 	Outside, Gone string
 	// Changed is a host file whose content must stay as it was.
 	Changed, Was string
+	// Tail is a host file that, ending with the check's token, proves a denied append went
+	// through: a file too large to compare whole (a sandbox's own executable).
+	Tail string
 	// Written is a host file that, holding the check's token, proves a denied write went
 	// through. Only the token proves it: a sandbox may leave empty files or directories at the
 	// paths it protects (srt's mount points).
@@ -62,7 +65,7 @@ func Created(name, path, token string) Plan {
 
 // HostChecked says whether the host side can tell if the check's effect escaped.
 func (p Plan) HostChecked() bool {
-	return p.Outside != "" || p.Gone != "" || p.Changed != "" || p.Written != "" || p.Linked != ""
+	return p.Outside != "" || p.Gone != "" || p.Changed != "" || p.Written != "" || p.Linked != "" || p.Tail != ""
 }
 
 // Escaped reports whether a denied check's effect is visible on the host.
@@ -92,7 +95,26 @@ func (p Plan) Escaped() bool {
 	if p.Linked != "" && sameFile(p.Linked, p.Check.Path2) {
 		return true
 	}
-	return false
+	return p.Tail != "" && endsWithToken(p.Tail, p.Check.Content)
+}
+
+// endsWithToken says whether path is a regular file on the host whose last bytes hold token.
+func endsWithToken(path, token string) bool {
+	fi, err := os.Lstat(path)
+	if token == "" || err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n := min(fi.Size(), int64(4<<10))
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, fi.Size()-n); err != nil && err != io.EOF {
+		return false
+	}
+	return bytes.Contains(b, []byte(token))
 }
 
 // holdsToken says whether path is a regular file on the host with token in it. Anything else
@@ -279,6 +301,8 @@ func (p Plan) Describe() string {
 		}
 	case probe.OpAppend:
 		what = "appending to " + c.Path
+	case probe.OpReplace:
+		what = "replacing " + c.Path + " (a new file renamed over it)"
 	case probe.OpRead:
 		what = "reading " + c.Path
 	case probe.OpLink:

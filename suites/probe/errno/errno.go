@@ -45,5 +45,6 @@ var names = map[syscall.Errno]string{
 	syscall.EIO:   "EIO",   // TIOCSTI where the kernel turned legacy TIOCSTI off (dev.tty.legacy_tiocsti=0)
 	// What a limit answers: no more processes, memory, room or file size.
 	syscall.EAGAIN: "EAGAIN", syscall.ENOMEM: "ENOMEM", syscall.ENOSPC: "ENOSPC", syscall.EFBIG: "EFBIG",
-	syscall.EDQUOT: "EDQUOT",
+	syscall.EDQUOT:  "EDQUOT",
+	syscall.ETXTBSY: "ETXTBSY", // a write into a running program's own file
 }
