@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sandcheck/sandcheck/suites/probe/privilege"
 )
 
@@ -28,33 +30,29 @@ type usernsReport struct {
 // command is root (unshare -rm), the check's step and its operation both there. Where no such
 // namespace can be made, the operation is tried as the command, as the privilege steps are tried
 // whatever their result: a sandbox that lost its protection is caught either way.
+//
+// The namespace is asked of clone(2) first, then of clone3(2): a seccomp filter that refuses the
+// namespace flags in clone's register cannot read them in clone3's struct, and must refuse clone3
+// as a whole (ENOSYS) for the refusal to hold.
 func usernsOp(c FSCheck, r *FSResult) error {
 	b, _ := json.Marshal(c)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/proc/self/exe", usernsArg, string(b))
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	rep, err := usernsRun(string(b), false)
+	via := ""
+	if err != nil {
+		rep, err = usernsRun(string(b), true)
+		via = "clone3 (clone refused): "
 	}
-	out, err := cmd.Output()
-	var rep usernsReport
-	if err != nil || json.Unmarshal(out, &rep) != nil {
-		why := "no output"
-		if err != nil {
-			why = err.Error()
-		}
+	if err != nil {
 		c.Privileged = ""
-		err := fsOp(c, r)
-		r.Privileged = fmt.Sprintf("no user namespace of its own (%s): the operation tried as the command", why)
-		return err
+		opErr := fsOp(c, r)
+		r.Privileged = fmt.Sprintf("no user namespace of its own (%v): the operation tried as the command", err)
+		return opErr
 	}
 	// The check's own name and path: the child went through a view of its own, which the host
 	// does not have (what escaped is at the path).
 	name, path := r.Name, r.Path
 	*r = rep.Result
-	r.Name, r.Path = name, path
+	r.Name, r.Path, r.Privileged = name, path, via+rep.Result.Privileged
 	switch {
 	case rep.Errno != 0:
 		return fmt.Errorf("%s: %w", rep.Err, syscall.Errno(rep.Errno))
@@ -62,6 +60,32 @@ func usernsOp(c FSCheck, r *FSResult) error {
 		return errors.New(rep.Err)
 	}
 	return nil
+}
+
+// usernsRun starts the child in a new user and mount namespace, by clone3 when asked (Go's fork
+// takes clone3 for a child that also gets a time namespace of its own, which clone(2) cannot
+// make: Linux 5.6 and later), and reads its report.
+func usernsRun(check string, clone3 bool) (usernsReport, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/proc/self/exe", usernsArg, check)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	if clone3 {
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWTIME
+	}
+	out, err := cmd.Output()
+	var rep usernsReport
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return rep, fmt.Errorf("the child's report: %w", err)
+	}
+	return rep, nil
 }
 
 // usernsChild is the child's side: the step, then the operation through the path it gives, the
