@@ -104,6 +104,7 @@ reports: deps deps-test build ## the bug reports in docs/reports/, each from a r
 	  --target claude-code@2.1.215 --label-filter network -n 100 -j 2
 	@./scripts/bug-report.sh srt-bridge-relay-follows-links $(SANDCHECK_SRT) -- --target srt --label-filter bypass-bridge -n 5
 	@./scripts/bug-report.sh srt-git-xdg-config-writable $(SANDCHECK_SRT) -- --target srt --label-filter bypass-persistence-git-xdg-config -n 5
+	@./scripts/bug-report.sh srt-own-binary-writable $(SANDCHECK_SRT) -- --target srt --label-filter bypass-persistence-own-binary -n 5
 	@./scripts/bug-report.sh codex-proxy-serves-without-credentials $(TOOLS)/npm-codex/node_modules/.bin/codex -- --target codex --label-filter bypass-other-egress-proxy-no-credentials -n 5
 	@./scripts/bug-report.sh claude-code-caller-proxy-skips-address-check $(call CLAUDE_AT,2.1.215):$(call CLAUDE_AT,2.1.332) -- --target claude-code@2.1.332 \
 	  --label-filter 'bypass-parent-proxy-rebind-loopback || bypass-parent-proxy-rebind-metadata' -n 5

@@ -21,7 +21,7 @@ import (
 //	flock /tmp/sandcheck-heavy.lock go test -count=1 -run 'TestBypassHealthy$' ./e2e/
 
 // bypassClasses are the classes; each must have run in the healthy test and have a known-bad.
-var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay", "policy-tamper", "proxy-semantics", "dns", "git", "persistence", "privilege", "globs", "setup", "bridge"}
+var bypassClasses = []string{"matching", "ports", "resolved-address", "unix-sockets", "other-egress", "policy-semantics", "tty", "fs-interplay", "policy-tamper", "proxy-semantics", "dns", "git", "persistence", "privilege", "globs", "setup", "bridge", "userns", "nesting", "parent-proxy", "secrets"}
 
 // claimedClasses are bypass classes only a sandbox that claims their capability is judged on
 // (methods: Codex's limited mode; private-addresses: its guard against names resolving to

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
@@ -36,6 +37,11 @@ func TestBypassHistory(t *testing.T) {
 			case model.SandboxFailed:
 				if c.Scenario == "bypass/policy-semantics/absent-list" && c.Failures == 0 {
 					continue // a loud refusal to start passes this case
+				}
+				if c.Target == "srt" && c.Version == "0.0.45" && strings.HasPrefix(c.Scenario, "bypass/nesting/") {
+					// Measured: 0.0.45 does not start in its weaker mode for nested use (its
+					// seccomp helper writes the /proc the mode leaves read-only); loud, 0.0.46 starts.
+					continue
 				}
 				fallthrough
 			default:

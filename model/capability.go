@@ -59,10 +59,18 @@ const (
 	// CapParentProxy: the sandbox's proxy can be told to send what it allows through a parent
 	// proxy (srt's network.parentProxy, from 0.0.43), judging every request itself first.
 	CapParentProxy Capability = "parent-proxy"
+	// CapWeakerNesting: the sandbox has a weaker mode it documents for running nested, inside
+	// a container (srt's enableWeakerNestedSandbox; Claude Code's sandbox.enableWeakerNestedSandbox),
+	// which the nesting class turns on.
+	CapWeakerNesting Capability = "weaker-nesting"
+	// CapNestedUserns: the sandbox can be told to let the command make user namespaces of its
+	// own (srt's allowNestedUserNamespaces, from 0.0.80), which its docs say gives up the write
+	// denies against a hostile command.
+	CapNestedUserns Capability = "nested-userns"
 )
 
 // Capabilities lists every capability a sandbox can claim.
-var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking, CapDenyReadGlob, CapParentProxy}
+var Capabilities = []Capability{CapProxyAllowList, CapDenyAllNet, CapWritablePaths, CapDenyRead, CapProtectedFiles, CapSettingsFile, CapPortRules, CapDenyWrite, CapMethodRules, CapPrivateGuard, CapDenyList, CapAgentConfig, CapHTTPSInterception, CapCredentials, CapCredentialMasking, CapFileMasking, CapDenyReadGlob, CapParentProxy, CapWeakerNesting, CapNestedUserns}
 
 // ParseCapability reads a capability by name. An unknown name is an error, never a capability no
 // check asks for: a typo would make every check that needs it not-applicable.

@@ -35,6 +35,10 @@ type Policy struct {
 	// ParentProxy is a proxy URL the sandbox's own proxy sends what it allows through
 	// (model.CapParentProxy); "" none.
 	ParentProxy string
+	// WeakerNesting turns on the sandbox's weaker mode for nested use (model.CapWeakerNesting),
+	// and lets the command make user namespaces of its own where the sandbox can be told to
+	// (model.CapNestedUserns).
+	WeakerNesting bool
 	// Credentials are secrets of the caller's the command must not have in clear
 	// (model.CapCredentials, model.CapCredentialMasking).
 	Credentials []Credential

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
+	"github.com/sandcheck/sandcheck/suites/bypass/nesting"
 	"github.com/sandcheck/sandcheck/suites/bypass/resources"
 	"github.com/sandcheck/sandcheck/suites/catalog"
 	"github.com/sandcheck/sandcheck/suites/harness/filesystem"
@@ -66,5 +67,6 @@ func Catalogue() []catalog.Scenario {
 		out = append(out, catalog.Scenario{ID: id, Labels: append([]string{family}, interplayLabels(c)...), Spec: c.Name, What: c.What,
 			Needs: catalog.Capability(c.Needs...), KnownBads: catalog.Of(id, fl)})
 	}
+	out = append(out, nesting.Catalogue(fl)...)
 	return append(out, resources.Catalogue()...)
 }

@@ -135,7 +135,7 @@ func (t *Target) Starts() string { return t.path }
 // parent (withParent).
 func (t *Target) Capabilities() []model.Capability {
 	return []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig, model.CapDenyReadGlob, model.CapParentProxy}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapAgentConfig, model.CapDenyReadGlob, model.CapParentProxy, model.CapWeakerNesting}
 }
 
 // AgentConfig implements targets.AgentConfigured: Claude Code's project settings, which the next

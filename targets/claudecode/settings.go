@@ -28,6 +28,9 @@ func Settings(p targets.Policy, userFile string, patches []func(map[string]any))
 	targets.SettingsAdd(net, "allowedDomains", p.AllowedHosts)
 	targets.SettingsAdd(fs, "allowWrite", p.WritablePaths)
 	targets.SettingsAdd(fs, "denyRead", p.DenyRead)
+	if p.WeakerNesting {
+		sb["enableWeakerNestedSandbox"] = true
+	}
 	runtime := map[string]any{"network": net, "filesystem": fs}
 	for _, patch := range patches {
 		patch(runtime)

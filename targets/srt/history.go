@@ -84,6 +84,8 @@ var History = []Shape{
 		Changed: "credentials mode mask for files"},
 	{Since: "0.0.68", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapParentProxy, model.CapCredentials, model.CapCredentialMasking, model.CapFileMasking, model.CapPortRules},
 		Changed: "allowedDomains entries may name a port (host:port)"},
+	{Since: "0.0.80", Dialect: DialectSRT, Command: CommandFlag, Claims: []model.Capability{model.CapParentProxy, model.CapCredentials, model.CapCredentialMasking, model.CapFileMasking, model.CapPortRules, model.CapNestedUserns},
+		Changed: "allowNestedUserNamespaces: the command may make user namespaces of its own"},
 }
 
 // ShapeOf returns the shape of a release ("0.0.60", or an adapter's "@pkg@0.0.60"); an unknown

@@ -178,7 +178,7 @@ func TestCredentialsFromTheirRelease(t *testing.T) {
 		}
 	}
 	tg, _ := New(fakeInstall(t, "0.0.83"))
-	for c, from := range map[model.Capability]string{model.CapParentProxy: "0.0.43", model.CapCredentials: "0.0.56", model.CapCredentialMasking: "0.0.58", model.CapFileMasking: "0.0.61", model.CapPortRules: "0.0.68"} {
+	for c, from := range map[model.Capability]string{model.CapParentProxy: "0.0.43", model.CapCredentials: "0.0.56", model.CapCredentialMasking: "0.0.58", model.CapFileMasking: "0.0.61", model.CapPortRules: "0.0.68", model.CapNestedUserns: "0.0.80"} {
 		if got := tg.ClaimedFrom(c); got != from {
 			t.Errorf("%s claimed from %q, want %s", c, got, from)
 		}

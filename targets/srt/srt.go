@@ -73,7 +73,8 @@ func (t *Target) ClaimedFrom(c model.Capability) string {
 // Capabilities are srt's, and those its release claims from some release on (see History).
 func (t *Target) Capabilities() []model.Capability {
 	c := []model.Capability{model.CapProxyAllowList, model.CapWritablePaths, model.CapDenyRead,
-		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList, model.CapDenyReadGlob}
+		model.CapProtectedFiles, model.CapSettingsFile, model.CapDenyWrite, model.CapDenyList, model.CapDenyReadGlob,
+		model.CapWeakerNesting}
 	return append(c, t.Shape().Claims...)
 }
 
@@ -124,6 +125,9 @@ func Settings(p targets.Policy, userFile string) (map[string]any, error) {
 	}
 	if p.ParentProxy != "" {
 		net["parentProxy"] = map[string]any{"http": p.ParentProxy, "https": p.ParentProxy}
+	}
+	if p.WeakerNesting {
+		s["enableWeakerNestedSandbox"] = true
 	}
 	return s, nil
 }
@@ -186,6 +190,9 @@ func (t *Target) Prepare(s *targets.Session) (*targets.Invocation, error) {
 	settings, err := Settings(s.Policy, s.UserSettings)
 	if err != nil {
 		return nil, err
+	}
+	if s.Policy.WeakerNesting && slices.Contains(shape.Claims, model.CapNestedUserns) {
+		settings["allowNestedUserNamespaces"] = true // an unknown key: older releases refuse it
 	}
 	for _, patch := range s.Patches {
 		patch(settings)

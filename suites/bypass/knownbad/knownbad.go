@@ -72,13 +72,15 @@ var Faults = []Fault{
 	{"srt", "tty-shared", "bypass-tty", cases("tty", "tiocsti")},
 	// srt sharing the host's network: an empty allow-list leaves the direct way open.
 	{"srt", "netns-shared", "bypass-policy-semantics-empty-list-direct", cases("policy-semantics", "empty-list-direct")},
-	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence || bypass-globs-existing || bypass-globs-late-in-denied-dir || bypass-userns",
+	{"srt", "fs-unmask", "bypass-fs-interplay || bypass-git || bypass-persistence || bypass-globs-existing || bypass-globs-late-in-denied-dir || bypass-userns || bypass-nesting",
 		append(append(append(append(cases("fs-interplay", "deny-read-and-write", "deny-read-dir", "deny-read-dir-write", "deny-read-file", "deny-read-file-link",
 			"deny-read-file-rename", "deny-read-parent-rename", "protected-bashrc-from-subdir", "protected-git-hooks-from-subdir", "protected-git-config-from-subdir"),
 			cases("git", "nested-repo-config", "submodule-config", "deep-repo-config", "new-repo-config", "bare-repo-config", "worktree-pointer")...),
 			cases("persistence", "profile", "bash-profile", "zshrc", "zprofile", "gitmodules", "ripgreprc", "idea", "claude-agents", "vscode", "git-xdg-config")...),
 			cases("globs", "existing", "late-in-denied-dir")...),
-			cases("userns", "unmount-protected", "unmount-deny-read", "bind-protected", "bind-deny-read", "open-tree-protected", "open-tree-deny-read")...)},
+			append(cases("userns", "unmount-protected", "unmount-deny-read", "bind-protected", "bind-deny-read", "open-tree-protected", "open-tree-deny-read"),
+				cases("nesting", "userns-unmount-protected", "userns-unmount-deny-read", "userns-bind-protected", "userns-bind-deny-read",
+					"userns-open-tree-protected", "userns-open-tree-deny-read")...)...)},
 	// The agent's own configuration: Claude Code's settings through the same bwrap, Codex's
 	// .codex/config.toml with the working directory writable as a plain path.
 	{"claude-code", "fs-unmask", "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local",
@@ -112,6 +114,10 @@ var Releases = []Release{
 	// 0.0.45 starts the command under its seccomp helper in namespaces of its own.
 	{Target: "srt", Open: "0.0.44", Fixed: "0.0.45", User: model.UserUnprivileged, Labels: "bypass-privilege-ptrace-helper",
 		Scenarios: cases("privilege", "ptrace-helper")},
+	// The same in srt's weaker mode for nested use; 0.0.45 does not start in it (a known
+	// finding: the seccomp helper writes the /proc the mode leaves read-only), 0.0.46 does.
+	{Target: "srt", Open: "0.0.44", Fixed: "0.0.46", User: model.UserUnprivileged, Labels: "bypass-nesting-ptrace-helper",
+		Scenarios: cases("nesting", "ptrace-helper")},
 	// As root, the command can still open the memory of an unfiltered process up to 0.0.79 (the
 	// seccomp helper with its capabilities in view); 0.0.80 hides every one of them.
 	{Target: "srt", Open: "0.0.79", Fixed: "0.0.80", User: model.UserRoot, Labels: "bypass-privilege-ptrace-helper",

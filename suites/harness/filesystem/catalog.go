@@ -36,11 +36,18 @@ func Checks() []CheckInfo {
 
 // InterplayChecks describes the fs-interplay trial's checks, in order, each with its class; the
 // fake HOME the command runs with is spelled $HOME.
-func InterplayChecks() []CheckInfo {
+func InterplayChecks() []CheckInfo { return describeChecks(fsInterplay.checks, "") }
+
+// NestingChecks describes the nesting trial's checks likewise.
+func NestingChecks() []CheckInfo {
+	return describeChecks(fsInterplay.nestingChecks, ", the sandbox in its weaker mode for nested use")
+}
+
+func describeChecks(of func(fsInterplay, string) []InterplayCheck, mode string) []CheckInfo {
 	l := newFSInterplay("$TRIAL")
 	var out []CheckInfo
-	for _, c := range l.checks("t") {
-		what := c.plan.Describe() + ", from " + l.ws + c.about
+	for _, c := range of(l, "t") {
+		what := c.plan.Describe() + ", from " + l.ws + c.about + mode
 		if c.plan.Next {
 			what = fmt.Sprintf("the symlink %s to %s, planted from %s, is not followed by the set-up of the next session, started in %s",
 				c.plan.Check.Path, c.plan.Check.Path2, l.ws, l.next())

@@ -15,6 +15,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/fsplan"
+	"github.com/sandcheck/sandcheck/suites/harness/ownbinary"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/targets"
 )
@@ -76,7 +77,7 @@ type fsInterplay struct {
 	home, repo, ws string
 	// install is the sandbox's installation the session runs a copy of (ownbinary.go); zero
 	// where it has none a project would carry.
-	install installation
+	install ownbinary.Installation
 }
 
 func newFSInterplay(dir string) fsInterplay {
@@ -293,6 +294,18 @@ func (l fsInterplay) checks(token string) []InterplayCheck {
 // the layout again, then every check under the target, from the subdirectory, with HOME the
 // fake one. Whatever escaped onto the host is removed with the trial directory.
 func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	return runInterplay(ctx, cfg, fsInterplay.checks, nil)
+}
+
+// RunNesting performs the nesting class's trial: the fs-interplay layout, its user-namespace
+// checks and its ptrace of a less confined process, under the sandbox's weaker mode for nested
+// use (targets.Policy.WeakerNesting).
+func RunNesting(ctx context.Context, cfg harness.Config) (*Trial, error) {
+	return runInterplay(ctx, cfg, fsInterplay.nestingChecks, func(p *targets.Policy) { p.WeakerNesting = true })
+}
+
+// runInterplay runs the checks of an fs-interplay layout, the policy changed by weaken when set.
+func runInterplay(ctx context.Context, cfg harness.Config, of func(fsInterplay, string) []InterplayCheck, weaken func(*targets.Policy)) (*Trial, error) {
 	t, err := harness.Open(ctx, cfg, harness.Options{})
 	if err != nil {
 		return nil, err
@@ -300,12 +313,15 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	defer t.Close()
 	l := newFSInterplay(t.Dir)
 	var noInstall string
-	l.install, noInstall = installationOf(t.Target)
+	l.install, noInstall = ownbinary.Of(t.Target)
 	token := harness.RandomHex(16)
 	if err := l.layout(token); err != nil {
 		return nil, err
 	}
-	checks := l.checks(token)
+	checks := of(l, token)
+	if !slices.ContainsFunc(checks, func(c InterplayCheck) bool { return c.Name == ownBinaryCheck }) {
+		l.install = ownbinary.Installation{} // no copy to make, none to run from
+	}
 	var plans []fsplan.Plan
 	na := fsplan.Skipped{}
 	if noInstall != "" {
@@ -350,6 +366,9 @@ func RunInterplay(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	}
 	spec := fsplan.Applicable(plans, na)
 	policy := l.policy(targets.Has(t.Target, model.CapDenyReadGlob))
+	if weaken != nil {
+		weaken(&policy)
+	}
 	stop = stageLate(ctx, plans)
 	x, err := t.Exec(ctx, spec, func(s *targets.Session) {
 		s.Policy = policy

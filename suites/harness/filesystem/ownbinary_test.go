@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/harness/ownbinary"
 	"github.com/sandcheck/sandcheck/targets"
 )
 
@@ -38,12 +39,12 @@ func TestOwnBinaryInstallation(t *testing.T) {
 	if err := os.Symlink("../@x/sandbox/dist/cli.js", bin); err != nil {
 		t.Fatal(err)
 	}
-	in, why := installationOf(starter{bin})
-	if why != "" || in.modules != modules || in.start != ".bin/sbx" || in.entry != "@x/sandbox/dist/cli.js" {
+	in, why := ownbinary.Of(starter{bin})
+	if why != "" || in.Modules != modules || in.Start != ".bin/sbx" || in.Entry != "@x/sandbox/dist/cli.js" {
 		t.Fatalf("installation = %+v, %q", in, why)
 	}
 	for _, p := range []string{"/usr/bin/bwrap", "bwrap"} {
-		if _, why := installationOf(starter{p}); why == "" {
+		if _, why := ownbinary.Of(starter{p}); why == "" {
 			t.Errorf("%s: an installation a project carries", p)
 		}
 	}
@@ -67,7 +68,7 @@ func TestOwnBinaryInstallation(t *testing.T) {
 		t.Errorf("the copy's program resolves to %s (%v), outside the copy", real, err)
 	}
 	c := l.ownBinary("tok")
-	if c.plan.Tail != filepath.Join(l.modules(), in.entry) || c.plan.Check.Path != c.plan.Tail {
+	if c.plan.Tail != filepath.Join(l.modules(), in.Entry) || c.plan.Check.Path != c.plan.Tail {
 		t.Errorf("own-binary plan: %+v", c.plan)
 	}
 }
