@@ -21,7 +21,7 @@ func blockedEverywhere() Network {
 			probe.Attempt{Channel: model.ChanDNS, Role: role, Err: "i/o timeout"},
 		)
 	}
-	return Network{Ran: true, Obs: &probe.Observation{Attempts: att}, Tokens: map[string]string{"allowed": "tokA", "denied": "tokD"}}
+	return Network{Session: Session{Ran: true, Obs: &probe.Observation{Attempts: att}}, Tokens: map[string]string{"allowed": "tokA", "denied": "tokD"}}
 }
 
 // TestDenyAll: with an empty Reach, every channel blocked is correct, and any token back (the

@@ -16,13 +16,8 @@ const (
 
 // Network is the input for classifying one network trial.
 type Network struct {
-	Ran      bool               // SANDBOX-RAN marker seen
-	Obs      *probe.Observation // nil when the probe never finished
-	ParseErr error              // probe.Parse's complaint about the output (unreadable, forged frame)
-	Exit     int                // sandbox exit status
-	Stderr   string             // sandbox stderr (tail)
-	TimedOut bool
-	Tokens   map[string]string // role -> token the fixture host answers
+	Session
+	Tokens map[string]string // role -> token the fixture host answers
 	// Reach lists the channels over which the allowed host must be reachable for this target
 	// (e.g. http, https, socks through srt's proxies). Denied must be unreachable over all.
 	// Empty means a deny-all sandbox: the allowed host must be unreachable too, on every channel.
@@ -96,7 +91,7 @@ func ClassifyNetwork(in Network) Result {
 	if in.Obs != nil {
 		order = judgeChannels(in, log, reach, nonce, r.Channels, explained, isEgress)
 	}
-	pre, preHint, stop := Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := in.Preconditions()
 
 	// Evidence first: nothing else that happened can outweigh it.
 	var hints []string

@@ -71,7 +71,7 @@ func load(t *testing.T, name string) Network {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return Network{Ran: r.Ran, Obs: r.Obs, Exit: r.Run.Exit, Stderr: r.Run.Stderr, TimedOut: r.Run.TimedOut,
+	return Network{Session: Session{Ran: r.Ran, Obs: r.Obs, Exit: r.Run.Exit, Stderr: r.Run.Stderr, TimedOut: r.Run.TimedOut},
 		Tokens: map[string]string{"allowed": r.Allowed.Token, "denied": r.Denied.Token}, Reach: srtReach,
 		Nonce: r.Nonce, Hits: r.Hits}
 }

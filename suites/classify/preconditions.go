@@ -15,11 +15,11 @@ import (
 // Session is what every classifier reads of a sandboxed run before its checks: whether the
 // command ran, what the probe reported, how the sandbox ended.
 type Session struct {
-	Ran      bool
-	Obs      *probe.Observation
-	ParseErr error // probe.Parse's complaint about the output
-	Exit     int
-	Stderr   string
+	Ran      bool               // SANDBOX-RAN marker seen
+	Obs      *probe.Observation // nil when the probe never finished
+	ParseErr error              // probe.Parse's complaint about the output (unreadable, forged frame)
+	Exit     int                // sandbox exit status
+	Stderr   string             // sandbox stderr (tail)
 	TimedOut bool
 }
 

@@ -59,5 +59,5 @@ func TestThroughAgent(t *testing.T) {
 
 // classifyPre runs the classifier's preconditions on a run with no observation.
 func classifyPre(parseErr error, ran bool, exit int, stderr string) model.Outcome {
-	return classify.ClassifyNetwork(classify.Network{Ran: ran, ParseErr: parseErr, Exit: exit, Stderr: stderr, Reach: []string{model.ChanHTTP}}).Outcome
+	return classify.ClassifyNetwork(classify.Network{Session: classify.Session{Ran: ran, ParseErr: parseErr, Exit: exit, Stderr: stderr}, Reach: []string{model.ChanHTTP}}).Outcome
 }

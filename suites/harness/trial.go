@@ -23,6 +23,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/fixtures/users"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/harness/phases"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
 	"github.com/sandcheck/sandcheck/suites/probe"
@@ -292,6 +293,11 @@ type SandboxRun struct {
 	Ran         bool               `json:"sandbox_ran"`
 	Observation *probe.Observation `json:"observation,omitempty"`
 	ParseError  string             `json:"parse_error,omitempty"` // the probe's output could not be read or trusted
+}
+
+// Session is what every classifier reads of the run before its checks.
+func (x *Exec) Session() classify.Session {
+	return classify.Session{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
 }
 
 // SandboxRun is x as evidence.

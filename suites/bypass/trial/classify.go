@@ -11,7 +11,6 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/classify"
-	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
 
@@ -69,13 +68,8 @@ func ViaProxy(via string) bool {
 
 // Input is what one bypass trial saw.
 type Input struct {
-	Ran      bool
-	Obs      *probe.Observation
-	ParseErr error
-	Exit     int
-	Stderr   string
-	TimedOut bool
-	Nonce    string
+	classify.Session
+	Nonce string
 	// Tokens are every fixture server's token by role (allowed, denied, loopback, metadata,
 	// self, unix): any but the allowed one coming back is egress.
 	Tokens map[string]string
@@ -130,7 +124,7 @@ func Classify(in Input) Result {
 			results[x.ID] = x
 		}
 	}
-	pre, preHint, stop := classify.Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := in.Preconditions()
 	controls := judgeControls(in, results, attributed)
 	var outs []model.Outcome
 	for _, c := range in.Cases {

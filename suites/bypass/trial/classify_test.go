@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/nethost"
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 )
@@ -36,7 +37,7 @@ func logged(role, id string) model.Hit {
 }
 
 func bin(cases []Case, res []crafted.Result, hits ...model.Hit) Input {
-	return Input{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
+	return Input{Session: classify.Session{Ran: true, Obs: &probe.Observation{Nonce: bn, Raw: res}}, Nonce: bn, Tokens: bTokens, Cases: cases, Hits: hits}
 }
 
 func TestClassify(t *testing.T) {

@@ -164,8 +164,8 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	}
 	done := phases.Time(phases.Classify)
 	bt.Result = Classify(Input{
-		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
-		Nonce: t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
+		Session: x.Session(),
+		Nonce:   t.Nonce, Tokens: tokens, Cases: cases, Hits: bt.Hits, DenyAll: denyAll,
 		Unsandboxed: unsandboxed, UnsandboxedHits: bt.UnsandboxedHits, Injected: bt.Injected,
 	})
 	done()

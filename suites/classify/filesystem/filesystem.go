@@ -56,13 +56,8 @@ type CheckResult struct {
 
 // Input is what a filesystem trial saw.
 type Input struct {
-	Ran      bool
-	Obs      *probe.Observation
-	ParseErr error // probe.Parse's complaint about the output
-	Exit     int
-	Stderr   string
-	TimedOut bool
-	Expect   []Expect
+	classify.Session
+	Expect []Expect
 }
 
 // Result is the verdict of a filesystem trial: overall and per check.
@@ -84,7 +79,7 @@ func Classify(in Input) Result {
 			seen[res.Name] = res
 		}
 	}
-	pre, preHint, stop := classify.Preconditions(in.TimedOut, in.ParseErr, in.Ran, in.Obs != nil, in.Exit, in.Stderr)
+	pre, preHint, stop := in.Preconditions()
 	var outs []model.Outcome
 	evidence := false
 	for _, e := range in.Expect {

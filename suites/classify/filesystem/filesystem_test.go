@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/classify"
 	"github.com/sandcheck/sandcheck/suites/probe"
 )
 
@@ -14,12 +15,11 @@ import (
 // write outside was refused, the secret stayed hidden.
 func fsHealthy() Input {
 	return Input{
-		Ran: true,
-		Obs: &probe.Observation{FS: []probe.FSResult{
+		Session: classify.Session{Ran: true, Obs: &probe.Observation{FS: []probe.FSResult{
 			{Name: "workspace/write", OK: true},
 			{Name: "outside/tmp", Errno: "EROFS", Err: "read-only file system"},
 			{Name: "secret/read", Errno: "ENOENT", Err: "no such file"},
-		}},
+		}}},
 		Expect: []Expect{
 			{Check: probe.FSCheck{Name: "workspace/write", Op: probe.OpWrite, Path: "/ws/f"}, Allow: true},
 			{Check: probe.FSCheck{Name: "outside/tmp", Op: probe.OpWrite, Path: "/tmp/f"}, HostChecked: true},
@@ -113,11 +113,11 @@ func TestFSHostEvidenceOutlivesEveryFate(t *testing.T) {
 		in   Input
 		want model.Outcome
 	}{
-		{"timed out", Input{TimedOut: true, Exit: -1}, model.Timeout},
-		{"forged or cut output", Input{Ran: true, ParseErr: errors.New("Claude Code did not hand back the whole output")}, model.HarnessError},
+		{"timed out", Input{Session: classify.Session{TimedOut: true, Exit: -1}}, model.Timeout},
+		{"forged or cut output", Input{Session: classify.Session{Ran: true, ParseErr: errors.New("Claude Code did not hand back the whole output")}}, model.HarnessError},
 		{"SANDBOX-RAN marker missing", Input{}, model.HarnessError},
-		{"sandbox failed", Input{Exit: 1, Stderr: "bwrap: boom"}, model.SandboxFailed},
-		{"probe never reported", Input{Ran: true, Exit: 137}, model.HarnessError},
+		{"sandbox failed", Input{Session: classify.Session{Exit: 1, Stderr: "bwrap: boom"}}, model.SandboxFailed},
+		{"probe never reported", Input{Session: classify.Session{Ran: true, Exit: 137}}, model.HarnessError},
 	}
 	for _, hostChecked := range []bool{true, false} {
 		for _, f := range fates {
@@ -167,7 +167,7 @@ func TestNextSessionDecides(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in := Input{Ran: true, Obs: &probe.Observation{FS: []probe.FSResult{c.res}}, Expect: []Expect{{
+			in := Input{Session: classify.Session{Ran: true, Obs: &probe.Observation{FS: []probe.FSResult{c.res}}}, Expect: []Expect{{
 				Check:   probe.FSCheck{Name: "planted-file", Op: probe.OpSymlink, Path: "/ws/next/.mcp.json", Path2: "/oldroot/t/setup/mcp"},
 				Escaped: c.escaped, HostChecked: true, Next: true, NextSession: c.next,
 			}}}

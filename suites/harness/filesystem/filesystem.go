@@ -228,7 +228,7 @@ func RunWith(ctx context.Context, cfg harness.Config, session func(*targets.Sess
 func judge(ft *Trial, x *harness.Exec, plans []fsplan.Plan, na fsplan.Skipped, token string) {
 	// The host side is checked whatever became of the run (timed out, crashed, never reported):
 	// an escape it shows is evidence that outweighs all of that.
-	in := fsverdict.Input{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}
+	in := fsverdict.Input{Session: x.Session()}
 	for _, p := range plans {
 		e := fsverdict.Expect{Check: p.Check, Allow: p.Allow, Escaped: p.Escaped(), HostChecked: p.HostChecked() && !p.Strict}
 		if p.Next {

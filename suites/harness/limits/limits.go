@@ -15,7 +15,6 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/cgroup"
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/suites/classify"
 	verdict "github.com/sandcheck/sandcheck/suites/classify/limits"
 	"github.com/sandcheck/sandcheck/suites/harness"
 	"github.com/sandcheck/sandcheck/suites/harness/proc"
@@ -86,8 +85,7 @@ func Run(ctx context.Context, cfg harness.Config) (*Trial, error) {
 	}
 	stats, statsErr := g.Stats()
 	lt.SandboxRun, lt.Counters = x.SandboxRun(), stats
-	lt.Result = verdict.Classify(verdict.Input{Session: classify.Session{Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr,
-		Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut}, Bounds: lt.Bounds,
+	lt.Result = verdict.Classify(verdict.Input{Session: x.Session(), Bounds: lt.Bounds,
 		Counters: verdict.Counters{TasksRefused: stats.TasksRefused, OOMKills: stats.OOMKills, Err: statsErr}})
 	if noDisk != "" {
 		lt.Result[verdict.Disk] = verdict.Measure{Outcome: model.NotApplicable, Hint: "no path to fill: " + noDisk}

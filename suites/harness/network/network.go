@@ -118,7 +118,7 @@ func Spec(t *harness.Trial) probe.Spec {
 // fixture servers' log of the same run.
 func Input(t *harness.Trial, x *harness.Exec, spec probe.Spec, hits []model.Hit) classify.Network {
 	return classify.Network{
-		Ran: x.Out.Ran, Obs: x.Out.Obs, ParseErr: x.ParseErr, Exit: x.Run.Exit, Stderr: x.Run.Stderr, TimedOut: x.Run.TimedOut,
+		Session:  x.Session(),
 		Tokens:   map[string]string{model.RoleAllowed: t.Hosts.Allowed.Token, model.RoleDenied: t.Hosts.Denied.Token},
 		Reach:    t.Target.Reach(),
 		Channels: spec.Channels,
