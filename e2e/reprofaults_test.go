@@ -38,7 +38,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 		fault, target, sandbox, labels string
 		min                            int // scripts at least: the cases the fault flags
 	}{
-		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git || bypass-userns", 31},
+		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git || bypass-userns || bypass-nesting", 37},
 		{"fs-rw-root", "bwrap", "bwrap", "fs-outside", 1},
 		{"tty-shared", "srt", srtPath(t), "bypass-tty", 1},
 	} {

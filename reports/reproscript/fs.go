@@ -265,6 +265,19 @@ var fsCases = map[string]fsCase{
 	},
 }
 
+// The nesting class's cases are the userns cases and the ptrace of a less confined process, run
+// with the trial's settings, which put the sandbox in its weaker mode for nested use.
+func init() {
+	nested := func(c fsCase) fsCase {
+		c.bug = "in the sandbox's weaker mode for nested use, " + c.bug
+		return c
+	}
+	for _, name := range []string{"unmount-protected", "unmount-deny-read", "bind-protected", "bind-deny-read", "open-tree-protected", "open-tree-deny-read"} {
+		fsCases["nesting/userns-"+name] = nested(fsCases["userns/"+name])
+	}
+	fsCases["nesting/ptrace-helper"] = nested(fsCases["privilege/ptrace-helper"])
+}
+
 // fsLayout is the part of the trial's layout every case's settings name: the protected files
 // and the denied ones, each holding the canary.
 const fsLayout = `printf '# original bashrc\n' > "$HOME/.bashrc"

@@ -51,7 +51,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return gitScript(rec, scenario, why)
 	}
 	if strings.HasPrefix(scenario, "bypass/fs-interplay/") || strings.HasPrefix(scenario, "bypass/privilege/") || strings.HasPrefix(scenario, "bypass/globs/") ||
-		strings.HasPrefix(scenario, "bypass/setup/") || strings.HasPrefix(scenario, "bypass/persistence/") || strings.HasPrefix(scenario, "bypass/userns/") {
+		strings.HasPrefix(scenario, "bypass/setup/") || strings.HasPrefix(scenario, "bypass/persistence/") || strings.HasPrefix(scenario, "bypass/userns/") ||
+		strings.HasPrefix(scenario, "bypass/nesting/") {
 		return fsScript(rec, scenario, why)
 	}
 	if strings.HasPrefix(scenario, "concurrency/") {
