@@ -80,6 +80,7 @@ func infoCell(cells []schema.Cell, prefix string) string {
 		}
 		verdict, detail, _ := strings.Cut(ex.Hint, ": ")
 		detail, _, _ = strings.Cut(detail, ", then")
+		detail = strings.TrimSuffix(strings.Replace(detail, " (", ", ", 1), ")") // no parentheses in parentheses
 		parts = append(parts, fmt.Sprintf("%s: %s (%s)", strings.TrimPrefix(c.Scenario, prefix), verdict, detail))
 	}
 	if len(parts) == 0 {

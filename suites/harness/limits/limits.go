@@ -23,13 +23,15 @@ import (
 	"github.com/sandcheck/sandcheck/targets"
 )
 
-// TheBounds are the trial's bounds and the probe's caps. The ceilings sit above what a
-// sandbox and an agent need of their own (Claude Code's runtime holds ~250 MiB, ~30 tasks) and
-// below the caps, so an unlimited command meets them; the probe's caps stop it even where the
-// control group could not hold it (a sandbox that moves its command into a group of its own).
+// TheBounds are the trial's bounds and the probe's caps. The caps stop an unlimited command
+// before the control group's ceilings do, with room left under them for what the sandbox and an
+// agent hold of their own (Claude Code's runtime ~150 MiB and ~30 tasks): measured to the
+// ceilings, the kernel's OOM killer took Claude Code 2.1.283 with the memory child, and the
+// session was lost. The ceilings are the host's bound all the same, whatever the probe does (a
+// sandbox that runs its command in a group of its own escapes them, but not the caps).
 var TheBounds = verdict.Bounds{
-	Tasks: 256, MemoryMiB: 768, TmpfsMiB: 128,
-	Spec: probelimits.Spec{Processes: 512, MemoryMiB: 1024, DiskMiB: 256},
+	Tasks: 256, MemoryMiB: 1024, TmpfsMiB: 128,
+	Spec: probelimits.Spec{Processes: 128, MemoryMiB: 512, DiskMiB: 256},
 }
 
 // Trial is the evidence of one limits trial.
