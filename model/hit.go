@@ -49,6 +49,12 @@ const (
 	ProtoUnix  = "unix"  // a unix socket connection; Path is the first line sent, if any
 )
 
+// FrontPrefix starts the paths under which the allowed host acts as a front, as a CDN's edge
+// does: it passes a request to the backend its Host header names, the denied host's included,
+// and that backend logs it. Elsewhere it serves itself whatever the Host says, so a case that
+// merely lands a request on the allowed host is judged as the allowed host's.
+const FrontPrefix = "/front/"
+
 // Hit is one thing a fixture server received: the recording upstream that proves where traffic
 // went, whatever the probe inside claims.
 type Hit struct {

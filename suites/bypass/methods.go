@@ -26,6 +26,13 @@ var methods = bypassClass{
 			req: func(*nethost.Hosts) crafted.Request {
 				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: allowedName, Method: "POST"}
 			}},
+		// Domain fronting, where the proxy reads inside the tunnel: a GET the allowed host may
+		// have, but whose Host names the denied host, for a front that routes by Host.
+		{id: "front-https", what: "reading inside a tunnel to the allowed host, the proxy does not pass on a request whose Host names the denied host (a front would route it there)",
+			needs: model.CapHTTPSInterception, allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 443, TLSName: allowedName, Front: deniedName}
+			}},
 		// A SOCKS5 tunnel carries bytes the proxy cannot read: one under reading methods only is
 		// refused by the policy (SOCKS5 reply 2), which stands in for the tunnel's control.
 		{id: "post-socks", what: "a POST inside a SOCKS5 tunnel is refused", req: method(crafted.ViaSOCKS, "POST", false), policyRefusal: true},

@@ -12,8 +12,10 @@ import (
 // URI and CONNECT), and a tunnel to the allowed host whose TLS handshake names the denied one.
 // Then what a proxy may hand to a path of its own: an Upgrade (a WebSocket handshake) for the
 // denied host, an HTTP/1.0 request for it without a Host header, and an absolute-URI request for
-// it inside a plaintext tunnel to the allowed host. Reaching the allowed host is no breach here:
-// it is where each request's target, first request or tunnel points.
+// it inside a plaintext tunnel to the allowed host. Last, domain fronting: a request for the
+// allowed host whose Host names the denied one, where the allowed host is a front that routes
+// by Host (model.FrontPrefix). Reaching the allowed host is no breach here: it is where each
+// request's target, first request or tunnel points.
 var proxySemantics = bypassClass{
 	class: "proxy-semantics", title: "what a proxy does besides matching", proxyOnly: true,
 	cases: []bypassCase{
@@ -48,6 +50,10 @@ var proxySemantics = bypassClass{
 		{id: "tunnel-absolute", what: "a plaintext tunnel to the allowed host takes an absolute-URI request for the denied host there, not to the denied host", allowedOK: true,
 			req: func(*nethost.Hosts) crafted.Request {
 				return crafted.Request{Via: crafted.ViaConnect, Host: allowedName, Port: 80, Inner: deniedName + ":80"}
+			}},
+		{id: "front", what: "a request for the allowed host goes there with its own name as Host, not the client's (Host: the denied host), so a front that routes by Host cannot take it on", allowedOK: true,
+			req: func(*nethost.Hosts) crafted.Request {
+				return crafted.Request{Via: crafted.ViaHTTP, Host: allowedName, Port: 80, Front: deniedName + ":80"}
 			}},
 	},
 }

@@ -62,8 +62,8 @@ var Faults = []Fault{
 		append(append(cases("other-egress", "udp", "ipv6", "icmp", "host-loopback", "host-address", "metadata"),
 			cases("unix-sockets", "host-socket", "abstract")...), cases("dns", "udp", "tcp")...)},
 	// Codex with its limited mode turned back to full: every write reaches the allowed host, the
-	// one in a SOCKS5 tunnel too.
-	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-https", "post-socks")},
+	// one in a SOCKS5 tunnel too; and, its tunnels no longer read, a fronted request the denied host.
+	{"codex", "methods-ignored", "bypass-methods", cases("methods", "post", "put", "delete", "lowercase-post", "pipelined-post", "post-https", "post-socks", "front-https")},
 	// Codex dialling names that resolve to private addresses.
 	{"codex", "private-guard-off", "bypass-private-addresses", cases("private-addresses", "loopback", "metadata", "host-address", "allowed-name")},
 	// srt's seccomp helper replaced by one that filters socket(AF_UNIX) only (srt <= 0.0.44).
@@ -91,6 +91,9 @@ var Faults = []Fault{
 	{"srt", "credentials-ignored", "bypass-secrets",
 		cases("secrets", "env-deny", "file-deny", "env-mask", "file-mask")},
 	{"srt", "inject-anywhere", "bypass-secrets-env-mask || bypass-secrets-file-mask", cases("secrets", "env-mask", "file-mask")},
+	// A proxy that forwards the client's Host header to the allowed host, which fronts for the
+	// denied one (alone: judging by the Host header, as host-header-trusted does, refuses it).
+	{"srt", "bad-proxy:bug=host-forwarded", "bypass-proxy-semantics-front", cases("proxy-semantics", "front")},
 }
 
 // Release is a class's known-bad that no fault stands in for: a published release of a target

@@ -183,7 +183,7 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 			id := c.Raw.ID
 			switch h.Proto {
 			case model.ProtoHTTP, model.ProtoHTTPS:
-				if h.Path == crafted.BypassPath(nonce, id) {
+				if h.Path == c.Raw.Path(nonce) {
 					return id
 				}
 			case model.ProtoUDP, model.ProtoICMP, model.ProtoUnix:
@@ -452,7 +452,7 @@ func controlReached(c Case, u crafted.Result, in Input) bool {
 		return true // the harness checked the terminal after the control run
 	}
 	for _, h := range in.UnsandboxedHits {
-		if h.Path == crafted.BypassPath(in.Nonce, c.Raw.ID) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) ||
+		if h.Path == c.Raw.Path(in.Nonce) || h.Path == crafted.Payload(in.Nonce, c.Raw.ID) ||
 			viaDNS(c.Raw.Via) && sameName(h.Path, crafted.DNSName(in.Nonce, c.Raw.ID, c.Raw.Host)) {
 			return true
 		}

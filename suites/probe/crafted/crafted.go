@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe/errno"
 	"github.com/sandcheck/sandcheck/suites/probe/tamper"
 )
@@ -90,6 +91,11 @@ type Request struct {
 	// HostHeader (ViaHTTP, ViaConnect) is the Host header when it differs from the request
 	// target: a proxy that judges the one and dials the other is fooled.
 	HostHeader string `json:"host_header,omitempty"`
+	// Front (ViaHTTP, and the request inside a tunnel) is the Host header of a request for the
+	// case's path under model.FrontPrefix, where the allowed host is a front that passes it to
+	// the backend its Host names: a proxy that forwards the client's Host, not one made from its
+	// target, reaches the denied host through it.
+	Front string `json:"front,omitempty"`
 	// TLSName (ViaConnect) is the SNI name of a TLS handshake made inside the tunnel before the
 	// GET: a proxy that routes a tunnel by its ClientHello, not its CONNECT line, is fooled.
 	TLSName string `json:"tls_name,omitempty"`
@@ -159,6 +165,14 @@ const bodyLimit = 512
 
 // BypassPath is the path every raw request that gets through asks for.
 func BypassPath(nonce, id string) string { return "/bypass/" + nonce + "/" + id }
+
+// Path is what r asks for: its BypassPath, or the same under the front's prefix.
+func (r Request) Path(nonce string) string {
+	if r.Front != "" {
+		return model.FrontPrefix + nonce + "/" + r.ID
+	}
+	return BypassPath(nonce, r.ID)
+}
 
 // Payload is what a raw request that carries no HTTP sends (datagram, unix line, terminal
 // input): the fixture logs it, so it names the case.
@@ -331,7 +345,7 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 	defer c.Close()
 	a := r.authority()
 	br := bufio.NewReader(c)
-	version, host, conn := "HTTP/1.1", "Host: "+cmp.Or(r.HostHeader, a)+"\r\n", "Connection: close\r\n"
+	version, host, conn := "HTTP/1.1", "Host: "+cmp.Or(r.Front, r.HostHeader, a)+"\r\n", "Connection: close\r\n"
 	if r.HTTP10 {
 		version, host = "HTTP/1.0", ""
 	}
@@ -339,7 +353,7 @@ func proxyGet(s spec, r Request, p *url.URL, res *Result) {
 		conn = upgradeHeaders(r.Upgrade)
 	}
 	second := fmt.Sprintf("%s http://%s%s %s\r\n%s%s%s%s%s\r\n",
-		r.method(), a, BypassPath(s.Nonce, r.ID), version, host, r.bodyHeader(), r.carryHeaders(res), proxyAuth(p, r), conn)
+		r.method(), a, r.Path(s.Nonce), version, host, r.bodyHeader(), r.carryHeaders(res), proxyAuth(p, r), conn)
 	if !r.Pipelined {
 		io.WriteString(c, second)
 		readResponse(br, nil, res)
@@ -437,7 +451,7 @@ func tunnelGetBuffered(s spec, r Request, c net.Conn, br *bufio.Reader, res *Res
 	c.SetDeadline(time.Now().Add(s.Timeout))
 	// Over TLS the Host is the name the handshake asked for, as a client's would be: a proxy
 	// that intercepts the tunnel refuses a request whose Host is not its target's.
-	host, target := cmp.Or(r.TLSName, "sandcheck"), BypassPath(s.Nonce, r.ID)
+	host, target := cmp.Or(r.Front, r.TLSName, "sandcheck"), r.Path(s.Nonce)
 	if r.Inner != "" {
 		host, target = r.Inner, "http://"+r.Inner+target
 	}

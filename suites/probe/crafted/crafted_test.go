@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/fixtures/pty"
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 )
 
 // lineServer answers every connection's first line with "got LINE".
@@ -212,6 +213,46 @@ func TestMethodAndPipelined(t *testing.T) {
 	if res.Status != 200 || first.method != "GET" || first.path != BypassPath("n0nce", "m.pipe")+FirstSuffix ||
 		second.method != "POST" || second.path != BypassPath("n0nce", "m.pipe") || first.conn != second.conn {
 		t.Fatalf("pipelined: %+v, server saw %+v then %+v", res, first, second)
+	}
+}
+
+// TestFrontAsksTheFrontsPath: a front case asks for its path under the front's prefix with its
+// Host header naming the backend, the target still the allowed host. (Read raw: Go's request
+// reader takes an absolute-form request's Host from its target.)
+func TestFrontAsksTheFrontsPath(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br, seen := bufio.NewReader(c), ""
+		for {
+			line, err := br.ReadString('\n')
+			line = strings.TrimRight(line, "\r\n")
+			if err != nil || line == "" {
+				break
+			}
+			if f := strings.Fields(line); len(f) == 3 && strings.HasPrefix(f[2], "HTTP/") {
+				seen = f[1] + seen
+			} else if strings.HasPrefix(line, "Host:") {
+				seen += " " + line
+			}
+		}
+		got <- seen
+		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	}()
+	t.Setenv("HTTP_PROXY", "http://"+ln.Addr().String())
+	res := Send(Request{ID: "f", Via: ViaHTTP, Host: "allowed.sandcheck.test", Port: 80, Front: "denied.sandcheck.test:80"}, "n0nce", 3*time.Second)
+	want := "http://allowed.sandcheck.test:80" + model.FrontPrefix + "n0nce/f Host: denied.sandcheck.test:80"
+	if s := <-got; res.Status != 200 || s != want {
+		t.Fatalf("front: %+v, proxy saw %q, want %q", res, s, want)
 	}
 }
 
