@@ -332,7 +332,9 @@ func leftovers() map[string]string {
 	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
 	for _, p := range procs {
 		env, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(env, []byte("SANDCHECK_TRIAL_COOKIE=")) {
+		// A sentinel (fixtures/sentinel) carries no cookie: the cookie's cleanup would kill it.
+		argv, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		if err == nil && (bytes.Contains(env, []byte("SANDCHECK_TRIAL_COOKIE=")) || bytes.Contains(argv, []byte("\x00__sandcheck_sentinel\x00"))) {
 			stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
 			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
 				out["proc "+filepath.Dir(p)] = fmt.Sprintf("leftover trial process %s: %s", filepath.Dir(p), f[1])

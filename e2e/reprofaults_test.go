@@ -23,7 +23,9 @@ import (
 //     persistence, globs and git case it flags;
 //   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself: the writes outside;
 //   - tty-shared (bubblewrap without --new-session) on srt: the command's TIOCSTI lands in the
-//     caller's terminal, the script's own pseudo-terminal.
+//     caller's terminal, the script's own pseudo-terminal;
+//   - pidns-shared (bubblewrap without --unshare-pid) on bubblewrap itself: the command kills a
+//     process of its user's outside.
 func TestReproStandaloneFaults(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "setpriv")
@@ -41,6 +43,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git || bypass-userns || bypass-nesting", 37},
 		{"fs-rw-root", "bwrap", "bwrap", "fs-outside", 1},
 		{"tty-shared", "srt", srtPath(t), "bypass-tty", 1},
+		{"pidns-shared", "bwrap", "bwrap", "bypass-signals", 1},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			broken := brokenTools(t, c.fault)

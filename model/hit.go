@@ -33,20 +33,24 @@ const (
 	// asked and forwards it. Reaching it is no egress of itself; what it forwards is judged where
 	// it arrives, and its log shows which requests went through it.
 	RoleParent = "parent"
+	// RoleSentinel is a process of the sandbox's user outside the sandbox (fixtures/sentinel),
+	// logged when something kills it: no traffic, but no policy lets a command reach it either.
+	RoleSentinel = "sentinel"
 )
 
 // Protocols of hits. One client request can leave several hits: a "tcp" one when the connection
 // is accepted, a "tls" one at the ClientHello, then the "http"/"https" request itself. The three
 // share From (the client's address and port), which is how they are matched to each other.
 const (
-	ProtoTCP   = "tcp"   // a TCP connection accepted (logged even if no request follows)
-	ProtoTLS   = "tls"   // a TLS ClientHello; Path is the SNI name
-	ProtoHTTP  = "http"  // a plain HTTP request; Path is the request path
-	ProtoHTTPS = "https" // an HTTP request inside TLS; Path is the request path
-	ProtoDNS   = "dns"   // a DNS query; Path is the name asked
-	ProtoUDP   = "udp"   // a datagram that is not a DNS query (to the resolver, or the UDP echo)
-	ProtoICMP  = "icmp"  // an ICMP echo request; Path is its payload
-	ProtoUnix  = "unix"  // a unix socket connection; Path is the first line sent, if any
+	ProtoTCP    = "tcp"    // a TCP connection accepted (logged even if no request follows)
+	ProtoTLS    = "tls"    // a TLS ClientHello; Path is the SNI name
+	ProtoHTTP   = "http"   // a plain HTTP request; Path is the request path
+	ProtoHTTPS  = "https"  // an HTTP request inside TLS; Path is the request path
+	ProtoDNS    = "dns"    // a DNS query; Path is the name asked
+	ProtoUDP    = "udp"    // a datagram that is not a DNS query (to the resolver, or the UDP echo)
+	ProtoICMP   = "icmp"   // an ICMP echo request; Path is its payload
+	ProtoUnix   = "unix"   // a unix socket connection; Path is the first line sent, if any
+	ProtoSignal = "signal" // the sentinel's death; Path is its marker, Detail how it ended
 )
 
 // FrontPrefix starts the paths under which the allowed host acts as a front, as a CDN's edge

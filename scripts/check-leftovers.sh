@@ -86,6 +86,8 @@ items() {
   # A trial's control group (fixtures/cgroup), at the unified root or in a v1 hierarchy.
   ls -d /sys/fs/cgroup/sandcheck-* /sys/fs/cgroup/*/sandcheck-* 2>/dev/null | sed 's/^/cgroup: /'
   grep -l SANDCHECK_TRIAL_COOKIE /proc/[0-9]*/environ 2>/dev/null | sed 's/^/trial process: /'
+  # A sentinel (fixtures/sentinel) carries no cookie, whichever account it runs as.
+  pgrep -a -f '__sandcheck_sentinel' 2>/dev/null | grep -v pgrep | sed 's/^/sentinel: /'
   newPaths
   return 0
 }

@@ -25,25 +25,10 @@ func sessions() []bypassSession {
 	return append(append([]bypassSession{}, proxySessions...), methodSession, privateSession, sideChannels, tamperSession, bridgeSession, secretsSession, parentSession)
 }
 
-// flags are the family's known-bads as the catalogue keeps them: each flags its scenarios
-// non-enforcing, in every trial.
-func flags() []catalog.Flags {
-	var out []catalog.Flags
-	for _, kb := range knownbad.Faults {
-		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Fault: kb.Fault, Target: kb.Target, Expect: model.NonEnforcing},
-			Scenarios: kb.Scenarios})
-	}
-	for _, kb := range append(append([]knownbad.Release{}, knownbad.Releases...), knownbad.Open...) {
-		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Target: kb.Target, Release: kb.Open, Fixed: kb.Fixed, User: kb.User, Expect: model.NonEnforcing},
-			Scenarios: kb.Scenarios})
-	}
-	return out
-}
-
 // Catalogue lists the family's scenarios, from the classes and checks its specs are built from,
 // each with the known-bads (knownbad) that flag it.
 func Catalogue() []catalog.Scenario {
-	fl := flags()
+	fl := knownbad.Flags()
 	var out []catalog.Scenario
 	for _, s := range sessions() {
 		for _, c := range s.classes {

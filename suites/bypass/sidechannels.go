@@ -63,11 +63,20 @@ var tty = bypassClass{
 	},
 }
 
+// signals: a command that shares its user's view of processes can signal any of them (`kill -9
+// -1` ends them all: the editor, the agent itself); a sentinel outside stands in for them.
+var signals = bypassClass{
+	class: "signals", title: "the user's other processes",
+	cases: []bypassCase{
+		{id: "kill-outside", what: "a process of the user's outside the sandbox cannot be killed from inside (kill -9 -1 would)", req: func(*nethost.Hosts) crafted.Request { return crafted.Request{Via: crafted.ViaSignal} }},
+	},
+}
+
 // sideChannels holds the proxy-semantics class too: it needs the same policy (the allowed host
 // on any port, for its TLS tunnel), and none of its cases can change what another sees.
 var sideChannels = bypassSession{
-	title:   "side channels and proxy semantics (other-egress, unix-sockets, tty, dns, proxy-semantics)",
-	classes: []bypassClass{otherEgress, unixSockets, tty, dnsDirect, proxySemantics},
+	title:   "side channels and proxy semantics (other-egress, unix-sockets, tty, signals, dns, proxy-semantics)",
+	classes: []bypassClass{otherEgress, unixSockets, tty, signals, dnsDirect, proxySemantics},
 	policy:  defaultPolicy,
 	tty:     true,
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sandcheck/sandcheck/fixtures/seccomp"
+	"github.com/sandcheck/sandcheck/fixtures/sentinel"
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/suites/probe/crafted"
 	"github.com/sandcheck/sandcheck/suites/probe/limits"
@@ -107,8 +108,9 @@ const Arg = "__sandcheck_probe"
 // MaybeRun runs the probe and exits when argv asks for it. Binaries that carry the probe call it
 // first thing in main or TestMain.
 func MaybeRun() {
-	seccomp.MaybeRun() // the seccomp stand-in a fault runs inside the sandbox
-	limits.MaybeRun()  // the limits class's memory child
+	seccomp.MaybeRun()  // the seccomp stand-in a fault runs inside the sandbox
+	limits.MaybeRun()   // the limits class's memory child
+	sentinel.MaybeRun() // the process outside the sandbox a command must not signal
 	if len(os.Args) == 3 && os.Args[1] == usernsArg {
 		os.Exit(usernsChild(os.Args[2])) // a check's step in a user namespace of its own
 	}

@@ -89,6 +89,15 @@ chmod 755 "$w"
 	return b.String()
 }
 
+// SandboxAs checks, in a script whose command line carries the command, for root (to run the
+// sandbox as RUN_AS), the sandbox SANDBOX (resolved to its path) and the account RUN_AS (root
+// when there is none).
+const SandboxAs = `[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
+SANDBOX=$(command -v "$SANDBOX")
+if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+`
+
 // NeedsGit is AccountPrelude's line for a script whose bug is git running what was planted.
 const NeedsGit = `command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }`
 

@@ -22,6 +22,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/codexrun"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/signalscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 	"github.com/sandcheck/sandcheck/reports/reproscript/unixscript"
 )
@@ -144,6 +145,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		if c.Name == scenario && (c.Raw.Via == "unix" || c.Raw.Via == "uring-unix") {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
+		}
+		if c.Name == scenario && c.Raw.Via == "signal" {
+			return signalscript.Script(signalscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Dir: e.Dir}, scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Via == "tiocsti" {
 			run := e.Srt()

@@ -24,8 +24,8 @@ func TestBypassFaultsApplyWhereTheSeamsAre(t *testing.T) {
 		"firejail": func() (targets.Target, error) { return firejail.New(exe) },
 	}
 	want := map[string][]string{
-		"srt":      {"bad-proxy", "credentials-ignored", "fs-unmask", "inject-anywhere", "srt-seccomp", "tty-shared"},
-		"bwrap":    {"fs-unmask", "tty-shared"},
+		"srt":      {"bad-proxy", "credentials-ignored", "fs-unmask", "inject-anywhere", "pidns-shared", "srt-seccomp", "tty-shared"},
+		"bwrap":    {"fs-unmask", "pidns-shared", "tty-shared"},
 		"firejail": nil,
 	}
 	for name, build := range mk {

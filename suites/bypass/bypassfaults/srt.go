@@ -135,4 +135,13 @@ func init() {
 		// Its bwrap knows nothing of the trial: --new-session is every run's.
 		Portable: faults.Always,
 	}, faults.BwrapShim("tty-shared"))
+	faults.Register(&faults.Fault{
+		Name:    "pidns-shared",
+		Summary: "bwrap runs the sandbox without --unshare-pid, the host's /proc bound in: the command sees, and can signal, every process of its user's",
+		Expect:  model.NonEnforcing,
+		Seams:   []model.Seam{model.OnPath("bwrap")},
+		Scope:   faults.ScopeBypass,
+		// Its bwrap knows nothing of the trial: --unshare-pid is every run's.
+		Portable: faults.Always,
+	}, faults.BwrapShim("pidns-shared"))
 }

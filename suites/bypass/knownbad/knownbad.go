@@ -3,7 +3,10 @@
 // scenario (the e2e tests check both); a new case names here the known-bad that shows it.
 package knownbad
 
-import "github.com/sandcheck/sandcheck/model"
+import (
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/suites/catalog"
+)
 
 // Fault is a fault on a target, under a label filter, and the scenarios it must flag.
 type Fault struct {
@@ -94,6 +97,10 @@ var Faults = []Fault{
 	// A proxy that forwards the client's Host header to the allowed host, which fronts for the
 	// denied one (alone: judging by the Host header, as host-header-trusted does, refuses it).
 	{"srt", "bad-proxy:bug=host-forwarded", "bypass-proxy-semantics-front", cases("proxy-semantics", "front")},
+	// Plain bwrap without its pid namespace, the host's /proc bound in: the command kills a
+	// process of its user's outside. (srt under the same fault does not show it: its command
+	// still sees none of the user's processes.)
+	{"bwrap", "pidns-shared", "bypass-signals", cases("signals", "kill-outside")},
 }
 
 // Release is a class's known-bad that no fault stands in for: a published release of a target
@@ -150,4 +157,19 @@ var Open = []Release{
 	// its own program there, which the user's next start runs unsandboxed.
 	{Target: "srt", Open: "0.0.83", User: model.UserUnprivileged, Labels: "bypass-persistence-own-binary",
 		Scenarios: cases("persistence", "own-binary")},
+}
+
+// Flags are the known-bads as the catalogue keeps them: each flags its scenarios non-enforcing,
+// in every trial.
+func Flags() []catalog.Flags {
+	var out []catalog.Flags
+	for _, kb := range Faults {
+		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Fault: kb.Fault, Target: kb.Target, Expect: model.NonEnforcing},
+			Scenarios: kb.Scenarios})
+	}
+	for _, kb := range append(append([]Release{}, Releases...), Open...) {
+		out = append(out, catalog.Flags{KnownBad: catalog.KnownBad{Target: kb.Target, Release: kb.Open, Fixed: kb.Fixed, User: kb.User, Expect: model.NonEnforcing},
+			Scenarios: kb.Scenarios})
+	}
+	return out
 }

@@ -186,7 +186,7 @@ func attribute(hits []model.Hit, nonce string, cases []Case) (map[string][]model
 				if h.Path == c.Raw.Path(nonce) {
 					return id
 				}
-			case model.ProtoUDP, model.ProtoICMP, model.ProtoUnix:
+			case model.ProtoUDP, model.ProtoICMP, model.ProtoUnix, model.ProtoSignal:
 				// Or, on a host socket, the request line of a proxy request a relay carried there.
 				if h.Path == crafted.Payload(nonce, id) || h.Proto == model.ProtoUnix && strings.Contains(h.Path, crafted.BypassPath(nonce, id)+" ") {
 					return id
@@ -253,6 +253,8 @@ func couldCause(c Case, h model.Hit) bool {
 		return c.Raw.Via == crafted.ViaUDP
 	case model.ProtoICMP:
 		return c.Raw.Via == crafted.ViaICMP
+	case model.ProtoSignal:
+		return c.Raw.Via == crafted.ViaSignal
 	case model.ProtoDNS:
 		return ViaProxy(c.Raw.Via) || viaDNS(c.Raw.Via)
 	}

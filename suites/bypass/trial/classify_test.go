@@ -198,6 +198,32 @@ func TestClassifyNoProxy(t *testing.T) {
 	if got := Classify(dnsIn(noRoute, asked)).Cases[q.Name]; got.Outcome != model.NonEnforcing || !strings.Contains(got.Hint, "denied reached") {
 		t.Errorf("DNS query the resolver logged: %s (%s)", got.Outcome, got.Hint)
 	}
+	// A signal is judged by the sentinel's death, logged by its parent outside: the client
+	// claiming a kill proves nothing, a death no request names is still the signalling case's.
+	sig := Case{Name: "bypass/b/signal", Raw: crafted.Request{ID: "sig", Via: crafted.ViaSignal, Addr: crafted.Payload(bn, "sig")}}
+	killed := model.Hit{Role: model.RoleSentinel, Proto: model.ProtoSignal, Path: crafted.Payload(bn, "sig"), Detail: "killed by SIGKILL", From: "pid 9"}
+	sigIn := func(res crafted.Result, hits ...model.Hit) Input {
+		x := bin([]Case{sig}, []crafted.Result{res}, hits...)
+		x.Unsandboxed = map[string]crafted.Result{"sig": {ID: "sig", Connected: true}}
+		x.UnsandboxedHits = []model.Hit{killed}
+		return x
+	}
+	notInView := crafted.Result{ID: "sig", Via: crafted.ViaSignal, Reply: -1, Stage: "connect", Errno: "ESRCH", Err: "no process with the marker in view"}
+	for _, c := range []struct {
+		name string
+		in   Input
+		want model.Outcome
+		hint string
+	}{
+		{"not in view, the control killed it", sigIn(notInView), model.Correct, "ESRCH"},
+		{"the sentinel died", sigIn(notInView, killed), model.NonEnforcing, "sentinel reached"},
+		{"a death its marker does not name", sigIn(notInView, model.Hit{Role: model.RoleSentinel, Proto: model.ProtoSignal, Path: "other", Detail: "killed by SIGKILL"}),
+			model.NonEnforcing, "no request names"},
+	} {
+		if got := Classify(c.in).Cases[sig.Name]; got.Outcome != c.want || !strings.Contains(got.Hint, c.hint) {
+			t.Errorf("signal, %s: %s (%s), want %s with %q", c.name, got.Outcome, got.Hint, c.want, c.hint)
+		}
+	}
 	// Terminal input: only what reached the caller's terminal is an escape.
 	tio := Case{Name: "bypass/t/tiocsti", Raw: crafted.Request{ID: "tiocsti", Via: crafted.ViaTIOCSTI}}
 	x := bin([]Case{tio}, []crafted.Result{{ID: "tiocsti", Via: crafted.ViaTIOCSTI, Reply: -1, Connected: true, Body: "pushed into fd 0"}})

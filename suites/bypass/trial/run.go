@@ -85,6 +85,8 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 			cases[i].Raw.Swap, cases[i].Raw.SwapTo = t.Tmp, t.Hosts.Extra.UnixPath
 		}
 	}
+	signals := watchSignals(t, cases)
+	defer signals.stop()
 	policy.AllowedHosts = append(policy.AllowedHosts, t.Change.AllowedHosts...)
 	if b.Parent {
 		var closeParent func()
@@ -116,9 +118,15 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	}
 	var unsandboxed map[string]crafted.Result
 	if len(direct) > 0 {
-		if unsandboxed, err = unsandboxedRaw(ctx, t, bt, direct, term); err != nil {
+		if err := signals.start(); err != nil {
 			return nil, err
 		}
+		if unsandboxed, err = unsandboxedRaw(ctx, t, bt, direct, term, signals.stop); err != nil {
+			return nil, err
+		}
+	}
+	if err := signals.start(); err != nil { // fresh ones for the sandbox
+		return nil, err
 	}
 	if len(b.Canaries) > 0 {
 		t.Hosts.WatchFor(canaryValues(b.Canaries, t.Nonce))
@@ -151,6 +159,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 	if planted != nil {
 		return nil, planted
 	}
+	signals.stop() // a sentinel the command killed is on record
 	bt.Settings, bt.SandboxRun, bt.Hits = x.Settings, x.SandboxRun(), t.Hosts.Hits()
 	if term != nil {
 		in, _ := term.Injected()
@@ -184,8 +193,9 @@ func speaksTLS(cases []Case) bool {
 
 // unsandboxedRaw makes the requests that use no proxy as the sandbox's user, without the sandbox,
 // from the same host namespace: what gets through here proves the fixture sees it, so a refusal
-// inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control).
-func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []crafted.Request, term *pty.PTY) (map[string]crafted.Result, error) {
+// inside the sandbox is the sandbox's. The fixture keeps these hits apart (nethost.Control),
+// settle's too: it runs at the control's end.
+func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []crafted.Request, term *pty.PTY, settle func()) (map[string]crafted.Result, error) {
 	spec := probe.Spec{Nonce: t.Nonce, Raw: raws, Timeout: t.Config.RequestTimeout()}
 	specFile, err := t.WriteSpec(spec, "probe-unsandboxed-")
 	if err != nil {
@@ -198,6 +208,7 @@ func unsandboxedRaw(ctx context.Context, t *harness.Trial, bt *Trial, raws []cra
 	hits, err := t.Hosts.Control(func() error {
 		argv := t.Account.Command([]string{t.ProbeBin, probe.Arg, specFile}, nil)
 		run = proc.RunCommandIn(ctx, t.Setup, argv, t.Env, t.Workspace, t.Nonce, t.Config.RunTimeout(), t.Config.KillGrace())
+		settle() // what the control did to the sentinels is its, on its record
 		return nil
 	})
 	if err != nil {

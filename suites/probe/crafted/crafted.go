@@ -43,6 +43,7 @@ const (
 	ViaTIOCSTI   = "tiocsti"    // push input into the controlling terminal (fd 0, then /dev/tty)
 	ViaDNSUDP    = "dns-udp"    // a TXT query for DNSName(nonce, id, Host) to the resolver at Addr, over UDP
 	ViaDNSTCP    = "dns-tcp"    // the same over TCP
+	ViaSignal    = "signal"     // SIGKILL the process in view whose argv holds Addr (fixtures/sentinel)
 )
 
 // Tampering a request does before it is sent (Request.Tamper; package tamper).
@@ -236,6 +237,8 @@ func Send(r Request, nonce string, timeout time.Duration) Result {
 		tiocsti(s, r, &res)
 	case ViaDNSUDP, ViaDNSTCP:
 		dnsQuery(s, r, &res)
+	case ViaSignal:
+		signalMarked(r, &res)
 	default:
 		res.Skipped = "unknown raw request " + r.Via
 	}

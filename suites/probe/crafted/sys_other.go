@@ -7,3 +7,4 @@ package crafted
 func icmpEcho(_ spec, _ Request, res *Result)     { res.Skipped = "icmp: Linux only" }
 func uringRequest(_ spec, _ Request, res *Result) { res.Skipped = "io_uring: Linux only" }
 func tiocsti(_ spec, _ Request, res *Result)      { res.Skipped = "TIOCSTI: Linux only" }
+func signalMarked(_ Request, res *Result)         { res.Skipped = "signals: Linux only" }
