@@ -225,3 +225,31 @@ func TestNetworkSummariesPointAtChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptFaultedSettings: a trial under a fault that changed the settings and nothing else gets
+// its script, which says so (the settings it carries are the fault's); under one that changed
+// more, none; and a session whose control names the allowed host by the trial's own address,
+// which the script's fixture does not have, none either.
+func TestScriptFaultedSettings(t *testing.T) {
+	with := func(change func(m map[string]any)) model.Record {
+		var m map[string]any
+		json.Unmarshal(trialEvidence("inject-anywhere", "http"), &m)
+		change(m)
+		b, _ := json.Marshal(m)
+		return model.Record{Evidence: b}
+	}
+	s, err := Script(with(func(m map[string]any) { m["fault_settings"] = true }), "bypass/resolved-address/loopback", "")
+	if err != nil || !strings.Contains(s, "changed the sandbox's settings and nothing") {
+		t.Errorf("settings-only fault: %v\n%s", err, s)
+	}
+	if _, err := Script(with(func(map[string]any) {}), "bypass/resolved-address/loopback", ""); err == nil {
+		t.Error("a fault that changed more than the settings got a script")
+	}
+	ipControl := with(func(m map[string]any) {
+		m["fault"] = ""
+		m["cases"].([]any)[1].(map[string]any)["raw"].(map[string]any)["host"] = "198.18.7.2"
+	})
+	if _, err := Script(ipControl, "bypass/resolved-address/loopback", ""); err == nil || !strings.Contains(err.Error(), "trial's address") {
+		t.Errorf("a control by the trial's address: %v, want no script, saying why", err)
+	}
+}

@@ -46,8 +46,10 @@ type Trial struct {
 	Change    faults.Changes    // what the faults change about every sandboxed run
 	Hosts     *nethost.Hosts
 	undo      []func()
-	// faultTools: the configured fault's tools on PATH, when that is all it changed (Subject).
-	faultTools []string
+	// faultTools: the configured fault's tools on PATH, when that is all it changed; and
+	// faultSettings: it changed the settings only (Subject).
+	faultTools    []string
+	faultSettings bool
 	// Tmp and SessionHome are every session's TMPDIR and HOME, the trial's own (in Dir, see
 	// ownTmpAndHome): what the sandbox and the command inside leave there (sockets, empty mount
 	// sources, a runtime's per-project state) goes with the trial instead of piling up in /tmp
@@ -158,6 +160,9 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 		}
 		if i == 0 && f.Portable != nil && f.Portable(params) {
 			t.faultTools = t.Injection.Changes().ToolsOnly()
+		}
+		if i == 0 {
+			t.faultSettings = t.Injection.Changes().SettingsOnly()
 		}
 	}
 	t.undo = append(t.undo, t.Injection.Cleanup)
@@ -401,11 +406,14 @@ type Subject struct {
 	// FaultTools are the tools the configured fault replaced by broken ones first on PATH, when
 	// that is all it changed: a reproducer then shows its finding with the same broken tools.
 	FaultTools []string `json:"fault_tools,omitempty"`
+	// FaultSettings: the configured fault changed the sandbox's settings and nothing else, so the
+	// settings the evidence keeps show its finding with the healthy sandbox.
+	FaultSettings bool `json:"fault_settings,omitempty"`
 }
 
 // Subject is the trial's target, its version and the configured fault.
 func (t *Trial) Subject() Subject {
-	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault, FaultTools: t.faultTools}
+	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault, FaultTools: t.faultTools, FaultSettings: t.faultSettings}
 }
 
 // SecretDir is where a trial's secret lives, DIR/home/.ssh: a fake private key holding a random

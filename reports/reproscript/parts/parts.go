@@ -244,13 +244,17 @@ type Broken struct {
 	// FaultTools are the tools the fault replaced by broken ones first on PATH, when that is all
 	// it changed.
 	FaultTools []string `json:"fault_tools"`
+	// FaultSettings: the fault changed the sandbox's settings and nothing else; the evidence
+	// keeps them as the fault left them.
+	FaultSettings bool `json:"fault_settings"`
 }
 
 // Check says why a trial under a fault gets no script: its finding is the fault's, and the
 // script would have to carry sandcheck's own parts. A fault that only put broken tools first on
-// PATH is no reason: the script runs whatever sandbox PATH gives it (see Note).
+// PATH is no reason: the script runs whatever sandbox PATH gives it; nor one that only changed
+// the settings, which the script gives the sandbox as the trial did (see Note).
 func (f Broken) Check() error {
-	if f.Fault == "" || len(f.FaultTools) > 0 {
+	if f.Fault == "" || len(f.FaultTools) > 0 || f.FaultSettings {
 		return nil
 	}
 	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", f.Fault)
@@ -261,6 +265,12 @@ func (f Broken) Check() error {
 // finds. Nothing for a healthy trial.
 func (f Broken) Note(b *strings.Builder) {
 	if f.Fault == "" {
+		return
+	}
+	if f.FaultSettings {
+		fmt.Fprintf(b, "# The trial ran under sandcheck's fault %s, which changed the sandbox's settings and nothing\n", f.Fault)
+		b.WriteString("# else: the settings below are the fault's, so this script shows the finding with the healthy\n")
+		b.WriteString("# sandbox. The script of a trial without the fault, its own settings, does not.\n")
 		return
 	}
 	tools := strings.Join(f.FaultTools, ", ")

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/netip"
 	"regexp"
 	"slices"
 	"sort"
@@ -188,6 +189,13 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	for i := range e.Cases {
 		if c := &e.Cases[i]; c.Name == "" && c.Raw.Via == kase.via {
 			control = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port}
+		}
+	}
+	if control != nil {
+		if _, err := netip.ParseAddr(control.host); err == nil {
+			// The script's fixture hosts have addresses of its own; the policy it replays names the
+			// trial's.
+			return "", fmt.Errorf("%s: the session's control names the allowed host by the trial's address (%s), which the script's fixture does not have", scenario, control.host)
 		}
 	}
 	if control == nil {
