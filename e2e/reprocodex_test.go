@@ -86,44 +86,55 @@ func TestReproStandaloneCodexOwnBinary(t *testing.T) {
 	closedScriptPasses(t, out, codexBin, func(name string) bool { return name == "bypass/persistence/codex-config" })
 }
 
-// TestReproStandaloneCodexSettingsFault: a fault that only changes Codex's settings (methods-ignored:
-// its network mode back to full) gets the scripts a real finding does, carrying the faulted
-// settings: each, run outside sandcheck with the real Codex, exits 1, and its opening says the
-// settings are the fault's. The script of the same case from a run without the fault exits 0.
+// TestReproStandaloneCodexSettingsFault: a fault that only changes Codex's settings gets the
+// scripts a real finding does, carrying the faulted settings: each, run outside sandcheck with the
+// real Codex, exits 1, and its opening says the settings are the fault's. The script of the same
+// case from a run without the fault exits 0. methods-ignored turns Codex's network mode back to
+// full; private-guard-off lets its proxy dial names that resolve to private addresses, a session
+// whose controls name the allowed host by address (the script's own in its place).
 func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 	requireSandbox(t)
 	codexBin, err := codex.Locate("")
 	if err != nil {
 		skip.Missing(t, "%v", err)
 	}
-	const labels = "bypass-methods-post || bypass-methods-put"
-	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "codex", "--fault", "methods-ignored", "--label-filter", labels, "-n", "1", "--out", out)
-	if code != 1 {
-		t.Fatalf("sandcheck repro under methods-ignored: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	for _, c := range []struct {
+		fault, labels, closed string
+		scripts               int
+	}{
+		{"methods-ignored", "bypass-methods-post || bypass-methods-put", "bypass/methods/post", 2},
+		{"private-guard-off", "bypass-private-addresses", "bypass/private-addresses/loopback", 4},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			out := t.TempDir()
+			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "codex", "--fault", c.fault, "--label-filter", c.labels, "-n", "1", "--out", out)
+			if code != 1 {
+				t.Fatalf("sandcheck repro under %s: exit %d, want 1\n%s\n%s", c.fault, code, stdout, stderr)
+			}
+			written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(written) != c.scripts {
+				t.Fatalf("scripts for %d scenarios, want %d: %+v", len(written), c.scripts, written)
+			}
+			for _, w := range written {
+				if w.Path == "" {
+					t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
+					continue
+				}
+				if code, got := runScript(t, w.Path, codexBin, ""); code != 1 || !strings.Contains(got, "BUG") {
+					t.Errorf("%s with the faulted settings: exit %d, want 1\n%s", w.Scenario, code, got)
+				}
+				if script, _ := os.ReadFile(w.Path); !strings.Contains(string(script), "changed the sandbox's settings and nothing") {
+					t.Errorf("%s: the script does not say its settings are the fault's", w.Scenario)
+				}
+			}
+			healthy := t.TempDir()
+			if _, stderr, code := sandcheckExit(t, nil, "run", "--target", "codex", "--label-filter", c.labels, "-n", "1", "--out", healthy); code != 0 {
+				t.Fatalf("sandcheck run without the fault: exit %d\n%s", code, stderr)
+			}
+			closedScriptPasses(t, healthy, codexBin, func(name string) bool { return name == c.closed })
+		})
 	}
-	written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(written) != 2 {
-		t.Fatalf("scripts for %d scenarios, want 2 (post, put): %+v", len(written), written)
-	}
-	for _, w := range written {
-		if w.Path == "" {
-			t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
-			continue
-		}
-		if code, got := runScript(t, w.Path, codexBin, ""); code != 1 || !strings.Contains(got, "BUG") {
-			t.Errorf("%s with the faulted settings: exit %d, want 1\n%s", w.Scenario, code, got)
-		}
-		if script, _ := os.ReadFile(w.Path); !strings.Contains(string(script), "changed the sandbox's settings and nothing") {
-			t.Errorf("%s: the script does not say its settings are the fault's", w.Scenario)
-		}
-	}
-	healthy := t.TempDir()
-	if _, stderr, code := sandcheckExit(t, nil, "run", "--target", "codex", "--label-filter", labels, "-n", "1", "--out", healthy); code != 0 {
-		t.Fatalf("sandcheck run without the fault: exit %d\n%s", code, stderr)
-	}
-	closedScriptPasses(t, healthy, codexBin, func(name string) bool { return name == "bypass/methods/post" })
 }

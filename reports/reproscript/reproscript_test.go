@@ -252,4 +252,32 @@ func TestScriptFaultedSettings(t *testing.T) {
 	if _, err := Script(ipControl, "bypass/resolved-address/loopback", ""); err == nil || !strings.Contains(err.Error(), "trial's address") {
 		t.Errorf("a control by the trial's address: %v, want no script, saying why", err)
 	}
+	// Codex's policy names the allowed host's address as it is: the script's takes its place,
+	// in the policy and in the control (over SOCKS5, sent as an address).
+	codexIP := with(func(m map[string]any) {
+		m["fault"], m["target"], m["dir"] = "", "codex", "/tmp/sandcheck-trial-1/workspace"
+		m["allowed"] = map[string]any{"ip": "198.18.7.2"}
+		m["run"] = map[string]any{"argv": []string{"setpriv", "--reuid=1001", "--", "/opt/codex", "sandbox", "-c",
+			`permissions.s.network.domains={"198.18.7.2"="allow","198.18.7.25"="allow"}`, "--", "/opt/sandcheck", parts.ProbeVerb, "/tmp/sandcheck-trial-1/p.json"}}
+		for i, c := range m["cases"].([]any) {
+			raw := c.(map[string]any)["raw"].(map[string]any)
+			raw["via"] = "socks"
+			if i == 1 {
+				raw["host"], raw["atyp"] = "198.18.7.2", 1
+			}
+		}
+	})
+	s, err = Script(codexIP, "bypass/resolved-address/loopback", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`'permissions.s.network.domains={"'"$b.2"'"="allow","198.18.7.25"="allow"}'`,
+		`send socks-ip "$(printf %s "$b.2" | od -An -tx1 | tr -d ' \n')" 80 GET /repro/control auth`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Codex's script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "198.18.7.2\"") || strings.Contains(s, hexOf("198.18.7.2")) {
+		t.Error("the trial's address is left in Codex's script")
+	}
 }

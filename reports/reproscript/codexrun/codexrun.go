@@ -18,6 +18,9 @@ type Run struct {
 	Broken    parts.Broken
 	Argv      []string
 	Workspace string // the run's working directory, the trial's workspace
+	// Allowed is the trial's allowed host's address, which the policy may name as it is (a
+	// session whose controls go to it by address): the script's own in its place.
+	Allowed string
 }
 
 // Check says why the trial cannot be reproduced: a fault's finding, a command line that is not
@@ -61,7 +64,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 		if strings.Contains(a, "\n") {
 			return fmt.Errorf("an argument of the trial's command line spans lines: %q", a)
 		}
-		w("printf '%%s\\n' %s >> \"$w/args\"\n", parts.InScript(a, trialDir))
+		w("printf '%%s\\n' %s >> \"$w/args\"\n", parts.InScriptAddr(a, trialDir, r.Allowed, parts.AllowedAddr))
 	}
 	return nil
 }

@@ -157,6 +157,36 @@ func InScript(s, trialDir string) string {
 	return strings.Join(parts, `"$w"`)
 }
 
+// AllowedAddr is the script's allowed host's address, a shell expression ($b is the script's /24).
+const AllowedAddr = "$b.2"
+
+// InScriptAddr is InScript with addr, an address of the trial's fixture, as the script's own
+// (expr, a shell expression such as AllowedAddr) wherever it stands alone, not as the start of a
+// longer number.
+func InScriptAddr(s, trialDir, addr, expr string) string {
+	if addr == "" {
+		return InScript(s, trialDir)
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, addr)
+		for i >= 0 && i+len(addr) < len(s) && s[i+len(addr)] >= '0' && s[i+len(addr)] <= '9' {
+			j := strings.Index(s[i+1:], addr)
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += 1 + j
+		}
+		if i < 0 {
+			b.WriteString(InScript(s, trialDir))
+			return b.String()
+		}
+		b.WriteString(InScript(s[:i], trialDir) + `"` + expr + `"`)
+		s = s[i+len(addr):]
+	}
+}
+
 // Relocated is text with the trial directory in it as @DIR@, and as @DIR?@ where a pattern spells
 // it with a wildcard for the last letter of its first element (the globs class's unanchored
 // pattern): placeholders the script replaces with its own directory (SetDir).

@@ -57,3 +57,22 @@ func TestInScriptAndMakeDirs(t *testing.T) {
 		t.Errorf("MakeDirs: %q", dirs)
 	}
 }
+
+// TestInScriptAddr: the trial's address becomes the script's wherever it stands alone, never as
+// the start of a longer number; the trial's directory becomes the script's as InScript does it.
+func TestInScriptAddr(t *testing.T) {
+	for _, c := range []struct{ in, quoted, expanded string }{
+		{`domains={"198.18.7.2"="allow","198.18.7.25"="allow"}`, `'domains={"'"$b.2"'"="allow","198.18.7.25"="allow"}'`,
+			`domains={"198.19.3.2"="allow","198.18.7.25"="allow"}`},
+		{"198.18.7.2", `''"$b.2"''`, "198.19.3.2"},
+		{"/tmp/t-1/ws 1.2.3.4", `''"$w"'/ws 1.2.3.4'`, "/w/ws 1.2.3.4"},
+	} {
+		got := InScriptAddr(c.in, "/tmp/t-1", "198.18.7.2", AllowedAddr)
+		if got != c.quoted {
+			t.Errorf("%s: %s, want %s", c.in, got, c.quoted)
+		}
+		if out, err := exec.Command("sh", "-c", "b=198.19.3; w=/w; printf %s "+got).Output(); err != nil || string(out) != c.expanded {
+			t.Errorf("%s in sh: %q, %v; want %q", c.in, out, err, c.expanded)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 # One request, sent byte for byte through the proxy the sandbox gives the command (its
 # environment), or straight to the destination: VIA (http: an absolute-URI request to the HTTP
 # proxy; connect: CONNECT, then the request in the tunnel; socks: SOCKS5 CONNECT with the name as
-# sent, then the request), HOST as hex (it may hold any byte), PORT, METHOD, PATH, and AUTH
+# sent, then the request; socks-ip: the same with HOST an IPv4 address, sent as one), HOST as hex (it may hold any byte), PORT, METHOD, PATH, and AUTH
 # (noauth: leave the proxy's credentials out, as a process that found its port would). Prints
 # what came back.
 import os, socket, struct, sys
@@ -57,7 +57,7 @@ try:
         if " 200 " in line + " ":
             c.sendall(request(path.encode()) + b"Connection: close\r\n\r\n")
             print(first_line(c))
-    elif via == "socks":
+    elif via in ("socks", "socks-ip"):
         h, p, u, pw = proxy(["ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"])
         c = socket.create_connection((h, p), 10)
         if u:
@@ -70,7 +70,10 @@ try:
         else:
             c.sendall(b"\x05\x01\x00")
             c.recv(2)
-        c.sendall(b"\x05\x01\x00\x03" + bytes([len(host) % 256]) + host + struct.pack(">H", port))
+        if via == "socks-ip":
+            c.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host.decode()) + struct.pack(">H", port))
+        else:
+            c.sendall(b"\x05\x01\x00\x03" + bytes([len(host) % 256]) + host + struct.pack(">H", port))
         reply = c.recv(262)
         print("SOCKS5 reply %d" % (reply[1] if len(reply) > 1 else -1))
         if len(reply) > 1 and reply[1] == 0:

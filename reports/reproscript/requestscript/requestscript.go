@@ -48,6 +48,9 @@ type evidence struct {
 	Policy struct {
 		ParentProxy string // the parent proxy the sandbox was given (settings, or the caller's proxy variables)
 	} `json:"policy"`
+	Allowed struct {
+		IP string `json:"ip"`
+	} `json:"allowed"` // the allowed host, which a session's controls may name by address
 	raw json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
 }
 
@@ -189,17 +192,22 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	for i := range e.Cases {
 		if c := &e.Cases[i]; c.Name == "" && c.Raw.Via == kase.via {
 			control = &caseOf{via: c.Raw.Via, host: c.Raw.Host, port: c.Raw.Port}
-		}
-	}
-	if control != nil {
-		if _, err := netip.ParseAddr(control.host); err == nil {
-			// The script's fixture hosts have addresses of its own; the policy it replays names the
-			// trial's.
-			return "", fmt.Errorf("%s: the session's control names the allowed host by the trial's address (%s), which the script's fixture does not have", scenario, control.host)
+			if c.Raw.Via == "socks" && c.Raw.ATYP == 1 {
+				control.via = "socks-ip" // request.py's SOCKS5 CONNECT to an IPv4 address
+			}
 		}
 	}
 	if control == nil {
 		control = &caseOf{via: kase.via, host: "allowed." + parts.Domain, port: 80}
+	}
+	controlHost := hex.EncodeToString([]byte(control.host))
+	if _, err := netip.ParseAddr(control.host); err == nil {
+		// The script's fixture hosts have addresses of their own: Codex's policy, which names the
+		// allowed host's as it is, gets the script's in its place (codexrun.Run.Allowed).
+		if e.Target != "codex" || control.host != e.Allowed.IP {
+			return "", fmt.Errorf("%s: the session's control names the allowed host by the trial's address (%s), which the script's fixture does not have", scenario, control.host)
+		}
+		controlHost = `"$(printf %s "` + parts.AllowedAddr + `" | od -An -tx1 | tr -d ' \n')"`
 	}
 	var b strings.Builder
 	if err := run.Open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
@@ -211,7 +219,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
-	w("send %s %s %d GET /repro/control auth\n", control.via, hex.EncodeToString([]byte(control.host)), control.port)
+	w("send %s %s %d GET /repro/control auth\n", control.via, controlHost, control.port)
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
 	w(": > \"$w/log\"\n")
 	w("echo \"== the case: %s\"\n", parts.ShellSafe(scenario))
@@ -236,7 +244,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 func (e *evidence) proxyRun() (proxyRun, string) {
 	switch e.Target {
 	case "codex":
-		return codexrun.Run{Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Workspace: e.Dir}, codexrun.Send
+		return codexrun.Run{Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Workspace: e.Dir, Allowed: e.Allowed.IP}, codexrun.Send
 	case "claude-code":
 		return &claudescript.ProxyRun{Raw: e.raw, Dir: e.Dir}, ""
 	}
