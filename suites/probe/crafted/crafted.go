@@ -71,7 +71,7 @@ type Request struct {
 	// the address's text).
 	ATYP byte `json:"atyp,omitempty"`
 	// Addr is the destination of the requests that use no proxy: ip:port, an IP for ICMP, a
-	// socket path (or @abstract) for unix.
+	// socket path (or @abstract) for unix, the marker of the process to kill for signal.
 	Addr string `json:"addr,omitempty"`
 	// NoAuth leaves the proxy credentials of the environment out, as a process that found the
 	// proxy port without them would.
