@@ -91,7 +91,8 @@ func TestReproStandaloneCodexOwnBinary(t *testing.T) {
 // real Codex, exits 1, and its opening says the settings are the fault's. The script of the same
 // case from a run without the fault exits 0. methods-ignored turns Codex's network mode back to
 // full; private-guard-off lets its proxy dial names that resolve to private addresses, a session
-// whose controls name the allowed host by address (the script's own in its place).
+// whose controls name the allowed host by address (the script's own in its place);
+// project-roots-off makes the working directory a plain writable path, its .codex unprotected.
 func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 	requireSandbox(t)
 	codexBin, err := codex.Locate("")
@@ -104,6 +105,7 @@ func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 	}{
 		{"methods-ignored", "bypass-methods-post || bypass-methods-put", "bypass/methods/post", 2},
 		{"private-guard-off", "bypass-private-addresses", "bypass/private-addresses/loopback", 4},
+		{"project-roots-off", "bypass-persistence-codex-config", "bypass/persistence/codex-config", 1},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			out := t.TempDir()
