@@ -64,3 +64,36 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+// TestNSpid: this process's own pid in its namespace, read from /proc, and PidIn's rule: a
+// process has a pid in the caller's namespace only when its NSpid reaches as deep.
+func TestNSpid(t *testing.T) {
+	self := NSpid("self")
+	if len(self) == 0 || self[len(self)-1] != os.Getpid() {
+		t.Fatalf("NSpid(self) = %v, pid %d", self, os.Getpid())
+	}
+	if argv := Argv(os.Getpid()); len(argv) == 0 || argv[0] != os.Args[0] {
+		t.Errorf("Argv = %q, want %q first", argv, os.Args[0])
+	}
+	// /proc may number processes in an outer pid namespace; ptrace and kill take the caller's
+	// own numbers, and a process outside its namespace has none.
+	for _, c := range []struct {
+		self, other []int
+		want        int
+		ok          bool
+	}{
+		{[]int{9, 3}, []int{2}, 0, false},       // a relay in the outer namespace only
+		{[]int{9, 3}, []int{5, 1}, 1, true},     // the nested namespace's init
+		{[]int{9, 3}, []int{12, 4, 2}, 4, true}, // deeper still: numbered in ours too
+		{[]int{7}, []int{8}, 8, true},           // one namespace
+		{[]int{42}, []int{901, 6}, 901, true},   // one below the caller's
+		{nil, []int{1}, 0, false},
+	} {
+		if got, ok := PidIn(c.self, c.other); got != c.want || ok != c.ok {
+			t.Errorf("PidIn(%v, %v) = %d, %v; want %d, %v", c.self, c.other, got, ok, c.want, c.ok)
+		}
+	}
+	if ParseNSpid("\t900\t5") == nil || ParseNSpid("\t900\t5")[1] != 5 {
+		t.Error("ParseNSpid")
+	}
+}

@@ -43,10 +43,7 @@ func readConfinement(pid string) (confinement, error) {
 		case "CapEff":
 			c.capEff.SetString(v, 16)
 		case "NSpid":
-			for _, f := range strings.Fields(v) {
-				n, _ := strconv.Atoi(f)
-				c.nspid = append(c.nspid, n)
-			}
+			c.nspid = procfs.ParseNSpid(v)
 		}
 	}
 	return c, nil
@@ -60,16 +57,6 @@ func (c confinement) looser(other confinement) bool {
 	}
 	extra := new(big.Int).AndNot(other.capEff, c.capEff)
 	return extra.Sign() != 0
-}
-
-// pidOf is other's pid in c's own pid namespace: c is the deepest, so other has one there
-// only when it lives in that namespace (or one below it).
-func (c confinement) pidOf(other confinement) (int, bool) {
-	level := len(c.nspid) - 1
-	if level < 0 || len(other.nspid) <= level {
-		return 0, false
-	}
-	return other.nspid[level], true
 }
 
 // Looser surveys every process in view that is less confined than the probe (a helper the
@@ -94,7 +81,7 @@ func Looser(control bool) (string, error) {
 			continue
 		}
 		seize := "no pid in the command's pid namespace"
-		if vpid, ok := self.pidOf(other); ok {
+		if vpid, ok := procfs.PidIn(self.nspid, other.nspid); ok {
 			seize = trySeize(vpid)
 		}
 		mem := tryMem(pid)

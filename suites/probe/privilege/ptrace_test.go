@@ -31,29 +31,6 @@ func TestLooserMeansLessConfined(t *testing.T) {
 	}
 }
 
-// TestPidOfCountsInTheCommandsNamespace: /proc may number processes in an outer pid namespace;
-// ptrace takes the command's own numbers, and a process outside its namespace has none.
-func TestPidOfCountsInTheCommandsNamespace(t *testing.T) {
-	self := confinement{nspid: []int{9, 3}} // /proc's namespace, then the command's nested one
-	for _, c := range []struct {
-		other []int
-		pid   int
-		ok    bool
-	}{
-		{[]int{2}, 0, false},       // a relay in the outer namespace only
-		{[]int{5, 1}, 1, true},     // the nested namespace's init
-		{[]int{12, 4, 2}, 4, true}, // deeper still: numbered in ours too
-	} {
-		pid, ok := self.pidOf(confinement{nspid: c.other})
-		if pid != c.pid || ok != c.ok {
-			t.Errorf("pidOf(%v) = %d, %v; want %d, %v", c.other, pid, ok, c.pid, c.ok)
-		}
-	}
-	if pid, ok := (confinement{nspid: []int{7}}).pidOf(confinement{nspid: []int{8}}); !ok || pid != 8 {
-		t.Errorf("one namespace: %d, %v", pid, ok)
-	}
-}
-
 // TestPtraceControlTracesItsOwnChild: the control run ptraces the probe's own child, which shows
 // whether ptrace works for this user at all.
 func TestPtraceControlTracesItsOwnChild(t *testing.T) {
