@@ -168,23 +168,17 @@ func InScriptAddr(s, trialDir, addr, expr string) string {
 		return InScript(s, trialDir)
 	}
 	var b strings.Builder
-	for {
-		i := strings.Index(s, addr)
-		for i >= 0 && i+len(addr) < len(s) && s[i+len(addr)] >= '0' && s[i+len(addr)] <= '9' {
-			j := strings.Index(s[i+1:], addr)
-			if j < 0 {
-				i = -1
-				break
-			}
-			i += 1 + j
+	pieces := strings.Split(s, addr)
+	literal := pieces[0]
+	for _, p := range pieces[1:] {
+		if p != "" && p[0] >= '0' && p[0] <= '9' { // a longer number: the address was not there
+			literal += addr + p
+			continue
 		}
-		if i < 0 {
-			b.WriteString(InScript(s, trialDir))
-			return b.String()
-		}
-		b.WriteString(InScript(s[:i], trialDir) + `"` + expr + `"`)
-		s = s[i+len(addr):]
+		b.WriteString(InScript(literal, trialDir) + `"` + expr + `"`)
+		literal = p
 	}
+	return b.String() + InScript(literal, trialDir)
 }
 
 // Relocated is text with the trial directory in it as @DIR@, and as @DIR?@ where a pattern spells
