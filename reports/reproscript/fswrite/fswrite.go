@@ -81,22 +81,17 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 # The script tries the same write without the sandbox first, removes what it wrote, and makes no
 # network request.
 # Exit 1: the bug shows (the canary is on the host). 0: it does not. 2: could not tell.
-set -eu
-SANDBOX=${SANDBOX:-%[1]s}
-RUN_AS=${RUN_AS:-%[3]s}
-[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
-SANDBOX=$(command -v "$SANDBOX")
-if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
-home=$(getent passwd "$RUN_AS" | cut -d: -f6)
+`, e.Target, where)
+	b.WriteString(parts.SandboxAs(e.Target, user))
+	w(`home=$(getent passwd "$RUN_AS" | cut -d: -f6)
 n=$$
 w=$(mktemp -d /tmp/repro.XXXXXX)
-target=%[2]s
+target=%s
 cleanup() { rm -rf "$w"; rm -f "$target"; }
 trap cleanup EXIT
 trap 'exit 2' INT TERM HUP
 chmod 755 "$w"
-`, e.Target, where, user)
+`, where)
 	b.WriteString(parts.MakeDirs(args, dir))
 	w("mkdir -p %s\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, dir))
 	w("as() { setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups env -i PATH=\"$PATH\" HOME=\"$home\" USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" LANG=C.UTF-8 \"$@\"; }\n")

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -89,14 +90,31 @@ chmod 755 "$w"
 	return b.String()
 }
 
-// SandboxAs checks, in a script whose command line carries the command, for root (to run the
-// sandbox as RUN_AS), the sandbox SANDBOX (resolved to its path) and the account RUN_AS (root
-// when there is none).
-const SandboxAs = `[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
+// SandboxAs opens a script whose command line carries the command, after its header comment:
+// SANDBOX and RUN_AS (the trial's sandbox and account unless the caller sets them), then the
+// checks for root (to run the sandbox as RUN_AS), the sandbox (resolved to its path) and the
+// account (root when there is none).
+func SandboxAs(sandbox, user string) string {
+	return fmt.Sprintf(`set -eu
+SANDBOX=${SANDBOX:-%s}
+RUN_AS=${RUN_AS:-%s}
+[ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
 command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
 SANDBOX=$(command -v "$SANDBOX")
 if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
+`, sandbox, user)
+}
+
+// DirBeside makes the script's directory, $w, beside where the trial's directory was when that
+// exists, else in /tmp.
+func DirBeside(trialDir string) string {
+	return `# The script's directory stands in the trial's, beside where it was when that exists: the
+# sandbox's arguments (a tmpfs on /tmp, say) see the two alike.
+parent='` + strings.ReplaceAll(filepath.Dir(trialDir), "'", `'\''`) + `'
+[ -d "$parent" ] || parent=/tmp
+w=$(mktemp -d "$parent/repro.XXXXXX")
 `
+}
 
 // NeedsGit is AccountPrelude's line for a script whose bug is git running what was planted.
 const NeedsGit = `command -v git >/dev/null 2>&1 || { echo "no git: the bug is git running what the sandbox let the command plant" >&2; exit 2; }`

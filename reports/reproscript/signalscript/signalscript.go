@@ -69,17 +69,13 @@ func Script(t Trial, scenario, why string) (string, error) {
 # Whether it died is read outside, from its exit status. The same kill is made without the
 # sandbox first. It makes no network request and removes what it made.
 # Exit 1: the bug shows (the process outside was killed). 0: it does not. 2: could not tell.
-set -eu
-SANDBOX=${SANDBOX:-%[1]s}
-RUN_AS=${RUN_AS:-%[2]s}
-`+parts.SandboxAs+`parent=%[3]s
-[ -d "$parent" ] || parent=/tmp
-w=$(mktemp -d "$parent/repro.XXXXXX")
-victim=
+`, t.Target)
+	b.WriteString(parts.SandboxAs(t.Target, user) + parts.DirBeside(trialDir))
+	b.WriteString(`victim=
 trap '[ -z "$victim" ] || kill -9 $victim 2>/dev/null; rm -rf "$w"' EXIT
 trap 'exit 2' INT TERM HUP
 chmod 755 "$w"
-`, t.Target, user, "'"+strings.ReplaceAll(filepath.Dir(trialDir), "'", `'\''`)+"'")
+`)
 	b.WriteString(parts.MakeDirs(args, trialDir))
 	w("ws=%s\nmkdir -p \"$ws\" \"$w/home\" \"$w/tmp\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\" \"$w/tmp\"\n", parts.InScript(t.Dir, trialDir))
 	b.WriteString(parts.AsUser)

@@ -115,19 +115,13 @@ func Script(t Trial, scenario, why string) (string, error) {
 # sends a line. The same connection is tried without the sandbox first. It makes no network
 # request and removes what it made.
 # Exit 1: the bug shows (the line reached the host's socket). 0: it does not. 2: could not tell.
-set -eu
-SANDBOX=${SANDBOX:-%[1]s}
-RUN_AS=${RUN_AS:-%[2]s}
-`+parts.SandboxAs+`# The script's directory stands in the trial's, beside where it was when that exists: the
-# sandbox's arguments (a tmpfs on /tmp, say) see the two alike.
-parent=%[3]s
-[ -d "$parent" ] || parent=/tmp
-w=$(mktemp -d "$parent/repro.XXXXXX")
-trap 'kill $server 2>/dev/null; rm -rf "$w"' EXIT
+`, t.Target)
+	b.WriteString(parts.SandboxAs(t.Target, user) + parts.DirBeside(trialDir))
+	b.WriteString(`trap 'kill $server 2>/dev/null; rm -rf "$w"' EXIT
 trap 'exit 2' INT TERM HUP
 server=
 chmod 755 "$w"
-`, t.Target, user, "'"+strings.ReplaceAll(filepath.Dir(trialDir), "'", `'\''`)+"'")
+`)
 	b.WriteString(parts.MakeDirs(args, trialDir))
 	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\" \"$w/tmp\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\" \"$w/tmp\"\n", parts.InScript(t.Socket, trialDir), parts.InScript(t.Dir, trialDir))
 	w("cat > \"$w/server.py\" <<'PY'\n%sPY\n", server)
