@@ -126,22 +126,20 @@ func init() {
 			}
 		}
 	})
+	bwrapArgFault("tty-shared", "bwrap runs the sandbox without --new-session: the command keeps the caller's terminal as its controlling one (CVE-2017-5226)")
+	bwrapArgFault("pidns-shared", "bwrap runs the sandbox without --unshare-pid, the host's /proc bound in: the command sees, and can signal, every process of its user's")
+}
+
+// bwrapArgFault registers a bypass fault that drops one of bwrap's protections from every run's
+// arguments (faults.BwrapShim's mode name), whatever the trial: a reproducer shows it with the
+// same broken bwrap first on PATH.
+func bwrapArgFault(name, summary string) {
 	faults.Register(&faults.Fault{
-		Name:    "tty-shared",
-		Summary: "bwrap runs the sandbox without --new-session: the command keeps the caller's terminal as its controlling one (CVE-2017-5226)",
-		Expect:  model.NonEnforcing,
-		Seams:   []model.Seam{model.OnPath("bwrap")},
-		Scope:   faults.ScopeBypass,
-		// Its bwrap knows nothing of the trial: --new-session is every run's.
+		Name:     name,
+		Summary:  summary,
+		Expect:   model.NonEnforcing,
+		Seams:    []model.Seam{model.OnPath("bwrap")},
+		Scope:    faults.ScopeBypass,
 		Portable: faults.Always,
-	}, faults.BwrapShim("tty-shared"))
-	faults.Register(&faults.Fault{
-		Name:    "pidns-shared",
-		Summary: "bwrap runs the sandbox without --unshare-pid, the host's /proc bound in: the command sees, and can signal, every process of its user's",
-		Expect:  model.NonEnforcing,
-		Seams:   []model.Seam{model.OnPath("bwrap")},
-		Scope:   faults.ScopeBypass,
-		// Its bwrap knows nothing of the trial: --unshare-pid is every run's.
-		Portable: faults.Always,
-	}, faults.BwrapShim("pidns-shared"))
+	}, faults.BwrapShim(name))
 }
