@@ -98,8 +98,7 @@ var Faults = []Fault{
 	// denied one (alone: judging by the Host header, as host-header-trusted does, refuses it).
 	{"srt", "bad-proxy:bug=host-forwarded", "bypass-proxy-semantics-front", cases("proxy-semantics", "front")},
 	// Plain bwrap without its pid namespace, the host's /proc bound in: the command kills a
-	// process of its user's outside. (srt under the same fault does not show it: its command
-	// still sees none of the user's processes.)
+	// process of its user's outside.
 	{"bwrap", "pidns-shared", "bypass-signals", cases("signals", "kill-outside")},
 }
 
