@@ -108,35 +108,43 @@ func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 		{"project-roots-off", "bypass-persistence-codex-config", "bypass/persistence/codex-config", 1},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
-			out := t.TempDir()
-			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", "codex", "--fault", c.fault, "--label-filter", c.labels, "-n", "1", "--out", out)
-			if code != 1 {
-				t.Fatalf("sandcheck repro under %s: exit %d, want 1\n%s\n%s", c.fault, code, stdout, stderr)
-			}
-			written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(written) != c.scripts {
-				t.Fatalf("scripts for %d scenarios, want %d: %+v", len(written), c.scripts, written)
-			}
-			for _, w := range written {
-				if w.Path == "" {
-					t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
-					continue
-				}
-				if code, got := runScript(t, w.Path, codexBin, ""); code != 1 || !strings.Contains(got, "BUG") {
-					t.Errorf("%s with the faulted settings: exit %d, want 1\n%s", w.Scenario, code, got)
-				}
-				if script, _ := os.ReadFile(w.Path); !strings.Contains(string(script), "changed the sandbox's settings and nothing") {
-					t.Errorf("%s: the script does not say its settings are the fault's", w.Scenario)
-				}
-			}
+			settingsFaultScriptsFail(t, "codex", c.fault, c.labels, codexBin, c.scripts)
 			healthy := t.TempDir()
 			if _, stderr, code := sandcheckExit(t, nil, "run", "--target", "codex", "--label-filter", c.labels, "-n", "1", "--out", healthy); code != 0 {
 				t.Fatalf("sandcheck run without the fault: exit %d\n%s", code, stderr)
 			}
 			closedScriptPasses(t, healthy, codexBin, func(name string) bool { return name == c.closed })
 		})
+	}
+}
+
+// settingsFaultScriptsFail runs sandcheck repro under a fault that changes only the target's
+// settings and every script it writes, outside sandcheck with the real sandbox: there must be
+// scripts for that many scenarios, each exiting 1 and saying its settings are the fault's.
+func settingsFaultScriptsFail(t *testing.T, target, fault, labels, sandbox string, scripts int) {
+	t.Helper()
+	out := t.TempDir()
+	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", target, "--fault", fault, "--label-filter", labels, "-n", "1", "--out", out)
+	if code != 1 {
+		t.Fatalf("sandcheck repro under %s: exit %d, want 1\n%s\n%s", fault, code, stdout, stderr)
+	}
+	written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != scripts {
+		t.Fatalf("scripts for %d scenarios, want %d: %+v", len(written), scripts, written)
+	}
+	for _, w := range written {
+		if w.Path == "" {
+			t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
+			continue
+		}
+		if code, got := runScript(t, w.Path, sandbox, ""); code != 1 || !strings.Contains(got, "BUG") {
+			t.Errorf("%s with the faulted settings: exit %d, want 1\n%s", w.Scenario, code, got)
+		}
+		if script, _ := os.ReadFile(w.Path); !strings.Contains(string(script), "changed the sandbox's settings and nothing") {
+			t.Errorf("%s: the script does not say its settings are the fault's", w.Scenario)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-# The fixture hosts: each ROLE@ADDR:PORT argument a TCP listener that logs every connection and
-# the first line of every request to LOG ("ROLE@PORT accepted" / "ROLE@PORT GET /path"), then
-# answers 200 with its role. It writes "ready" when every listener is up.
+# The fixture hosts: each ROLE@ADDR:PORT argument a TCP listener that logs every connection, the
+# first line of every request and what it carries (X-Sandcheck-Carry-N headers, a request's
+# secrets) to LOG ("ROLE@PORT accepted" / "ROLE@PORT GET /path" / "ROLE@PORT carried VALUE"),
+# then answers 200 with its role. It writes "ready" when every listener is up.
 import socket, sys, threading
 
 log = open(sys.argv[1], "a", buffering=1)
@@ -29,6 +30,10 @@ def answer(label, c):
         pass
     if data:
         note(label + " " + data.split(b"\r\n", 1)[0].decode("latin-1"))
+        for line in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.lower().startswith(b"x-sandcheck-carry-"):
+                note(label + " carried " + value.strip().decode("latin-1"))
         body = label.encode()
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
     c.close()

@@ -2,14 +2,31 @@
 # environment), or straight to the destination: VIA (http: an absolute-URI request to the HTTP
 # proxy; connect: CONNECT, then the request in the tunnel; socks: SOCKS5 CONNECT with the name as
 # sent, then the request; socks-ip: the same with HOST an IPv4 address, sent as one), HOST as hex (it may hold any byte), PORT, METHOD, PATH, and AUTH
-# (noauth: leave the proxy's credentials out, as a process that found its port would). Prints
-# what came back.
+# (noauth: leave the proxy's credentials out, as a process that found its port would), and
+# CARRY, optional: the secrets the request takes along, comma-separated (env:NAME a variable,
+# file:~/PATH a file), each read here, inside the sandbox, and sent in a header of its own as a
+# command taking them out would. Prints what came back.
 import os, socket, struct, sys
 from urllib.parse import urlsplit
 
 via, host, port, method, path = sys.argv[1], bytes.fromhex(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 with_auth = sys.argv[6] != "noauth"
+carry = sys.argv[7].split(",") if len(sys.argv) > 7 and sys.argv[7] else []
 authority = host + b":" + str(port).encode()
+
+def carried():
+    out = b""
+    for i, src in enumerate(carry, 1):
+        kind, _, what = src.partition(":")
+        try:
+            v = os.environ[what] if kind == "env" else open(os.path.expanduser(what)).read()
+        except (KeyError, OSError) as e:
+            print("carry %s: cannot read it: %r" % (src, e))
+            continue
+        print("carry %s: %d bytes" % (src, len(v)))
+        # A header is one line: a file's lines are joined by spaces.
+        out += b"X-Sandcheck-Carry-%d: %s\r\n" % (i, " ".join(v.split()).encode())
+    return out
 
 def proxy(names):
     for n in names:
@@ -30,7 +47,7 @@ def auth(user, pw):
 
 def request(target):
     body = b"" if method == "GET" else b"Content-Length: 0\r\n"
-    return method.encode() + b" " + target + b" HTTP/1.1\r\nHost: " + authority + b"\r\n" + body
+    return method.encode() + b" " + target + b" HTTP/1.1\r\nHost: " + authority + b"\r\n" + body + carried()
 
 def first_line(c):
     data = b""

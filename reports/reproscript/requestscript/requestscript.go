@@ -38,14 +38,17 @@ type evidence struct {
 		Name, Role string
 	} `json:"names"`
 	Cases []struct {
-		Name          string  `json:"name"`
-		AllowedOK     bool    `json:"allowed_ok"`
-		Control       bool    `json:"control"`
-		ThroughParent bool    `json:"through_parent"`
-		Raw           request `json:"raw"`
+		Name          string   `json:"name"`
+		AllowedOK     bool     `json:"allowed_ok"`
+		Control       bool     `json:"control"`
+		ThroughParent bool     `json:"through_parent"`
+		Raw           request  `json:"raw"`
+		MustCarry     []string `json:"must_carry"`
+		MustNotCarry  []string `json:"must_not_carry"`
 	} `json:"cases"`
-	Faults []string `json:"faults"` // the scenario's own (the fail-closed family's conditions)
-	Policy struct {
+	Canaries []canary `json:"canaries"` // the secrets the trial planted (secrets.go)
+	Faults   []string `json:"faults"`   // the scenario's own (the fail-closed family's conditions)
+	Policy   struct {
 		ParentProxy string // the parent proxy the sandbox was given (settings, or the caller's proxy variables)
 	} `json:"policy"`
 	Allowed struct {
@@ -64,8 +67,9 @@ type proxyRun interface {
 // name of every field it set.
 type request struct {
 	Via, Host, Method, Tamper, Addr string
-	Swap                            string `json:"swap"`
-	SwapTo                          string `json:"swap_to"`
+	Swap                            string   `json:"swap"`
+	Carry                           []string `json:"carry"` // what it takes along (secrets.go)
+	SwapTo                          string   `json:"swap_to"`
 	Port                            int
 	ATYP                            byte `json:"atyp"`
 	NoAuth                          bool `json:"no_auth"`
@@ -88,7 +92,7 @@ func (r *request) UnmarshalJSON(b []byte) error {
 
 // spoken are the request fields a script sends as the trial did: a request that sets any other
 // is one the script would send differently, so it gets none.
-var spoken = map[string]bool{"id": true, "via": true, "host": true, "port": true, "method": true, "no_auth": true}
+var spoken = map[string]bool{"id": true, "via": true, "host": true, "port": true, "method": true, "no_auth": true, "carry": true}
 
 // unspoken names the fields of r a script cannot send as the trial did.
 func (r request) unspoken() []string {
@@ -174,6 +178,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return "", err
 	}
 	var control, kase *caseOf
+	var carried *secrets
 	for i := range e.Cases {
 		c := &e.Cases[i]
 		if c.Name == scenario {
@@ -186,6 +191,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 				return "", fmt.Errorf("%s goes %s, not through the proxy: the reproducer sends proxy requests only so far", scenario, c.Raw.Via)
 			case len(c.Raw.unspoken()) > 0:
 				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (%s)", scenario, strings.Join(c.Raw.unspoken(), ", "))
+			}
+			if len(c.Raw.Carry) > 0 {
+				if carried, err = e.secretsOf(c.Raw.Carry, c.MustCarry, c.MustNotCarry); err != nil {
+					return "", fmt.Errorf("%s: %w", scenario, err)
+				}
 			}
 		}
 	}
@@ -217,13 +227,20 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if parent != "" {
 		writeParent(&b, parent, e.Target)
 	}
+	if carried != nil {
+		carried.plant(&b)
+	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("echo \"== control: the allowed host, the same way (%s)\"\n", control.via)
 	w("send %s %s %d GET /repro/control auth\n", control.via, controlHost, control.port)
 	w("if ! grep -q '^allowed@' \"$w/log\"; then echo 'could not tell: the allowed host was not reached either (the sandbox or the fixture did not work)'; exit 2; fi\n")
 	w(": > \"$w/log\"\n")
 	w("echo \"== the case: %s\"\n", parts.ShellSafe(scenario))
-	w("send %s %s %d %s /repro/case %s\n", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp.Or(kase.method, "GET"), kase.auth())
+	w("send %s %s %d %s /repro/case %s", kase.via, hex.EncodeToString([]byte(kase.host)), kase.port, cmp.Or(kase.method, "GET"), kase.auth())
+	if carried != nil {
+		w(" %s", strings.Join(carried.carry, ","))
+	}
+	w("\n")
 	// Any host but the allowed one (on its own ports, where the case may reach it) is a breach;
 	// the parent proxy the settings name is none (what it forwards is logged where it arrives).
 	pattern := "^[^p]"
@@ -234,6 +251,10 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	w("if grep -q '%s' \"$w/log\"; then echo 'BUG: the request reached a fixture host the policy forbids'; exit 1; fi\n", pattern)
 	if kase.throughParent {
 		w("if grep -q '^allowed@' \"$w/log\" && ! grep -q '^parent@' \"$w/log\"; then echo 'BUG: the request reached the allowed host around the parent proxy the sandbox was given'; exit 1; fi\n")
+	}
+	if carried != nil {
+		carried.check(&b)
+		return b.String(), nil
 	}
 	w("echo 'no bug: refused, and the allowed host was reached the same way'\nexit 0\n")
 	return b.String(), nil

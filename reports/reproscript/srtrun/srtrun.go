@@ -120,6 +120,6 @@ func (r Run) TrialDir() (string, error) {
 // Send is send() for srt's request scripts (parts.SendHead): one request from inside srt run
 // with the script's settings.
 var Send = parts.SendHead + `send() {
-  ` + parts.InHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "python3 $w/request.py $1 $2 $3 $4 $5 $6" ) || true
+  ` + parts.InHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "python3 $w/request.py $1 $2 $3 $4 $5 $6 ${7:-}" ) || true
 }
 `

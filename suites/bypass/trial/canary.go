@@ -14,9 +14,9 @@ import (
 // would be there: an environment variable, or a file under the session's HOME. Its value is made
 // per trial, and the fixture logs every request that carries it (model.Hit.Carried).
 type Canary struct {
-	Name string // names it in the fixture's log
-	Env  string // the variable, or
-	File string // the file, relative to HOME
+	Name string `json:"name"`           // names it in the fixture's log
+	Env  string `json:"env,omitempty"`  // the variable, or
+	File string `json:"file,omitempty"` // the file, relative to HOME
 }
 
 // Credential is the canary as a sandbox is told of it (a file's path from HOME, ~/), withheld.

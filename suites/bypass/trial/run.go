@@ -36,7 +36,10 @@ type Trial struct {
 	Denied   nethost.Host    `json:"denied"`
 	Extra    *nethost.Extras `json:"extra,omitempty"`
 	Names    []nethost.Name  `json:"names,omitempty"`
-	Cases    []Case          `json:"cases"`
+	// Canaries are the secrets planted in the session (their values are the nonce's): what a
+	// case's carry sources read, by name (a reproducer plants its own).
+	Canaries []Canary `json:"canaries,omitempty"`
+	Cases    []Case   `json:"cases"`
 	harness.SandboxRun
 	Nonce string      `json:"nonce"`
 	Hits  []model.Hit `json:"fixture_hits"`
@@ -96,7 +99,7 @@ func Run(ctx context.Context, cfg harness.Config, b Plan) (*Trial, error) {
 		defer closeParent()
 	}
 	bt := &Trial{Subject: t.Subject(), Class: b.Class,
-		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Cases: cases, Nonce: t.Nonce}
+		Policy: policy, Allowed: t.Hosts.Allowed, Denied: t.Hosts.Denied, Extra: t.Hosts.Extra, Names: t.Hosts.Names(), Canaries: b.Canaries, Cases: cases, Nonce: t.Nonce}
 	var term *pty.PTY
 	if b.TTY {
 		if term, err = pty.Open(); err != nil {

@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/wire/journal"
+)
+
+// TestReproStandaloneSrtSecrets: srt's secrets faults change only its settings (credentials-ignored
+// drops the credentials section; inject-anywhere lets masked secrets be swapped back towards
+// every allowed host). Each finding gets a script carrying the faulted settings, which plants
+// secrets of its own where the trial planted its, sends what the command reads of them to the
+// allowed host, and exits 1 with the real, healthy srt; the same cases' scripts from a run
+// without the fault exit 0, every one of them.
+func TestReproStandaloneSrtSecrets(t *testing.T) {
+	requireSandbox(t)
+	srt := srtPath(t)
+	for _, c := range []struct {
+		fault   string
+		scripts int
+	}{
+		{"credentials-ignored", 4},
+		{"inject-anywhere", 2},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			settingsFaultScriptsFail(t, "srt", c.fault, "bypass-secrets", srt, c.scripts)
+		})
+	}
+	t.Run("healthy", func(t *testing.T) {
+		out := t.TempDir()
+		if _, stderr, code := sandcheckExit(t, nil, "run", "--target", "srt", "--label-filter", "bypass-secrets", "-n", "1", "--out", out); code != 0 {
+			t.Fatalf("sandcheck run without a fault: exit %d\n%s", code, stderr)
+		}
+		ran := 0
+		if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
+			for _, s := range r.Scenarios {
+				if !strings.HasPrefix(s.Name, "bypass/secrets/") {
+					continue
+				}
+				if !s.Pass {
+					t.Errorf("%s fails on the healthy srt: %s", s.Name, s.Outcome)
+					continue
+				}
+				text, err := reproscript.Script(r, s.Name, "")
+				if err != nil {
+					t.Errorf("%s: no script: %v", s.Name, err)
+					continue
+				}
+				path := filepath.Join(t.TempDir(), reproscript.FileName(s.Name))
+				if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+					return err
+				}
+				ran++
+				if code, got := runScript(t, path, srt, ""); code != 0 || !strings.Contains(got, "no bug") {
+					t.Errorf("%s on the healthy srt: exit %d, want 0\n%s", s.Name, code, got)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if ran != 4 {
+			t.Errorf("%d secrets scripts ran, want 4", ran)
+		}
+	})
+}
