@@ -11,6 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // registers fs-unmask
+	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Known-bad faults' reproducers (issue 31): a fault that only puts a broken tool first on PATH,
@@ -25,7 +26,10 @@ import (
 //   - tty-shared (bubblewrap without --new-session) on srt: the command's TIOCSTI lands in the
 //     caller's terminal, the script's own pseudo-terminal;
 //   - pidns-shared (bubblewrap without --unshare-pid) on bubblewrap itself: the command kills a
-//     process of its user's outside.
+//     process of its user's outside;
+//   - netns-shared (bubblewrap without --unshare-net, firejail without --net=none) on bubblewrap
+//     and on firejail themselves: every request that uses no proxy (TCP over IPv4 and IPv6, UDP, ICMP, io_uring, DNS over UDP and TCP) reaches
+//     the script's fixture.
 func TestReproStandaloneFaults(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "setpriv")
@@ -44,9 +48,11 @@ func TestReproStandaloneFaults(t *testing.T) {
 		{"fs-rw-root", "bwrap", "bwrap", "fs-outside", 1},
 		{"tty-shared", "srt", srtPath(t), "bypass-tty", 1},
 		{"pidns-shared", "bwrap", "bwrap", "bypass-signals", 1},
+		{"netns-shared", "bwrap", "bwrap", "bypass-other-egress || bypass-dns-udp || bypass-dns-tcp", 9},
+		{"netns-shared", "firejail", "firejail", "bypass-other-egress || bypass-dns-udp || bypass-dns-tcp", 9},
 	} {
-		t.Run(c.fault, func(t *testing.T) {
-			broken := brokenTools(t, c.fault)
+		t.Run(c.target+"/"+c.fault, func(t *testing.T) {
+			broken := brokenTools(t, c.fault, c.target)
 			out := t.TempDir()
 			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", c.target, "--fault", c.fault, "--label-filter", c.labels, "-n", "1", "--out", out)
 			if code != 1 {
@@ -88,8 +94,9 @@ func TestReproStandaloneFaults(t *testing.T) {
 }
 
 // brokenTools is a directory with the broken tools fault puts first on PATH, made by the fault
-// itself as for a trial; it fails the test for a fault that changes anything else.
-func brokenTools(t *testing.T, spec string) string {
+// itself as for a trial of target; it fails the test for a fault that changes anything else
+// there (a settings patch counts only for a target that takes settings).
+func brokenTools(t *testing.T, spec, target string) string {
 	t.Helper()
 	f, params, err := faults.Parse(spec)
 	if err != nil {
@@ -100,7 +107,11 @@ func brokenTools(t *testing.T, spec string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(in.Cleanup)
-	c := in.Changes()
+	tg, err := targets.New(target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := in.Changes().ForTarget(targets.TakesSettings(tg))
 	if f.Portable == nil || !f.Portable(params) || len(c.ToolsOnly()) == 0 {
 		t.Fatalf("%s does not only put tools that break any run first on PATH: %+v", spec, c)
 	}

@@ -158,11 +158,12 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 		if err := f.Apply(t.Injection); err != nil {
 			return nil, err
 		}
+		changes := t.Injection.Changes().ForTarget(targets.TakesSettings(t.Target))
 		if i == 0 && f.Portable != nil && f.Portable(params) {
-			t.faultTools = t.Injection.Changes().ToolsOnly()
+			t.faultTools = changes.ToolsOnly()
 		}
 		if i == 0 {
-			t.faultSettings = t.Injection.Changes().SettingsOnly()
+			t.faultSettings = changes.SettingsOnly()
 		}
 	}
 	t.undo = append(t.undo, t.Injection.Cleanup)

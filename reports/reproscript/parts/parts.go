@@ -27,6 +27,12 @@ var ServePy string
 //go:embed parent.py
 var ParentPy string
 
+// UringPy connects to a unix socket or a TCP address through io_uring and sends a line
+// (uring.py): `python3 uring.py SOCK|tcp:IPV4:PORT WORD`.
+//
+//go:embed uring.py
+var UringPy string
+
 // Domain is the fixture hosts' domain.
 const Domain = "sandcheck.test"
 
@@ -99,7 +105,7 @@ func SandboxAs(sandbox, user string) string {
 SANDBOX=${SANDBOX:-%s}
 RUN_AS=${RUN_AS:-%s}
 [ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
 SANDBOX=$(command -v "$SANDBOX")
 if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
 `, sandbox, user)
@@ -121,7 +127,7 @@ const NeedsGit = `command -v git >/dev/null 2>&1 || { echo "no git: the bug is g
 
 // Fixture starts the fixture hosts: two network namespaces, $hs the sandbox's host and $fx the
 // fixture's, serve.py logging to $w/log.
-const Fixture = `ip netns add "$fx"
+var Fixture = `ip netns add "$fx"
 ip netns add "$hs"
 ip link add "h$n" netns "$hs" type veth peer name "f$n" netns "$fx"
 ip -n "$hs" link set lo up
@@ -136,14 +142,20 @@ ip netns exec "$fx" python3 "$w/serve.py" "$w/log" "allowed@$b.2:80" "allowed@$b
 echo $! >> "$w/pids"
 ip netns exec "$hs" python3 "$w/serve.py" "$w/log" "loopback@127.0.0.1:80" "loopback@127.0.0.1:8080" "self@$b.1:80" &
 echo $! >> "$w/pids"
-i=0
-until [ "$(grep -c '^ready' "$w/log")" = 2 ]; do
+` + AwaitReady(2)
+
+// AwaitReady is the lines that wait until n fixture servers have written "ready" to $w/log
+// (exit 2 after 10 s), then empty it.
+func AwaitReady(n int) string {
+	return fmt.Sprintf(`i=0
+until [ "$(grep -c '^ready' "$w/log")" = %d ]; do
   i=$((i + 1))
   [ $i -lt 100 ] || { echo "the fixture did not start" >&2; exit 2; }
   sleep 0.1
 done
 : > "$w/log"
-`
+`, n)
+}
 
 // DaemonDir is the script's lines that remove on exit, with everything else, the per-uid
 // directory a sandbox keeps in /tmp whatever TMPDIR says (Claude Code's cc-daemon-UID, Codex's

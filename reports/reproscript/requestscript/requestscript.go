@@ -22,6 +22,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/claudescript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/codexrun"
+	"github.com/sandcheck/sandcheck/reports/reproscript/directscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/reports/reproscript/signalscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
@@ -54,6 +55,15 @@ type evidence struct {
 	Allowed struct {
 		IP string `json:"ip"`
 	} `json:"allowed"` // the allowed host, which a session's controls may name by address
+	Denied struct {
+		IP string `json:"ip"`
+	} `json:"denied"`
+	Extra struct {
+		DeniedV6                 string `json:"denied_v6"`
+		Loopback, Metadata, Self struct {
+			IP string `json:"ip"`
+		}
+	} `json:"extra"` // the other hosts a request that uses no proxy may aim at
 	raw json.RawMessage // the whole, for a sandbox's own reader (Claude Code's)
 }
 
@@ -153,6 +163,10 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		if c.Name == scenario && (c.Raw.Via == "unix" || c.Raw.Via == "uring-unix") {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
+		}
+		if c.Name == scenario && directscript.Speaks(c.Raw.Via) {
+			return directscript.Script(directscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Dir: e.Dir,
+				Via: c.Raw.Via, Addr: c.Raw.Addr, Zone: c.Raw.Host, Roles: e.roles()}, scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Via == "signal" {
 			return signalscript.Script(signalscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Dir: e.Dir}, scenario, why)
@@ -334,4 +348,16 @@ func addrOf(role string) string {
 		return "$b.1"
 	}
 	return "$b.3" // denied, and any name the policy must refuse
+}
+
+// roles are the trial's fixture addresses by role, for a request that uses no proxy.
+func (e *evidence) roles() map[netip.Addr]string {
+	out := map[netip.Addr]string{}
+	for ip, role := range map[string]string{e.Allowed.IP: model.RoleAllowed, e.Denied.IP: model.RoleDenied, e.Extra.DeniedV6: directscript.RoleDenied6,
+		e.Extra.Loopback.IP: model.RoleLoopback, e.Extra.Metadata.IP: model.RoleMetadata, e.Extra.Self.IP: model.RoleSelf} {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			out[a] = role
+		}
+	}
+	return out
 }

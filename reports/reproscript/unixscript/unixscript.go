@@ -9,7 +9,6 @@
 package unixscript
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -49,11 +48,6 @@ try:
 except Exception as e:
     print("the request: %s" % e)
 `
-
-// uringClient is client's twin through io_uring: `python3 uring.py SOCK WORD`.
-//
-//go:embed uring.py
-var uringClient string
 
 // server listens on the socket SOCK, world-connectable as the trial's was, and appends every
 // line it reads to LOG: `python3 server.py SOCK LOG`.
@@ -141,7 +135,7 @@ trap 'kill $server 2>/dev/null; ip netns del "$net" 2>/dev/null; rm -rf "$w"' EX
 	b.WriteString(as)
 	how, cl := "", client
 	if t.Uring {
-		how, cl = " through io_uring (its socket(2) and connect(2) never called)", uringClient
+		how, cl = " through io_uring (its socket(2) and connect(2) never called)", parts.UringPy
 	}
 	w("cat > \"$w/client.py\" <<'PY'\n%sPY\nclient=$(cat \"$w/client.py\")\n", cl)
 	command := "python3 $w/client.py $sock repro-case"

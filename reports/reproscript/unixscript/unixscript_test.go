@@ -101,7 +101,7 @@ func TestUringScript(t *testing.T) {
 			t.Errorf("script lacks %q", want)
 		}
 	}
-	if strings.Contains(uringClient, "socket.socket") || strings.Contains(uringClient, ".connect(") {
+	if strings.Contains(parts.UringPy, "socket.socket") || strings.Contains(parts.UringPy, ".connect(") {
 		t.Error("the io_uring client makes its connection the usual way")
 	}
 	if out, err := exec.Command("sh", "-n", "-c", s).CombinedOutput(); err != nil {
@@ -126,7 +126,7 @@ func TestUringClient(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out, err := exec.Command("python3", "-c", uringClient, sock, "hello").CombinedOutput()
+	out, err := exec.Command("python3", "-c", parts.UringPy, sock, "hello").CombinedOutput()
 	log, _ := os.ReadFile(filepath.Join(dir, "log"))
 	if err != nil || !strings.Contains(string(out), "the host's socket answered") || string(log) != "hello\n" {
 		t.Fatalf("client: %v: %s; the listener logged %q", err, out, log)

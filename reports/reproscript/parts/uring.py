@@ -1,7 +1,7 @@
-# Connects to the unix socket argv[1] the way the trial did, the socket made and connected
-# through io_uring (IORING_OP_SOCKET, IORING_OP_CONNECT: Linux 5.19+), never socket(2) or
-# connect(2), then sends the line argv[2] and prints the answer.
-import ctypes, mmap, os, struct, sys
+# Connects to argv[1] the way the trial did, the socket made and connected through io_uring
+# (IORING_OP_SOCKET, IORING_OP_CONNECT: Linux 5.19+), never socket(2) or connect(2), then sends
+# the line argv[2] and prints the answer: argv[1] is a unix socket's path, or tcp:IPV4:PORT.
+import ctypes, mmap, os, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 SETUP, ENTER, OP_CONNECT, OP_SOCKET = 425, 426, 16, 45
@@ -35,11 +35,16 @@ def submit(op, fd, addr, length, off):
     struct.pack_into("I", cqm, cq[0], head + 1)
     return res
 
-fd = submit(OP_SOCKET, 1, 0, 0, 1)  # AF_UNIX, SOCK_STREAM
+if sys.argv[1].startswith("tcp:"):
+    host, port = sys.argv[1][4:].rsplit(":", 1)
+    family, raw = socket.AF_INET, struct.pack("=H", socket.AF_INET) + struct.pack(">H", int(port)) + socket.inet_aton(host) + bytes(8)
+else:
+    path = sys.argv[1].encode()
+    family, raw = socket.AF_UNIX, struct.pack("=H", socket.AF_UNIX) + path + b"\0"
+fd = submit(OP_SOCKET, int(family), 0, 0, 1)  # SOCK_STREAM
 if fd < 0:
-    sys.exit("io_uring socket(AF_UNIX): " + os.strerror(-fd))
-path = sys.argv[1].encode()
-sa = ctypes.create_string_buffer(struct.pack("H", 1) + path + b"\0", 2 + len(path) + 1)
+    sys.exit("io_uring socket(%s): %s" % (family.name, os.strerror(-fd)))
+sa = ctypes.create_string_buffer(raw, len(raw))
 rc = submit(OP_CONNECT, fd, ctypes.addressof(sa), 0, len(sa))
 if rc < 0:
     sys.exit("io_uring connect(%s): %s" % (sys.argv[1], os.strerror(-rc)))

@@ -1,0 +1,76 @@
+package directscript
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+)
+
+func bwrapTrial(via, addr string) Trial {
+	return Trial{Target: "bwrap", Version: "0.8.0", Dir: "/tmp/sandcheck-trial-1/workspace", Via: via, Addr: addr, Zone: "denied.sandcheck.test",
+		Argv: []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--", "/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-net",
+			"--bind", "/tmp/sandcheck-trial-1/workspace", "/tmp/sandcheck-trial-1/workspace", "--", "/usr/bin/sandcheck", parts.ProbeVerb, "/tmp/sandcheck-trial-1/spec.json"},
+		Roles: map[netip.Addr]string{
+			netip.MustParseAddr("198.19.7.3"): model.RoleDenied, netip.MustParseAddr("2001:2:0:7::3"): RoleDenied6,
+			netip.MustParseAddr("198.19.7.1"): model.RoleSelf, netip.MustParseAddr("127.0.0.1"): model.RoleLoopback,
+			netip.MustParseAddr("169.254.169.254"): model.RoleMetadata, netip.MustParseAddr("198.19.7.2"): model.RoleAllowed,
+		}}
+}
+
+// TestScript: each way maps the trial's address onto the script's fixture by its role, and the
+// script judges by the fixture's log line for that host: the same request without the sandbox
+// must log it (else exit 2), inside it must not (else exit 1); the trial's command line runs with
+// its directories the script's own.
+func TestScript(t *testing.T) {
+	for _, c := range []struct {
+		via, addr, command, logged string
+	}{
+		{"direct", "198.19.7.3:80", `python3 -c "$direct" direct "$b.3:80"`, "^denied@80 "},
+		{"direct", "[2001:2:0:7::3]:80", `python3 -c "$direct" direct "[$v6::3]:80"`, "^denied@80 "},
+		{"direct", "198.19.7.1:80", `python3 -c "$direct" direct "$b.1:80"`, "^self@80 "},
+		{"direct", "127.0.0.1:80", `python3 -c "$direct" direct "127.0.0.1:80"`, "^loopback@80 "},
+		{"direct", "169.254.169.254:80", `python3 -c "$direct" direct "169.254.169.254:80"`, "^metadata@80 "},
+		{"udp", "198.19.7.3:7", `python3 -c "$direct" udp "$b.3:7"`, "^denied@7/udp"},
+		{"icmp", "198.19.7.3", `python3 -c "$direct" icmp "$b.3"`, "^denied@icmp"},
+		{"uring-tcp", "198.19.7.3:80", `python3 -c "$uring" "tcp:$b.3:80" repro-case`, "^denied@80 "},
+		{"dns-udp", "198.19.7.4:53", `python3 -c "$direct" dns-udp "$b.4:53" repro-case.denied.sandcheck.test`, "^resolver@53/udp"},
+		{"dns-tcp", "198.19.7.4:53", `python3 -c "$direct" dns-tcp "$b.4:53" repro-case.denied.sandcheck.test`, "^resolver@53/tcp"},
+	} {
+		s, err := Script(bwrapTrial(c.via, c.addr), "bypass/other-egress/x", "")
+		if err != nil {
+			t.Errorf("%s %s: %v", c.via, c.addr, err)
+			continue
+		}
+		for _, want := range []string{
+			`"$SANDBOX" '--ro-bind' '/' '/' '--unshare-net' '--bind' ''"$w"'/workspace' ''"$w"'/workspace' '--' ` + c.command + " ) 2>&1 || true",
+			"grep -q '" + c.logged + "' \"$w/log\" || { echo \"could not tell",
+			"if grep -q '" + c.logged + "' \"$w/log\"; then echo \"BUG",
+			"SANDBOX=${SANDBOX:-bwrap}\n",
+			"set SANDBOX=/path/to/bwrap",
+		} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s %s: the script lacks %q", c.via, c.addr, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		t    Trial
+		why  string
+	}{
+		{"srt", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Target = "srt"; return x }(), "not srt"},
+		{"an address of no host", bwrapTrial("direct", "198.19.9.9:80"), "no host for"},
+		{"the allowed host", bwrapTrial("direct", "198.19.7.2:80"), "no host for"},
+		{"UDP elsewhere", bwrapTrial("udp", "198.19.7.3:9"), "UDP port 7"},
+		{"io_uring over IPv6", bwrapTrial("uring-tcp", "[2001:2:0:7::3]:80"), "no host for"},
+		{"a zone with a quote", func() Trial { x := bwrapTrial("dns-udp", "198.19.7.4:53"); x.Zone = "a'b"; return x }(), "cannot write"},
+		{"a fault of sandcheck's", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Broken.Fault = "bad-proxy"; return x }(), "sandcheck's own parts"},
+	} {
+		if _, err := Script(c.t, "bypass/other-egress/x", ""); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.why)
+		}
+	}
+}
