@@ -1,6 +1,7 @@
 # Connects to argv[1] the way the trial did, the socket made and connected through io_uring
 # (IORING_OP_SOCKET, IORING_OP_CONNECT: Linux 5.19+), never socket(2) or connect(2), then sends
-# the line argv[2] and prints the answer: argv[1] is a unix socket's path, or tcp:IPV4:PORT.
+# the line argv[2] and prints the answer: argv[1] is a unix socket's path (@NAME: abstract), or
+# tcp:IPV4:PORT.
 import ctypes, mmap, os, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -39,8 +40,9 @@ if sys.argv[1].startswith("tcp:"):
     host, port = sys.argv[1][4:].rsplit(":", 1)
     family, raw = socket.AF_INET, struct.pack("=H", socket.AF_INET) + struct.pack(">H", int(port)) + socket.inet_aton(host) + bytes(8)
 else:
-    path = sys.argv[1].encode()
-    family, raw = socket.AF_UNIX, struct.pack("=H", socket.AF_UNIX) + path + b"\0"
+    path = sys.argv[1].encode()  # @NAME: an abstract socket, a leading NUL and no terminator
+    name = b"\0" + path[1:] if path[:1] == b"@" else path + b"\0"
+    family, raw = socket.AF_UNIX, struct.pack("=H", socket.AF_UNIX) + name
 fd = submit(OP_SOCKET, int(family), 0, 0, 1)  # SOCK_STREAM
 if fd < 0:
     sys.exit("io_uring socket(%s): %s" % (family.name, os.strerror(-fd)))

@@ -1,6 +1,7 @@
 // Package unixscript writes the standalone reproducer of a host unix socket a sandbox lets the
 // command connect to (bypass/unix-sockets/host-socket, and uring-host-socket, the socket made and
-// connected through io_uring), for sandboxes whose command line carries the command (bubblewrap,
+// connected through io_uring; abstract and uring-abstract, a name of the script's own in its
+// network namespace), for sandboxes whose command line carries the command (bubblewrap,
 // firejail) and for srt: a socket of the script's own where the trial's was (a docker.sock or an
 // ssh-agent's, in a user's terms), a listener on it that logs each line, and the trial's command
 // line, its directories the script's own, running a few lines of python3 that connect and send
@@ -49,13 +50,16 @@ except Exception as e:
     print("the request: %s" % e)
 `
 
-// server listens on the socket SOCK, world-connectable as the trial's was, and appends every
-// line it reads to LOG: `python3 server.py SOCK LOG`.
+// server listens on the socket SOCK (@NAME: abstract), world-connectable as the trial's was,
+// and appends every line it reads to LOG: `python3 server.py SOCK LOG`.
 const server = `import os, socket, sys, threading
 path, log = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_UNIX)
-s.bind(path)
-os.chmod(path, 0o777)
+if path.startswith("@"):
+    s.bind("\0" + path[1:])
+else:
+    s.bind(path)
+    os.chmod(path, 0o777)
 s.listen(8)
 open(log + ".ready", "w").close()
 def serve(c):
@@ -69,8 +73,8 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 `
 
-// client connects to the socket SOCK and sends WORD: `python3 -c CLIENT SOCK WORD`.
-const client = `import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n"); print(s.recv(256).decode().strip())
+// client connects to the socket SOCK (@NAME: abstract) and sends WORD: `python3 -c CLIENT SOCK WORD`.
+const client = `import socket, sys; p = sys.argv[1]; s = socket.socket(socket.AF_UNIX); s.connect("\0" + p[1:] if p[0] == "@" else p); s.sendall(sys.argv[2].encode() + b"\n"); print(s.recv(256).decode().strip())
 `
 
 // Script is the reproducer of scenario as the trial ran it; the error says why there is none.
@@ -81,8 +85,12 @@ func Script(t Trial, scenario, why string) (string, error) {
 	if t.Dir == "" {
 		return "", parts.ErrNoWorkingDir
 	}
-	if strings.HasPrefix(t.Socket, "@") || !strings.HasPrefix(t.Socket, "/") {
-		return "", fmt.Errorf("%s connects to %q, not a socket file: the reproducer makes socket files only so far", scenario, t.Socket)
+	abstract := strings.HasPrefix(t.Socket, "@")
+	if !abstract && !strings.HasPrefix(t.Socket, "/") {
+		return "", fmt.Errorf("%s connects to %q, neither a socket file nor an abstract socket", scenario, t.Socket)
+	}
+	if abstract && t.Swap != "" {
+		return "", fmt.Errorf("%s links the bridge sockets to an abstract socket, which no link can name", scenario)
 	}
 	user, args, err := parts.ArgvSandbox(t.Argv, "")
 	settings := ""
@@ -93,7 +101,7 @@ func Script(t Trial, scenario, why string) (string, error) {
 		return "", err
 	}
 	trialDir := filepath.Dir(t.Dir)
-	if !strings.HasPrefix(t.Socket, trialDir+"/") {
+	if !abstract && !strings.HasPrefix(t.Socket, trialDir+"/") {
 		return "", fmt.Errorf("the trial's socket %s is outside its directory: the script makes only its own", t.Socket)
 	}
 	var b strings.Builder
@@ -117,7 +125,13 @@ server=
 chmod 755 "$w"
 `)
 	b.WriteString(parts.MakeDirs(args, trialDir))
-	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\" \"$w/tmp\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\" \"$w/tmp\"\n", parts.InScript(t.Socket, trialDir), parts.InScript(t.Dir, trialDir))
+	sock := parts.InScript(t.Socket, trialDir)
+	if abstract {
+		// An abstract socket is the network namespace's, as the host's D-Bus or X11 ones are:
+		// a name of the script's own, in the namespace the script runs in.
+		sock = `"@repro-$$"`
+	}
+	w("sock=%s\nws=%s\nmkdir -p \"$(dirname \"$sock\")\" \"$ws\" \"$w/home\" \"$w/tmp\"\nchown \"$RUN_AS\" \"$ws\" \"$w/home\" \"$w/tmp\"\n", sock, parts.InScript(t.Dir, trialDir))
 	w("cat > \"$w/server.py\" <<'PY'\n%sPY\n", server)
 	w(`python3 "$w/server.py" "$sock" "$w/log" & server=$!
 i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the socket did not come up'; exit 2; }; sleep 0.1; done

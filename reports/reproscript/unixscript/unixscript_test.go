@@ -39,9 +39,12 @@ func TestUnixScript(t *testing.T) {
 		`as python3 -c "$client" "$sock" repro-control`, "parent='/tmp'\n")
 	for why, change := range map[string]func(*Trial){
 		"fault":    func(tr *Trial) { tr.Broken.Fault = "bridge-absent" },
-		"abstract": func(tr *Trial) { tr.Socket = "@sandcheck-abc" },
-		"outside":  func(tr *Trial) { tr.Socket = "/run/docker.sock" },
-		"no dir":   func(tr *Trial) { tr.Dir = "" },
+		"relative": func(tr *Trial) { tr.Socket = "sandcheck.sock" },
+		"abstract bridge": func(tr *Trial) {
+			tr.Target, tr.Socket, tr.Swap = "srt", "@sandcheck-abc", trial+"/tmp"
+		},
+		"outside": func(tr *Trial) { tr.Socket = "/run/docker.sock" },
+		"no dir":  func(tr *Trial) { tr.Dir = "" },
 	} {
 		tr := bwrapTrial()
 		change(&tr)
@@ -49,6 +52,18 @@ func TestUnixScript(t *testing.T) {
 			t.Errorf("%s: a script was written", why)
 		}
 	}
+}
+
+// TestAbstractScript: an abstract socket is a name of the script's own, in the namespace the
+// script runs in, which the server binds and the client connects to with a leading NUL.
+func TestAbstractScript(t *testing.T) {
+	tr := bwrapTrial()
+	tr.Socket = "@sandcheck-abc"
+	s, err := Script(tr, "bypass/unix-sockets/abstract", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripttest.Check(t, s, trial, `sock="@repro-$$"`, `s.connect("\0" + p[1:] if p[0] == "@" else p)`, `s.bind("\0" + path[1:])`)
 }
 
 // TestUnixScriptDecides runs the script with two stand-ins for the sandbox: one that runs the
