@@ -11,7 +11,6 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // registers fs-unmask
-	"github.com/sandcheck/sandcheck/targets"
 )
 
 // Known-bad faults' reproducers (issue 31): a fault that only puts a broken tool first on PATH,
@@ -30,7 +29,9 @@ import (
 //   - netns-shared (bubblewrap without --unshare-net, firejail without --net=none) on bubblewrap
 //     and on firejail themselves: every request that uses no proxy (TCP over IPv4 and IPv6, UDP,
 //     ICMP, io_uring, DNS over UDP and TCP) reaches the script's fixture, and an abstract unix
-//     socket of the script's network namespace is connectable (directly and through io_uring).
+//     socket of the script's network namespace is connectable (directly and through io_uring);
+//     and on srt, which runs the broken bubblewrap: with an empty allow-list, the allowed host is
+//     reached around the proxy.
 func TestReproStandaloneFaults(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "setpriv")
@@ -55,6 +56,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 		{"pidns-shared", "bwrap", "bwrap", "bypass-signals", 1, nil},
 		{"netns-shared", "bwrap", "bwrap", netLabels, 13, unixFindings},
 		{"netns-shared", "firejail", "firejail", netLabels, 13, unixFindings},
+		{"netns-shared", "srt", srtPath(t), "bypass-policy-semantics-empty-list-direct", 1, nil},
 	} {
 		t.Run(c.target+"/"+c.fault, func(t *testing.T) {
 			broken := brokenTools(t, c.fault, c.target)
@@ -100,23 +102,19 @@ func TestReproStandaloneFaults(t *testing.T) {
 
 // brokenTools is a directory with the broken tools fault puts first on PATH, made by the fault
 // itself as for a trial of target; it fails the test for a fault that changes anything else
-// there (a settings patch counts only for a target that takes settings).
+// there.
 func brokenTools(t *testing.T, spec, target string) string {
 	t.Helper()
 	f, params, err := faults.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &faults.Injection{Dir: reachableDir(t, "sandcheck-broken-"), Params: params}
+	in := &faults.Injection{Dir: reachableDir(t, "sandcheck-broken-"), Params: params, Target: target}
 	if err := f.Apply(in); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(in.Cleanup)
-	tg, err := targets.New(target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := in.Changes().ForTarget(targets.TakesSettings(tg))
+	c := in.Changes()
 	if f.Portable == nil || !f.Portable(params) || len(c.ToolsOnly()) == 0 {
 		t.Fatalf("%s does not only put tools that break any run first on PATH: %+v", spec, c)
 	}

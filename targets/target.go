@@ -251,19 +251,6 @@ func Offers(t Target, seams ...model.Seam) bool {
 	return true
 }
 
-// TakesSettings reports whether a target takes settings a fault may patch (a settings seam): a
-// patch to one that takes none (bubblewrap, firejail) changes nothing.
-func TakesSettings(t Target) bool {
-	if s, ok := t.(Seamed); ok {
-		for _, seam := range s.Seams() {
-			if strings.HasPrefix(string(seam), string(model.SettingsFormat(""))) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // DenyAll reports whether a target offers no way out at all (Reach is empty): the network
 // scenario then expects the allowed host to be blocked too.
 func DenyAll(t Target) bool { return len(t.Reach()) == 0 }

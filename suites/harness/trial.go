@@ -131,7 +131,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 	if err := os.MkdirAll(t.Marks, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	t.Injection = &faults.Injection{Dir: t.Dir, MarkDir: t.Marks, DenyRead: []string{SecretDir(t.Dir)}, ProbeBin: t.ProbeBin}
+	t.Injection = &faults.Injection{Dir: t.Dir, MarkDir: t.Marks, DenyRead: []string{SecretDir(t.Dir)}, ProbeBin: t.ProbeBin, Target: t.Target.Name()}
 	if opt.Network {
 		hopt := nethost.Options{Dir: t.Dir, OnHit: streamer(t.Target.Reach()), Isolated: opt.Isolated, Extras: opt.Isolated, Names: opt.Names}
 		if t.Hosts, err = nethost.Start(ctx, hopt); err != nil {
@@ -158,7 +158,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 		if err := f.Apply(t.Injection); err != nil {
 			return nil, err
 		}
-		changes := t.Injection.Changes().ForTarget(targets.TakesSettings(t.Target))
+		changes := t.Injection.Changes()
 		if i == 0 && f.Portable != nil && f.Portable(params) {
 			t.faultTools = changes.ToolsOnly()
 		}

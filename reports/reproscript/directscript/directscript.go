@@ -1,15 +1,16 @@
 // Package directscript writes the standalone reproducer of a request that uses no proxy (the
 // other-egress class's TCP to the denied host over IPv4 or IPv6, to the host's loopback, its own
 // address or the metadata address, UDP, ICMP, TCP through io_uring; the dns class's queries to a
-// resolver), for sandboxes whose command line carries the command (bubblewrap, firejail): the
-// fixture hosts in two network namespaces of the script's own, as a request script has them, and
-// the trial's command line, its directories the script's own, run in the host namespace as the
-// trial's account, with a few lines of python3 as the command. The same request is made without
+// resolver), for sandboxes whose command line carries the command (bubblewrap, firejail) and for
+// srt: the fixture hosts in two network namespaces of the script's own, as a request script has
+// them, and the trial's command line (srt's settings), its directories the script's own, run in
+// the host namespace as the trial's account, with a few lines of python3 as the command. The same request is made without
 // the sandbox first: where it does not reach the fixture even so, the script cannot tell.
 package directscript
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 //go:embed direct.py
@@ -52,6 +54,7 @@ type Trial struct {
 	Target, Version string
 	Broken          parts.Broken
 	Argv            []string
+	Settings        json.RawMessage // srt's
 	Dir             string
 	Via, Addr, Zone string
 	Roles           map[netip.Addr]string // the trial's fixture addresses: model.RoleDenied, ...
@@ -105,7 +108,8 @@ func (t Trial) aim() (target, error) {
 	}
 	role, ok := t.Roles[ap.Addr()]
 	at, known := scriptAddr[role]
-	if !ok || !known || role == model.RoleAllowed || t.Via == viaUring && !ap.Addr().Is4() {
+	// The allowed host too: the proxy allows it, a request around the proxy is egress all the same.
+	if !ok || !known || t.Via == viaUring && !ap.Addr().Is4() {
 		return target{}, fmt.Errorf("the request goes to %s, which the script's fixture has no host for", t.Addr)
 	}
 	name := role
@@ -124,8 +128,8 @@ func Script(t Trial, scenario, why string) (string, error) {
 	if err := t.Broken.Check(); err != nil {
 		return "", err
 	}
-	if t.Target != "bwrap" && t.Target != "firejail" {
-		return "", fmt.Errorf("%s goes %s, not through a proxy: its reproducer drives sandboxes whose command line carries the command (bubblewrap, firejail) so far, not %s", scenario, t.Via, t.Target)
+	if t.Target != "bwrap" && t.Target != "firejail" && t.Target != "srt" {
+		return "", fmt.Errorf("%s goes %s, not through a proxy: its reproducer drives srt and sandboxes whose command line carries the command (bubblewrap, firejail) so far, not %s", scenario, t.Via, t.Target)
 	}
 	if t.Dir == "" {
 		return "", parts.ErrNoWorkingDir
@@ -140,7 +144,14 @@ func Script(t Trial, scenario, why string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", scenario, err)
 	}
-	user, args, err := parts.ArgvSandbox(t.Argv, "")
+	var user, settings string
+	var args []string
+	switch t.Target {
+	case "bwrap", "firejail":
+		user, args, err = parts.ArgvSandbox(t.Argv, "")
+	case "srt": // its command line takes the command as one string, after its settings
+		user, settings, err = srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}.Line(t.Dir)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -189,6 +200,9 @@ echo $! >> "$w/pids"
 	}
 	w("cat > \"$w/direct.py\" <<'PY'\n%sPY\ndirect=$(cat \"$w/direct.py\")\n", directPy)
 	w("cat > \"$w/uring.py\" <<'PY'\n%sPY\nuring=$(cat \"$w/uring.py\")\n", parts.UringPy)
+	if settings != "" {
+		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
+	}
 	w("echo \"== without the sandbox: as $RUN_AS, %s\"\n", aim.what)
 	w("%s%s ) 2>&1 || true\n", parts.InHostAs("$w/tmp"), command)
 	w("sleep 0.3\n")
@@ -197,6 +211,17 @@ echo $! >> "$w/pids"
 	w("%s\"$SANDBOX\"", parts.InHostAs("$w/tmp"))
 	for _, a := range args {
 		w(" %s", parts.InScript(a, trialDir))
+	}
+	if settings != "" {
+		// srt's command is one string, which a shell inside runs: the programs from their files.
+		inner := fmt.Sprintf("python3 $w/direct.py %s '%s'", t.Via, aim.addr)
+		if t.Via == viaUring {
+			inner = fmt.Sprintf("python3 $w/uring.py 'tcp:%s' repro-case", aim.addr)
+		}
+		if t.Via == viaDNSUDP || t.Via == viaDNSTCP {
+			inner += " repro-case." + t.Zone
+		}
+		command = fmt.Sprintf(`--settings "$w/settings.json" -c "%s"`, inner)
 	}
 	w(" %s ) 2>&1 || true\n", command)
 	w("sleep 0.3\necho '-- the fixture logged:'; cat \"$w/log\"\n")

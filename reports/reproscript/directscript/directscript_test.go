@@ -33,6 +33,7 @@ func TestScript(t *testing.T) {
 		{"direct", "198.19.7.1:80", `python3 -c "$direct" direct "$b.1:80"`, "^self@80 "},
 		{"direct", "127.0.0.1:80", `python3 -c "$direct" direct "127.0.0.1:80"`, "^loopback@80 "},
 		{"direct", "169.254.169.254:80", `python3 -c "$direct" direct "169.254.169.254:80"`, "^metadata@80 "},
+		{"direct", "198.19.7.2:80", `python3 -c "$direct" direct "$b.2:80"`, "^allowed@80 "}, // around the proxy
 		{"udp", "198.19.7.3:7", `python3 -c "$direct" udp "$b.3:7"`, "^denied@7/udp"},
 		{"icmp", "198.19.7.3", `python3 -c "$direct" icmp "$b.3"`, "^denied@icmp"},
 		{"uring-tcp", "198.19.7.3:80", `python3 -c "$uring" "tcp:$b.3:80" repro-case`, "^denied@80 "},
@@ -61,9 +62,8 @@ func TestScript(t *testing.T) {
 		t    Trial
 		why  string
 	}{
-		{"srt", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Target = "srt"; return x }(), "not srt"},
+		{"codex", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Target = "codex"; return x }(), "not codex"},
 		{"an address of no host", bwrapTrial("direct", "198.19.9.9:80"), "no host for"},
-		{"the allowed host", bwrapTrial("direct", "198.19.7.2:80"), "no host for"},
 		{"UDP elsewhere", bwrapTrial("udp", "198.19.7.3:9"), "UDP port 7"},
 		{"io_uring over IPv6", bwrapTrial("uring-tcp", "[2001:2:0:7::3]:80"), "no host for"},
 		{"a zone with a quote", func() Trial { x := bwrapTrial("dns-udp", "198.19.7.4:53"); x.Zone = "a'b"; return x }(), "cannot write"},
@@ -72,5 +72,31 @@ func TestScript(t *testing.T) {
 		if _, err := Script(c.t, "bypass/other-egress/x", ""); err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.why)
 		}
+	}
+}
+
+// TestSrtScript: srt gets the trial's settings in a file of the script's own and the request as
+// its one command string, the programs from the script's files, an IPv6 address quoted for the
+// shell inside.
+func TestSrtScript(t *testing.T) {
+	tr := bwrapTrial("direct", "[2001:2:0:7::3]:80")
+	tr.Target, tr.Settings = "srt", []byte(`{"network": {"allowedDomains": []}, "filesystem": {"allowWrite": ["/tmp/sandcheck-trial-1/workspace"]}}`)
+	tr.Argv = []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--", "/usr/bin/srt", "--settings", "/tmp/sandcheck-trial-1/srt-settings.json",
+		"-c", "'/usr/bin/sandcheck' '" + parts.ProbeVerb + "' '/tmp/sandcheck-trial-1/spec.json'"}
+	s, err := Script(tr, "bypass/policy-semantics/empty-list-direct", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"$SANDBOX" --settings "$w/settings.json" -c "python3 $w/direct.py direct '[$v6::3]:80'" ) 2>&1 || true`,
+		`cat > "$w/settings.json" <<'SETTINGS'`,
+		"SANDBOX=${SANDBOX:-srt}\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "/tmp/sandcheck-trial-1") {
+		t.Error("the script names the trial's directory")
 	}
 }

@@ -165,7 +165,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 				Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir, Socket: c.Raw.Addr, Uring: c.Raw.Via == "uring-unix"}, scenario, why)
 		}
 		if c.Name == scenario && directscript.Speaks(c.Raw.Via) {
-			return directscript.Script(directscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Dir: e.Dir,
+			return directscript.Script(directscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Settings: e.Settings, Dir: e.Dir,
 				Via: c.Raw.Via, Addr: c.Raw.Addr, Zone: c.Raw.Host, Roles: e.roles()}, scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Via == "signal" {

@@ -111,6 +111,21 @@ func relocate(settings json.RawMessage, trialDir string, ownsPorts bool) (string
 	return s, nil
 }
 
+// Line is what a script that gives srt a command of its own needs of the trial's run: the
+// account, and the trial's settings with the trial directory a placeholder (parts.Relocated).
+// workDir, the trial's working directory, must be in the directory its settings were in.
+func (r Run) Line(workDir string) (user, settings string, err error) {
+	if err := r.Check(); err != nil {
+		return "", "", err
+	}
+	c, _ := argvOf(r.Argv)
+	if c.trialDir != filepath.Dir(workDir) {
+		return "", "", fmt.Errorf("srt's settings are in %s, not in the trial's directory", c.trialDir)
+	}
+	settings, err = relocate(r.Settings, c.trialDir, r.OwnsPorts)
+	return c.user, settings, err
+}
+
 // TrialDir is the trial's directory, where its settings file was (the script's own in its place).
 func (r Run) TrialDir() (string, error) {
 	c, err := argvOf(r.Argv)

@@ -95,7 +95,8 @@ func Script(t Trial, scenario, why string) (string, error) {
 	user, args, err := parts.ArgvSandbox(t.Argv, "")
 	settings := ""
 	if t.Target == "srt" { // its command line takes the command as one string, after its settings
-		user, args, settings, err = srtLine(t)
+		args = nil
+		user, settings, err = srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}.Line(t.Dir)
 	}
 	if err != nil {
 		return "", err
@@ -191,21 +192,4 @@ echo "no bug: the sandboxed command did not reach the host's socket"
 exit 0
 `, reached)
 	return b.String(), nil
-}
-
-// srtLine is srt's part of the trial's command line, which takes the command as one string after
-// its settings file: the account, no arguments of the trial's own (the script gives srt its
-// settings and the command), and the settings, the trial directory in them a placeholder.
-func srtLine(t Trial) (user string, args []string, settings string, err error) {
-	run := srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}
-	if err := run.Check(); err != nil {
-		return "", nil, "", err
-	}
-	dir, _ := run.TrialDir()
-	if dir != filepath.Dir(t.Dir) {
-		return "", nil, "", fmt.Errorf("srt's settings %s are not in the trial's directory", dir)
-	}
-	user, _, _ = parts.AsAccount(t.Argv, "")
-	settings, err = srtrun.Relocate(t.Settings, dir)
-	return user, nil, settings, err
 }
