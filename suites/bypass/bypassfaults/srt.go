@@ -50,33 +50,33 @@ func init() {
 	})
 	faults.Register(&faults.Fault{
 		Name: "srt-seccomp",
-		Summary: "srt's seccomp helper (seccomp.applyPath) is replaced: mode=none runs the command unfiltered, " +
+		Summary: "srt's seccomp helper (seccomp.applyPath) is replaced: mode=none runs the command unfiltered (env), " +
 			"mode=socket-only filters socket(AF_UNIX) but not io_uring, as srt's helper did before io_uring joined its filter",
 		Expect: model.NonEnforcing,
 		Params: []faults.Param{{Name: "mode", Default: "none", Help: "none or socket-only"}},
 		Seams:  []model.Seam{model.SettingsFormat("srt")},
 		Scope:  faults.ScopeBypass,
 	}, func(in *faults.Injection) error {
-		var body string
+		var helper string
 		switch in.Params["mode"] {
 		case "none":
-			body = `exec "$@"`
+			// srt runs its helper as HELPER SHELL -c COMMAND: env runs the rest as it is, and
+			// being the system's, a reproducer's settings name it as the trial's did.
+			helper = "/usr/bin/env"
+			if _, err := os.Stat(helper); err != nil {
+				return fmt.Errorf("mode=none runs srt's command through %s: %w", helper, err)
+			}
 		case "socket-only":
 			if in.ProbeBin == "" {
 				return fmt.Errorf("no sandcheck binary to run the seccomp stand-in")
 			}
-			body = fmt.Sprintf(`exec '%s' %s "$@"`, in.ProbeBin, seccomp.Arg)
+			var err error
+			helper, err = in.WriteHelper("apply-seccomp", fmt.Sprintf("#!/bin/sh\n# sandcheck fault srt-seccomp: a seccomp helper that filters less than srt's own\nexec '%s' %s \"$@\"\n", in.ProbeBin, seccomp.Arg))
+			if err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("mode=%q: want none or socket-only", in.Params["mode"])
-		}
-		dir := filepath.Join(in.Dir, "fault-seccomp")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		helper := filepath.Join(dir, "apply-seccomp")
-		script := "#!/bin/sh\n# sandcheck fault srt-seccomp: a seccomp helper that filters less than srt's own\n" + body + "\n"
-		if err := os.WriteFile(helper, []byte(script), 0o755); err != nil {
-			return err
 		}
 		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
 			targets.SettingsObject(s, "seccomp")["applyPath"] = helper

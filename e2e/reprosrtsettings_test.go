@@ -11,24 +11,27 @@ import (
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
-// TestReproStandaloneSrtSecrets: srt's secrets faults change only its settings (credentials-ignored
-// drops the credentials section; inject-anywhere lets masked secrets be swapped back towards
-// every allowed host). Each finding gets a script carrying the faulted settings, which plants
-// secrets of its own where the trial planted its, sends what the command reads of them to the
-// allowed host, and exits 1 with the real, healthy srt; the same cases' scripts from a run
-// without the fault exit 0, every one of them.
-func TestReproStandaloneSrtSecrets(t *testing.T) {
+// TestReproStandaloneSrtSettingsFaults: srt's faults that change only its settings: the secrets
+// ones (credentials-ignored drops the credentials section; inject-anywhere lets masked secrets be
+// swapped back towards every allowed host), and srt-seccomp:mode=none (its seccomp helper the
+// system's env, which filters nothing). Each finding gets a script carrying the faulted
+// settings, which exits 1 with the real, healthy srt: a secrets script plants secrets of its own
+// where the trial planted its and sends what the command reads of them to the allowed host. The
+// secrets cases' scripts from a run without the fault exit 0, every one of them (the
+// unix-sockets ones: TestReproStandalone).
+func TestReproStandaloneSrtSettingsFaults(t *testing.T) {
 	requireSandbox(t)
 	srt := srtPath(t)
 	for _, c := range []struct {
-		fault   string
-		scripts int
+		fault, labels string
+		scripts       int
 	}{
-		{"credentials-ignored", 4},
-		{"inject-anywhere", 2},
+		{"credentials-ignored", "bypass-secrets", 4},
+		{"inject-anywhere", "bypass-secrets", 2},
+		{"srt-seccomp:mode=none", "bypass-unix-sockets", 2},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
-			settingsFaultScriptsFail(t, "srt", c.fault, "bypass-secrets", srt, c.scripts)
+			settingsFaultScriptsFail(t, "srt", c.fault, c.labels, srt, c.scripts)
 		})
 	}
 	t.Run("healthy", func(t *testing.T) {
