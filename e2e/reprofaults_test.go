@@ -11,6 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // registers fs-unmask
+	"github.com/sandcheck/sandcheck/targets/claudecode"
 )
 
 // Known-bad faults' reproducers (issue 31): a fault that only puts a broken tool first on PATH,
@@ -20,7 +21,8 @@ import (
 // the healthy release fails too, which are known findings (exit 1 either way).
 //   - fs-unmask (bubblewrap loses every mount that hides or pins a path; told to break those below
 //     /tmp, where the trials and the scripts both lay out) on srt: every fs-interplay,
-//     persistence, globs and git case it flags;
+//     persistence, globs and git case it flags; and on Claude Code, which runs the same broken
+//     bubblewrap: its own settings files writable (the script drives Claude Code itself);
 //   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself: the writes outside;
 //   - tty-shared (bubblewrap without --new-session) on srt: the command's TIOCSTI lands in the
 //     caller's terminal, the script's own pseudo-terminal;
@@ -51,6 +53,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 		known                          []string // the cases the healthy sandbox fails too (known findings)
 	}{
 		{"fs-unmask:under=/tmp", "srt", srtPath(t), "bypass-fs-interplay || bypass-persistence || bypass-globs || bypass-git || bypass-userns || bypass-nesting", 37, healthyFails},
+		{"fs-unmask:under=/tmp", "claude-code", claudeRelease(t, claudecode.PinnedVersion), "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local", 2, nil},
 		{"fs-rw-root", "bwrap", "bwrap", "fs-outside", 1, nil},
 		{"tty-shared", "srt", srtPath(t), "bypass-tty", 1, nil},
 		{"pidns-shared", "bwrap", "bwrap", "bypass-signals", 1, nil},
