@@ -92,7 +92,9 @@ func TestReproStandaloneCodexOwnBinary(t *testing.T) {
 // case from a run without the fault exits 0. methods-ignored turns Codex's network mode back to
 // full; private-guard-off lets its proxy dial names that resolve to private addresses, a session
 // whose controls name the allowed host by address (the script's own in its place);
-// project-roots-off makes the working directory a plain writable path, its .codex unprotected.
+// project-roots-off makes the working directory a plain writable path, its .codex unprotected;
+// netns-shared turns network access on and the proxy off, so every request that uses no proxy
+// gets out and every host unix socket, abstract or not, is connectable.
 func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 	requireSandbox(t)
 	codexBin, err := codex.Locate("")
@@ -106,6 +108,7 @@ func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 		{"methods-ignored", "bypass-methods-post || bypass-methods-put", "bypass/methods/post", 2},
 		{"private-guard-off", "bypass-private-addresses", "bypass/private-addresses/loopback", 4},
 		{"project-roots-off", "bypass-persistence-codex-config", "bypass/persistence/codex-config", 1},
+		{"netns-shared", "bypass-other-egress || bypass-unix-sockets || bypass-dns-udp || bypass-dns-tcp", "bypass/other-egress/udp", 10},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			settingsFaultScriptsFail(t, "codex", c.fault, c.labels, codexBin, c.scripts)

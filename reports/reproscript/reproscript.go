@@ -7,7 +7,7 @@
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
 // srt, Codex and Claude Code (the secrets class's on srt), to host unix sockets, requests that use
-// no proxy (directscript: TCP, UDP, ICMP, io_uring, DNS; srt, bubblewrap and firejail), and a kill of a
+// no proxy (directscript: TCP, UDP, ICMP, io_uring, DNS; srt, Codex, bubblewrap and firejail), and a kill of a
 // process of the user's outside the sandbox (signalscript, bubblewrap and firejail), with the conditions a user's
 // configuration sets around such a request, a caller's dead proxy and proxy ports that are not a
 // proxy (requestscript); the git, fs-interplay, privilege, globs and setup classes on srt, bubblewrap,

@@ -90,7 +90,7 @@ func TestScriptRefuses(t *testing.T) {
 		want string
 	}{
 		"fault":  {trialEvidence("bad-proxy", "http"), "fault"},
-		"direct": {json.RawMessage(strings.Replace(string(trialEvidence("", "direct")), `"target":"srt"`, `"target":"codex"`, 1)), "not through a proxy"},
+		"direct": {json.RawMessage(strings.Replace(string(trialEvidence("", "direct")), `"target":"srt"`, `"target":"claude-code"`, 1)), "not through a proxy"},
 		"bwrap":  {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"bwrap"`, 1)), "drive srt, Codex and Claude Code"},
 		// A Codex trial from before the evidence named the run's working directory.
 		"codex, no dir": {json.RawMessage(strings.Replace(string(trialEvidence("", "http")), `"target":"srt"`, `"target":"codex"`, 1)), "working directory"},

@@ -69,16 +69,19 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	return nil
 }
 
+// Timeout prefixes a Codex session: one that has not ended a minute after it started is killed,
+// with everything it started (timeout's process group). 0.171.0 with a dead proxy in the
+// caller's environment outlives its command, spinning a core.
+const Timeout = "timeout -k 5 60 "
+
 // Send is send() for Codex's request scripts, as srtrun.Send is srt's. Codex's proxy resolves
 // the names on the host side, so it runs inside the namespace whose /etc/hosts is the fixture's.
-// A session that has not ended a minute after it started is killed, with everything it started
-// (timeout's process group), and says so: 0.171.0 with a dead proxy in the caller's environment
-// outlives its command, spinning a core.
+// A session killed by Timeout says so.
 var Send = parts.SendHead + `send() {
   req="python3 $w/request.py $1 $2 $3 $4 $5 $6"
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$w/args"
-  ` + parts.InHostAs("$w/codex-tmp") + `timeout -k 5 60 "$SANDBOX" "$@" -- sh -c "$req" ) ||
+  ` + parts.InHostAs("$w/codex-tmp") + Timeout + `"$SANDBOX" "$@" -- sh -c "$req" ) ||
     { [ $? != 124 ] || echo "(codex had not ended 60 s after it started: killed)"; }
 }
 `

@@ -1,8 +1,8 @@
 // Package directscript writes the standalone reproducer of a request that uses no proxy (the
 // other-egress class's TCP to the denied host over IPv4 or IPv6, to the host's loopback, its own
 // address or the metadata address, UDP, ICMP, TCP through io_uring; the dns class's queries to a
-// resolver), for sandboxes whose command line carries the command (bubblewrap, firejail) and for
-// srt: the fixture hosts in two network namespaces of the script's own, as a request script has
+// resolver), for sandboxes whose command line carries the command (bubblewrap, firejail, Codex)
+// and for srt: the fixture hosts in two network namespaces of the script's own, as a request script has
 // them, and the trial's command line (srt's settings), its directories the script's own, run in
 // the host namespace as the trial's account, with a few lines of python3 as the command. The same request is made without
 // the sandbox first: where it does not reach the fixture even so, the script cannot tell.
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/sandcheck/sandcheck/model"
+	"github.com/sandcheck/sandcheck/reports/reproscript/codexrun"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
@@ -112,7 +113,10 @@ func (t Trial) aim() (target, error) {
 	if !ok || !known || t.Via == viaUring && !ap.Addr().Is4() {
 		return target{}, fmt.Errorf("the request goes to %s, which the script's fixture has no host for", t.Addr)
 	}
-	name := role
+	name, host := role, map[string]string{
+		model.RoleDenied: "the denied host", RoleDenied6: "the denied host's IPv6 address", model.RoleSelf: "the sandbox's host's own address",
+		model.RoleLoopback: "the sandbox's host's loopback", model.RoleMetadata: "the metadata address", model.RoleAllowed: "the allowed host, around the proxy",
+	}[role]
 	if role == RoleDenied6 {
 		name = model.RoleDenied
 	}
@@ -120,7 +124,22 @@ func (t Trial) aim() (target, error) {
 	if t.Via == viaUring {
 		how = "TCP through io_uring (its socket(2) and connect(2) never called)"
 	}
-	return target{addr: at + ":" + port, logged: name + "@" + port + " ", what: fmt.Sprintf("%s to the %s host's address %s, port %s", how, name, at, port)}, nil
+	return target{addr: at + ":" + port, logged: name + "@" + port + " ", what: fmt.Sprintf("%s to %s, %s port %s", how, host, at, port)}, nil
+}
+
+// header is the script's header comment, after its opening, for sandbox.
+func header(sandbox string) string {
+	return fmt.Sprintf(`#
+# Needs root (two network namespaces and a private /etc/hosts, all removed on exit), iproute2,
+# util-linux (setpriv), python3 and the sandbox: SANDBOX=/path/to/%[1]s (default: %[1]s on PATH).
+# The sandbox runs as RUN_AS, the account the trial used, with the trial's command line (its
+# directories this script's own), in a network namespace of the script's whose only link is to
+# the fixture's (198.19.X.0/24, 2001:2:0:X::/64); the command makes one request that uses no
+# proxy, as the trial's did. The same request is made without the sandbox first. Nothing leaves
+# the machine.
+# Exit 1: the bug shows (the request reached the fixture). 0: it does not. 2: could not tell.
+set -eu
+`, sandbox)
 }
 
 // Script is the reproducer of scenario as the trial ran it; the error says why there is none.
@@ -128,8 +147,8 @@ func Script(t Trial, scenario, why string) (string, error) {
 	if err := t.Broken.Check(); err != nil {
 		return "", err
 	}
-	if t.Target != "bwrap" && t.Target != "firejail" && t.Target != "srt" {
-		return "", fmt.Errorf("%s goes %s, not through a proxy: its reproducer drives srt and sandboxes whose command line carries the command (bubblewrap, firejail) so far, not %s", scenario, t.Via, t.Target)
+	if t.Target != "bwrap" && t.Target != "firejail" && t.Target != "srt" && t.Target != "codex" {
+		return "", fmt.Errorf("%s goes %s, not through a proxy: its reproducer drives srt, Codex and sandboxes whose command line carries the command (bubblewrap, firejail) so far, not %s", scenario, t.Via, t.Target)
 	}
 	if t.Dir == "" {
 		return "", parts.ErrNoWorkingDir
@@ -144,37 +163,58 @@ func Script(t Trial, scenario, why string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", scenario, err)
 	}
-	var user, settings string
-	var args []string
-	switch t.Target {
-	case "bwrap", "firejail":
-		user, args, err = parts.ArgvSandbox(t.Argv, "")
-	case "srt": // its command line takes the command as one string, after its settings
-		user, settings, err = srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}.Line(t.Dir)
+	// The request as a command's argv, and as one string a shell runs (srt's), the programs then
+	// from their files.
+	argv := fmt.Sprintf(`python3 -c "$direct" %s "%s"`, t.Via, aim.addr)
+	line := fmt.Sprintf("python3 $w/direct.py %s '%s'", t.Via, aim.addr)
+	if t.Via == viaUring {
+		argv = fmt.Sprintf(`python3 -c "$uring" "tcp:%s" repro-case`, aim.addr)
+		line = fmt.Sprintf("python3 $w/uring.py 'tcp:%s' repro-case", aim.addr)
 	}
-	if err != nil {
-		return "", err
+	if t.Via == viaDNSUDP || t.Via == viaDNSTCP {
+		argv += " repro-case." + t.Zone
+		line += " repro-case." + t.Zone
 	}
-	trialDir := filepath.Dir(t.Dir)
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	parts.Opening(&b, scenario, t.Target, t.Version, why)
-	t.Broken.Note(&b)
-	w(`#
-# Needs root (two network namespaces and a private /etc/hosts, all removed on exit), iproute2,
-# util-linux (setpriv), python3 and the sandbox: SANDBOX=/path/to/%[1]s (default: %[1]s on PATH).
-# The sandbox runs as RUN_AS, the account the trial used, with the trial's command line (its
-# directories this script's own), in a network namespace of the script's whose only link is to
-# the fixture's (198.19.X.0/24, 2001:2:0:X::/64); the command makes one request that uses no
-# proxy, as the trial's did. The same request is made without the sandbox first. Nothing leaves
-# the machine.
-# Exit 1: the bug shows (the request reached the fixture). 0: it does not. 2: could not tell.
-set -eu
-SANDBOX=${SANDBOX:-%[1]s}
-RUN_AS=${RUN_AS:-%[2]s}
-`, t.Target, user)
-	b.WriteString(strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/"+t.Target))
-	b.WriteString(parts.MakeDirs(args, trialDir))
+	prelude := strings.ReplaceAll(parts.Prelude, "SANDBOX=/path/to/srt", "SANDBOX=/path/to/"+t.Target)
+	var sandboxed string // the line that runs the request in the sandbox
+	trialDir := filepath.Dir(t.Dir)
+	switch t.Target {
+	case "codex": // its arguments, read back from the file its opening writes them to
+		run := codexrun.Run{Version: t.Version, Broken: t.Broken, Argv: t.Argv, Workspace: t.Dir}
+		if err := run.Check(); err != nil {
+			return "", err
+		}
+		if err := run.Open(&b, scenario, why, header("codex"), prelude); err != nil {
+			return "", err
+		}
+		sandboxed = "set --\nwhile IFS= read -r a; do set -- \"$@\" \"$a\"; done < \"$w/args\"\n" +
+			parts.InHostAs("$w/codex-tmp") + codexrun.Timeout + `"$SANDBOX" "$@" -- ` + argv
+	case "srt": // its command line takes the command as one string, after its settings
+		user, settings, err := srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}.Line(t.Dir)
+		if err != nil {
+			return "", err
+		}
+		parts.Opening(&b, scenario, t.Target, t.Version, why)
+		t.Broken.Note(&b)
+		w("%sSANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n%s", header("srt"), user, prelude)
+		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
+		sandboxed = parts.InHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "` + line + `"`
+	default: // its command line carries the command
+		user, args, err := parts.ArgvSandbox(t.Argv, "")
+		if err != nil {
+			return "", err
+		}
+		parts.Opening(&b, scenario, t.Target, t.Version, why)
+		t.Broken.Note(&b)
+		w("%sSANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n%s%s", header(t.Target), t.Target, user, prelude, parts.MakeDirs(args, trialDir))
+		sandboxed = parts.InHostAs("$w/tmp") + `"$SANDBOX"`
+		for _, a := range args {
+			sandboxed += " " + parts.InScript(a, trialDir)
+		}
+		sandboxed += " " + argv
+	}
 	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
 	w("cat > \"$w/extras.py\" <<'PY'\n%sPY\n", extrasPy)
 	w("printf '127.0.0.1 localhost\\n::1 localhost\\n' > \"$w/hosts\"\n")
@@ -191,39 +231,14 @@ echo $! >> "$w/pids"
 ip netns exec "$fx" python3 "$w/extras.py" "$w/log" "$b.3" "$b.4" &
 echo $! >> "$w/pids"
 ` + parts.AwaitReady(2))
-	command := fmt.Sprintf(`python3 -c "$direct" %s "%s"`, t.Via, aim.addr)
-	if t.Via == viaUring {
-		command = fmt.Sprintf(`python3 -c "$uring" "tcp:%s" repro-case`, aim.addr)
-	}
-	if t.Via == viaDNSUDP || t.Via == viaDNSTCP {
-		command += " repro-case." + t.Zone
-	}
 	w("cat > \"$w/direct.py\" <<'PY'\n%sPY\ndirect=$(cat \"$w/direct.py\")\n", directPy)
 	w("cat > \"$w/uring.py\" <<'PY'\n%sPY\nuring=$(cat \"$w/uring.py\")\n", parts.UringPy)
-	if settings != "" {
-		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
-	}
 	w("echo \"== without the sandbox: as $RUN_AS, %s\"\n", aim.what)
-	w("%s%s ) 2>&1 || true\n", parts.InHostAs("$w/tmp"), command)
+	w("%s%s ) 2>&1 || true\n", parts.InHostAs("$w/tmp"), argv)
 	w("sleep 0.3\n")
 	w("grep -q '^%s' \"$w/log\" || { echo \"could not tell: the request did not reach the fixture even without the sandbox\"; exit 2; }\n", aim.logged)
 	w(": > \"$w/log\"\necho \"== inside the sandbox: the same request\"\n")
-	w("%s\"$SANDBOX\"", parts.InHostAs("$w/tmp"))
-	for _, a := range args {
-		w(" %s", parts.InScript(a, trialDir))
-	}
-	if settings != "" {
-		// srt's command is one string, which a shell inside runs: the programs from their files.
-		inner := fmt.Sprintf("python3 $w/direct.py %s '%s'", t.Via, aim.addr)
-		if t.Via == viaUring {
-			inner = fmt.Sprintf("python3 $w/uring.py 'tcp:%s' repro-case", aim.addr)
-		}
-		if t.Via == viaDNSUDP || t.Via == viaDNSTCP {
-			inner += " repro-case." + t.Zone
-		}
-		command = fmt.Sprintf(`--settings "$w/settings.json" -c "%s"`, inner)
-	}
-	w(" %s ) 2>&1 || true\n", command)
+	w("%s ) 2>&1 || true\n", sandboxed)
 	w("sleep 0.3\necho '-- the fixture logged:'; cat \"$w/log\"\n")
 	w("if grep -q '^%s' \"$w/log\"; then echo \"BUG: the sandboxed command's request reached the fixture: %s\"; exit 1; fi\n", aim.logged, aim.what)
 	w("echo 'no bug: the request did not reach the fixture, as it did without the sandbox'\nexit 0\n")

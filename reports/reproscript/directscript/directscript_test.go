@@ -62,7 +62,7 @@ func TestScript(t *testing.T) {
 		t    Trial
 		why  string
 	}{
-		{"codex", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Target = "codex"; return x }(), "not codex"},
+		{"claude-code", func() Trial { x := bwrapTrial("direct", "198.19.7.3:80"); x.Target = "claude-code"; return x }(), "not claude-code"},
 		{"an address of no host", bwrapTrial("direct", "198.19.9.9:80"), "no host for"},
 		{"UDP elsewhere", bwrapTrial("udp", "198.19.7.3:9"), "UDP port 7"},
 		{"io_uring over IPv6", bwrapTrial("uring-tcp", "[2001:2:0:7::3]:80"), "no host for"},
@@ -98,5 +98,27 @@ func TestSrtScript(t *testing.T) {
 	}
 	if strings.Contains(s, "/tmp/sandcheck-trial-1") {
 		t.Error("the script names the trial's directory")
+	}
+}
+
+// TestCodexScript: Codex's arguments, its policy among them, go to a file the script reads back,
+// and the request runs after `--`, bounded as every Codex session of a script is.
+func TestCodexScript(t *testing.T) {
+	tr := bwrapTrial("udp", "198.19.7.3:7")
+	tr.Target = "codex"
+	tr.Argv = []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--", "/usr/bin/codex", "sandbox", "linux", "-c",
+		"sandbox_workspace_write.network_access=true", "--", "/usr/bin/sandcheck", parts.ProbeVerb, "/tmp/sandcheck-trial-1/spec.json"}
+	s, err := Script(tr, "bypass/other-egress/udp", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`printf '%s\n' 'sandbox_workspace_write.network_access=true' >> "$w/args"`,
+		`timeout -k 5 60 "$SANDBOX" "$@" -- python3 -c "$direct" udp "$b.3:7" ) 2>&1 || true`,
+		"daemon=/tmp/codex-daemon-",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the script lacks %q", want)
+		}
 	}
 }

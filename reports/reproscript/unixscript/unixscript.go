@@ -120,11 +120,20 @@ func Script(t Trial, scenario, why string) (string, error) {
 # Exit 1: the bug shows (the line reached the host's socket). 0: it does not. 2: could not tell.
 `, t.Target)
 	b.WriteString(parts.SandboxAs(t.Target, user) + parts.DirBeside(trialDir))
-	b.WriteString(`trap 'kill $server 2>/dev/null; rm -rf "$w"' EXIT
+	b.WriteString(`net=
+cleanup() {
+  kill $server 2>/dev/null
+  [ -z "$net" ] || ip netns del "$net" 2>/dev/null
+  rm -rf "$w"
+}
+trap cleanup EXIT
 trap 'exit 2' INT TERM HUP
 server=
 chmod 755 "$w"
 `)
+	if t.Target == "codex" {
+		b.WriteString(parts.DaemonDir("codex-daemon-"))
+	}
 	b.WriteString(parts.MakeDirs(args, trialDir))
 	sock := parts.InScript(t.Socket, trialDir)
 	if abstract {
@@ -143,7 +152,6 @@ i=0; until [ -e "$w/log.ready" ]; do i=$((i + 1)); [ $i -lt 100 ] || { echo 'the
 		// look the allowed name up, so everything runs in a network namespace of loopback only.
 		w(`net=repro-bridge-$$
 ip netns add "$net" && ip -n "$net" link set lo up || { echo "could not make a network namespace (iproute2)"; exit 2; }
-trap 'kill $server 2>/dev/null; ip netns del "$net" 2>/dev/null; rm -rf "$w"' EXIT
 `)
 		as = strings.Replace(as, "as() { setpriv", `as() { ip netns exec "$net" setpriv`, 1)
 	}
