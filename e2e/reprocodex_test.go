@@ -86,6 +86,19 @@ func TestReproStandaloneCodexOwnBinary(t *testing.T) {
 	closedScriptPasses(t, out, codexBin, func(name string) bool { return name == "bypass/persistence/codex-config" })
 }
 
+// codexSettingsFaults are Codex's known-bad faults that change only its settings, the scripts
+// each makes, and a case its healthy release closes: TestReproStandaloneCodexSettingsFault runs
+// them.
+var codexSettingsFaults = []struct {
+	fault, labels, closed string
+	scripts               int
+}{
+	{"methods-ignored", "bypass-methods-post || bypass-methods-put", "bypass/methods/post", 2},
+	{"private-guard-off", "bypass-private-addresses", "bypass/private-addresses/loopback", 4},
+	{"project-roots-off", "bypass-persistence-codex-config", "bypass/persistence/codex-config", 1},
+	{"netns-shared", netLabels, "bypass/other-egress/udp", 10},
+}
+
 // TestReproStandaloneCodexSettingsFault: a fault that only changes Codex's settings gets the
 // scripts a real finding does, carrying the faulted settings: each, run outside sandcheck with the
 // real Codex, exits 1, and its opening says the settings are the fault's. The script of the same
@@ -101,15 +114,7 @@ func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 	if err != nil {
 		skip.Missing(t, "%v", err)
 	}
-	for _, c := range []struct {
-		fault, labels, closed string
-		scripts               int
-	}{
-		{"methods-ignored", "bypass-methods-post || bypass-methods-put", "bypass/methods/post", 2},
-		{"private-guard-off", "bypass-private-addresses", "bypass/private-addresses/loopback", 4},
-		{"project-roots-off", "bypass-persistence-codex-config", "bypass/persistence/codex-config", 1},
-		{"netns-shared", "bypass-other-egress || bypass-unix-sockets || bypass-dns-udp || bypass-dns-tcp", "bypass/other-egress/udp", 10},
-	} {
+	for _, c := range codexSettingsFaults {
 		t.Run(c.fault, func(t *testing.T) {
 			settingsFaultScriptsFail(t, "codex", c.fault, c.labels, codexBin, c.scripts)
 			healthy := t.TempDir()

@@ -11,6 +11,17 @@ import (
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
+// srtSettingsFaults are srt's known-bad faults that change only its settings, and the scripts
+// each makes: TestReproStandaloneSrtSettingsFaults runs them.
+var srtSettingsFaults = []struct {
+	fault, labels string
+	scripts       int
+}{
+	{"credentials-ignored", "bypass-secrets", 4},
+	{"inject-anywhere", "bypass-secrets", 2},
+	{"srt-seccomp:mode=none", "bypass-unix-sockets", 2},
+}
+
 // TestReproStandaloneSrtSettingsFaults: srt's faults that change only its settings: the secrets
 // ones (credentials-ignored drops the credentials section; inject-anywhere lets masked secrets be
 // swapped back towards every allowed host), and srt-seccomp:mode=none (its seccomp helper the
@@ -22,14 +33,7 @@ import (
 func TestReproStandaloneSrtSettingsFaults(t *testing.T) {
 	requireSandbox(t)
 	srt := srtPath(t)
-	for _, c := range []struct {
-		fault, labels string
-		scripts       int
-	}{
-		{"credentials-ignored", "bypass-secrets", 4},
-		{"inject-anywhere", "bypass-secrets", 2},
-		{"srt-seccomp:mode=none", "bypass-unix-sockets", 2},
-	} {
+	for _, c := range srtSettingsFaults {
 		t.Run(c.fault, func(t *testing.T) {
 			settingsFaultScriptsFail(t, "srt", c.fault, c.labels, srt, c.scripts)
 		})
