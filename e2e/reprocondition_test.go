@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,19 +81,16 @@ func TestReproStandaloneConcurrency(t *testing.T) {
 }
 
 // TestReproStandaloneClaudeUntrusted: Claude Code runs its Bash tool's commands unsandboxed, without
-// a word, with a --settings file that is empty, not JSON, or in srt's dialect (known findings of
-// both releases the tests run): `sandcheck repro` writes the reproducer of each, which lays out
-// the files Claude Code was given, that one among them, and has its Bash tool run the seed's two
-// curls; run outside sandcheck, each exits 1 with both releases: the denied host was reached. The
-// same with no settings in a fresh HOME has no script yet, and the report says why.
+// a word, with a --settings file that is empty, not JSON, or in srt's dialect, and with no
+// settings at all in a fresh HOME (known findings of both releases the tests run): `sandcheck
+// repro` writes the reproducer of each, which lays out the files Claude Code was given, that one
+// among them (none and an empty HOME for the last), and has its Bash tool run the seed's two
+// curls; run outside sandcheck, each exits 1 with both releases: the denied host was reached.
 func TestReproStandaloneClaudeUntrusted(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "ip", "python3", "setpriv", "curl")
 	out := reproKnown(t, "--target", claudecode.Name+"@"+claudeVersions[0], "--label-filter", "untrusted")
-	if _, err := os.Stat(filepath.Join(out, "repro", reproscript.FileName("untrusted/fresh-home"))); err == nil {
-		t.Error("untrusted/fresh-home got a script, though the evidence does not say which HOME Claude Code had")
-	}
-	for _, id := range []string{"settings-empty", "settings-invalid-json", "settings-unknown-keys"} {
+	for _, id := range []string{"settings-empty", "settings-invalid-json", "settings-unknown-keys", "fresh-home"} {
 		script := filepath.Join(out, "repro", reproscript.FileName("untrusted/"+id))
 		for _, v := range claudeVersions {
 			if code, got := runScript(t, script, claudeRelease(t, v), ""); code != 1 || !strings.Contains(got, "BUG: the denied host was reached") {

@@ -284,10 +284,11 @@ type Exec struct {
 }
 
 // Given is what a run was given beside its command line (targets.Invocation): its working
-// directory, the files the adapter wrote for it and its agent's tool input. With the command
-// line, what a standalone reproducer gives the sandbox again.
+// directory, its HOME, the files the adapter wrote for it and its agent's tool input. With the
+// command line, what a standalone reproducer gives the sandbox again.
 type Given struct {
 	Dir        string         `json:"dir,omitempty"`
+	Home       string         `json:"home,omitempty"` // a fresh one holds no file of the Layout's
 	Layout     []targets.File `json:"layout,omitempty"`
 	AgentInput map[string]any `json:"agent_input,omitempty"`
 }
@@ -368,7 +369,7 @@ func (t *Trial) Exec(ctx context.Context, spec probe.Spec, mod func(*targets.Ses
 	if t.Around != nil {
 		argv = t.Around(argv)
 	}
-	x := &Exec{Settings: json.RawMessage(inv.Settings), Given: Given{Dir: inv.Dir, Layout: inv.Layout, AgentInput: inv.AgentInput}}
+	x := &Exec{Settings: json.RawMessage(inv.Settings), Given: Given{Dir: inv.Dir, Home: targets.EnvValue(inv.Env, "HOME", ""), Layout: inv.Layout, AgentInput: inv.AgentInput}}
 	if !json.Valid(x.Settings) {
 		x.Settings, _ = json.Marshal(inv.Settings)
 	}

@@ -34,6 +34,7 @@ type claudeEvidence struct {
 		Mounts []string `json:"mounts"`
 	} `json:"run"`
 	Dir        string          `json:"dir"`
+	Home       string          `json:"home"` // Claude Code's HOME (from sandcheck 2026-12-07 on)
 	Layout     []laidFile      `json:"layout"`
 	AgentInput map[string]any  `json:"agent_input"`
 	Settings   json.RawMessage `json:"settings"`
@@ -95,9 +96,9 @@ func (e *claudeEvidence) replayable(scenario string) error {
 		return fmt.Errorf("the finding is under the scenario's own fault (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", strings.Join(e.Faults, ", "))
 	case e.Condition == "":
 		return fmt.Errorf("%s is not a network trial: the Claude Code reproducer sends the seed's requests only so far", scenario)
-	case len(e.Layout) == 0 && e.Condition == "fresh-home":
-		return fmt.Errorf("no files were given to Claude Code (a fresh HOME), and the evidence does not say which HOME: the reproducer cannot give it the same yet")
-	case len(e.Layout) == 0 || e.Dir == "":
+	case len(e.Layout) == 0 && e.Condition == "fresh-home" && e.Home == "":
+		return fmt.Errorf("no files were given to Claude Code (a fresh HOME), and the evidence does not say which HOME (a journal from an older sandcheck): run it again")
+	case e.Dir == "" || len(e.Layout) == 0 && e.Condition != "fresh-home":
 		return fmt.Errorf("the trial's evidence does not record the files Claude Code was given (a journal from an older sandcheck): run it again")
 	case strings.Contains(string(e.Settings), "excludedCommands"):
 		return fmt.Errorf("the settings exclude the probe's own command by name; the reproducer's command is another, which they would not exclude")
@@ -116,9 +117,16 @@ func (e *claudeEvidence) replayable(scenario string) error {
 	return nil
 }
 
-// home is Claude Code's HOME in the trial: where its trust state (.claude.json) or its user
-// settings (.claude/settings.json outside the workspace) were written.
+// home is Claude Code's HOME in the trial, as the evidence names it, or (a journal from before it
+// did) where its trust state (.claude.json) or its user settings (.claude/settings.json outside
+// the workspace) were written.
 func (e *claudeEvidence) home() (string, error) {
+	if e.Home != "" {
+		if !strings.HasPrefix(e.Home, filepath.Dir(e.Dir)+"/") {
+			return "", fmt.Errorf("the HOME Claude Code had, %s, was outside the trial's directory: the reproducer makes only its own", e.Home)
+		}
+		return e.Home, nil
+	}
 	for _, f := range e.Layout {
 		if filepath.Base(f.Path) == ".claude.json" {
 			return filepath.Dir(f.Path), nil

@@ -77,6 +77,38 @@ func TestClaudeScript(t *testing.T) {
 	}
 }
 
+// TestFreshHomeScript: with no files given (untrusted/fresh-home), the script gives Claude Code
+// the trial's HOME as the evidence names it, made empty, and nothing else; a journal that does
+// not name it, or a HOME outside the trial's directory, gets none.
+func TestFreshHomeScript(t *testing.T) {
+	const id = "untrusted/fresh-home"
+	fresh := func(home string) func(map[string]any) {
+		return func(ev map[string]any) {
+			ev["condition"], ev["layout"], ev["settings"] = "fresh-home", nil, json.RawMessage(`"(none)"`)
+			if home != "" {
+				ev["home"] = home
+			}
+		}
+	}
+	s, err := Script(model.Record{Evidence: claudeEvidenceOf(id, fresh(claudeTrial+"/fresh-home"))}, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`mkdir -p ''"$w"'/fresh-home' ''"$w"'/workspace'`, `HOME=''"$w"'/fresh-home'`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "<<'FILE'") {
+		t.Error("the script writes a file Claude Code was not given")
+	}
+	for home, why := range map[string]string{"": "does not say which HOME", "/home/someone": "outside the trial's directory"} {
+		if _, err := Script(model.Record{Evidence: claudeEvidenceOf(id, fresh(home))}, id, ""); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("HOME %q: %v, want an error saying %q", home, err, why)
+		}
+	}
+}
+
 // TestClaudeScriptRefuses: no script where the trial cannot be given to Claude Code again as it
 // was, each saying why.
 func TestClaudeScriptRefuses(t *testing.T) {
