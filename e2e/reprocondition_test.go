@@ -2,15 +2,19 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/internal/skip"
+	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
+	"github.com/sandcheck/sandcheck/targets/codex"
 	"github.com/sandcheck/sandcheck/targets/npmcache"
 	"github.com/sandcheck/sandcheck/targets/srt"
+	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
 // TestReproStandaloneConditions: two configurations a user ends up with are known findings of srt
@@ -51,6 +55,43 @@ func TestReproStandaloneConditions(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReproStandaloneCodexEnvDead: Codex 0.171.0 takes a dead proxy in the caller's environment as
+// its proxy's upstream too (a known finding), and then outlives its command, so the timeout may
+// take the trial itself (targets/codex/knownfindings.yaml): the script is written from the
+// trial's evidence whatever its verdict. Run outside sandcheck, its sessions bounded by
+// CODEX_TIMEOUT, it exits 1: the command ran and the allowed host it reached with the caller's
+// environment clean failed.
+func TestReproStandaloneCodexEnvDead(t *testing.T) {
+	requireSandbox(t)
+	skip.UnlessTools(t, "run `make deps-test`", "ip", "python3", "setpriv", "timeout")
+	codexBin, err := codex.Locate("")
+	if err != nil {
+		skip.Missing(t, "%v", err)
+	}
+	const id = "untrusted/proxy-env-dead"
+	out := t.TempDir()
+	sandcheckExit(t, nil, "run", "--target", "codex", "--label-filter", "untrusted-proxy-env-dead", "-n", "1", "--out", out)
+	var script string
+	if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
+		if text, err := reproscript.Script(r, id, ""); err == nil {
+			script = text
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if script == "" {
+		t.Fatalf("no trial of %s left evidence a script could be written from", id)
+	}
+	path := filepath.Join(t.TempDir(), reproscript.FileName(id))
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, got := runScript(t, path, codexBin, "", "CODEX_TIMEOUT=20"); code != 1 || !strings.Contains(got, "BUG: the sandbox ran the command, and its proxy failed the allowed host") {
+		t.Errorf("%s with Codex: exit %d, want 1\n%s", id, code, got)
 	}
 }
 

@@ -54,6 +54,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	parts.Opening(b, scenario, "codex", r.Version, why)
 	r.Broken.Note(b)
 	b.WriteString(header)
+	w("# A Codex session is killed CODEX_TIMEOUT seconds after it started (default 60): with a dead\n# proxy in the caller's environment, 0.171.0 outlives its command.\n")
 	w("SANDBOX=${SANDBOX:-codex}\nRUN_AS=${RUN_AS:-%s}\n", user)
 	b.WriteString(prelude)
 	b.WriteString(parts.DaemonDir("codex-daemon-"))
@@ -69,10 +70,10 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	return nil
 }
 
-// Timeout prefixes a Codex session: one that has not ended a minute after it started is killed,
-// with everything it started (timeout's process group). 0.171.0 with a dead proxy in the
-// caller's environment outlives its command, spinning a core.
-const Timeout = "timeout -k 5 60 "
+// Timeout prefixes a Codex session: one that has not ended a minute (CODEX_TIMEOUT seconds) after
+// it started is killed, with everything it started (timeout's process group). 0.171.0 with a
+// dead proxy in the caller's environment outlives its command, spinning a core.
+const Timeout = "timeout -k 5 \"${CODEX_TIMEOUT:-60}\" "
 
 // Send is send() for Codex's request scripts, as srtrun.Send is srt's. Codex's proxy resolves
 // the names on the host side, so it runs inside the namespace whose /etc/hosts is the fixture's.
@@ -82,6 +83,6 @@ var Send = parts.SendHead + `send() {
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$w/args"
   ` + parts.InHostAs("$w/codex-tmp") + Timeout + `"$SANDBOX" "$@" -- sh -c "$req" ) ||
-    { [ $? != 124 ] || echo "(codex had not ended 60 s after it started: killed)"; }
+    { [ $? != 124 ] || echo "(codex had not ended ${CODEX_TIMEOUT:-60} s after it started: killed)"; }
 }
 `

@@ -114,7 +114,7 @@ func TestCodexScript(t *testing.T) {
 	}
 	for _, want := range []string{
 		`printf '%s\n' 'sandbox_workspace_write.network_access=true' >> "$w/args"`,
-		`timeout -k 5 60 "$SANDBOX" "$@" -- python3 -c "$direct" udp "$b.3:7" ) 2>&1 || true`,
+		`timeout -k 5 "${CODEX_TIMEOUT:-60}" "$SANDBOX" "$@" -- python3 -c "$direct" udp "$b.3:7" ) 2>&1 || true`,
 		"daemon=/tmp/codex-daemon-",
 	} {
 		if !strings.Contains(s, want) {
