@@ -75,6 +75,16 @@ var scriptAddr = map[string]string{
 	RoleDenied6:        "[$v6::3]",
 }
 
+// roleWords name a role's host in a script's messages.
+var roleWords = map[string]string{
+	model.RoleAllowed:  "the allowed host, around the proxy",
+	model.RoleDenied:   "the denied host",
+	model.RoleSelf:     "the sandbox's host's own address",
+	model.RoleLoopback: "the sandbox's host's loopback",
+	model.RoleMetadata: "the metadata address",
+	RoleDenied6:        "the denied host's IPv6 address",
+}
+
 var zoneName = regexp.MustCompile(`^[A-Za-z0-9.-]+$`)
 
 // target is the request as the script makes it: the address (a shell expression), the log line
@@ -113,10 +123,7 @@ func (t Trial) aim() (target, error) {
 	if !ok || !known || t.Via == viaUring && !ap.Addr().Is4() {
 		return target{}, fmt.Errorf("the request goes to %s, which the script's fixture has no host for", t.Addr)
 	}
-	name, host := role, map[string]string{
-		model.RoleDenied: "the denied host", RoleDenied6: "the denied host's IPv6 address", model.RoleSelf: "the sandbox's host's own address",
-		model.RoleLoopback: "the sandbox's host's loopback", model.RoleMetadata: "the metadata address", model.RoleAllowed: "the allowed host, around the proxy",
-	}[role]
+	name := role
 	if role == RoleDenied6 {
 		name = model.RoleDenied
 	}
@@ -124,7 +131,7 @@ func (t Trial) aim() (target, error) {
 	if t.Via == viaUring {
 		how = "TCP through io_uring (its socket(2) and connect(2) never called)"
 	}
-	return target{addr: at + ":" + port, logged: name + "@" + port + " ", what: fmt.Sprintf("%s to %s, %s port %s", how, host, at, port)}, nil
+	return target{addr: at + ":" + port, logged: name + "@" + port + " ", what: fmt.Sprintf("%s to %s, %s port %s", how, roleWords[role], at, port)}, nil
 }
 
 // header is the script's header comment, after its opening, for sandbox.
