@@ -117,16 +117,11 @@ func (e *claudeEvidence) replayable(scenario string) error {
 	return nil
 }
 
-// home is Claude Code's HOME in the trial, as the evidence names it, or (a journal from before it
-// did) where its trust state (.claude.json) or its user settings (.claude/settings.json outside
-// the workspace) were written.
+// home is Claude Code's HOME in the trial: where its trust state (.claude.json) or its user
+// settings (.claude/settings.json outside the workspace) were written, or, where it was given
+// none (a fresh HOME), the HOME the evidence names. The files come first: they say where Claude
+// Code itself looked, which the session's HOME variable need not.
 func (e *claudeEvidence) home() (string, error) {
-	if e.Home != "" {
-		if !strings.HasPrefix(e.Home, filepath.Dir(e.Dir)+"/") {
-			return "", fmt.Errorf("the HOME Claude Code had, %s, was outside the trial's directory: the reproducer makes only its own", e.Home)
-		}
-		return e.Home, nil
-	}
 	for _, f := range e.Layout {
 		if filepath.Base(f.Path) == ".claude.json" {
 			return filepath.Dir(f.Path), nil
@@ -136,6 +131,12 @@ func (e *claudeEvidence) home() (string, error) {
 		if strings.HasSuffix(f.Path, "/.claude/settings.json") && !strings.HasPrefix(f.Path, e.Dir+"/") {
 			return filepath.Dir(filepath.Dir(f.Path)), nil
 		}
+	}
+	if e.Home != "" { // no file of Claude Code's own: a fresh HOME, as the evidence names it
+		if !strings.HasPrefix(e.Home, filepath.Dir(e.Dir)+"/") {
+			return "", fmt.Errorf("the HOME Claude Code had, %s, was outside the trial's directory: the reproducer makes only its own", e.Home)
+		}
+		return e.Home, nil
 	}
 	return "", fmt.Errorf("the trial's files do not say which HOME Claude Code had")
 }
