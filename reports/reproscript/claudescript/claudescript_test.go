@@ -102,6 +102,11 @@ func TestFreshHomeScript(t *testing.T) {
 	if strings.Contains(s, "<<'FILE'") {
 		t.Error("the script writes a file Claude Code was not given")
 	}
+	// Where it was given files, they say where its HOME was, whatever the session's variable.
+	s, err = Script(model.Record{Evidence: claudeEvidenceOf(id, func(ev map[string]any) { ev["home"] = "/tmp/elsewhere" })}, id, "")
+	if err != nil || !strings.Contains(s, `HOME=''"$w"'/claude-home'`) {
+		t.Errorf("with files laid out and another HOME named: %v, want the files' HOME", err)
+	}
 	for home, why := range map[string]string{"": "does not say which HOME", "/home/someone": "outside the trial's directory"} {
 		if _, err := Script(model.Record{Evidence: claudeEvidenceOf(id, fresh(home))}, id, ""); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("HOME %q: %v, want an error saying %q", home, err, why)
