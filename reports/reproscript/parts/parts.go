@@ -105,7 +105,7 @@ func SandboxAs(sandbox, user string) string {
 SANDBOX=${SANDBOX:-%s}
 RUN_AS=${RUN_AS:-%s}
 [ "$(id -u)" = 0 ] || { echo "run me as root: I run the sandbox as $RUN_AS" >&2; exit 2; }
-command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/srt" >&2; exit 2; }
+command -v "$SANDBOX" >/dev/null 2>&1 || { echo "no sandbox at $SANDBOX: set SANDBOX=/path/to/it" >&2; exit 2; }
 SANDBOX=$(command -v "$SANDBOX")
 if ! id "$RUN_AS" >/dev/null 2>&1; then echo "no account $RUN_AS: the sandbox runs as root" >&2; RUN_AS=root; fi
 `, sandbox, user)
