@@ -166,9 +166,6 @@ func claudeLine(indent, user, home, portFile, sandbox string, args []string, tri
 	fmt.Fprintf(&b, "env -i PATH=\"$PATH\" HOME=%s USER=%s LOGNAME=%s TMPDIR=\"$w/tmp\" LANG=C.UTF-8 ${caller_env:-} \\\n", home, user, user)
 	fmt.Fprintf(&b, "%sANTHROPIC_BASE_URL=\"http://127.0.0.1:$(cat %s)\" ANTHROPIC_API_KEY=sk-ant-reproducer-dummy-key \\\n", indent, portFile)
 	fmt.Fprintf(&b, "%sCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \\\n", indent)
-	fmt.Fprintf(&b, "%stimeout 120 %s", indent, sandbox)
-	for _, a := range args {
-		b.WriteString(" " + parts.InScript(a, trialDir))
-	}
+	fmt.Fprintf(&b, "%stimeout 120 %s%s", indent, sandbox, parts.InScriptArgs(args, trialDir))
 	return b.String()
 }

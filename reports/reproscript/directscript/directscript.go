@@ -216,11 +216,7 @@ func Script(t Trial, scenario, why string) (string, error) {
 		parts.Opening(&b, scenario, t.Target, t.Version, why)
 		t.Broken.Note(&b)
 		w("%sSANDBOX=${SANDBOX:-%s}\nRUN_AS=${RUN_AS:-%s}\n%s%s", header(t.Target), t.Target, user, prelude, parts.MakeDirs(args, trialDir))
-		sandboxed = parts.InHostAs("$w/tmp") + `"$SANDBOX"`
-		for _, a := range args {
-			sandboxed += " " + parts.InScript(a, trialDir)
-		}
-		sandboxed += " " + argv
+		sandboxed = parts.InHostAs("$w/tmp") + `"$SANDBOX"` + parts.InScriptArgs(args, trialDir) + " " + argv
 	}
 	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
 	w("cat > \"$w/extras.py\" <<'PY'\n%sPY\n", extrasPy)

@@ -187,6 +187,16 @@ func InScript(s, trialDir string) string {
 	return strings.Join(parts, `"$w"`)
 }
 
+// InScriptArgs is the sandbox's arguments of a trial's command line as a script passes them,
+// each InScript and led by a space: what follows "$SANDBOX" on the script's line.
+func InScriptArgs(args []string, trialDir string) string {
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(" " + InScript(a, trialDir))
+	}
+	return b.String()
+}
+
 // AllowedAddr is the script's allowed host's address, a shell expression ($b is the script's /24).
 const AllowedAddr = "$b.2"
 

@@ -58,6 +58,25 @@ func TestInScriptAndMakeDirs(t *testing.T) {
 	}
 }
 
+// TestInScriptArgs: the sandbox's arguments, each quoted as InScript does, each led by a space;
+// none is nothing.
+func TestInScriptArgs(t *testing.T) {
+	if got := InScriptArgs([]string{"--bind", "/t/trial/ws", "/t/trial/ws"}, "/t/trial"); got != ` '--bind' ''"$w"'/ws' ''"$w"'/ws'` {
+		t.Errorf("InScriptArgs: %s", got)
+	}
+	if got := InScriptArgs(nil, "/t/trial"); got != "" {
+		t.Errorf("no arguments: %q", got)
+	}
+}
+
+// TestSandboxAs: the opening of a script that runs another sandbox than srt names no srt.
+func TestSandboxAs(t *testing.T) {
+	s := SandboxAs("bwrap", "sandcheck")
+	if !strings.Contains(s, "SANDBOX=${SANDBOX:-bwrap}") || !strings.Contains(s, "set SANDBOX=/path/to/it") || strings.Contains(s, "srt") {
+		t.Errorf("SandboxAs:\n%s", s)
+	}
+}
+
 // TestInScriptAddr: the trial's address becomes the script's wherever it stands alone, never as
 // the start of a longer number; the trial's directory becomes the script's as InScript does it.
 func TestInScriptAddr(t *testing.T) {

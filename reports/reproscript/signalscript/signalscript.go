@@ -97,9 +97,7 @@ ended
 echo "== inside the sandbox: the same kill"
 victim
 ( cd "$ws" && as "$SANDBOX"`)
-	for _, a := range args {
-		w(" %s", parts.InScript(a, trialDir))
-	}
+	b.WriteString(parts.InScriptArgs(args, trialDir))
 	w(` python3 -c "$killer" "$marker" ) 2>&1 || true
 ended
 if [ "$rc" = 137 ]; then echo "BUG: the sandboxed command killed a process of $RUN_AS's outside the sandbox (kill -9 -1 would kill them all)"; exit 1; fi

@@ -182,10 +182,7 @@ ip netns add "$net" && ip -n "$net" link set lo up || { echo "could not make a n
 	w(`grep -q repro-control "$w/log" 2>/dev/null || { echo "could not tell: $RUN_AS cannot connect to the socket even without a sandbox"; exit 2; }
 echo "== inside the sandbox: the same connection"
 `)
-	w("( cd \"$ws\" && as \"$SANDBOX\"")
-	for _, a := range args {
-		w(" %s", parts.InScript(a, trialDir))
-	}
+	w("( cd \"$ws\" && as \"$SANDBOX\"%s", parts.InScriptArgs(args, trialDir))
 	if settings != "" {
 		w(" --settings \"$w/settings.json\" -c \"%s\" ) 2>&1 || true\n", command)
 	} else {
