@@ -36,30 +36,41 @@ func TestReproStandaloneCodex(t *testing.T) {
 	closedScriptPasses(t, out, codexBin, func(name string) bool { return strings.HasPrefix(name, "bypass/matching/") })
 }
 
+// writeScript writes the script of scenario, from the trial rec, into a directory of the test's:
+// its path, or why there is none.
+func writeScript(t *testing.T, rec model.Record, scenario string) (string, error) {
+	t.Helper()
+	text, err := reproscript.Script(rec, scenario, "")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(t.TempDir(), reproscript.FileName(scenario))
+	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, nil
+}
+
 // closedScriptPasses writes the script of the first scenario of the run in out that match
 // selects, passed, and has one, and runs it with the sandbox: it must exit 0.
 func closedScriptPasses(t *testing.T, out, sandbox string, match func(string) bool) {
 	t.Helper()
-	var closed, scenario string
+	var path, scenario string
 	if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
 		for _, s := range r.Scenarios {
-			if closed != "" || !s.Pass || s.Outcome != model.Correct || !match(s.Name) {
+			if path != "" || !s.Pass || s.Outcome != model.Correct || !match(s.Name) {
 				continue
 			}
-			if text, err := reproscript.Script(r, s.Name, ""); err == nil {
-				closed, scenario = text, s.Name
+			if p, err := writeScript(t, r, s.Name); err == nil {
+				path, scenario = p, s.Name
 			}
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if closed == "" {
+	if path == "" {
 		t.Fatal("no case the sandbox closes has a script: nothing to show the script passing")
-	}
-	path := filepath.Join(t.TempDir(), "closed.sh")
-	if err := os.WriteFile(path, []byte(closed), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	if code, got := runScript(t, path, sandbox, ""); code != 0 || !strings.Contains(got, "no bug") {
 		t.Errorf("%s, which the sandbox refuses: exit %d, want 0\n%s", scenario, code, got)

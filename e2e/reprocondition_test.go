@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,21 +73,17 @@ func TestReproStandaloneCodexEnvDead(t *testing.T) {
 	const id = "untrusted/proxy-env-dead"
 	out := t.TempDir()
 	sandcheckExit(t, nil, "run", "--target", "codex", "--label-filter", "untrusted-proxy-env-dead", "-n", "1", "--out", out)
-	var script string
+	var path string
 	if _, err := journal.Scan(filepath.Join(out, "journal.jsonl"), func(r model.Record) error {
-		if text, err := reproscript.Script(r, id, ""); err == nil {
-			script = text
+		if p, err := writeScript(t, r, id); err == nil {
+			path = p
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if script == "" {
+	if path == "" {
 		t.Fatalf("no trial of %s left evidence a script could be written from", id)
-	}
-	path := filepath.Join(t.TempDir(), reproscript.FileName(id))
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	if code, got := runScript(t, path, codexBin, "", "CODEX_TIMEOUT=20"); code != 1 || !strings.Contains(got, "BUG: the sandbox ran the command, and its proxy failed the allowed host") {
 		t.Errorf("%s with Codex: exit %d, want 1\n%s", id, code, got)

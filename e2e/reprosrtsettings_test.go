@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/model"
-	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/wire/journal"
 )
 
@@ -53,14 +51,10 @@ func TestReproStandaloneSrtSettingsFaults(t *testing.T) {
 					t.Errorf("%s fails on the healthy srt: %s", s.Name, s.Outcome)
 					continue
 				}
-				text, err := reproscript.Script(r, s.Name, "")
+				path, err := writeScript(t, r, s.Name)
 				if err != nil {
 					t.Errorf("%s: no script: %v", s.Name, err)
 					continue
-				}
-				path := filepath.Join(t.TempDir(), reproscript.FileName(s.Name))
-				if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
-					return err
 				}
 				ran++
 				if code, got := runScript(t, path, srt, ""); code != 0 || !strings.Contains(got, "no bug") {
