@@ -198,15 +198,14 @@ func Script(t Trial, scenario, why string) (string, error) {
 		}
 		sandboxed = "set --\nwhile IFS= read -r a; do set -- \"$@\" \"$a\"; done < \"$w/args\"\n" +
 			parts.InHostAs("$w/codex-tmp") + codexrun.Timeout + `"$SANDBOX" "$@" -- ` + argv
-	case "srt": // its command line takes the command as one string, after its settings
-		user, settings, err := srtrun.Run{Target: t.Target, Version: t.Version, Settings: t.Settings, Argv: t.Argv}.Line(t.Dir)
-		if err != nil {
+	case "srt": // its command line takes the command as one string, after its settings (its opening writes them)
+		run := srtrun.Run{Target: t.Target, Version: t.Version, Broken: t.Broken, Settings: t.Settings, Argv: t.Argv}
+		if err := run.Check(); err != nil {
 			return "", err
 		}
-		parts.Opening(&b, scenario, t.Target, t.Version, why)
-		t.Broken.Note(&b)
-		w("%sSANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n%s", header("srt"), user, prelude)
-		w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n%s", settings, parts.SetDir(`"$w/settings.json"`, settings))
+		if err := run.Open(&b, scenario, why, header("srt"), prelude); err != nil {
+			return "", err
+		}
 		sandboxed = parts.InHostAs("$w/tmp") + `"$SANDBOX" --settings "$w/settings.json" -c "` + line + `"`
 	default: // its command line carries the command
 		user, args, err := parts.ArgvSandbox(t.Argv, "")
