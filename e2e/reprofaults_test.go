@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/internal/skip"
 	"github.com/sandcheck/sandcheck/reports/reproscript"
+	"github.com/sandcheck/sandcheck/suites"
 	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // registers fs-unmask
 	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
 	"github.com/sandcheck/sandcheck/targets/claudecode"
@@ -34,11 +36,20 @@ var toolFaultScripts = []struct {
 		srtFSFindings()},
 	{"fs-unmask:under=/tmp", "claude-code", "bypass-persistence-claude-settings || bypass-persistence-claude-settings-local", 2, nil},
 	{"fs-rw-root", "bwrap", "fs-outside", 1, nil},
+	{"fs-rw-root", "srt", "fs-outside", 3, nil},
 	{"tty-shared", "srt", "bypass-tty", 1, nil},
 	{"pidns-shared", "bwrap", "bypass-signals", 1, nil},
 	{"netns-shared", "bwrap", netLabels, 13, unixFindings},
 	{"netns-shared", "firejail", netLabels, 13, unixFindings},
-	{"netns-shared", "srt", "bypass-policy-semantics-empty-list-direct", 1, nil},
+	{"netns-shared", "srt", "bypass-policy-semantics-empty-list-direct || channel-direct || channel-dns", 3, nil},
+	{"bridge-absent", "srt", "channel-http || channel-https || channel-socks", 3, nil},
+	{"bridge-late", "srt", "channel-http || channel-https || channel-socks", 3, nil},
+}
+
+// sumsUp says whether a scenario sums up others, whose scripts reproduce it: the filesystem
+// family's overall one, and the network family's properties (its channels have scripts).
+func sumsUp(scenario string) bool {
+	return scenario == "filesystem/isolation" || strings.HasPrefix(scenario, "network/") && !strings.HasPrefix(scenario, "network/channel/")
 }
 
 // srtFSFindings are srt's pinned filesystem findings, the git class's among them.
@@ -71,7 +82,8 @@ func sandboxOf(t *testing.T, target string) string {
 //     /tmp, where the trials and the scripts both lay out) on srt: every fs-interplay,
 //     persistence, globs and git case it flags; and on Claude Code, which runs the same broken
 //     bubblewrap: its own settings files writable (the script drives Claude Code itself);
-//   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself: the writes outside;
+//   - fs-rw-root (bubblewrap binds / read-write) on bubblewrap itself and on srt, which runs the
+//     same broken bubblewrap: the writes outside;
 //   - tty-shared (bubblewrap without --new-session) on srt: the command's TIOCSTI lands in the
 //     caller's terminal, the script's own pseudo-terminal;
 //   - pidns-shared (bubblewrap without --unshare-pid) on bubblewrap itself: the command kills a
@@ -81,7 +93,11 @@ func sandboxOf(t *testing.T, target string) string {
 //     ICMP, io_uring, DNS over UDP and TCP) reaches the script's fixture, and an abstract unix
 //     socket of the script's network namespace is connectable (directly and through io_uring);
 //     and on srt, which runs the broken bubblewrap: with an empty allow-list, the allowed host is
-//     reached around the proxy.
+//     reached around the proxy, and the network family's direct and DNS channels reach the
+//     denied host and the resolver (the seed's second outcome);
+//   - bridge-absent and bridge-late (srt's relay inside the sandbox never starts, or starts
+//     after srt's readiness wait) on srt: the network family's proxy channels find nothing on
+//     the proxy port (the seed's first outcome, a dead proxy).
 func TestReproStandaloneFaults(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "git", "findmnt", "setpriv")
@@ -103,7 +119,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 			ran := 0
 			for _, w := range written {
 				if w.Path == "" {
-					if w.Scenario != "filesystem/isolation" { // it sums up the checks, which have their own
+					if !sumsUp(w.Scenario) {
 						t.Errorf("%s: no reproducer: %s", w.Scenario, w.Why)
 					}
 					continue
@@ -154,14 +170,43 @@ func brokenTools(t *testing.T, spec, target string) string {
 
 // noReproducer are the known-bad faults whose findings get no standalone script, by target and
 // fault name, and why: what they change is sandcheck's own, which a script for a maintainer
-// cannot carry.
+// cannot carry, or their finding is no sandbox's.
 var noReproducer = map[string]string{
-	"srt/bad-proxy":   "it stands sandcheck's own allow-list proxy, with the bugs chosen, in for srt's",
-	"srt/srt-seccomp": "mode=socket-only's seccomp helper is a program of the trial's that runs sandcheck's binary",
+	"srt/bad-proxy":            "it stands sandcheck's own allow-list proxy, with the bugs chosen, in for srt's",
+	"srt/srt-seccomp":          "mode=socket-only's seccomp helper is a program of the trial's that runs sandcheck's binary",
+	"srt/open-proxy":           "it stands sandcheck's own open proxy in for srt's",
+	"srt/bridge-mid":           "its relay waits for the probe's first request, which sandcheck's probe marks",
+	"srt/host-bridge-dies":     "its bridge dies once the probe's first request is done, which sandcheck's probe marks",
+	"srt/bridge-flaky":         "its failure is a rate: one session of a script shows it with probability p only",
+	"srt/policy-allows-denied": "the policy itself allows the denied host (the token's sanity check): no sandbox's bug",
+	"srt/fs-drop-deny-read":    "its bubblewrap drops the mount over the trial's own denied path, which a script's is not",
+	"srt/degraded-no-proxy":    "it stands a shell script of sandcheck's in for srt",
 }
 
-// TestEveryKnownBadFaultReproduced (issue 31): every known-bad fault of the bypass family either
-// has its findings' scripts run by a test here, outside sandcheck (toolFaultScripts,
+// knownBadFaults are every family's known-bad faults as target/fault spec (a fault any target's
+// seams reach is run on the default target, srt), each once.
+func knownBadFaults(t *testing.T) []string {
+	all, err := suites.Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, sc := range all {
+		for _, kb := range sc.KnownBads {
+			if kb.Fault == "" {
+				continue
+			}
+			k := cmp.Or(kb.Target, "srt") + "/" + kb.Fault
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// TestEveryKnownBadFaultReproduced (issue 31): every known-bad fault of every family either has
+// its findings' scripts run by a test here, outside sandcheck (toolFaultScripts,
 // srtSettingsFaults, codexSettingsFaults; a parameterised variant counts, fs-unmask told where to
 // break), or is listed in noReproducer with the reason; and a fault listed there changes more
 // than tools or settings, or needs the trial's fixture, so the reason holds.
@@ -176,27 +221,32 @@ func TestEveryKnownBadFaultReproduced(t *testing.T) {
 	for _, c := range codexSettingsFaults {
 		tested["codex"] = append(tested["codex"], c.fault)
 	}
-	for _, kb := range knownbad.Faults {
-		if slices.ContainsFunc(tested[kb.Target], func(spec string) bool { return spec == kb.Fault || strings.HasPrefix(spec, kb.Fault+":") }) {
+	kbs := knownBadFaults(t)
+	if len(kbs) < len(knownbad.Faults) {
+		t.Fatalf("%d known-bad faults in the catalogue, fewer than the bypass family's %d alone", len(kbs), len(knownbad.Faults))
+	}
+	for _, k := range kbs {
+		target, spec, _ := strings.Cut(k, "/")
+		if slices.ContainsFunc(tested[target], func(s string) bool { return s == spec || strings.HasPrefix(s, spec+":") }) {
 			continue
 		}
-		name, _, _ := strings.Cut(kb.Fault, ":")
-		why, listed := noReproducer[kb.Target+"/"+name]
+		name, _, _ := strings.Cut(spec, ":")
+		why, listed := noReproducer[target+"/"+name]
 		if !listed {
-			t.Errorf("%s on %s: no test runs its findings' scripts, and noReproducer does not say why", kb.Fault, kb.Target)
+			t.Errorf("%s on %s: no test runs its findings' scripts, and noReproducer does not say why", spec, target)
 			continue
 		}
-		f, params, err := faults.Parse(kb.Fault)
+		f, params, err := faults.Parse(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := &faults.Injection{Dir: t.TempDir(), MarkDir: t.TempDir(), Params: params, Target: kb.Target, ProbeBin: bin}
+		in := &faults.Injection{Dir: t.TempDir(), MarkDir: t.TempDir(), Params: params, Target: target, ProbeBin: bin}
 		if err := f.Apply(in); err != nil {
 			continue // it needs the trial's fixture: sandcheck's own parts
 		}
 		c := in.Changes()
 		if c.SettingsOnly() || f.Portable != nil && f.Portable(params) && len(c.ToolsOnly()) > 0 {
-			t.Errorf("%s on %s changes only what a script carries, yet noReproducer says %q", kb.Fault, kb.Target, why)
+			t.Errorf("%s on %s changes only what a script carries, yet noReproducer says %q", spec, target, why)
 		}
 		in.Cleanup()
 	}

@@ -6,7 +6,8 @@
 // the fixture logged, and exits 1 when the bug shows, 0 when it does not, 2 when it cannot tell.
 //
 // What it covers so far: the bypass family's requests through a proxy (HTTP, CONNECT, SOCKS5) on
-// srt, Codex and Claude Code (the secrets class's on srt), to host unix sockets, requests that use
+// srt, Codex and Claude Code (the secrets class's on srt), the network family's channels on srt (the
+// seed's probe: the allowed host, then the denied one, the same way), to host unix sockets, requests that use
 // no proxy (directscript: TCP, UDP, ICMP, io_uring, DNS; srt, Codex, bubblewrap and firejail), and a kill of a
 // process of the user's outside the sandbox (signalscript, bubblewrap and firejail), with the conditions a user's
 // configuration sets around such a request, a caller's dead proxy and proxy ports that are not a
@@ -41,9 +42,12 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return claudescript.Script(rec, scenario, why)
 	}
 	if strings.HasPrefix(scenario, "network/channel/") {
-		return claudescript.RaceScript(rec, scenario, why)
+		if rec.Cell.Target == "claude-code" {
+			return claudescript.RaceScript(rec, scenario, why)
+		}
+		return requestscript.Channel(rec, scenario, why)
 	}
-	if scenario == "network/seed" || scenario == "network/proxy-alive" {
+	if strings.HasPrefix(scenario, "network/") {
 		return "", fmt.Errorf("%s sums up the network channels: the failing channels' scripts (network/channel/...) reproduce it", scenario)
 	}
 	if strings.HasPrefix(scenario, "filesystem/") {

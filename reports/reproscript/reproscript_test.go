@@ -104,8 +104,8 @@ func TestScriptRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, tc.want)
 		}
 	}
-	if _, err := Script(model.Record{Evidence: trialEvidence("", "http")}, "network/channel/http", ""); err == nil {
-		t.Error("a network scenario got a script")
+	if _, err := Script(model.Record{Evidence: trialEvidence("", "http")}, "network/channel/http", ""); err == nil || !strings.Contains(err.Error(), "no network session") {
+		t.Errorf("a network scenario from a trial without a network session: %v", err)
 	}
 }
 
@@ -219,7 +219,7 @@ func TestScriptUnixSocket(t *testing.T) {
 // The network family's summaries get no script of their own: their reason names the channels',
 // which reproduce them.
 func TestNetworkSummariesPointAtChannels(t *testing.T) {
-	for _, id := range []string{"network/seed", "network/proxy-alive"} {
+	for _, id := range []string{"network/seed", "network/proxy-alive", "network/enforcing", "network/allowed-reachable"} {
 		if _, err := Script(model.Record{Evidence: []byte(`{}`)}, id, ""); err == nil || !strings.Contains(err.Error(), "network/channel/") {
 			t.Errorf("%s: %v", id, err)
 		}

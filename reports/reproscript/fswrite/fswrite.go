@@ -2,7 +2,8 @@
 // refused (filesystem/outside/...), for sandboxes whose command line carries the command itself
 // (firejail, bubblewrap, Codex): the trial's command line, its directory the script's own, with
 // `sh -c` writing a canary where the check wrote, as the trial's account; the host then looks
-// for the canary. The same write is tried without the sandbox first: where the account cannot
+// for the canary. srt, which takes the command as one string after its settings, gets the
+// trial's settings and the write as that string. The same write is tried without the sandbox first: where the account cannot
 // make it anyway, the script cannot tell. The hook a new repository gets on srt and Claude Code
 // (filesystem/protected/git-hooks-new-repo) has a script of its own, which shows its impact
 // (hooks.go), as has srt's TMPDIR that cannot be written (tmpdir.go).
@@ -63,6 +64,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if e.Dir == "" {
 		return "", parts.ErrNoWorkingDir
 	}
+	if e.Target == "srt" {
+		return srtOutside(rec, scenario, why, where)
+	}
 	user, args, err := parts.ArgvSandbox(e.Run.Argv, e.User.NameOf())
 	if err != nil {
 		return "", err
@@ -104,6 +108,50 @@ chmod 755 "$w"
 		w(" %s", parts.InScript(a, dir))
 	}
 	w(" sh -c 'echo repro-canary > \"$1\" && echo \"the sandboxed write to $1 succeeded\"' sh \"$target\" ) 2>&1 || true\n")
+	w("if grep -q repro-canary \"$target\" 2>/dev/null; then echo \"BUG: $target holds the canary the sandboxed command wrote, on the host\"; exit 1; fi\n")
+	w("echo \"no bug: $target was not written\"\nexit 0\n")
+	return b.String(), nil
+}
+
+// outsideHeader is an outside write's header on srt, after its opening.
+const outsideHeader = `#
+# Needs root (to run the sandbox as another account), util-linux (setpriv) and the sandbox:
+# SANDBOX=/path/to/srt (default: srt on PATH). The sandbox runs as RUN_AS, the account the trial
+# used, with the trial's settings (its directories this script's own), and the command writes a
+# canary where the check wrote, outside the paths the settings let it write. The script tries
+# the same write without the sandbox first, removes what it wrote, and makes no network request.
+# Exit 1: the bug shows (the canary is on the host). 0: it does not. 2: could not tell.
+set -eu
+`
+
+// srtOutside is the reproducer of a write outside on srt, whose command line takes the command
+// as one string after its settings: where is the path the script writes.
+func srtOutside(rec model.Record, scenario, why, where string) (string, error) {
+	e, err := readTrial(rec)
+	if err != nil {
+		return "", err
+	}
+	run := e.srt()
+	if err := run.Check(); err != nil {
+		return "", err
+	}
+	trialDir, err := run.TrialDir()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := run.Open(&b, scenario, why, outsideHeader, parts.AccountPrelude()+"mkdir -p \"$w/home\" \"$w/tmp\"\n"); err != nil {
+		return "", err
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("home=$(getent passwd \"$RUN_AS\" | cut -d: -f6)\nn=$$\ntarget=%s\ntrap 'rm -rf \"$w\"; rm -f \"$target\"' EXIT\n", where)
+	w("ws=%s\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, trialDir))
+	b.WriteString(parts.AsUser)
+	w("echo \"== without the sandbox: write $target as $RUN_AS\"\n")
+	w("if ! ( cd \"$ws\" && as sh -c 'echo repro-canary > \"$1\"' sh \"$target\" ) || ! grep -q repro-canary \"$target\" 2>/dev/null; then\n")
+	w("  echo \"could not tell: $RUN_AS cannot write $target even without a sandbox\"; exit 2\nfi\nrm -f \"$target\"\n")
+	w("echo \"== inside the sandbox: the same write\"\n")
+	w("( cd \"$ws\" && as \"$SANDBOX\" --settings \"$w/settings.json\" -c \"echo repro-canary > '$target' && echo 'the sandboxed write to $target succeeded'\" ) 2>&1 || true\n")
 	w("if grep -q repro-canary \"$target\" 2>/dev/null; then echo \"BUG: $target holds the canary the sandboxed command wrote, on the host\"; exit 1; fi\n")
 	w("echo \"no bug: $target was not written\"\nexit 0\n")
 	return b.String(), nil

@@ -64,7 +64,6 @@ func TestFSWriteScript(t *testing.T) {
 	}{
 		"a fault":          {firejailTrial("fs-rw-root"), "filesystem/outside/home", "fault"},
 		"another check":    {firejailTrial(""), "filesystem/secret/read", "not filesystem/secret/read"},
-		"srt's one string": {model.Record{Evidence: json.RawMessage(`{"target": "srt", "dir": "/w", "run": {"argv": ["/srt", "--settings", "f", "-c", "'probe' '__sandcheck_probe' 'x'"]}}`)}, "filesystem/outside/home", "one string"},
 		"an older journal": {model.Record{Evidence: json.RawMessage(`{"target": "firejail", "run": {"argv": ["firejail", "--", "/p", "__sandcheck_probe", "x"]}}`)}, "filesystem/outside/home", "older sandcheck"},
 	} {
 		if _, err := Script(c.rec, c.scenario, ""); err == nil || !strings.Contains(err.Error(), c.why) {
@@ -84,8 +83,15 @@ func TestFSWriteScriptDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decides(t, s, open, none)
+}
+
+// decides runs script with open (exit 1 wanted) and none (exit 0), and checks that neither run
+// leaves a canary behind.
+func decides(t *testing.T, script, open, none string) {
+	t.Helper()
 	f := filepath.Join(t.TempDir(), "r.sh")
-	os.WriteFile(f, []byte(s), 0o755)
+	os.WriteFile(f, []byte(script), 0o755)
 	for sandbox, want := range map[string]int{open: 1, none: 0} {
 		if code, out := scripttest.Run(f, sandbox); code != want {
 			t.Errorf("with %s: exit %d, want %d\n%s", filepath.Base(sandbox), code, want, out)
@@ -114,4 +120,38 @@ func TestFSWriteScriptUnderBrokenTools(t *testing.T) {
 			t.Errorf("script lacks %q:\n%s", want, s)
 		}
 	}
+}
+
+// srtTrial is a filesystem trial's evidence of srt, run as the dedicated account.
+func srtTrial(fault string) model.Record {
+	ev := map[string]any{
+		"target": "srt", "target_version": "@anthropic-ai/sandbox-runtime@0.0.83", "fault": fault,
+		"settings": map[string]any{"filesystem": map[string]any{"allowWrite": []string{fsWriteTrial + "/workspace"}, "denyRead": []string{}, "denyWrite": []string{}},
+			"network": map[string]any{"allowedDomains": []string{"allowed.sandcheck.test"}, "deniedDomains": []string{}}},
+		"run": map[string]any{"argv": []string{"setpriv", "--reuid=1001", "--regid=1001", "--groups=1001", "--",
+			"/opt/srt", "--settings", fsWriteTrial + "/srt-settings.json", "-c", "'/opt/sandcheck' '" + parts.ProbeVerb + "' 'x'"}},
+		"dir": fsWriteTrial + "/workspace",
+	}
+	b, _ := json.Marshal(ev)
+	return model.Record{Evidence: b}
+}
+
+// TestFSWriteScriptSrt: srt takes the command as one string after its settings: its script gives
+// it the trial's settings (the script's directory in the trial's place) and the write as that
+// string; run with a stand-in that runs the string unconfined it exits 1, with one that runs
+// nothing 0, and leaves no canary behind either way.
+func TestFSWriteScriptSrt(t *testing.T) {
+	s, err := Script(srtTrial(""), "filesystem/outside/tmp", "wrote /tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripttest.Check(t, s, fsWriteTrial, "SANDBOX=${SANDBOX:-srt}", "RUN_AS=${RUN_AS:-sandcheck}", `"@DIR@/workspace"`, "target=/tmp/repro-canary-$n",
+		`as "$SANDBOX" --settings "$w/settings.json" -c "echo repro-canary > '$target'`)
+	if _, err := Script(srtTrial("fs-drop-deny-read"), "filesystem/outside/tmp", ""); err == nil || !strings.Contains(err.Error(), "fault") {
+		t.Errorf("a fault's finding: %v", err)
+	}
+	skip.UnlessRoot(t, "the script runs the sandbox as another account (setpriv)")
+	skip.UnlessTools(t, "apt-get install util-linux", "setpriv")
+	open, none := scripttest.SrtStandIns(t)
+	decides(t, s, open, none)
 }

@@ -34,6 +34,16 @@ func Run(file, sandbox string, env ...string) (int, string) {
 // command line carries the command (ARGS... -- CMD): open runs the command unconfined, none runs
 // nothing and fails.
 func ArgvStandIns(t *testing.T) (open, none string) {
+	return standIns(t, "#!/bin/sh\n# ARGS... -- CMD: the command, unconfined\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n")
+}
+
+// SrtStandIns is ArgvStandIns for srt's command line (--settings FILE -c CMD).
+func SrtStandIns(t *testing.T) (open, none string) {
+	return standIns(t, "#!/bin/sh\n# --settings FILE -c CMD: the command, unconfined\nexec sh -c \"$4\"\n")
+}
+
+// standIns writes open, the stand-in that runs the command, and none.
+func standIns(t *testing.T, openText string) (open, none string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
@@ -41,7 +51,7 @@ func ArgvStandIns(t *testing.T) (open, none string) {
 	}
 	open, none = filepath.Join(dir, "open-sandbox"), filepath.Join(dir, "no-sandbox")
 	for p, text := range map[string]string{
-		open: "#!/bin/sh\n# ARGS... -- CMD: the command, unconfined\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+		open: openText,
 		none: "#!/bin/sh\necho refused >&2\nexit 1\n",
 	} {
 		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
