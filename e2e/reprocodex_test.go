@@ -142,15 +142,7 @@ func TestReproStandaloneCodexSettingsFault(t *testing.T) {
 // scripts for that many scenarios, each exiting 1 and saying its settings are the fault's.
 func settingsFaultScriptsFail(t *testing.T, target, fault, labels, sandbox string, scripts int) {
 	t.Helper()
-	out := t.TempDir()
-	stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", target, "--fault", fault, "--label-filter", labels, "-n", "1", "--out", out)
-	if code != 1 {
-		t.Fatalf("sandcheck repro under %s: exit %d, want 1\n%s\n%s", fault, code, stdout, stderr)
-	}
-	written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	written := faultScripts(t, target, fault, labels)
 	if len(written) != scripts {
 		t.Fatalf("scripts for %d scenarios, want %d: %+v", len(written), scripts, written)
 	}

@@ -3,14 +3,12 @@ package e2e
 import (
 	"cmp"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sandcheck/sandcheck/fixtures/faults"
 	"github.com/sandcheck/sandcheck/internal/skip"
-	"github.com/sandcheck/sandcheck/reports/reproscript"
 	"github.com/sandcheck/sandcheck/suites"
 	_ "github.com/sandcheck/sandcheck/suites/bypass/bypassfaults" // registers fs-unmask
 	"github.com/sandcheck/sandcheck/suites/bypass/knownbad"
@@ -107,15 +105,7 @@ func TestReproStandaloneFaults(t *testing.T) {
 	for _, c := range toolFaultScripts {
 		t.Run(c.target+"/"+c.fault, func(t *testing.T) {
 			broken := brokenTools(t, c.fault, c.target)
-			out := t.TempDir()
-			stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", c.target, "--fault", c.fault, "--label-filter", c.labels, "-n", "1", "--out", out)
-			if code != 1 {
-				t.Fatalf("sandcheck repro under %s: exit %d, want 1\n%s\n%s", c.fault, code, stdout, stderr)
-			}
-			written, err := reproscript.WriteAll(filepath.Join(out, "journal.jsonl"), t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			written := faultScripts(t, c.target, c.fault, c.labels)
 			ran := 0
 			for _, w := range written {
 				if w.Path == "" {
@@ -172,9 +162,9 @@ func brokenTools(t *testing.T, spec, target string) string {
 // fault name, and why: what they change is sandcheck's own, which a script for a maintainer
 // cannot carry, or their finding is no sandbox's.
 var noReproducer = map[string]string{
-	"srt/bad-proxy":            "it stands sandcheck's own allow-list proxy, with the bugs chosen, in for srt's",
+	"srt/bad-proxy": "its variants' cases (bug=admin, ip-literals, the proxy-semantics bugs, nocanon+rebind, resolve-first, " +
+		"host-forwarded) are requests the scripts do not send as the trial did: tampering, pipelining, a parent proxy's, a query",
 	"srt/srt-seccomp":          "mode=socket-only's seccomp helper is a program of the trial's that runs sandcheck's binary",
-	"srt/open-proxy":           "it stands sandcheck's own open proxy in for srt's",
 	"srt/bridge-mid":           "its relay waits for the probe's first request, which sandcheck's probe marks",
 	"srt/host-bridge-dies":     "its bridge dies once the probe's first request is done, which sandcheck's probe marks",
 	"srt/bridge-flaky":         "its failure is a rate: one session of a script shows it with probability p only",
@@ -207,7 +197,7 @@ func knownBadFaults(t *testing.T) []string {
 
 // TestEveryKnownBadFaultReproduced (issue 31): every known-bad fault of every family either has
 // its findings' scripts run by a test here, outside sandcheck (toolFaultScripts,
-// srtSettingsFaults, codexSettingsFaults; a parameterised variant counts, fs-unmask told where to
+// srtSettingsFaults, codexSettingsFaults, proxyFaultScripts; a parameterised variant counts, fs-unmask told where to
 // break), or is listed in noReproducer with the reason; and a fault listed there changes more
 // than tools or settings, or needs the trial's fixture, so the reason holds.
 func TestEveryKnownBadFaultReproduced(t *testing.T) {
@@ -220,6 +210,9 @@ func TestEveryKnownBadFaultReproduced(t *testing.T) {
 	}
 	for _, c := range codexSettingsFaults {
 		tested["codex"] = append(tested["codex"], c.fault)
+	}
+	for _, c := range proxyFaultScripts {
+		tested["srt"] = append(tested["srt"], c.fault)
 	}
 	kbs := knownBadFaults(t)
 	if len(kbs) < len(knownbad.Faults) {
@@ -245,7 +238,7 @@ func TestEveryKnownBadFaultReproduced(t *testing.T) {
 			continue // it needs the trial's fixture: sandcheck's own parts
 		}
 		c := in.Changes()
-		if c.SettingsOnly() || f.Portable != nil && f.Portable(params) && len(c.ToolsOnly()) > 0 {
+		if c.SettingsOnly() || c.ProxyOnly() || f.Portable != nil && f.Portable(params) && len(c.ToolsOnly()) > 0 {
 			t.Errorf("%s on %s changes only what a script carries, yet noReproducer says %q", spec, target, why)
 		}
 		in.Cleanup()

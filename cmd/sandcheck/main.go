@@ -12,7 +12,8 @@ import (
 	"os"
 
 	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/cli"
-	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/inspect"   // doctor, user, faults, versions
+	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/inspect" // doctor, user, faults, versions
+	"github.com/sandcheck/sandcheck/cmd/sandcheck/internal/proxyverb"
 	_ "github.com/sandcheck/sandcheck/cmd/sandcheck/internal/reportcmd" // report, compare, gate
 	"github.com/sandcheck/sandcheck/runner/hosts/vmagent"
 	"github.com/sandcheck/sandcheck/runner/process"
@@ -23,8 +24,9 @@ import (
 var Version = "dev"
 
 func main() {
-	probe.MaybeRun()   // the same binary is the probe inside the sandbox
-	vmagent.MaybeRun() // and the job agent inside a vm host's guest
+	probe.MaybeRun()     // the same binary is the probe inside the sandbox
+	vmagent.MaybeRun()   // and the job agent inside a vm host's guest
+	proxyverb.MaybeRun() // and a bad-proxy reproducer's PROXY
 	args := os.Args[1:]
 	if len(args) == 1 && args[0] == process.SpareArg {
 		args = awaitTrial() // started ahead of its trial by the runner

@@ -281,3 +281,30 @@ func TestScriptFaultedSettings(t *testing.T) {
 		t.Error("the trial's address is left in Codex's script")
 	}
 }
+
+// TestScriptRefusesTrialAddresses: a case whose host is the trial's own fixture, by an address in
+// any spelling or by a name only the trial's resolver answered, gets no script: the script's
+// fixture has neither, so its request would reach nothing and the script would say "no bug"
+// whatever the proxy did. Names the script's hosts file answers (in another case, with a trailing
+// dot), the script's own loopback and metadata addresses, and a name with bytes a proxy may cut
+// at (NUL), get one.
+func TestScriptRefusesTrialAddresses(t *testing.T) {
+	with := func(host string) model.Record {
+		var m map[string]any
+		json.Unmarshal(trialEvidence("", "http"), &m)
+		m["cases"].([]any)[0].(map[string]any)["raw"].(map[string]any)["host"] = host
+		b, _ := json.Marshal(m)
+		return model.Record{Evidence: b}
+	}
+	for _, host := range []string{"3323090723", "0xc6125723", "0306.022.0127.043", "198.18.22307", "[::ffff:198.18.87.35]", "[::ffff:c612:5723]",
+		"[198.18.87.35]", "::ffff:198.19.233.19%x.wild.sandcheck.test", "allowed.sandcheck.test.denied.sandcheck.test", "198.18.87.35"} {
+		if _, err := Script(with(host), "bypass/resolved-address/loopback", ""); err == nil || !strings.Contains(err.Error(), "fixture does not have") {
+			t.Errorf("host %q: %v, want no script, saying why", host, err)
+		}
+	}
+	for _, host := range []string{"DENIED.sandcheck.test.", "loopback.rebind.sandcheck.test", "127.0.0.1", "169.254.169.254", "denied.sandcheck.test\x00.allowed.sandcheck.test"} {
+		if _, err := Script(with(host), "bypass/resolved-address/loopback", ""); err != nil {
+			t.Errorf("host %q: %v", host, err)
+		}
+	}
+}

@@ -46,10 +46,12 @@ type Trial struct {
 	Change    faults.Changes    // what the faults change about every sandboxed run
 	Hosts     *nethost.Hosts
 	undo      []func()
-	// faultTools: the configured fault's tools on PATH, when that is all it changed; and
-	// faultSettings: it changed the settings only (Subject).
+	// faultTools: the configured fault's tools on PATH, when that is all it changed;
+	// faultSettings: it changed the settings only; faultProxy: those and a proxy on the ports
+	// they name (Subject).
 	faultTools    []string
 	faultSettings bool
+	faultProxy    bool
 	// Tmp and SessionHome are every session's TMPDIR and HOME, the trial's own (in Dir, see
 	// ownTmpAndHome): what the sandbox and the command inside leave there (sockets, empty mount
 	// sources, a runtime's per-project state) goes with the trial instead of piling up in /tmp
@@ -163,7 +165,7 @@ func Open(ctx context.Context, cfg Config, opt Options) (_ *Trial, err error) {
 			t.faultTools = changes.ToolsOnly()
 		}
 		if i == 0 {
-			t.faultSettings = changes.SettingsOnly()
+			t.faultSettings, t.faultProxy = changes.SettingsOnly(), changes.ProxyOnly()
 		}
 	}
 	t.undo = append(t.undo, t.Injection.Cleanup)
@@ -411,11 +413,15 @@ type Subject struct {
 	// FaultSettings: the configured fault changed the sandbox's settings and nothing else, so the
 	// settings the evidence keeps show its finding with the healthy sandbox.
 	FaultSettings bool `json:"fault_settings,omitempty"`
+	// FaultProxy: the configured fault stood a proxy of its own in for the sandbox's, on the ports
+	// the settings the evidence keeps name, and changed nothing else: a reproducer shows its
+	// finding with the same proxy on those ports.
+	FaultProxy bool `json:"fault_proxy,omitempty"`
 }
 
 // Subject is the trial's target, its version and the configured fault.
 func (t *Trial) Subject() Subject {
-	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault, FaultTools: t.faultTools, FaultSettings: t.faultSettings}
+	return Subject{Target: t.Target.Name(), TargetVersion: t.Target.Version(), Fault: t.Config.Fault, FaultTools: t.faultTools, FaultSettings: t.faultSettings, FaultProxy: t.faultProxy}
 }
 
 // SecretDir is where a trial's secret lives, DIR/home/.ssh: a fake private key holding a random

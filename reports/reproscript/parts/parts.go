@@ -311,6 +311,9 @@ type Broken struct {
 	// FaultSettings: the fault changed the sandbox's settings and nothing else; the evidence
 	// keeps them as the fault left them.
 	FaultSettings bool `json:"fault_settings"`
+	// FaultProxy: the fault stood a proxy of its own in for the sandbox's, on the ports the
+	// settings name, and changed nothing else (CheckProxy).
+	FaultProxy bool `json:"fault_proxy"`
 }
 
 // Check says why a trial under a fault gets no script: its finding is the fault's, and the
@@ -324,11 +327,27 @@ func (f Broken) Check() error {
 	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", f.Fault)
 }
 
+// CheckProxy is Check for a script that runs the caller's PROXY on the settings' proxy ports: a
+// fault that stood a proxy in for the sandbox's and changed nothing else is no reason either.
+func (f Broken) CheckProxy() error {
+	if f.FaultProxy {
+		return nil
+	}
+	return f.Check()
+}
+
 // Note writes, under a script's opening, that its trial's finding was made by a fault that broke
 // tools on PATH, and how to see it again: the script runs the sandbox with whatever tools PATH
 // finds. Nothing for a healthy trial.
 func (f Broken) Note(b *strings.Builder) {
 	if f.Fault == "" {
+		return
+	}
+	if f.FaultProxy {
+		fmt.Fprintf(b, "# The trial ran under sandcheck's fault %s, which stood a proxy of sandcheck's in for the\n", f.Fault)
+		b.WriteString("# sandbox's own, on the ports the settings below name: the finding is that proxy's. This\n")
+		b.WriteString("# script runs PROXY in the sandbox's place on those ports: given the same proxy it shows the\n")
+		b.WriteString("# finding; given one without the bug, it does not.\n")
 		return
 	}
 	if f.FaultSettings {

@@ -12,6 +12,7 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/directscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
 // channelEvidence is what a channel's script reads of a network trial's evidence besides the
@@ -73,6 +74,11 @@ func Channel(rec model.Record, scenario, why string) (string, error) {
 		return "", err
 	}
 	writeFixture(&b, &e, send)
+	if srt, ok := run.(srtrun.Run); ok {
+		if err := srt.StartProxy(&b); err != nil {
+			return "", fmt.Errorf("%s: %w", scenario, err)
+		}
+	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	// A proxy that refuses the connection is dead (the seed's first outcome); one that answers but
 	// does not reach the allowed host leaves the script unable to tell.

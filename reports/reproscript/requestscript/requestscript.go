@@ -1,8 +1,9 @@
 // Package requestscript writes the standalone reproducers whose bug a request shows: a bypass
 // case's request through the sandbox's proxy (HTTP, CONNECT, SOCKS5), sent byte for byte as the
 // trial sent it after the same request to the allowed host (the control), or to a host unix
-// socket (unixscript); and the conditions a user's configuration sets around a request for the
-// allowed host (conditions.go). The sandbox is srt (srtrun), Codex (codexrun) or Claude Code
+// socket (unixscript); the network family's channels (channel.go); and the conditions a user's
+// configuration sets around a request for the allowed host (conditions.go). It hands the other
+// ways a case goes to their own packages (directscript, signalscript, ttyscript). The sandbox is srt (srtrun), Codex (codexrun) or Claude Code
 // (claudescript); the fixture hosts are two network namespaces of the script's own (parts).
 package requestscript
 
@@ -26,6 +27,7 @@ import (
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
 	"github.com/sandcheck/sandcheck/reports/reproscript/signalscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
+	"github.com/sandcheck/sandcheck/reports/reproscript/ttyscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/unixscript"
 )
 
@@ -172,11 +174,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 			return signalscript.Script(signalscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Dir: e.Dir}, scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Via == "tiocsti" {
-			run := e.Srt()
-			if err := run.Check(); err != nil {
-				return "", err
-			}
-			return ttyScript(run, scenario, why)
+			return ttyscript.Script(e.Srt(), scenario, why)
 		}
 		if c.Name == scenario && c.Raw.Tamper == "bridge" && c.Raw.Via == "http" {
 			return unixscript.Script(unixscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken,
@@ -205,6 +203,9 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 				return "", fmt.Errorf("%s goes %s, not through the proxy: the reproducer sends proxy requests only so far", scenario, c.Raw.Via)
 			case len(c.Raw.unspoken()) > 0:
 				return "", fmt.Errorf("%s sends a request the reproducer does not speak yet (%s)", scenario, strings.Join(c.Raw.unspoken(), ", "))
+			}
+			if !standsIn(c.Raw.Host, hostNames(e)) {
+				return "", fmt.Errorf("%s goes to %q, an address or a name of the trial's own fixture, which the script's fixture does not have: its request would reach nothing there, and the script would say no bug whatever the sandbox did", scenario, c.Raw.Host)
 			}
 			if len(c.Raw.Carry) > 0 {
 				if carried, err = e.secretsOf(c.Raw.Carry, c.MustCarry, c.MustNotCarry); err != nil {
@@ -238,6 +239,11 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 		return "", err
 	}
 	writeFixture(&b, e, send)
+	if srt, ok := run.(srtrun.Run); ok {
+		if err := srt.StartProxy(&b); err != nil {
+			return "", fmt.Errorf("%s: %w", scenario, err)
+		}
+	}
 	if parent != "" {
 		writeParent(&b, parent, e.Target)
 	}
@@ -275,7 +281,7 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 }
 
 // proxyRun is how a script runs the trial's sandbox again, and its send() (Claude Code's Open
-// writes its own).
+// writes its own); srt's runs the caller's PROXY in place of a proxy the trial's fault stood in.
 func (e *evidence) proxyRun() (proxyRun, string) {
 	switch e.Target {
 	case "codex":
@@ -283,7 +289,9 @@ func (e *evidence) proxyRun() (proxyRun, string) {
 	case "claude-code":
 		return &claudescript.ProxyRun{Raw: e.raw, Dir: e.Dir}, ""
 	}
-	return e.Srt(), srtrun.Send
+	run := e.Srt()
+	run.Proxy = true
+	return run, srtrun.Send
 }
 
 // writeFixture appends, after a request script's opening, the fixture hosts (serve.py), the

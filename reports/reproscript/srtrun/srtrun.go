@@ -21,6 +21,9 @@ type Run struct {
 	// OwnsPorts: the script points the settings' proxy ports (httpProxyPort, socksProxyPort) at a
 	// listener of its own, so they are kept; otherwise they are a proxy of sandcheck's, refused.
 	OwnsPorts bool
+	// Proxy: the script is a proxy request's, which runs the caller's PROXY on the settings'
+	// proxy ports when the trial's fault stood a proxy in for srt's own (StartProxy).
+	Proxy bool
 }
 
 // Evidence is what every reproducer reads of a sandboxed session's evidence: the sandbox, its
@@ -48,11 +51,55 @@ func (r Run) Check() error {
 	if r.Target != "srt" {
 		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.Target)
 	}
-	if err := r.Broken.Check(); err != nil {
+	check := r.Broken.Check
+	if r.Proxy {
+		check = r.Broken.CheckProxy
+	}
+	if err := check(); err != nil {
 		return err
 	}
 	_, err := argvOf(r.Argv)
 	return err
+}
+
+// standIn says whether the script runs PROXY in place of the proxy the trial's fault stood in
+// for srt's.
+func (r Run) standIn() bool { return r.Proxy && r.Broken.FaultProxy }
+
+// needsProxy is the script's check that the caller gave it PROXY, after its prelude.
+const needsProxy = `PROXY=${PROXY:-}
+[ -n "$PROXY" ] || { echo "set PROXY to the command that runs the proxy in srt's place: the script runs it as PROXY SETTINGS-FILE; it must serve the file's network.httpProxyPort and socksProxyPort on 127.0.0.1, enforcing its allowedDomains and deniedDomains" >&2; exit 2; }
+export PROXY
+`
+
+// StartProxy writes, after the fixture, the lines that start PROXY in the sandbox's host
+// namespace (with the fixture's hosts file and resolver) on the settings' proxy ports and wait
+// until both listen; nothing unless the script stands it in (standIn).
+func (r Run) StartProxy(b *strings.Builder) error {
+	if !r.standIn() {
+		return nil
+	}
+	var s struct {
+		Network struct {
+			HTTP  int `json:"httpProxyPort"`
+			SOCKS int `json:"socksProxyPort"`
+		} `json:"network"`
+	}
+	if err := json.Unmarshal(r.Settings, &s); err != nil || s.Network.HTTP == 0 || s.Network.SOCKS == 0 {
+		return fmt.Errorf("the trial's settings name no proxy ports for PROXY to serve")
+	}
+	fmt.Fprintf(b, `# The proxy in srt's place: PROXY, given the settings, on their ports %[1]d and %[2]d.
+ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && exec sh -c "exec $PROXY "\$1"" sh "$1/settings.json"' sh "$w" > "$w/proxy.log" 2>&1 &
+echo $! >> "$w/pids"
+i=0
+until ip netns exec "$hs" python3 -c 'import socket, sys
+for p in sys.argv[1:]: socket.create_connection(("127.0.0.1", int(p)), 1).close()' %[1]d %[2]d 2>/dev/null; do
+  i=$((i + 1))
+  [ $i -lt 100 ] || { echo "PROXY did not listen on 127.0.0.1:%[1]d and :%[2]d:" >&2; cat "$w/proxy.log" >&2; exit 2; }
+  sleep 0.1
+done
+`, s.Network.HTTP, s.Network.SOCKS)
+	return nil
 }
 
 // Open writes a script's opening: what it reproduces and what the trial saw, header, SANDBOX
@@ -63,7 +110,7 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	if err != nil {
 		return err
 	}
-	settings, err := relocate(r.Settings, argv.trialDir, r.OwnsPorts)
+	settings, err := relocate(r.Settings, argv.trialDir, r.OwnsPorts || r.standIn())
 	if err != nil {
 		return err
 	}
@@ -73,6 +120,9 @@ func (r Run) Open(b *strings.Builder, scenario, why, header, prelude string) err
 	b.WriteString(header)
 	w("SANDBOX=${SANDBOX:-srt}\nRUN_AS=${RUN_AS:-%s}\n", argv.user)
 	b.WriteString(prelude)
+	if r.standIn() {
+		b.WriteString(needsProxy)
+	}
 	w("cat > \"$w/settings.json\" <<'SETTINGS'\n%s\nSETTINGS\n", settings)
 	b.WriteString(parts.SetDir(`"$w/settings.json"`, settings))
 	return nil

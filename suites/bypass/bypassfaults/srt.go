@@ -38,7 +38,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		in.OnCleanup(p.Close)
+		in.OnProxy(p.Close)
 		in.Add(faults.WithSettingsPatch(func(s map[string]any) {
 			net := targets.SettingsObject(s, "network")
 			// The proxy enforces the lists srt was given, as srt's own would.

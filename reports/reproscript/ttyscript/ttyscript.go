@@ -1,18 +1,18 @@
-package requestscript
+// Package ttyscript writes the tty class's reproducer (bypass/tty/tiocsti): the sandbox runs on a terminal of the
+// script's own, as the caller's (a pseudo-terminal whose slave is the sandbox's stdin and
+// controlling terminal, tty.py), and the command pushes a word into its terminal's input with
+// TIOCSTI (inject.py). What the terminal's input queue holds after the sandbox ended is what the
+// caller's shell would read next as typed by the user. The control runs the command the same way
+// without the sandbox, where the push must land.
+package ttyscript
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
+	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
-
-// The tty class's reproducer (bypass/tty/tiocsti): the sandbox runs on a terminal of the
-// script's own, as the caller's (a pseudo-terminal whose slave is the sandbox's stdin and
-// controlling terminal, tty.py), and the command pushes a word into its terminal's input with
-// TIOCSTI (inject.py). What the terminal's input queue holds after the sandbox ended is what the
-// caller's shell would read next as typed by the user. The control runs the command the same way
-// without the sandbox, where the push must land.
 
 const ttyHeader = `#
 # Needs root (to run the sandbox as RUN_AS), util-linux (setpriv), python3 and the sandbox:
@@ -75,8 +75,11 @@ except OSError as e:
         print("/dev/tty: " + e.strerror)
 `
 
-// ttyScript is the tty class's reproducer, from srt's run of the trial.
-func ttyScript(run proxyRun, scenario, why string) (string, error) {
+// Script is the tty class's reproducer, from srt's run of the trial.
+func Script(run srtrun.Run, scenario, why string) (string, error) {
+	if err := run.Check(); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	if err := run.Open(&b, scenario, why, ttyHeader, strings.Replace(parts.Prelude, "I make two network namespaces", "I run the sandbox as another account", 1)); err != nil {
 		return "", err
