@@ -69,6 +69,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "--- FAIL: TestReleasesPreinstalled (after the e2e tests): installed by the tests, not listed in e2e/releases.txt (so not installed by make deps-test, and downloaded inside e2e's time budget):\n  "+strings.Join(extra, "\n  "))
 		code = 1
 	}
+	if everyTestRan() {
+		missing, err := unreproducedPinned()
+		if err != nil || len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "--- FAIL: TestEveryPinnedFindingReproduced (after the e2e tests): %v\n  %s\n", err, strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
 	// TestNothingLeftBehind, after every test whatever -run selected: each test that starts
 	// trials checks after itself too (noLeftoversAfter), this catches the rest.
 	if left := settledLeftovers(); len(left) > 0 {

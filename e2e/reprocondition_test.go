@@ -96,7 +96,8 @@ func TestReproStandaloneCodexEnvDead(t *testing.T) {
 // .claude/.cc-writes left in the project): `sandcheck repro` writes the reproducer of
 // concurrency/shared-workspace/k4, which starts the trial's four sessions at once, each with its
 // own settings (and, for Claude Code, its files and a model of its own), round after round, and,
-// run outside sandcheck, exits 1 with each: some round left the workspace changed.
+// run outside sandcheck, exits 1 with each: some round left the workspace changed. Claude Code's
+// separate-workspaces script exits 1 too: its record is left in each workspace.
 func TestReproStandaloneConcurrency(t *testing.T) {
 	requireSandbox(t)
 	skip.UnlessTools(t, "run `make deps-test`", "ip", "setpriv", "cmp", "python3")
@@ -113,6 +114,17 @@ func TestReproStandaloneConcurrency(t *testing.T) {
 				t.Errorf("%s with %s: exit %d, want 1\n%s", c.target, build, code, got)
 			}
 		}
+	}
+	// Separate workspaces: Claude Code leaves its own record in each all the same (every trial),
+	// so one trial and two rounds with the newer release show it.
+	const separate = "concurrency/separate-workspaces/k4"
+	out := t.TempDir()
+	if stdout, stderr, code := sandcheckExit(t, nil, "repro", "--target", claudecode.Name+"@"+claudeVersions[1], "--label-filter", "concurrency-separate-workspaces", "-n", "1", "--out", out); code != 0 {
+		t.Fatalf("sandcheck repro %s: exit %d, want 0 (known findings only)\n%s\n%s", separate, code, stdout, stderr)
+	}
+	script := filepath.Join(out, "repro", reproscript.FileName(separate))
+	if code, got := runScript(t, script, claudeRelease(t, claudeVersions[1]), "", "ROUNDS=2"); code != 1 || !strings.Contains(got, "/.claude/.cc-writes") {
+		t.Errorf("%s with Claude Code %s: exit %d, want 1, .claude/.cc-writes left\n%s", separate, claudeVersions[1], code, got)
 	}
 }
 

@@ -197,6 +197,7 @@ func runScript(t *testing.T, script, sandbox, runAs string, env ...string) (int,
 		cmd.Env = append(cmd.Env, "RUN_AS="+runAs)
 	}
 	got, err := cmd.CombinedOutput()
+	recordScript(script, sandbox, env, exitCode(err))
 	return exitCode(err), string(got)
 }
 
