@@ -312,7 +312,8 @@ type Broken struct {
 	// keeps them as the fault left them.
 	FaultSettings bool `json:"fault_settings"`
 	// FaultProxy: the fault stood a proxy of its own in for the sandbox's, on the ports the
-	// settings name, and changed nothing else (CheckProxy).
+	// settings name, and changed nothing else: a script that runs PROXY in its place
+	// (srtrun.Run.Proxy) is written all the same.
 	FaultProxy bool `json:"fault_proxy"`
 }
 
@@ -325,15 +326,6 @@ func (f Broken) Check() error {
 		return nil
 	}
 	return fmt.Errorf("the finding is the fault's (%s), made by sandcheck's own parts: its reproducer would be sandcheck's", f.Fault)
-}
-
-// CheckProxy is Check for a script that runs the caller's PROXY on the settings' proxy ports: a
-// fault that stood a proxy in for the sandbox's and changed nothing else is no reason either.
-func (f Broken) CheckProxy() error {
-	if f.FaultProxy {
-		return nil
-	}
-	return f.Check()
 }
 
 // Note writes, under a script's opening, that its trial's finding was made by a fault that broke

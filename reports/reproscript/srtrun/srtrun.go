@@ -51,12 +51,11 @@ func (r Run) Check() error {
 	if r.Target != "srt" {
 		return fmt.Errorf("standalone reproducers of proxy requests drive srt, Codex and Claude Code so far, not %s", r.Target)
 	}
-	check := r.Broken.Check
-	if r.Proxy {
-		check = r.Broken.CheckProxy
-	}
-	if err := check(); err != nil {
-		return err
+	// A proxy the fault stood in for srt's is no reason when the script runs PROXY in its place.
+	if !r.standIn() {
+		if err := r.Broken.Check(); err != nil {
+			return err
+		}
 	}
 	_, err := argvOf(r.Argv)
 	return err
@@ -89,7 +88,7 @@ func (r Run) StartProxy(b *strings.Builder) error {
 		return fmt.Errorf("the trial's settings name no proxy ports for PROXY to serve")
 	}
 	fmt.Fprintf(b, `# The proxy in srt's place: PROXY, given the settings, on their ports %[1]d and %[2]d.
-ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && exec sh -c "exec $PROXY "\$1"" sh "$1/settings.json"' sh "$w" > "$w/proxy.log" 2>&1 &
+ip netns exec "$hs" sh -c 'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && exec sh -c "exec $PROXY \"\$1\"" sh "$1/settings.json"' sh "$w" > "$w/proxy.log" 2>&1 &
 echo $! >> "$w/pids"
 i=0
 until ip netns exec "$hs" python3 -c 'import socket, sys
