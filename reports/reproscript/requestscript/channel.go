@@ -12,12 +12,12 @@ import (
 	"github.com/sandcheck/sandcheck/model"
 	"github.com/sandcheck/sandcheck/reports/reproscript/directscript"
 	"github.com/sandcheck/sandcheck/reports/reproscript/parts"
-	"github.com/sandcheck/sandcheck/reports/reproscript/srtrun"
 )
 
-// channelEvidence is what a channel's script reads of a network trial's evidence besides the
-// run: the probe's attempts, each a channel's request to a role's host.
+// channelEvidence is what a channel's script reads of a network trial's evidence: what every
+// request script reads, and the probe's attempts, each a channel's request to a role's host.
 type channelEvidence struct {
+	evidence
 	Observation struct {
 		Attempts []struct {
 			Channel, Role, Target string
@@ -39,12 +39,8 @@ func Channel(rec model.Record, scenario, why string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var e evidence
-	var ce channelEvidence
+	var e channelEvidence
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return "", fmt.Errorf("read the trial's evidence: %w", err)
-	}
-	if err := json.Unmarshal(raw, &ce); err != nil {
 		return "", fmt.Errorf("read the trial's evidence: %w", err)
 	}
 	e.raw = raw
@@ -53,7 +49,7 @@ func Channel(rec model.Record, scenario, why string) (string, error) {
 	case model.ChanDirect, model.ChanDNS:
 		t := directscript.Trial{Target: e.Target, Version: e.TargetVersion, Broken: e.Broken, Argv: e.Run.Argv, Settings: e.Settings,
 			Dir: e.Dir, Roles: e.roles()}
-		if t.Via, t.Addr, t.Zone, err = ce.aim(ch); err != nil {
+		if t.Via, t.Addr, t.Zone, err = e.aim(ch); err != nil {
 			return "", fmt.Errorf("%s: %w", scenario, err)
 		}
 		return directscript.Script(t, scenario, why)
@@ -73,11 +69,8 @@ func Channel(rec model.Record, scenario, why string) (string, error) {
 	if err := run.Open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
 		return "", err
 	}
-	writeFixture(&b, &e, send)
-	if srt, ok := run.(srtrun.Run); ok {
-		if err := srt.StartProxy(&b); err != nil {
-			return "", fmt.Errorf("%s: %w", scenario, err)
-		}
+	if err := writeFixture(&b, &e.evidence, run, send); err != nil {
+		return "", fmt.Errorf("%s: %w", scenario, err)
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	// A proxy that refuses the connection is dead (the seed's first outcome); one that answers but
@@ -117,9 +110,9 @@ func networkEvidence(rec model.Record, scenario string) (json.RawMessage, error)
 
 // aim is the request a channel without a proxy makes in the script: the trial's attempt that
 // reached its host (the denied one's when none did), as directscript's way, address and zone.
-func (ce channelEvidence) aim(ch string) (via, addr, zone string, err error) {
+func (e *channelEvidence) aim(ch string) (via, addr, zone string, err error) {
 	var pick string
-	for _, a := range ce.Observation.Attempts {
+	for _, a := range e.Observation.Attempts {
 		if a.Channel != ch {
 			continue
 		}

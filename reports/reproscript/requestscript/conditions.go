@@ -82,7 +82,9 @@ func conditionScript(e *evidence, run proxyRun, send, scenario, why, prep, what 
 	if err := run.Open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
 		return "", err
 	}
-	writeFixture(&b, e, send)
+	if err := writeFixture(&b, e, run, send); err != nil {
+		return "", fmt.Errorf("%s: %w", scenario, err)
+	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	allowed := hex.EncodeToString([]byte("allowed." + parts.Domain))
 	w("echo \"== control: %s\"\n%ssend http %s 80 GET /repro/control auth\n", what, prep, allowed)

@@ -21,7 +21,7 @@ var scriptAddrs = map[netip.Addr]bool{
 // hosts file answers.
 func standsIn(host string, names []hostName) bool {
 	if a, ok := literal(host); ok {
-		return scriptAddrs[a.Unmap()] || scriptAddrs[a]
+		return scriptAddrs[a.Unmap()]
 	}
 	if !validName.MatchString(host) {
 		return true

@@ -238,11 +238,8 @@ func Script(rec model.Record, scenario, why string) (string, error) {
 	if err := run.Open(&b, scenario, why, parts.Header, parts.Prelude); err != nil {
 		return "", err
 	}
-	writeFixture(&b, e, send)
-	if srt, ok := run.(srtrun.Run); ok {
-		if err := srt.StartProxy(&b); err != nil {
-			return "", fmt.Errorf("%s: %w", scenario, err)
-		}
+	if err := writeFixture(&b, e, run, send); err != nil {
+		return "", fmt.Errorf("%s: %w", scenario, err)
 	}
 	if parent != "" {
 		writeParent(&b, parent, e.Target)
@@ -296,8 +293,9 @@ func (e *evidence) proxyRun() (proxyRun, string) {
 
 // writeFixture appends, after a request script's opening, the fixture hosts (serve.py), the
 // request (request.py), the hosts file that resolves the trial's names to their roles'
-// listeners, and send().
-func writeFixture(b *strings.Builder, e *evidence, send string) {
+// listeners, and send(); and, where run is srt's standing the caller's PROXY in for the trial's
+// fault's proxy, the lines that start it (srtrun.Run.StartProxy).
+func writeFixture(b *strings.Builder, e *evidence, run proxyRun, send string) error {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("cat > \"$w/serve.py\" <<'PY'\n%sPY\n", parts.ServePy)
 	w("cat > \"$w/request.py\" <<'PY'\n%sPY\n", requestPy)
@@ -307,6 +305,10 @@ func writeFixture(b *strings.Builder, e *evidence, send string) {
 	}
 	w("} > \"$w/hosts\"\n")
 	b.WriteString(parts.Fixture + send)
+	if srt, ok := run.(srtrun.Run); ok {
+		return srt.StartProxy(b)
+	}
+	return nil
 }
 
 type caseOf struct {
