@@ -99,18 +99,23 @@ chmod 755 "$w"
 	b.WriteString(parts.MakeDirs(args, dir))
 	w("mkdir -p %s\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, dir))
 	w("as() { setpriv --reuid=\"$RUN_AS\" --regid=\"$(id -g \"$RUN_AS\")\" --init-groups env -i PATH=\"$PATH\" HOME=\"$home\" USER=\"$RUN_AS\" LOGNAME=\"$RUN_AS\" LANG=C.UTF-8 \"$@\"; }\n")
+	writeCanary(&b, parts.InScript(e.Dir, dir), `as "$SANDBOX"`+parts.InScriptArgs(args, dir)+
+		` sh -c 'echo repro-canary > "$1" && echo "the sandboxed write to $1 succeeded"' sh "$target"`)
+	return b.String(), nil
+}
+
+// writeCanary writes the lines that make the write to $target as RUN_AS (as()) from the
+// directory ws: first without the sandbox (exit 2 when the account cannot make it anyway), then
+// with it, as sandboxed runs it; exit 1 when the canary is on the host.
+func writeCanary(b *strings.Builder, ws, sandboxed string) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("echo \"== without the sandbox: write $target as $RUN_AS\"\n")
-	w("if ! ( cd %s && as sh -c 'echo repro-canary > \"$1\"' sh \"$target\" ) || ! grep -q repro-canary \"$target\" 2>/dev/null; then\n", parts.InScript(e.Dir, dir))
+	w("if ! ( cd %s && as sh -c 'echo repro-canary > \"$1\"' sh \"$target\" ) || ! grep -q repro-canary \"$target\" 2>/dev/null; then\n", ws)
 	w("  echo \"could not tell: $RUN_AS cannot write $target even without a sandbox\"; exit 2\nfi\nrm -f \"$target\"\n")
 	w("echo \"== inside the sandbox: the same write\"\n")
-	w("( cd %s && as \"$SANDBOX\"", parts.InScript(e.Dir, dir))
-	for _, a := range args {
-		w(" %s", parts.InScript(a, dir))
-	}
-	w(" sh -c 'echo repro-canary > \"$1\" && echo \"the sandboxed write to $1 succeeded\"' sh \"$target\" ) 2>&1 || true\n")
+	w("( cd %s && %s ) 2>&1 || true\n", ws, sandboxed)
 	w("if grep -q repro-canary \"$target\" 2>/dev/null; then echo \"BUG: $target holds the canary the sandboxed command wrote, on the host\"; exit 1; fi\n")
 	w("echo \"no bug: $target was not written\"\nexit 0\n")
-	return b.String(), nil
 }
 
 // outsideHeader is an outside write's header on srt, after its opening.
@@ -147,13 +152,7 @@ func srtOutside(rec model.Record, scenario, why, where string) (string, error) {
 	w("home=$(getent passwd \"$RUN_AS\" | cut -d: -f6)\nn=$$\ntarget=%s\ntrap 'rm -rf \"$w\"; rm -f \"$target\"' EXIT\n", where)
 	w("ws=%s\nmkdir -p \"$ws\"\nchown -R \"$RUN_AS\" \"$w\"\n", parts.InScript(e.Dir, trialDir))
 	b.WriteString(parts.AsUser)
-	w("echo \"== without the sandbox: write $target as $RUN_AS\"\n")
-	w("if ! ( cd \"$ws\" && as sh -c 'echo repro-canary > \"$1\"' sh \"$target\" ) || ! grep -q repro-canary \"$target\" 2>/dev/null; then\n")
-	w("  echo \"could not tell: $RUN_AS cannot write $target even without a sandbox\"; exit 2\nfi\nrm -f \"$target\"\n")
-	w("echo \"== inside the sandbox: the same write\"\n")
-	w("( cd \"$ws\" && as \"$SANDBOX\" --settings \"$w/settings.json\" -c \"echo repro-canary > '$target' && echo 'the sandboxed write to $target succeeded'\" ) 2>&1 || true\n")
-	w("if grep -q repro-canary \"$target\" 2>/dev/null; then echo \"BUG: $target holds the canary the sandboxed command wrote, on the host\"; exit 1; fi\n")
-	w("echo \"no bug: $target was not written\"\nexit 0\n")
+	writeCanary(&b, `"$ws"`, `as "$SANDBOX" --settings "$w/settings.json" -c "echo repro-canary > '$target' && echo 'the sandboxed write to $target succeeded'"`)
 	return b.String(), nil
 }
 
